@@ -1,0 +1,82 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Layering (each target only depends on the ones above it):
+//   CGPS              C bridge to libgps (gpsd's client library)
+//   CBearingSys       C shim for Linux calls Swift's Glibc module lacks (accept4, eventfd)
+//   BearingCore       pure values, gpsd JSON dialect, operator specs — no C, no I/O
+//   BearingSimulator  pure generators for demos and tests (NMEA tracks)
+//   BearingIO         syscalls, UNIX sockets, the gpsd client delegate source
+//   BearingAgent      wiring: adapters → publishers → socket server, logs, config
+//   bearing           the command-line tool
+let package = Package(
+    name: "Bearing",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "bearing", targets: ["bearing"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/OpenCombine/OpenCombine.git", exact: "0.14.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/pointfreeco/combine-schedulers.git", from: "1.2.2"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CGPS",
+            pkgConfig: "libgps",
+            providers: [.apt(["libgps-dev"])]
+        ),
+        .target(name: "CBearingSys"),
+        .target(
+            name: "BearingCore",
+            dependencies: [
+                .product(name: "OpenCombine", package: "OpenCombine"),
+            ]
+        ),
+        .target(
+            name: "BearingSimulator",
+            dependencies: ["BearingCore"]
+        ),
+        .target(
+            name: "BearingIO",
+            dependencies: ["CGPS", "CBearingSys", "BearingCore"]
+        ),
+        .target(
+            name: "BearingAgent",
+            dependencies: [
+                "BearingCore", "BearingIO",
+                .product(name: "OpenCombine", package: "OpenCombine"),
+                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
+        .executableTarget(
+            name: "bearing",
+            dependencies: [
+                "BearingAgent", "BearingSimulator", "BearingIO", "BearingCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .testTarget(
+            name: "BearingCoreTests",
+            dependencies: [
+                "BearingCore", "BearingSimulator", "BearingAgent",
+                .product(name: "CombineSchedulers", package: "combine-schedulers"),
+                .product(name: "OpenCombine", package: "OpenCombine"),
+            ]
+        ),
+        .testTarget(
+            name: "BearingIntegrationTests",
+            dependencies: [
+                "BearingAgent", "BearingIO", "BearingCore", "BearingSimulator",
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v5]
+)

@@ -1,0 +1,29 @@
+import BearingCore
+import BearingIO
+import Foundation
+@preconcurrency import OpenCombine
+
+/// Implements the gpsd client's delegate protocol and forwards each call into a subject, so everything
+/// downstream is a publisher. The state publisher replays the current state to each new subscriber.
+public final class GPSPublisherAdapter: GPSDClientDelegate, @unchecked Sendable {
+    private let fixSubject = PassthroughSubject<GPSFix, Never>()
+    private let skySubject = PassthroughSubject<SkyView, Never>()
+    private let stateSubject: CurrentValueSubject<ConnectionState, Never>
+    private let failureSubject = PassthroughSubject<GPSDClientError, Never>()
+
+    public init(initialState: ConnectionState = .disconnected(.stopped)) {
+        stateSubject = CurrentValueSubject(initialState)
+    }
+
+    public var fixes: AnyPublisher<GPSFix, Never> { fixSubject.eraseToAnyPublisher() }
+    public var skies: AnyPublisher<SkyView, Never> { skySubject.eraseToAnyPublisher() }
+    /// Replays the current state on subscription, then every change.
+    public var states: AnyPublisher<ConnectionState, Never> { stateSubject.eraseToAnyPublisher() }
+    public var failures: AnyPublisher<GPSDClientError, Never> { failureSubject.eraseToAnyPublisher() }
+    public var currentState: ConnectionState { stateSubject.value }
+
+    public func gpsdClient(_ client: GPSDClient, didReceive fix: GPSFix) { fixSubject.send(fix) }
+    public func gpsdClient(_ client: GPSDClient, didReceive sky: SkyView) { skySubject.send(sky) }
+    public func gpsdClient(_ client: GPSDClient, didChangeState state: ConnectionState) { stateSubject.send(state) }
+    public func gpsdClient(_ client: GPSDClient, didFail error: GPSDClientError) { failureSubject.send(error) }
+}

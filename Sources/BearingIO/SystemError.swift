@@ -1,0 +1,94 @@
+import CBearingSys
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A failed system call: the operation, what it acted on, and the errno it returned.
+public struct SystemError: Error, Equatable, CustomStringConvertible {
+    public var operation: String
+    public var subject: String?
+    public var errno: Int32
+
+    public init(_ operation: String, _ subject: String? = nil, errno: Int32 = Glibc.errno) {
+        self.operation = operation
+        self.subject = subject
+        self.errno = errno
+    }
+
+    public var message: String { String(cString: strerror(errno)) }
+
+    public var description: String {
+        let target = subject.map { "(\($0))" } ?? ""
+        return "\(operation)\(target): \(message) (errno \(errno))"
+    }
+}
+
+/// Thin wrappers: every syscall the project makes goes through one of these, retried on EINTR and
+/// turned into a `SystemError` that names the operation.
+public enum Syscall {
+    @discardableResult
+    public static func check(_ operation: String, _ subject: String? = nil, _ call: () -> Int32) throws(SystemError) -> Int32 {
+        while true {
+            let r = call()
+            if r >= 0 { return r }
+            if errno == EINTR { continue }
+            throw SystemError(operation, subject)
+        }
+    }
+
+    public static func checkSize(_ operation: String, _ subject: String? = nil, _ call: () -> Int) throws(SystemError) -> Int {
+        while true {
+            let r = call()
+            if r >= 0 { return r }
+            if errno == EINTR { continue }
+            throw SystemError(operation, subject)
+        }
+    }
+
+    public static func setNonBlocking(_ fd: Int32) throws(SystemError) {
+        let flags = try check("fcntl(F_GETFL)") { fcntl(fd, F_GETFL) }
+        try check("fcntl(F_SETFL)") { fcntl(fd, F_SETFL, flags | O_NONBLOCK) }
+    }
+
+    /// Ignore SIGPIPE process-wide: a write to a socket whose reader has gone then fails with EPIPE.
+    public static func ignoreSIGPIPE() {
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    /// Writes all of `bytes`, retrying short writes; for blocking descriptors.
+    public static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, _ subject: String? = nil) throws(SystemError) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = try checkSize("write", subject) { write(fd, bytes.baseAddress! + offset, bytes.count - offset) }
+            offset += n
+        }
+    }
+
+    /// Accepts one pending connection as a non-blocking, close-on-exec descriptor; nil when none is pending.
+    public static func acceptNonBlocking(_ listenFD: Int32, _ subject: String) throws(SystemError) -> Int32? {
+        while true {
+            let fd = bearing_accept_nonblocking(listenFD)
+            if fd >= 0 { return fd }
+            if errno == EINTR { continue }
+            if errno == EAGAIN || errno == EWOULDBLOCK { return nil }
+            throw SystemError("accept", subject)
+        }
+    }
+
+    /// A non-blocking eventfd for waking a poll loop.
+    public static func eventFD() throws(SystemError) -> Int32 {
+        try check("eventfd") { bearing_eventfd() }
+    }
+
+    public static func monotonicSeconds() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    public static func wallClock() -> (seconds: Int64, nanoseconds: Int32) {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return (Int64(ts.tv_sec), Int32(ts.tv_nsec))
+    }
+}

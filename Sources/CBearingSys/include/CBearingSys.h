@@ -1,0 +1,12 @@
+#ifndef BEARING_CBEARINGSYS_H
+#define BEARING_CBEARINGSYS_H
+
+/* Linux calls that Glibc's Swift module does not expose without _GNU_SOURCE. */
+
+/* accept4 with SOCK_NONBLOCK | SOCK_CLOEXEC; returns the fd or -1 with errno set. */
+int bearing_accept_nonblocking(int listen_fd);
+
+/* A non-blocking, close-on-exec eventfd used to wake a poll loop. */
+int bearing_eventfd(void);
+
+#endif

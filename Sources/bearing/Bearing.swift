@@ -1,0 +1,10 @@
+import ArgumentParser
+
+@main
+struct Bearing: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bearing",
+        abstract: "Where this board is and which way it points: a gpsd and compass agent.",
+        subcommands: [Run.self, Watch.self, SimulateTrack.self]
+    )
+}

@@ -1,0 +1,101 @@
+import ArgumentParser
+import BearingAgent
+import BearingCore
+import BearingIO
+import Foundation
+import Logging
+import ServiceLifecycle
+
+struct Run: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the agent: read gpsd, publish on the UNIX socket and to the log.")
+
+    @Option(help: "YAML config file (see README: Config reference).") var config: String?
+    @Option(help: "gpsd to read, HOST:PORT (overrides gpsd.host/gpsd.port).") var gpsd: String?
+    @Option(help: "UNIX socket path (overrides socket.path).") var socket: String?
+    @Option(help: "NDJSON data log file (overrides log.data_log).") var dataLog: String?
+    @Option(help: "trace, debug, info, notice, warning, error or critical (overrides log.level).") var logLevel: String?
+    @Flag(help: "Publish everything gpsd sends: no filter, no de-duplication, no throttle.") var passthrough = false
+
+    /// The file config with the command-line overrides applied.
+    func resolvedConfig() throws -> AgentConfig {
+        var c = AgentConfig()
+        if let config {
+            do { c = try AgentConfig.load(file: config) } catch { throw ValidationError(error.message) }
+        }
+        if let gpsd {
+            guard let (host, port) = Self.hostPort(gpsd) else {
+                throw ValidationError("--gpsd \(gpsd): expected HOST:PORT, e.g. 127.0.0.1:2947 or [::1]:2947")
+            }
+            c.gpsd.host = host
+            c.gpsd.port = port
+        }
+        if let socket { c.socket.path = socket }
+        if let dataLog { c.log.dataLog = dataLog }
+        if let logLevel {
+            guard let level = Logger.Level(rawValue: logLevel.lowercased()) else {
+                throw ValidationError("--log-level \(logLevel): allowed: \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            c.log.level = level
+        }
+        if passthrough { c.makePassthrough() }
+        return c
+    }
+
+    static func hostPort(_ text: String) -> (String, Int)? {
+        var host: Substring
+        var portText: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { return nil }
+            host = text[text.index(after: text.startIndex)..<close]
+            let rest = text[text.index(after: close)...]
+            guard rest.hasPrefix(":") else { return nil }
+            portText = rest.dropFirst()
+        } else {
+            guard let colon = text.lastIndex(of: ":") else { return nil }
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+        }
+        guard !host.isEmpty, let port = Int(portText), (1...65535).contains(port) else { return nil }
+        return (String(host), port)
+    }
+
+    func run() async throws {
+        let config = try resolvedConfig()
+        let level = config.log.level
+        LoggingSystem.bootstrap { JournaldLogHandler(label: $0, level: level) }
+        let logger = Logger(label: "bearing")
+        Syscall.ignoreSIGPIPE()
+
+        let agent = Agent(config: config, logger: logger)
+        do {
+            try agent.start()
+        } catch {
+            logger.critical("cannot start: \(error)")
+            throw ExitCode(1)
+        }
+
+        // SIGHUP reopens the data log (logrotate's postrotate sends it).
+        signal(SIGHUP, SIG_IGN)
+        let hup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+        hup.setEventHandler { agent.reopenLogs() }
+        hup.resume()
+
+        let group = ServiceGroup(configuration: .init(
+            services: [.init(service: AgentService(agent: agent))],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger))
+        try await group.run()
+        hup.cancel()
+    }
+}
+
+/// The agent as a service: it runs until graceful shutdown (SIGTERM/SIGINT), then stops in order.
+struct AgentService: Service {
+    let agent: Agent
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        agent.stop()
+    }
+}
