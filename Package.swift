@@ -66,7 +66,7 @@ let package = Package(
         .testTarget(
             name: "BearingCoreTests",
             dependencies: [
-                "BearingCore", "BearingSimulator", "BearingAgent",
+                "BearingCore", "BearingSimulator", "BearingAgent", "BearingIO", "CGPS",
                 .product(name: "CombineSchedulers", package: "combine-schedulers"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
             ]

@@ -1,0 +1,98 @@
+import BearingCore
+import Foundation
+import XCTest
+
+final class GPSDDialectTests: XCTestCase {
+    func testTimestampRoundTripAndFormat() {
+        let t = GPSTimestamp(seconds: 1_748_772_000, nanoseconds: 283_999_999)
+        XCTAssertEqual(t.iso8601, "2025-06-01T10:00:00.283Z")
+        XCTAssertEqual(GPSTimestamp(iso8601: "2025-06-01T10:00:00.283Z"), GPSTimestamp(seconds: 1_748_772_000, nanoseconds: 283_000_000))
+        XCTAssertEqual(GPSTimestamp(iso8601: "1970-01-01T00:00:00Z"), GPSTimestamp(seconds: 0))
+        XCTAssertEqual(GPSTimestamp(seconds: 951_782_400).iso8601, "2000-02-29T00:00:00.000Z")
+        XCTAssertNil(GPSTimestamp(iso8601: "2025-13-01T10:00:00Z"))
+        XCTAssertNil(GPSTimestamp(iso8601: "yesterday"))
+    }
+
+    func testFullTPVUsesGpsdNamesAndDecimals() throws {
+        var f = GPSFix(mode: .threeD, time: GPSTimestamp(seconds: 1_748_772_000), latitude: 50.8000183333, longitude: -1.0999685)
+        f.altHAE = 59.8; f.altMSL = 12.5; f.speed = 3.0112; f.track = 47.2; f.eph = 20.9; f.status = 2
+        let line = GPSDDialect.tpv(f)
+        XCTAssertEqual(line, #"{"class":"TPV","status":2,"mode":3,"time":"2025-06-01T10:00:00.000Z","lat":50.800018333,"lon":-1.099968500,"altHAE":59.8000,"altMSL":12.5000,"alt":12.5000,"track":47.2000,"speed":3.011,"eph":20.900}"#)
+        XCTAssertNotNil(try JSONSerialization.jsonObject(with: Data(line.utf8)))
+    }
+
+    func testPartialFixLeavesOutWhatIsMissing() throws {
+        var f = GPSFix(mode: .noFix)
+        f.ept = .nan   // a NaN that slipped through is still never written
+        let line = GPSDDialect.tpv(f)
+        XCTAssertEqual(line, #"{"class":"TPV","mode":1}"#)
+    }
+
+    func testSkyCountsAndSatellites() throws {
+        var s = SkyView(satellites: [Satellite(prn: 9, elevation: 88, azimuth: 89, signalStrength: 31, used: true, gnssID: 0, svID: 9),
+                                     Satellite(prn: 47, elevation: nil, azimuth: nil, signalStrength: nil, used: false)])
+        s.hdop = 0.84
+        let obj = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(GPSDDialect.sky(s).utf8)) as? [String: Any])
+        XCTAssertEqual(obj["nSat"] as? Int, 2)
+        XCTAssertEqual(obj["uSat"] as? Int, 1)
+        XCTAssertEqual(obj["hdop"] as? Double, 0.84)
+        let sats = try XCTUnwrap(obj["satellites"] as? [[String: Any]])
+        XCTAssertEqual(sats[0]["PRN"] as? Int, 9)
+        XCTAssertNil(sats[1]["el"])
+    }
+
+    func testStringsAreEscaped() throws {
+        let line = GPSDDialect.error("bad \"quote\" \\ and \u{1}")
+        let obj = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        XCTAssertEqual(obj["message"] as? String, "bad \"quote\" \\ and \u{1}")
+    }
+
+    func testStateObject() throws {
+        let s = SourceState(source: "gpsd", endpoint: "127.0.0.1:2947", state: .disconnected(.silence(seconds: 5)), time: GPSTimestamp(seconds: 0))
+        let obj = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(GPSDDialect.state(s).utf8)) as? [String: Any])
+        XCTAssertEqual(obj["state"] as? String, "disconnected")
+        XCTAssertEqual(obj["reason"] as? String, "silence")
+        XCTAssertEqual(obj["message"] as? String, "no data for 5 s")
+    }
+}
+
+final class ClientRequestTests: XCTestCase {
+    func parse(_ s: String, _ current: WatchOptions = WatchOptions()) throws -> ClientRequest {
+        try ClientRequest.parse(s[...], current: current)
+    }
+
+    func testWatchEnableAndDisable() throws {
+        XCTAssertEqual(try parse(#"?WATCH={"enable":true,"json":true};"#), .watch(WatchOptions(enable: true, json: true)))
+        XCTAssertEqual(try parse(#"?WATCH={"enable":true}"#), .watch(WatchOptions(enable: true, json: true)))
+        let on = WatchOptions(enable: true, json: true, classes: ["TPV"])
+        XCTAssertEqual(try parse(#"?WATCH={"enable":false};"#, on), .watch(WatchOptions(enable: false, json: true, classes: ["TPV"])))
+        XCTAssertEqual(try parse("?WATCH;"), .watch(nil))
+        XCTAssertEqual(try parse(" ?VERSION; "), .version)
+        XCTAssertEqual(try parse("?POLL;"), .poll)
+    }
+
+    func testClassesExtension() throws {
+        XCTAssertEqual(try parse(#"?WATCH={"enable":true,"json":true,"classes":["TPV","SKY"]}"#),
+                       .watch(WatchOptions(enable: true, json: true, classes: ["TPV", "SKY"])))
+        XCTAssertThrowsError(try parse(#"?WATCH={"enable":true,"classes":["ATTX"]}"#)) {
+            XCTAssertTrue("\($0)".contains("ATTX"))
+        }
+    }
+
+    func testBadRequestsSayWhatIsWrong() {
+        let cases: [(String, String)] = [
+            ("?FOO;", "Unrecognized request 'FOO'"),
+            ("hello", "requests start with '?'"),
+            ("?WATCH={enable:true}", "invalid JSON"),
+            ("?WATCH=[1,2]", "JSON object"),
+            (#"?WATCH={"enable":1}"#, "\"enable\" must be true or false"),
+            (#"?WATCH={"colour":"red"}"#, "unknown attribute \"colour\""),
+            (#"?WATCH={"enable":true,"nmea":true}"#, "nmea output is not available"),
+        ]
+        for (input, expected) in cases {
+            XCTAssertThrowsError(try parse(input), input) { error in
+                XCTAssertTrue("\(error)".contains(expected), "\(input): \(error)")
+            }
+        }
+    }
+}

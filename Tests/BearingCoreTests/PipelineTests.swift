@@ -1,0 +1,107 @@
+import BearingCore
+import CombineSchedulers
+import OpenCombine
+import OpenCombineDispatch
+import XCTest
+
+/// Operator behaviour under virtual time: the scheduler only moves when the test advances it.
+final class PipelineTests: XCTestCase {
+    typealias Virtual = TestScheduler<DispatchQueue.OCombine.SchedulerTimeType, DispatchQueue.OCombine.SchedulerOptions>
+
+    func makeScheduler() -> Virtual {
+        Virtual(now: .init(.init(uptimeNanoseconds: 1_000_000_000)))
+    }
+
+    func fix(_ second: Int64, mode: FixMode = .threeD, lat: Double = 50, eph: Double? = 5) -> GPSFix {
+        var f = GPSFix(mode: mode, time: GPSTimestamp(seconds: 1_700_000_000 + second), latitude: lat, longitude: -1)
+        f.eph = eph
+        return f
+    }
+
+    func run(_ chain: [OperatorSpec], _ body: (PassthroughSubject<GPSFix, Never>, Virtual) -> Void) -> [GPSFix] {
+        let scheduler = makeScheduler()
+        let subject = PassthroughSubject<GPSFix, Never>()
+        var out: [GPSFix] = []
+        let c = Pipeline.fixes(subject.eraseToAnyPublisher(), chain, scheduler: scheduler).sink { out.append($0) }
+        body(subject, scheduler)
+        c.cancel()
+        return out
+    }
+
+    func testMinModeDropsWeakerFixes() {
+        let out = run([.minMode(.threeD)]) { s, _ in
+            s.send(fix(0, mode: .noFix)); s.send(fix(1, mode: .twoD)); s.send(fix(2, mode: .threeD))
+        }
+        XCTAssertEqual(out.map(\.mode), [.threeD])
+    }
+
+    func testMaxErrorDropsLargeErrorsAndKeepsUnknown() {
+        let out = run([.maxError(meters: 10)]) { s, _ in
+            s.send(fix(0, eph: 5)); s.send(fix(1, eph: 50)); s.send(fix(2, eph: nil)); s.send(fix(3, eph: 10))
+        }
+        XCTAssertEqual(out.compactMap(\.time?.seconds).map { $0 - 1_700_000_000 }, [0, 2, 3])
+    }
+
+    func testDedupeByValueAndByTime() {
+        var second = fix(0)
+        second.speed = 1.5
+        let byValue = run([.dedupe(.all)]) { s, _ in s.send(fix(0)); s.send(fix(0)); s.send(second); s.send(fix(1)) }
+        XCTAssertEqual(byValue.count, 3)
+        let byTime = run([.dedupe(.time)]) { s, _ in s.send(fix(0)); s.send(second); s.send(fix(1)); s.send(fix(1)) }
+        XCTAssertEqual(byTime.count, 2)
+        let byPosition = run([.dedupe(.position)]) { s, _ in s.send(fix(0)); s.send(fix(1)); s.send(fix(2, lat: 51)) }
+        XCTAssertEqual(byPosition.compactMap(\.latitude), [50, 51])
+    }
+
+    func testThrottleLatestEmitsFirstAtOnceThenNewestPerWindow() {
+        let out = run([.throttle(interval: 1, latest: true)]) { s, sched in
+            s.send(fix(0))
+            sched.advance()
+            s.send(fix(1)); s.send(fix(2))
+            sched.advance(by: .milliseconds(500))
+            s.send(fix(3))
+            sched.advance(by: .milliseconds(500))
+            sched.advance(by: .seconds(5))
+        }
+        XCTAssertEqual(out.compactMap(\.time?.seconds).map { $0 - 1_700_000_000 }, [0, 3])
+    }
+
+    func testThrottleFirstKeepsTheOldestOfAWindow() {
+        let out = run([.throttle(interval: 1, latest: false)]) { s, sched in
+            s.send(fix(0))
+            sched.advance()
+            s.send(fix(1)); s.send(fix(2))
+            sched.advance(by: .seconds(1))
+        }
+        XCTAssertEqual(out.compactMap(\.time?.seconds).map { $0 - 1_700_000_000 }, [0, 1])
+    }
+
+    func testNothingLeavesAThrottleUntilTimeMoves() {
+        let scheduler = makeScheduler()
+        let subject = PassthroughSubject<GPSFix, Never>()
+        var out: [GPSFix] = []
+        let c = Pipeline.fixes(subject.eraseToAnyPublisher(), [.throttle(interval: 2, latest: true)], scheduler: scheduler)
+            .sink { out.append($0) }
+        subject.send(fix(0))
+        XCTAssertEqual(out.count, 0, "the first value is delivered on the scheduler, not synchronously")
+        scheduler.advance()
+        XCTAssertEqual(out.count, 1)
+        subject.send(fix(1))
+        scheduler.advance(by: .milliseconds(1999))
+        XCTAssertEqual(out.count, 1)
+        scheduler.advance(by: .milliseconds(1))
+        XCTAssertEqual(out.count, 2)
+        c.cancel()
+    }
+
+    func testEmptyChainIsPassthrough() {
+        let out = run([]) { s, _ in s.send(fix(0, mode: .noFix)); s.send(fix(0, mode: .noFix)); s.send(fix(1, eph: 1e6)) }
+        XCTAssertEqual(out.count, 3)
+    }
+
+    func testSkyChainRefusesFixOnlyOperators() {
+        let subject = PassthroughSubject<SkyView, Never>()
+        XCTAssertThrowsError(try Pipeline.skies(subject.eraseToAnyPublisher(), [.minMode(.twoD)], scheduler: makeScheduler()))
+        XCTAssertNoThrow(try Pipeline.skies(subject.eraseToAnyPublisher(), [.dedupe(.all), .throttle(interval: 5, latest: true)], scheduler: makeScheduler()))
+    }
+}

@@ -1,0 +1,172 @@
+import BearingAgent
+import BearingCore
+import BearingIO
+import Foundation
+import Logging
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The repository root, found from this file's path.
+let repoRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+/// `../shared/data` beside the repository, or `$BEARING_SHARED_DATA`.
+func sharedData() -> URL? {
+    let url = ProcessInfo.processInfo.environment["BEARING_SHARED_DATA"].map { URL(fileURLWithPath: $0) }
+        ?? repoRoot.deletingLastPathComponent().appendingPathComponent("shared/data")
+    return FileManager.default.fileExists(atPath: url.path) ? url : nil
+}
+
+func requireGpsfake() throws {
+    guard FileManager.default.isExecutableFile(atPath: "/usr/bin/gpsfake") else {
+        throw XCTSkip("SKIPPED: /usr/bin/gpsfake is not installed (apt-get install gpsd gpsd-clients); .ci/run installs it")
+    }
+}
+
+/// A free TCP port on the loopback interface.
+func freePort() -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var addr = sockaddr_in()
+    addr.sin_family = sa_family_t(AF_INET)
+    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+    addr.sin_port = 0
+    var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+    withUnsafeMutablePointer(to: &addr) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            _ = bind(fd, $0, len)
+            _ = getsockname(fd, $0, &len)
+        }
+    }
+    return Int(UInt16(bigEndian: addr.sin_port))
+}
+
+func temporaryDirectory(_ name: String) -> URL {
+    let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("bearing-\(name)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+    try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+/// Debian's gpsfake replaying a log into a gpsd of its own on a loopback port.
+final class GPSFake {
+    let process = Process()
+    let tmp: URL
+
+    init(log: URL, port: Int, pace: Double? = 0.02, speed: Int? = nil) throws {
+        try requireGpsfake()
+        tmp = temporaryDirectory("gpsfake")
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/gpsfake")
+        var args = ["-1", "-p", "-q", "-P", String(port)]
+        if let pace { args += ["-c", String(pace)] }
+        if let speed { args += ["-s", String(speed)] }
+        process.arguments = args + [log.path]
+        var env = ProcessInfo.processInfo.environment
+        env["TMPDIR"] = tmp.path
+        process.environment = env
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    var pid: Int32 { process.processIdentifier }
+
+    /// gpsd, started by gpsfake as its child.
+    func gpsdPID() -> Int32? {
+        let children = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
+        for child in children.split(separator: " ").compactMap({ Int32($0) }) {
+            let comm = (try? String(contentsOfFile: "/proc/\(child)/comm", encoding: .utf8)) ?? ""
+            if comm.hasPrefix("gpsd") { return child }
+        }
+        return nil
+    }
+
+    func stop() {
+        if process.isRunning { kill(pid, SIGTERM) }
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(at: tmp)
+    }
+
+    deinit { stop() }
+}
+
+/// A client of Bearing's socket that reads JSON lines with a deadline.
+final class SocketClient {
+    let fd: Int32
+    private var pending: [UInt8] = []
+
+    init(path: String) throws {
+        fd = try UnixSocket.connect(path: path)
+    }
+
+    deinit { close(fd) }
+
+    func send(_ text: String) {
+        var bytes = Array(text.utf8)
+        var off = 0
+        while off < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + off, $0.count - off) }
+            if n <= 0 { return }
+            off += n
+        }
+    }
+
+    func watch(_ extra: String = "") { send("?WATCH={\"enable\":true,\"json\":true\(extra)};\n") }
+
+    /// The next line, or nil at the deadline or when the server closed the connection.
+    func readLine(timeout: Double) -> String? {
+        let deadline = Syscall.monotonicSeconds() + timeout
+        while true {
+            if let nl = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: pending[..<nl], as: UTF8.self)
+                pending.removeSubrange(...nl)
+                return line
+            }
+            let left = deadline - Syscall.monotonicSeconds()
+            if left <= 0 { return nil }
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            if poll(&p, 1, Int32(max(1, left * 1000))) <= 0 { continue }
+            var buf = [UInt8](repeating: 0, count: 65_536)
+            let n = buf.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n <= 0 { return nil }
+            pending.append(contentsOf: buf[0..<n])
+        }
+    }
+
+    /// Objects read until `stop` says so (inclusive), the connection closes, or `timeout` passes.
+    func collect(timeout: Double, until stop: ([String: Any]) -> Bool) -> [[String: Any]] {
+        var out: [[String: Any]] = []
+        let deadline = Syscall.monotonicSeconds() + timeout
+        while let line = readLine(timeout: deadline - Syscall.monotonicSeconds()) {
+            guard let obj = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else {
+                XCTFail("not a JSON object: \(line.prefix(200))")
+                continue
+            }
+            out.append(obj)
+            if stop(obj) { break }
+        }
+        return out
+    }
+}
+
+func testLogger() -> Logger {
+    var l = Logger(label: "bearing-test") { JournaldLogHandler(label: $0, level: .warning, journald: false) }
+    l.logLevel = .warning
+    return l
+}
+
+/// An agent configured for tests: passthrough, quick retries, a socket in a temporary directory.
+func makeAgentConfig(gpsdPort: Int, dir: URL, passthrough: Bool = true) -> AgentConfig {
+    var c = AgentConfig()
+    c.gpsd.host = "127.0.0.1"
+    c.gpsd.port = gpsdPort
+    c.gpsd.retryInitial = 0.05
+    c.gpsd.retryMax = 0.5
+    c.socket.path = dir.appendingPathComponent("bearing.sock").path
+    if passthrough { c.makePassthrough() }
+    return c
+}
+
+func cls(_ o: [String: Any]) -> String { o["class"] as? String ?? "" }
+
+func isState(_ o: [String: Any], _ state: String) -> Bool { cls(o) == "STATE" && o["state"] as? String == state }
