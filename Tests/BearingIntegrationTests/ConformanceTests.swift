@@ -1,0 +1,74 @@
+import BearingAgent
+import Foundation
+import XCTest
+
+/// Real receiver captures from gpsd's regression suite, replayed through Debian's gpsd and the agent
+/// (passthrough): every TPV Bearing publishes must equal, in order and in number, the TPV lines gpsd's
+/// own expected output (`.chk`) has, field by field.
+final class ConformanceTests: XCTestCase {
+    static let fields = ["mode", "time", "lat", "lon", "altHAE", "speed", "track"]
+
+    func testEveryRecordedReceiver() throws {
+        try requireGpsfake()
+        guard let data = sharedData() else {
+            throw XCTSkip("SKIPPED: ../shared/data is absent; the conformance logs live there (or set BEARING_SHARED_DATA)")
+        }
+        let dir = data.appendingPathComponent("gpsd")
+        let logs = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".log") }.sorted()
+        XCTAssertFalse(logs.isEmpty, "no .log files in \(dir.path)")
+        var report: [String] = []
+        for name in logs {
+            let (matched, expected, published) = try replay(dir.appendingPathComponent(name))
+            report.append("\(name): \(matched)/\(expected) TPVs matched (\(published) published)")
+            XCTAssertEqual(published, expected, "\(name): TPV count")
+            XCTAssertEqual(matched, expected, "\(name): TPVs matching the .chk")
+        }
+        print("Conformance:\n  " + report.joined(separator: "\n  "))
+    }
+
+    /// Returns (TPVs equal to the .chk, TPVs in the .chk, TPVs published).
+    func replay(_ log: URL) throws -> (Int, Int, Int) {
+        let chk = try String(contentsOf: URL(fileURLWithPath: log.path + ".chk"), encoding: .utf8)
+        let expected = chk.split(whereSeparator: \.isNewline).filter { $0.hasPrefix("{\"class\":\"TPV\"") }.compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }
+        let dir = temporaryDirectory("conformance")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let port = freePort()
+        let agent = Agent(config: makeAgentConfig(gpsdPort: port, dir: dir), logger: testLogger())
+        try agent.start()
+        defer { agent.stop() }
+        let client = try SocketClient(path: agent.socketPath)
+        client.watch()
+        let fake = try GPSFake(log: log, port: port, pace: nil, speed: 38400)
+        defer { fake.stop() }
+        var connected = false
+        let objects = client.collect(timeout: 120) { o in
+            if isState(o, "connected") { connected = true }
+            return connected && isState(o, "disconnected")
+        }
+        let published = objects.filter { cls($0) == "TPV" }
+        var matched = 0
+        for (i, (ours, theirs)) in zip(published, expected).enumerated() {
+            let diffs = Self.fields.filter { !Self.same(ours[$0], theirs[$0]) }
+            if diffs.isEmpty {
+                matched += 1
+            } else if matched == i {
+                // Report the first divergence in full; the count tells the rest.
+                XCTFail("\(log.lastPathComponent) TPV #\(i + 1) differs in \(diffs): ours \(diffs.map { "\($0)=\(ours[$0] ?? "nil")" }) vs chk \(diffs.map { "\($0)=\(theirs[$0] ?? "nil")" })")
+            }
+        }
+        return (matched, expected.count, published.count)
+    }
+
+    static func same(_ a: Any?, _ b: Any?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): return true
+        case let (x as String, y as String): return x == y
+        case let (x as NSNumber, y as NSNumber):
+            let (u, v) = (x.doubleValue, y.doubleValue)
+            return abs(u - v) <= 1e-9 * max(1, abs(v))
+        default: return false
+        }
+    }
+}
