@@ -207,7 +207,7 @@ public final class SocketServer: @unchecked Sendable {
             lock.unlock()
             if full {
                 let line = GPSDDialect.error("too many clients (max \(configuration.maxClients))") + "\n"
-                _ = line.withCString { write(fd, $0, strlen($0)) }
+                _ = line.withCString { send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
                 close(fd)
                 logger.warning("refused a client: too many clients", metadata: ["max": "\(configuration.maxClients)"])
                 continue
@@ -355,8 +355,13 @@ public final class SocketServer: @unchecked Sendable {
         while !client.closing {
             if client.outputOffset >= client.output.count {
                 lock.lock()
-                let lines = client.queue
+                var lines = client.queue
                 client.queue.removeAll(keepingCapacity: true)
+                // Messages were dropped after these: say so right where the gap is.
+                if client.dropped > 0 {
+                    lines.append(GPSDDialect.overflow(dropped: client.dropped))
+                    client.dropped = 0
+                }
                 lock.unlock()
                 if lines.isEmpty { return }
                 client.output.removeAll(keepingCapacity: true)
@@ -367,7 +372,8 @@ public final class SocketServer: @unchecked Sendable {
                 }
             }
             let n = client.output.withUnsafeBytes { raw in
-                write(client.fd, raw.baseAddress! + client.outputOffset, raw.count - client.outputOffset)
+                // MSG_NOSIGNAL: a client that went away is an EPIPE here, never a SIGPIPE for the process.
+                send(client.fd, raw.baseAddress! + client.outputOffset, raw.count - client.outputOffset, Int32(MSG_NOSIGNAL))
             }
             if n < 0 {
                 if errno == EINTR { continue }

@@ -96,6 +96,7 @@ final class SocketClient {
     private var pending: [UInt8] = []
 
     init(path: String) throws {
+        Syscall.ignoreSIGPIPE()
         fd = try UnixSocket.connect(path: path)
     }
 

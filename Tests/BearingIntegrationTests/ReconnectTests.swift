@@ -1,0 +1,79 @@
+import BearingAgent
+import BearingCore
+import BearingSimulator
+import Foundation
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The link to gpsd: absent at start, killed mid-stream, restarted, frozen.
+final class ReconnectTests: XCTestCase {
+    func writeTrack(_ dir: URL, epochs: Int) throws -> URL {
+        var options = NMEATrack.Options()
+        options.epochs = epochs
+        options.lossStart = 0.9
+        options.lossEnd = 0.95
+        let url = dir.appendingPathComponent("track.nmea")
+        try NMEATrack(options).text.write(to: url, atomically: true, encoding: .utf8)
+        return url
+    }
+
+    func testAbsentAtStartThenKilledAndRestarted() throws {
+        try requireGpsfake()
+        let dir = temporaryDirectory("reconnect")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let log = try writeTrack(dir, epochs: 400)
+        let port = freePort()
+        let agent = Agent(config: makeAgentConfig(gpsdPort: port, dir: dir), logger: testLogger())
+        try agent.start()
+        defer { agent.stop() }
+        let client = try SocketClient(path: agent.socketPath)
+        client.watch()
+
+        // No gpsd at all: the agent keeps serving and says why it has no data.
+        let absent = client.collect(timeout: 10) { isState($0, "disconnected") }
+        let reason = absent.last.flatMap { $0["reason"] as? String }
+        XCTAssertEqual(reason, "open-failed", "expected an open-failed STATE while gpsd is absent: \(absent)")
+
+        for round in 1...2 {
+            let fake = try GPSFake(log: log, port: port, pace: 0.01)
+            var fixes = 0
+            let seen = client.collect(timeout: 30) { o in
+                if cls(o) == "TPV", o["lat"] != nil { fixes += 1 }
+                return fixes >= 5
+            }
+            XCTAssertTrue(seen.contains { isState($0, "connected") }, "round \(round): no connected STATE")
+            XCTAssertEqual(fixes, 5, "round \(round): fixes stopped arriving")
+            kill(fake.pid, SIGKILL)   // gpsfake by PID; its gpsd loses its parent and is stopped below
+            if let gpsd = fake.gpsdPID() { kill(gpsd, SIGKILL) }
+            fake.stop()
+            let after = client.collect(timeout: 15) { isState($0, "disconnected") }
+            XCTAssertTrue(after.last.map { isState($0, "disconnected") } ?? false, "round \(round): no disconnected STATE after the kill")
+        }
+    }
+
+    func testFrozenGpsdIsNoticedBySilence() throws {
+        try requireGpsfake()
+        let dir = temporaryDirectory("silence")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let log = try writeTrack(dir, epochs: 400)
+        let port = freePort()
+        var config = makeAgentConfig(gpsdPort: port, dir: dir)
+        config.gpsd.silenceTimeout = 1
+        let agent = Agent(config: config, logger: testLogger())
+        try agent.start()
+        defer { agent.stop() }
+        let client = try SocketClient(path: agent.socketPath)
+        client.watch()
+        let fake = try GPSFake(log: log, port: port, pace: 0.01)
+        defer { fake.stop() }
+        _ = client.collect(timeout: 30) { cls($0) == "TPV" }
+        guard let gpsd = fake.gpsdPID() else { return XCTFail("cannot find gpsfake's gpsd") }
+        kill(gpsd, SIGSTOP)
+        kill(fake.pid, SIGSTOP)
+        defer { kill(gpsd, SIGCONT); kill(fake.pid, SIGCONT) }
+        let frozen = client.collect(timeout: 10) { isState($0, "disconnected") }
+        XCTAssertEqual(frozen.last?["reason"] as? String, "silence", "a frozen gpsd must be noticed by the silence timeout")
+    }
+}
