@@ -1,4 +1,5 @@
 import BearingAgent
+import Foundation
 import BearingCore
 import XCTest
 
@@ -75,5 +76,17 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(AgentConfig.defaultSocketPath(environment: ["RUNTIME_DIRECTORY": "/run/bearing"]), "/run/bearing/bearing.sock")
         XCTAssertEqual(AgentConfig.defaultSocketPath(environment: [:]), "/run/bearing/bearing.sock")
         XCTAssertEqual(AgentConfig.defaultSocketPath(environment: ["RUNTIME_DIRECTORY": "/run/x:/run/y"]), "/run/x/bearing.sock")
+    }
+}
+
+final class ShippedConfigTests: XCTestCase {
+    /// The example config shipped for systemd parses, and its documented defaults are the real ones.
+    func testShippedExampleMatchesDefaults() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("systemd/bearing.yaml")
+        var parsed = try AgentConfig.load(file: url.path)
+        XCTAssertEqual(parsed.log.dataLog, "/var/log/bearing/data.ndjson")
+        parsed.log.dataLog = nil
+        XCTAssertEqual(parsed, AgentConfig())
     }
 }

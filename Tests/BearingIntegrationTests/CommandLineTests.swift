@@ -1,0 +1,131 @@
+import BearingCore
+import BearingSimulator
+import Foundation
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `bearing` executable as a user runs it: separate processes, a real gpsd, the socket, the data log.
+final class CommandLineTests: XCTestCase {
+    /// The `bearing` binary built beside the test bundle.
+    var binary: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("bearing")
+    }
+
+    func launch(_ args: [String]) throws -> (Process, Pipe, Pipe) {
+        guard FileManager.default.isExecutableFile(atPath: binary.path) else {
+            throw XCTSkip("SKIPPED: \(binary.path) not built (run swift build first)")
+        }
+        let p = Process()
+        p.executableURL = binary
+        p.arguments = args
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        return (p, out, err)
+    }
+
+    func runToEnd(_ args: [String]) throws -> (Int32, String, String) {
+        let (p, out, err) = try launch(args)
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+    }
+
+    func testRunWatchDataLogAndGracefulStop() throws {
+        try requireGpsfake()
+        let dir = temporaryDirectory("cli")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var options = NMEATrack.Options()
+        options.epochs = 200
+        let log = dir.appendingPathComponent("track.nmea")
+        try NMEATrack(options).text.write(to: log, atomically: true, encoding: .utf8)
+        let port = freePort()
+        let socket = dir.appendingPathComponent("bearing.sock").path
+        let dataLog = dir.appendingPathComponent("data.ndjson").path
+        let config = dir.appendingPathComponent("bearing.yaml")
+        try """
+        # test config
+        gpsd:
+          retry_initial: 0.05
+          retry_max: 0.5
+        pipeline:
+          tpv: [{op: min_mode, mode: 2}]
+          sky: []
+        """.write(to: config, atomically: true, encoding: .utf8)
+
+        let (agent, _, agentErr) = try launch(["run", "--config", config.path, "--gpsd", "127.0.0.1:\(port)",
+                                               "--socket", socket, "--data-log", dataLog, "--log-level", "info"])
+        defer { if agent.isRunning { kill(agent.processIdentifier, SIGKILL) } }
+        var waited = 0
+        while !FileManager.default.fileExists(atPath: socket) && waited < 100 { usleep(50_000); waited += 1 }
+        let fake = try GPSFake(log: log, port: port, pace: 0.01)
+        defer { fake.stop() }
+
+        let (status, out, err) = try runToEnd(["watch", "--socket", socket, "--json", "--count", "8", "--class", "TPV"])
+        XCTAssertEqual(status, 0, err)
+        let lines = out.split(separator: "\n")
+        XCTAssertEqual(lines.count, 8)
+        for line in lines {
+            let o = try XCTUnwrap((try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any], String(line))
+            XCTAssertEqual(cls(o), "TPV")
+            XCTAssertGreaterThanOrEqual(o["mode"] as? Int ?? 0, 2, "the config's min_mode filter applies")
+        }
+        let (status2, readable, _) = try runToEnd(["watch", "--socket", socket, "--count", "2", "--class", "TPV"])
+        XCTAssertEqual(status2, 0)
+        XCTAssertTrue(readable.hasPrefix("TPV "), readable)
+        XCTAssertTrue(readable.contains("°N"), readable)
+
+        kill(agent.processIdentifier, SIGTERM)
+        agent.waitUntilExit()
+        XCTAssertEqual(agent.terminationStatus, 0, "SIGTERM is a graceful stop")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: socket), "the socket file is removed on stop")
+        let stderr = String(decoding: agentErr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        XCTAssertTrue(stderr.contains("<5>gpsd connected"), "journald priority prefixes on a non-TTY stderr: \(stderr)")
+
+        let records = try String(contentsOfFile: dataLog, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        XCTAssertEqual(records.last, "", "the data log ends with a complete line")
+        XCTAssertGreaterThan(records.count, 8)
+        for r in records.dropLast() {
+            XCTAssertNotNil((try? JSONSerialization.jsonObject(with: Data(r.utf8))) as? [String: Any], "not a JSON line: \(r)")
+        }
+    }
+
+    func testBadConfigIsRefusedWithItsKeyAndLine() throws {
+        let dir = temporaryDirectory("badcfg")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let config = dir.appendingPathComponent("bearing.yaml")
+        try "gpsd:\n  port: 2947\n  silence_timout: 3\n".write(to: config, atomically: true, encoding: .utf8)
+        let (status, _, err) = try runToEnd(["run", "--config", config.path, "--socket", dir.appendingPathComponent("s").path])
+        XCTAssertNotEqual(status, 0)
+        XCTAssertTrue(err.contains("bearing.yaml:3"), err)
+        XCTAssertTrue(err.contains("unknown key \"gpsd.silence_timout\""), err)
+
+        let (status2, _, err2) = try runToEnd(["run", "--gpsd", "localhost", "--socket", dir.appendingPathComponent("s").path])
+        XCTAssertNotEqual(status2, 0)
+        XCTAssertTrue(err2.contains("expected HOST:PORT"), err2)
+    }
+
+    func testWatchExplainsAMissingOrDeadSocket() throws {
+        let dir = temporaryDirectory("watcherr")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let missing = dir.appendingPathComponent("none.sock").path
+        let (status, _, err) = try runToEnd(["watch", "--socket", missing])
+        XCTAssertNotEqual(status, 0)
+        XCTAssertTrue(err.contains("no socket at \(missing)"), err)
+
+        let stale = dir.appendingPathComponent("stale.sock").path
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &addr.sun_path) { $0.copyBytes(from: Array(stale.utf8) + [0]) }
+        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        close(fd)
+        let (status2, _, err2) = try runToEnd(["watch", "--socket", stale])
+        XCTAssertNotEqual(status2, 0)
+        XCTAssertTrue(err2.contains("nothing is listening"), err2)
+    }
+}
