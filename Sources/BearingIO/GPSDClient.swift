@@ -114,15 +114,14 @@ public final class GPSDClient: @unchecked Sendable {
             }
             let reason = session(data)
             gps_close(data)
-            report(.disconnected(reason))
             if reason == .stopped { break }
+            report(.disconnected(reason))
             // A session that delivered data resets the backoff; retry soon after a lost link.
             attempt = 0
             delay = configuration.retryInitial
             if !pause(delay) { break }
             delay = min(delay * 2, configuration.retryMax)
         }
-        if !isStopping { return }
         report(.disconnected(.stopped))
     }
 
