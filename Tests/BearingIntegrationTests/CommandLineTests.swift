@@ -118,12 +118,7 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(err.contains("no socket at \(missing)"), err)
 
         let stale = dir.appendingPathComponent("stale.sock").path
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &addr.sun_path) { $0.copyBytes(from: Array(stale.utf8) + [0]) }
-        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
-        close(fd)
+        makeStaleSocket(at: stale)
         let (status2, _, err2) = try runToEnd(["watch", "--socket", stale])
         XCTAssertNotEqual(status2, 0)
         XCTAssertTrue(err2.contains("nothing is listening"), err2)

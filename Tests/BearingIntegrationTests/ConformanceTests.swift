@@ -35,18 +35,12 @@ final class ConformanceTests: XCTestCase {
         let dir = temporaryDirectory("conformance")
         defer { try? FileManager.default.removeItem(at: dir) }
         let port = freePort()
-        let agent = Agent(config: makeAgentConfig(gpsdPort: port, dir: dir), logger: testLogger())
-        try agent.start()
+        let (agent, client) = try startWatchedAgent(makeAgentConfig(gpsdPort: port, dir: dir))
         defer { agent.stop() }
-        let client = try SocketClient(path: agent.socketPath)
-        client.watch()
         let fake = try GPSFake(log: log, port: port, pace: nil, speed: 38400)
         defer { fake.stop() }
-        var connected = false
-        let objects = client.collect(timeout: 120) { o in
-            if isState(o, "connected") { connected = true }
-            return connected && isState(o, "disconnected")
-        }
+        let (objects, connected) = client.collectSession(timeout: 120)
+        XCTAssertTrue(connected, "\(log.lastPathComponent): never connected to gpsfake's gpsd")
         let published = objects.filter { cls($0) == "TPV" }
         var matched = 0
         for (i, (ours, theirs)) in zip(published, expected).enumerated() {

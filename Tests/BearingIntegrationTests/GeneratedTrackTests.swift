@@ -18,19 +18,12 @@ final class GeneratedTrackTests: XCTestCase {
         try track.text.write(to: log, atomically: true, encoding: .utf8)
 
         let port = freePort()
-        let agent = Agent(config: makeAgentConfig(gpsdPort: port, dir: dir), logger: testLogger())
-        try agent.start()
+        let (agent, client) = try startWatchedAgent(makeAgentConfig(gpsdPort: port, dir: dir))
         defer { agent.stop() }
-        let client = try SocketClient(path: agent.socketPath)
-        client.watch()
         let fake = try GPSFake(log: log, port: port)
         defer { fake.stop() }
 
-        var sawConnected = false
-        let objects = client.collect(timeout: 60) { o in
-            if isState(o, "connected") { sawConnected = true }
-            return sawConnected && isState(o, "disconnected")
-        }
+        let (objects, sawConnected) = client.collectSession(timeout: 60)
         XCTAssertTrue(sawConnected, "never connected to gpsfake's gpsd")
         let tpvs = objects.filter { cls($0) == "TPV" }
         XCTAssertGreaterThan(objects.filter { cls($0) == "SKY" }.count, 0)

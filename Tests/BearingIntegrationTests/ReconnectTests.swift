@@ -25,11 +25,8 @@ final class ReconnectTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: dir) }
         let log = try writeTrack(dir, epochs: 400)
         let port = freePort()
-        let agent = Agent(config: makeAgentConfig(gpsdPort: port, dir: dir), logger: testLogger())
-        try agent.start()
+        let (agent, client) = try startWatchedAgent(makeAgentConfig(gpsdPort: port, dir: dir))
         defer { agent.stop() }
-        let client = try SocketClient(path: agent.socketPath)
-        client.watch()
 
         // No gpsd at all: the agent keeps serving and says why it has no data.
         let absent = client.collect(timeout: 10) { isState($0, "disconnected") }
@@ -61,11 +58,8 @@ final class ReconnectTests: XCTestCase {
         let port = freePort()
         var config = makeAgentConfig(gpsdPort: port, dir: dir)
         config.gpsd.silenceTimeout = 1
-        let agent = Agent(config: config, logger: testLogger())
-        try agent.start()
+        let (agent, client) = try startWatchedAgent(config)
         defer { agent.stop() }
-        let client = try SocketClient(path: agent.socketPath)
-        client.watch()
         let fake = try GPSFake(log: log, port: port, pace: 0.01)
         defer { fake.stop() }
         _ = client.collect(timeout: 30) { cls($0) == "TPV" }

@@ -135,12 +135,7 @@ final class SocketServerTests: XCTestCase {
     func testSocketFileModeStaleAndLive() throws {
         let path = dir.appendingPathComponent("s.sock").path
         // A stale socket: bound, then its owner vanished without unlinking.
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &addr.sun_path) { raw in raw.copyBytes(from: Array(path.utf8) + [0]) }
-        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
-        close(fd)
+        makeStaleSocket(at: path)
         XCTAssertTrue(FileManager.default.fileExists(atPath: path))
 
         let first = makeServer(path: path)

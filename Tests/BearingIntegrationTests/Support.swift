@@ -171,3 +171,39 @@ func makeAgentConfig(gpsdPort: Int, dir: URL, passthrough: Bool = true) -> Agent
 func cls(_ o: [String: Any]) -> String { o["class"] as? String ?? "" }
 
 func isState(_ o: [String: Any], _ state: String) -> Bool { cls(o) == "STATE" && o["state"] as? String == state }
+
+/// An agent started on `config` and a client of its socket that is already watching.
+func startWatchedAgent(_ config: AgentConfig) throws -> (Agent, SocketClient) {
+    let agent = Agent(config: config, logger: testLogger())
+    try agent.start()
+    do {
+        let client = try SocketClient(path: agent.socketPath)
+        client.watch()
+        return (agent, client)
+    } catch {
+        agent.stop()
+        throw error
+    }
+}
+
+extension SocketClient {
+    /// Everything published during one gpsd session: up to the first `disconnected` after `connected`.
+    func collectSession(timeout: Double) -> (objects: [[String: Any]], connected: Bool) {
+        var connected = false
+        let objects = collect(timeout: timeout) { o in
+            if isState(o, "connected") { connected = true }
+            return connected && isState(o, "disconnected")
+        }
+        return (objects, connected)
+    }
+}
+
+/// A socket file with nobody behind it, as a crashed process leaves it.
+func makeStaleSocket(at path: String) {
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    var addr = sockaddr_un()
+    addr.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &addr.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
+    _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+    close(fd)
+}
