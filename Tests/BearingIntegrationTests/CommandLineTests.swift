@@ -39,10 +39,7 @@ final class CommandLineTests: XCTestCase {
         try requireGpsfake()
         let dir = temporaryDirectory("cli")
         defer { try? FileManager.default.removeItem(at: dir) }
-        var options = NMEATrack.Options()
-        options.epochs = 200
-        let log = dir.appendingPathComponent("track.nmea")
-        try NMEATrack(options).text.write(to: log, atomically: true, encoding: .utf8)
+        let log = try writeTrack(in: dir) { $0.epochs = 200 }.url
         let port = freePort()
         let socket = dir.appendingPathComponent("bearing.sock").path
         let dataLog = dir.appendingPathComponent("data.ndjson").path

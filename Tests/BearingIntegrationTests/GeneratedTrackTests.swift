@@ -11,11 +11,7 @@ final class GeneratedTrackTests: XCTestCase {
         try requireGpsfake()
         let dir = temporaryDirectory("track")
         defer { try? FileManager.default.removeItem(at: dir) }
-        var options = NMEATrack.Options()
-        options.epochs = 40
-        let track = NMEATrack(options)
-        let log = dir.appendingPathComponent("track.nmea")
-        try track.text.write(to: log, atomically: true, encoding: .utf8)
+        let (track, log) = try writeTrack(in: dir) { $0.epochs = 40 }
 
         let port = freePort()
         let (agent, client) = try startWatchedAgent(makeAgentConfig(gpsdPort: port, dir: dir))

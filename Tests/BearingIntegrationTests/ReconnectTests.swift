@@ -9,14 +9,13 @@ import Glibc
 
 /// The link to gpsd: absent at start, killed mid-stream, restarted, frozen.
 final class ReconnectTests: XCTestCase {
+    /// A long track that keeps its fix until near the end.
     func writeTrack(_ dir: URL, epochs: Int) throws -> URL {
-        var options = NMEATrack.Options()
-        options.epochs = epochs
-        options.lossStart = 0.9
-        options.lossEnd = 0.95
-        let url = dir.appendingPathComponent("track.nmea")
-        try NMEATrack(options).text.write(to: url, atomically: true, encoding: .utf8)
-        return url
+        try BearingIntegrationTests.writeTrack(in: dir) {
+            $0.epochs = epochs
+            $0.lossStart = 0.9
+            $0.lossEnd = 0.95
+        }.url
     }
 
     func testAbsentAtStartThenKilledAndRestarted() throws {

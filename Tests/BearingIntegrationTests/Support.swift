@@ -1,6 +1,7 @@
 import BearingAgent
 import BearingCore
 import BearingIO
+import BearingSimulator
 import Foundation
 import Logging
 import XCTest
@@ -206,4 +207,15 @@ func makeStaleSocket(at path: String) {
     withUnsafeMutableBytes(of: &addr.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
     _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
     close(fd)
+}
+
+/// Generates a track with `configure`d options and writes it to `dir/track.nmea` for gpsfake.
+@discardableResult
+func writeTrack(in dir: URL, _ configure: (inout NMEATrack.Options) -> Void) throws -> (track: NMEATrack, url: URL) {
+    var options = NMEATrack.Options()
+    configure(&options)
+    let track = NMEATrack(options)
+    let url = dir.appendingPathComponent("track.nmea")
+    try track.text.write(to: url, atomically: true, encoding: .utf8)
+    return (track, url)
 }
