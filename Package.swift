@@ -3,10 +3,12 @@ import PackageDescription
 
 // Layering (each target only depends on the ones above it):
 //   CGPS              C bridge to libgps (gpsd's client library)
+//   CI2C              C bridge to libi2c and the i2c-dev ioctls
 //   CBearingSys       C shim for Linux calls Swift's Glibc module lacks (accept4, eventfd)
-//   BearingCore       pure values, gpsd JSON dialect, operator specs — no C, no I/O
-//   BearingSimulator  pure generators for demos and tests (NMEA tracks)
-//   BearingIO         syscalls, UNIX sockets, the gpsd client delegate source
+//   BearingCore       pure values, gpsd JSON dialect, operator specs, WMM, heading maths — no C, no I/O
+//   BearingSensors    magnetometer chip drivers over the I2CBus protocol, the reader thread
+//   BearingSimulator  pure generators for demos and tests (NMEA tracks, register-level chip models)
+//   BearingIO         syscalls, UNIX sockets, /dev/i2c-N, the gpsd client delegate source
 //   BearingAgent      wiring: adapters → publishers → socket server, logs, config
 //   bearing           the command-line tool
 let package = Package(
@@ -29,6 +31,10 @@ let package = Package(
             pkgConfig: "libgps",
             providers: [.apt(["libgps-dev"])]
         ),
+        .systemLibrary(
+            name: "CI2C",
+            providers: [.apt(["libi2c-dev"])]
+        ),
         .target(name: "CBearingSys"),
         .target(
             name: "BearingCore",
@@ -37,17 +43,21 @@ let package = Package(
             ]
         ),
         .target(
+            name: "BearingSensors",
+            dependencies: ["BearingCore"]
+        ),
+        .target(
             name: "BearingSimulator",
             dependencies: ["BearingCore"]
         ),
         .target(
             name: "BearingIO",
-            dependencies: ["CGPS", "CBearingSys", "BearingCore"]
+            dependencies: ["CGPS", "CI2C", "CBearingSys", "BearingCore"]
         ),
         .target(
             name: "BearingAgent",
             dependencies: [
-                "BearingCore", "BearingIO",
+                "BearingCore", "BearingSensors", "BearingIO",
                 .product(name: "OpenCombine", package: "OpenCombine"),
                 .product(name: "OpenCombineDispatch", package: "OpenCombine"),
                 .product(name: "Logging", package: "swift-log"),
@@ -57,7 +67,7 @@ let package = Package(
         .executableTarget(
             name: "bearing",
             dependencies: [
-                "BearingAgent", "BearingSimulator", "BearingIO", "BearingCore",
+                "BearingAgent", "BearingSimulator", "BearingSensors", "BearingIO", "BearingCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -72,9 +82,16 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "BearingSensorsTests",
+            dependencies: [
+                "BearingSensors", "BearingSimulator", "BearingCore", "BearingAgent",
+                .product(name: "OpenCombine", package: "OpenCombine"),
+            ]
+        ),
+        .testTarget(
             name: "BearingIntegrationTests",
             dependencies: [
-                "BearingAgent", "BearingIO", "BearingCore", "BearingSimulator",
+                "BearingAgent", "BearingIO", "BearingCore", "BearingSimulator", "BearingSensors",
             ]
         ),
     ],

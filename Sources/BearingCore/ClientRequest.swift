@@ -38,7 +38,7 @@ public struct WatchOptions: Equatable, Sendable {
     }
 
     /// The classes Bearing publishes, for validating `classes`.
-    public static let publishedClasses: Set<String> = ["TPV", "SKY", "STATE", "OVERFLOW"]
+    public static let publishedClasses: Set<String> = ["TPV", "SKY", "ATT", "STATE", "OVERFLOW"]
 }
 
 /// One request line from a client, parsed.

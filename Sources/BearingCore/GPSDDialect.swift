@@ -67,6 +67,26 @@ public enum GPSDDialect {
         return w.finished()
     }
 
+    /// gpsd's `ATT` object for a compass: `heading` (true) and `mheading` (magnetic) in degrees, the
+    /// board-frame field `mag_x/y/z` and `mag_len` in µT, `dip` in degrees, `mag_st`; plus Bearing's
+    /// `declination` (degrees east) and `decl_src` (`fix` or `fallback`).
+    public static func att(_ a: Attitude) -> String {
+        var w = JSONObjectWriter(class: "ATT")
+        w.string("device", a.device)
+        w.string("time", a.time.iso8601)
+        w.fixed("heading", a.heading, 2)
+        w.fixed("mheading", a.magneticHeading, 2)
+        w.string("mag_st", a.magStatus)
+        w.fixed("dip", a.dip, 3)
+        w.fixed("mag_len", a.magLength, 3)
+        w.fixed("mag_x", a.field.x, 3)
+        w.fixed("mag_y", a.field.y, 3)
+        w.fixed("mag_z", a.field.z, 3)
+        w.fixed("declination", a.declination, 2)
+        w.string("decl_src", a.declinationSource?.rawValue)
+        return w.finished()
+    }
+
     /// Bearing's `STATE` object: the link state of one source (`gpsd`, later `magnetometer`).
     public static func state(_ s: SourceState) -> String {
         var w = JSONObjectWriter(class: "STATE")

@@ -12,6 +12,9 @@ public enum OperatorSpec: Equatable, Sendable {
     case dedupe(DedupeKey)
     /// At most one value per `interval` seconds; `latest` picks the newest value of a window, else the first.
     case throttle(interval: Double, latest: Bool)
+    /// Average the last `samples` compass readings (ATT only): headings as unit vectors, so 359° and 1°
+    /// average to 0°, never 180°.
+    case smooth(samples: Int)
 
     public enum DedupeKey: String, Sendable, CaseIterable {
         /// The whole value.
@@ -28,17 +31,33 @@ public enum OperatorSpec: Equatable, Sendable {
         case .maxError: return "max_error"
         case .dedupe: return "dedupe"
         case .throttle: return "throttle"
+        case .smooth: return "smooth"
         }
     }
 
-    public static let names = ["min_mode", "max_error", "dedupe", "throttle"]
+    public static let names = ["min_mode", "max_error", "dedupe", "throttle", "smooth"]
 
     /// Whether the operator applies to SKY streams (filters on fix quality do not).
     public var appliesToSky: Bool {
         switch self {
-        case .minMode, .maxError: return false
+        case .minMode, .maxError, .smooth: return false
         case .dedupe(let key): return key != .position
         case .throttle: return true
+        }
+    }
+
+    /// Whether the operator applies to TPV streams.
+    public var appliesToTPV: Bool {
+        if case .smooth = self { return false }
+        return true
+    }
+
+    /// Whether the operator applies to ATT (compass) streams.
+    public var appliesToATT: Bool {
+        switch self {
+        case .minMode, .maxError: return false
+        case .dedupe(let key): return key == .time
+        case .throttle, .smooth: return true
         }
     }
 }
@@ -145,6 +164,13 @@ extension OperatorSpec {
             case let other?: throw OperatorSpecError("\(path).latest: expected true or false, got \(other.shown)")
             }
             self = .throttle(interval: interval, latest: latest)
+        case "smooth":
+            try allow(["samples"])
+            let n = try number("samples")
+            guard n == n.rounded(), n >= 1, n <= 1000 else {
+                throw OperatorSpecError("\(path).samples: \(SpecValue.number(n).shown) is not allowed; a whole number from 1 to 1000")
+            }
+            self = .smooth(samples: Int(n))
         default:
             throw OperatorSpecError("\(path).op: \"\(op)\" is not an operator; allowed: \(OperatorSpec.names.joined(separator: ", "))")
         }
@@ -172,6 +198,7 @@ extension OperatorSpec {
         case .maxError(let m): w.number("meters", m)
         case .dedupe(let k): w.string("key", k.rawValue)
         case .throttle(let i, let l): w.number("interval", i); w.bool("latest", l)
+        case .smooth(let n): w.int("samples", n)
         }
         return w.finished()
     }

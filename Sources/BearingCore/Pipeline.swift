@@ -24,6 +24,29 @@ public enum Pipeline {
                 }.eraseToAnyPublisher()
             case .throttle(let interval, let latest):
                 p = p.throttle(for: .seconds(interval), scheduler: scheduler, latest: latest).eraseToAnyPublisher()
+            case .smooth:
+                continue // refused for TPV when the config is read (`appliesToTPV`)
+            }
+        }
+        return p
+    }
+
+    /// Applies a chain to an ATT (compass) stream; operators that do not apply to it are refused.
+    public static func attitudes<S: Scheduler>(
+        _ upstream: AnyPublisher<Attitude, Never>, _ chain: [OperatorSpec], scheduler: S
+    ) throws(OperatorSpecError) -> AnyPublisher<Attitude, Never> {
+        var p = upstream
+        for spec in chain {
+            switch spec {
+            case .smooth(let n):
+                p = p.scan(AttitudeSmoother(window: n)) { s, a in var s = s; s.add(a); return s }
+                    .compactMap(\.smoothed).eraseToAnyPublisher()
+            case .dedupe(.time):
+                p = p.removeDuplicates { $0.time == $1.time }.eraseToAnyPublisher()
+            case .throttle(let interval, let latest):
+                p = p.throttle(for: .seconds(interval), scheduler: scheduler, latest: latest).eraseToAnyPublisher()
+            case .minMode, .maxError, .dedupe:
+                throw OperatorSpecError("operator \(spec.json) does not apply to ATT; allowed: smooth, throttle, dedupe (key time)")
             }
         }
         return p
@@ -42,7 +65,7 @@ public enum Pipeline {
                 p = p.removeDuplicates { $0.time == $1.time }.eraseToAnyPublisher()
             case .throttle(let interval, let latest):
                 p = p.throttle(for: .seconds(interval), scheduler: scheduler, latest: latest).eraseToAnyPublisher()
-            case .minMode, .maxError, .dedupe(.position):
+            case .minMode, .maxError, .dedupe(.position), .smooth:
                 throw OperatorSpecError("operator \(spec.json) does not apply to SKY")
             }
         }

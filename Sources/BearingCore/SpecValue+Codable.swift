@@ -60,6 +60,7 @@ extension OperatorSpec: Codable {
         case .maxError(let m): entries.append(("meters", .number(m)))
         case .dedupe(let k): entries.append(("key", .string(k.rawValue)))
         case .throttle(let i, let l): entries += [("interval", .number(i)), ("latest", .bool(l))]
+        case .smooth(let n): entries.append(("samples", .number(Double(n))))
         }
         return .map(entries)
     }
