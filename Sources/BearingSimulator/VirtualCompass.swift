@@ -1,0 +1,95 @@
+import BearingCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A board turning in place in a known Earth field, as a chip mounted on it would sense it: the field
+/// rotated by the board's heading, taken into the chip's axes (inverse mounting orientation), distorted
+/// by soft iron and hard iron, plus Gaussian noise. Feeds a chip model for the demo and tests.
+public final class VirtualCompass: @unchecked Sendable {
+    /// Earth field, north/east/down, µT.
+    public var earthField: Vector3
+    /// Degrees per second of turn; 0 holds `startHeading`.
+    public var turnRate: Double
+    public var startHeading: Double
+    public var orientation: Orientation
+    /// `raw = softIron · true + hardIron` (chip axes).
+    public var softIron: Matrix3
+    public var hardIron: Vector3
+    /// Noise standard deviation per axis, µT.
+    public var noise: Double
+    private let clock: () -> Double
+    private var rng: SplitMix64
+
+    public init(earthField: Vector3 = Vector3(19.6, -0.1, 44.6), turnRate: Double = 6, startHeading: Double = 0,
+                orientation: Orientation = .identity, softIron: Matrix3 = .identity, hardIron: Vector3 = .zero,
+                noise: Double = 0, seed: UInt64 = 1, clock: @escaping () -> Double) {
+        self.earthField = earthField
+        self.turnRate = turnRate
+        self.startHeading = startHeading
+        self.orientation = orientation
+        self.softIron = softIron
+        self.hardIron = hardIron
+        self.noise = noise
+        self.clock = clock
+        rng = SplitMix64(seed: seed)
+    }
+
+    /// The demo's distortion: a hard-iron offset of about half the field and a mild soft-iron ellipse.
+    public static func demo(clock: @escaping () -> Double) -> VirtualCompass {
+        VirtualCompass(turnRate: 6, softIron: Matrix3([1.08, 0.04, 0], [0.04, 0.93, 0.02], [0, 0.02, 1.0]),
+                       hardIron: Vector3(21.0, -9.5, 6.0), noise: 0.3, seed: 7, clock: clock)
+    }
+
+    /// The true heading now, degrees.
+    public var heading: Double { Compass.normalize(startHeading + turnRate * clock()) }
+
+    /// The board-frame field (level board) at `heading`.
+    public static func boardField(earth: Vector3, heading: Double) -> Vector3 {
+        let h = heading * .pi / 180
+        return Vector3(earth.x * cos(h) + earth.y * sin(h), -earth.x * sin(h) + earth.y * cos(h), earth.z)
+    }
+
+    /// What the chip senses now, µT, chip axes.
+    public func field() -> Vector3 {
+        let board = Self.boardField(earth: earthField, heading: heading)
+        let chip = orientation.matrix.transposed * board
+        let distorted = softIron * chip + hardIron
+        return distorted + Vector3(gaussian(), gaussian(), gaussian()) * noise
+    }
+
+    private func gaussian() -> Double {
+        let u1 = max(rng.uniform(0, 1), 1e-12), u2 = rng.uniform(0, 1)
+        return (-2 * log(u1)).squareRoot() * cos(2 * .pi * u2)
+    }
+}
+
+/// Builds the model of a named chip, sensing `field`, attached to a bus at the chip's usual address.
+public enum ChipModels {
+    /// Attaches the model of `chip` (a driver name) at `address` (default: the chip's first address);
+    /// returns the model that senses the field. For `ak09916` an ICM-20948 host is attached at 0x68 too.
+    @discardableResult
+    public static func attach(chip: String, to bus: SimulatedI2CBus, address: UInt8? = nil,
+                              field: @escaping () -> Vector3) -> RegisterChipModel? {
+        switch chip.lowercased() {
+        case "hmc5883l": return put(HMC5883LModel(field: field), bus, address ?? 0x1E)
+        case "qmc5883l": return put(QMC5883LModel(field: field), bus, address ?? 0x0D)
+        case "lis3mdl": return put(LIS3MDLModel(field: field), bus, address ?? 0x1C)
+        case "lis2mdl": return put(LIS2MDLModel(field: field), bus, address ?? 0x1E)
+        case "mmc5983ma": return put(MMC5983MAModel(field: field), bus, address ?? 0x30)
+        case "bmm150": return put(BMM150Model(field: field), bus, address ?? 0x10)
+        case "ak09916":
+            let ak = AK09916Model(field: field)
+            bus.attach(ICM20948Model(magnetometer: ak), at: 0x68)
+            return put(ak, bus, address ?? 0x0C)
+        default: return nil
+        }
+    }
+
+    private static func put(_ m: RegisterChipModel, _ bus: SimulatedI2CBus, _ a: UInt8) -> RegisterChipModel {
+        bus.attach(m, at: a)
+        return m
+    }
+
+    public static let names = ["hmc5883l", "qmc5883l", "lis3mdl", "lis2mdl", "mmc5983ma", "bmm150", "ak09916"]
+}
