@@ -1,11 +1,13 @@
 import BearingCore
 import BearingIO
+import BearingSensors
 import Foundation
 import Logging
 @preconcurrency import OpenCombine
 import OpenCombineDispatch
 
-/// The daemon's wiring: gpsd client → adapter (subjects) → operator chains → socket server and logs.
+/// The daemon's wiring: gpsd client and magnetometer reader → adapters (subjects) → operator chains →
+/// socket server and logs. The two inputs are independent: a failing I2C bus never holds up the GPS path.
 public final class Agent: @unchecked Sendable {
     public static let release = "bearing 0.1.0"
 
@@ -22,11 +24,32 @@ public final class Agent: @unchecked Sendable {
     private var lastTPV: String?
     private var lastSKY: String?
     private var stateLine: String
+    private var magStateLine: String?
+    private var lastATT: String?
 
-    public init(config: AgentConfig, logger: Logger) {
+    private let magAdapter = MagnetometerPublisherAdapter(initialState: .connecting(attempt: 0))
+    private let reader: MagnetometerReader?
+    private let declination: DeclinationTracker?
+    /// Only touched from the magnetometer thread, where its state changes arrive.
+    private var lastMagDisconnect: String?
+    private var lastMagFailure: String?
+
+    /// `openBus` opens the magnetometer's bus by path (a `LinuxI2CBus`, or a simulated bus for the demo).
+    public init(config: AgentConfig, logger: Logger,
+                openBus: @escaping (String) throws(I2CError) -> I2CBus = { path throws(I2CError) in try LinuxI2CBus(path: path) }) {
         self.config = config
         self.logger = logger
         client = GPSDClient(configuration: config.gpsd)
+        if config.magnetometer.enabled {
+            let r = MagnetometerReader(configuration: config.magnetometer.reader, openBus: openBus, now: Agent.now)
+            reader = r
+            declination = config.heading.trueNorth ? DeclinationTracker(fallback: config.heading.fallbackPosition) : nil
+            magStateLine = GPSDDialect.state(SourceState(source: "magnetometer", endpoint: r.endpoint,
+                                                         state: .connecting(attempt: 0), time: Agent.now()))
+        } else {
+            reader = nil
+            declination = nil
+        }
         var serverConfig = SocketServer.Configuration(path: config.socket.path)
         serverConfig.mode = config.socket.mode
         serverConfig.maxClients = config.socket.maxClients
@@ -40,6 +63,7 @@ public final class Agent: @unchecked Sendable {
         }
         box.agent = self
         client.delegate = adapter
+        reader?.delegate = magAdapter
     }
 
     static func now() -> GPSTimestamp {
@@ -49,8 +73,11 @@ public final class Agent: @unchecked Sendable {
 
     private func snapshot() -> ServerSnapshot {
         lock.lock(); defer { lock.unlock() }
-        return ServerSnapshot(stateLines: [stateLine], lastTPV: lastTPV, lastSKY: lastSKY,
-                              devices: ["gpsd://\(config.gpsd.endpoint)"])
+        var snapshot = ServerSnapshot(stateLines: [stateLine] + (magStateLine.map { [$0] } ?? []),
+                                      lastTPV: lastTPV, lastSKY: lastSKY,
+                                      devices: ["gpsd://\(config.gpsd.endpoint)"] + (reader.map { [$0.endpoint] } ?? []))
+        snapshot.lastATT = lastATT
+        return snapshot
     }
 
     /// Opens the socket and data log, wires the publishers and starts the gpsd client.
@@ -64,6 +91,16 @@ public final class Agent: @unchecked Sendable {
         let api = GPSDClient.apiVersion
         logger.info("connecting to gpsd", metadata: ["gpsd": "\(config.gpsd.endpoint)", "libgps_api": "\(api.major).\(api.minor)"])
         client.start()
+        if let reader {
+            let m = config.magnetometer
+            logger.info("reading magnetometer", metadata: [
+                "bus": "\(m.reader.bus)", "chip": "\(m.reader.chip ?? "auto")",
+                "address": "\(m.reader.address.map(I2CError.hex) ?? "auto")", "rate": "\(m.reader.settings.rate)",
+                "orientation": "\(m.orientation)", "board": "\(config.board ?? "none")",
+                "calibration": "none (identity)",
+            ])
+            reader.start()
+        }
     }
 
     private func wire() {
@@ -100,6 +137,81 @@ public final class Agent: @unchecked Sendable {
         adapter.failures
             .sink { [weak self] failure in self?.logger.warning("gpsd: \(failure.message)", metadata: ["gpsd": "\(failure.endpoint)"]) }
             .store(in: &subscriptions)
+
+        if reader != nil { wireCompass(scheduler: scheduler) }
+    }
+
+    private func wireCompass(scheduler: DispatchQueue.OCombine) {
+        if let declination {
+            adapter.fixes
+                .sink { [weak self] fix in
+                    if let d = declination.update(with: fix) {
+                        self?.logger.debug("declination \(String(format: "%.2f", d))° from the GPS fix (WMM2025)")
+                    }
+                }
+                .store(in: &subscriptions)
+        }
+        let orientation = config.magnetometer.orientation
+        let calibration = MagneticCalibration.identity
+        let declination = self.declination
+        let attitudes = magAdapter.samples
+            .map { sample in
+                Compass.attitude(sample, orientation: orientation, calibration: calibration,
+                                 declination: declination?.declination(at: sample.time))
+            }
+            .eraseToAnyPublisher()
+        do {
+            try Pipeline.attitudes(attitudes, config.attPipeline, scheduler: scheduler)
+                .map(GPSDDialect.att)
+                .sink { [weak self] line in
+                    guard let self else { return }
+                    self.lock.lock(); self.lastATT = line; self.lock.unlock()
+                    self.emit("ATT", line)
+                }
+                .store(in: &subscriptions)
+        } catch {
+            logger.error("ATT pipeline rejected; ATT is not published", metadata: ["error": "\(error)"])
+        }
+        magAdapter.states
+            .removeDuplicates()
+            .sink { [weak self] state in self?.magnetometerStateChanged(state) }
+            .store(in: &subscriptions)
+        magAdapter.failures
+            .sink { [weak self] failure in
+                guard let self else { return }
+                // A sensor that keeps failing the same way is logged once loudly, then quietly.
+                let text = failure.description
+                if text == self.lastMagFailure { self.logger.debug("magnetometer: \(text)") } else { self.logger.warning("magnetometer: \(text)") }
+                self.lastMagFailure = text
+            }
+            .store(in: &subscriptions)
+    }
+
+    private func magnetometerStateChanged(_ state: ConnectionState) {
+        guard let reader else { return }
+        let line = GPSDDialect.state(SourceState(source: "magnetometer", endpoint: reader.endpoint, state: state, time: Self.now()))
+        lock.lock()
+        magStateLine = line
+        lock.unlock()
+        emit("STATE", line)
+        let meta: Logger.Metadata = ["magnetometer": "\(reader.endpoint)"]
+        switch state {
+        case .connected:
+            logger.notice("magnetometer connected", metadata: meta)
+            lastMagDisconnect = nil
+            lastMagFailure = nil
+        case .disconnected(let reason):
+            if reason == .stopped {
+                logger.info("magnetometer stopped", metadata: meta)
+            } else if reason.code == lastMagDisconnect {
+                logger.debug("magnetometer still unavailable: \(reason)", metadata: meta)
+            } else {
+                logger.warning("magnetometer unavailable: \(reason)", metadata: meta)
+            }
+            lastMagDisconnect = reason.code
+        case .connecting(let attempt):
+            logger.debug("looking for the magnetometer (attempt \(attempt))", metadata: meta)
+        }
     }
 
     private func emit(_ className: String, _ line: String) {
@@ -142,6 +254,7 @@ public final class Agent: @unchecked Sendable {
 
     /// Stops the gpsd client, drains the pipeline, closes every client and the socket, flushes the data log.
     public func stop() {
+        reader?.stop()
         client.stop()
         pipelineQueue.sync {}
         subscriptions.removeAll()

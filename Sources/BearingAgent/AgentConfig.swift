@@ -1,5 +1,6 @@
 import BearingCore
 import BearingIO
+import BearingSensors
 import Foundation
 import Logging
 import Yams
@@ -20,11 +21,31 @@ public struct AgentConfig: Equatable, Sendable {
         public var dataLog: String? = nil
     }
 
+    /// The compass: which bus and chip, how it is mounted, how often it is read.
+    public struct Magnetometer: Equatable, Sendable {
+        public var enabled = false
+        public var reader = MagnetometerReader.Configuration()
+        public var orientation = Orientation.identity
+    }
+
+    /// How headings are referred to true north.
+    public struct Heading: Equatable, Sendable {
+        /// Apply WMM declination (false: publish magnetic heading only).
+        public var trueNorth = true
+        /// Latitude, longitude (degrees) and height (km) used for the declination until the first fix.
+        public var fallbackPosition: Vector3? = nil
+    }
+
     public var gpsd = GPSDClient.Configuration()
     public var socket = Socket()
+    public var magnetometer = Magnetometer()
+    public var heading = Heading()
     public var tpvPipeline: [OperatorSpec] = AgentConfig.defaultTPVPipeline
     public var skyPipeline: [OperatorSpec] = AgentConfig.defaultSKYPipeline
+    public var attPipeline: [OperatorSpec] = AgentConfig.defaultATTPipeline
     public var log = Log()
+    /// The board profile the config was layered on, if any.
+    public var board: String? = nil
 
     public init() {}
 
@@ -32,6 +53,7 @@ public struct AgentConfig: Equatable, Sendable {
         .minMode(.twoD), .maxError(meters: 500), .dedupe(.all), .throttle(interval: 1, latest: true),
     ]
     public static let defaultSKYPipeline: [OperatorSpec] = [.dedupe(.all), .throttle(interval: 5, latest: true)]
+    public static let defaultATTPipeline: [OperatorSpec] = [.smooth(samples: 5), .throttle(interval: 0.5, latest: true)]
 
     /// `$RUNTIME_DIRECTORY/bearing.sock` under systemd, else `/run/bearing/bearing.sock`.
     public static func defaultSocketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
@@ -45,6 +67,7 @@ public struct AgentConfig: Equatable, Sendable {
     public mutating func makePassthrough() {
         tpvPipeline = []
         skyPipeline = []
+        attPipeline = []
     }
 }
 
@@ -56,24 +79,25 @@ public struct ConfigError: Error, Equatable, CustomStringConvertible {
 }
 
 extension AgentConfig {
-    public static func load(file: String) throws(ConfigError) -> AgentConfig {
+    public static func load(file: String, over base: AgentConfig = AgentConfig()) throws(ConfigError) -> AgentConfig {
         let text: String
         do {
             text = try String(contentsOfFile: file, encoding: .utf8)
         } catch {
             throw ConfigError("\(file): cannot read: \((error as NSError).localizedDescription)")
         }
-        return try parse(yaml: text, source: file)
+        return try parse(yaml: text, source: file, over: base)
     }
 
-    public static func parse(yaml: String, source: String = "config") throws(ConfigError) -> AgentConfig {
+    /// Reads a config; keys it sets override `base` (the defaults, or a board profile's settings).
+    public static func parse(yaml: String, source: String = "config", over base: AgentConfig = AgentConfig()) throws(ConfigError) -> AgentConfig {
         let root: Node?
         do {
             root = try Yams.compose(yaml: yaml)
         } catch {
             throw ConfigError("\(source): not valid YAML: \(error)")
         }
-        var config = AgentConfig()
+        var config = base
         guard let root else { return config }
         let r = ConfigReader(source: source)
         do {
@@ -95,10 +119,46 @@ extension AgentConfig {
                     "client_queue": { config.socket.clientQueue = try r.int($0, "socket.client_queue", 1...100_000) },
                 ])
             },
+            "magnetometer": { node in
+                config.magnetometer.enabled = true
+                var axes = config.magnetometer.orientation.axes
+                var rotation = config.magnetometer.orientation.rotation
+                var orientationNode: Node?
+                try r.section(node, "magnetometer", [
+                    "enabled": { config.magnetometer.enabled = try r.bool($0, "magnetometer.enabled") },
+                    "bus": { config.magnetometer.reader.bus = try r.busPath($0, "magnetometer.bus") },
+                    "chip": {
+                        let c = try r.scalar($0, "magnetometer.chip").lowercased()
+                        guard c == "auto" || MagnetometerChips.driver(named: c) != nil else {
+                            throw r.fail($0, "magnetometer.chip", "\"\(c)\"", "one of auto, \(MagnetometerChips.names.joined(separator: ", "))")
+                        }
+                        config.magnetometer.reader.chip = c == "auto" ? nil : c
+                    },
+                    "address": { config.magnetometer.reader.address = try r.i2cAddress($0, "magnetometer.address") },
+                    "rate": { config.magnetometer.reader.settings.rate = try r.number($0, "magnetometer.rate", 0.1...200, "samples per second") },
+                    "range": { config.magnetometer.reader.settings.rangeMicrotesla = try r.number($0, "magnetometer.range", 10...10_000, "µT (full scale wanted)") },
+                    "orientation": { axes = try r.scalar($0, "magnetometer.orientation"); orientationNode = $0 },
+                    "rotation": { rotation = try r.rotation($0, "magnetometer.rotation"); orientationNode = orientationNode ?? $0 },
+                    "retry_initial": { config.magnetometer.reader.retryInitial = try r.seconds($0, "magnetometer.retry_initial", 0.01...10) },
+                    "retry_max": { config.magnetometer.reader.retryMax = try r.seconds($0, "magnetometer.retry_max", 0.1...3600) },
+                ])
+                if let orientationNode {
+                    do { config.magnetometer.orientation = try Orientation(axes: axes, rollPitchYaw: rotation) } catch {
+                        throw ConfigError("\(r.at(orientationNode)): magnetometer.\(error); allowed: three signed axes such as +X-Y-Z forming a rotation")
+                    }
+                }
+            },
+            "heading": { node in
+                try r.section(node, "heading", [
+                    "true_north": { config.heading.trueNorth = try r.bool($0, "heading.true_north") },
+                    "fallback_position": { config.heading.fallbackPosition = try r.position($0, "heading.fallback_position") },
+                ])
+            },
             "pipeline": { node in
                 try r.section(node, "pipeline", [
-                    "tpv": { config.tpvPipeline = try r.chain($0, "pipeline.tpv", sky: false) },
-                    "sky": { config.skyPipeline = try r.chain($0, "pipeline.sky", sky: true) },
+                    "tpv": { config.tpvPipeline = try r.chain($0, "pipeline.tpv", stream: "TPV") },
+                    "sky": { config.skyPipeline = try r.chain($0, "pipeline.sky", stream: "SKY") },
+                    "att": { config.attPipeline = try r.chain($0, "pipeline.att", stream: "ATT") },
                 ])
             },
             "log": { node in
@@ -112,6 +172,9 @@ extension AgentConfig {
             throw e
         } catch {
             throw ConfigError("\(source): \(error)")
+        }
+        if config.magnetometer.reader.retryMax < config.magnetometer.reader.retryInitial {
+            throw ConfigError("\(source): magnetometer.retry_max (\(config.magnetometer.reader.retryMax)) must be ≥ magnetometer.retry_initial (\(config.magnetometer.reader.retryInitial))")
         }
         if config.gpsd.retryMax < config.gpsd.retryInitial {
             throw ConfigError("\(source): gpsd.retry_max (\(config.gpsd.retryMax)) must be ≥ gpsd.retry_initial (\(config.gpsd.retryInitial))")
@@ -214,17 +277,80 @@ struct ConfigReader {
         return level
     }
 
-    func chain(_ node: Node, _ key: String, sky: Bool) throws -> [OperatorSpec] {
+    func chain(_ node: Node, _ key: String, stream: String) throws -> [OperatorSpec] {
         let specs: [OperatorSpec]
         do {
             specs = try OperatorSpec.chain(specValue(node), path: key)
         } catch {
             throw ConfigError("\(at(node)): \(error.message)")
         }
-        if sky, let bad = specs.first(where: { !$0.appliesToSky }) {
-            throw ConfigError("\(at(node)): \(key): operator \(bad.json) does not apply to SKY; allowed: dedupe (key all or time), throttle")
+        let (applies, allowed): ((OperatorSpec) -> Bool, String) = switch stream {
+        case "SKY": ({ $0.appliesToSky }, "dedupe (key all or time), throttle")
+        case "ATT": ({ $0.appliesToATT }, "smooth, dedupe (key time), throttle")
+        default: ({ $0.appliesToTPV }, "min_mode, max_error, dedupe, throttle")
+        }
+        if let bad = specs.first(where: { !applies($0) }) {
+            throw ConfigError("\(at(node)): \(key): operator \(bad.json) does not apply to \(stream); allowed: \(allowed)")
         }
         return specs
+    }
+
+    func bool(_ node: Node, _ key: String) throws -> Bool {
+        guard case .scalar = node, let b = node.bool else { throw fail(node, key, shown(node), "true or false") }
+        return b
+    }
+
+    func number(_ node: Node, _ key: String, _ range: ClosedRange<Double>, _ unit: String) throws -> Double {
+        let s = try scalar(node, key)
+        guard let v = Double(s), v.isFinite, range.contains(v) else {
+            throw fail(node, key, "\"\(s)\"", "\(unit) from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return v
+    }
+
+    func busPath(_ node: Node, _ key: String) throws -> String {
+        let s = try scalar(node, key)
+        if s == "simulator" { return s }
+        if let n = Int(s), (0...255).contains(n) { return "/dev/i2c-\(n)" }
+        guard s.hasPrefix("/dev/") else {
+            throw fail(node, key, "\"\(s)\"", "a bus device such as /dev/i2c-1, a bus number, or simulator")
+        }
+        return s
+    }
+
+    func i2cAddress(_ node: Node, _ key: String) throws -> UInt8? {
+        let s = try scalar(node, key).lowercased()
+        if s == "auto" { return nil }
+        let v = s.hasPrefix("0x") ? Int(s.dropFirst(2), radix: 16) : Int(s)
+        guard let v, (0x03...0x77).contains(v) else {
+            throw fail(node, key, "\"\(s)\"", "a 7-bit address from 0x03 to 0x77 (e.g. 0x1e), or auto")
+        }
+        return UInt8(v)
+    }
+
+    func numbers(_ node: Node, _ key: String, count: ClosedRange<Int>) throws -> [Double] {
+        guard case .sequence(let seq) = node, count.contains(seq.count) else {
+            throw fail(node, key, shown(node), "a list of \(count.lowerBound == count.upperBound ? "\(count.lowerBound)" : "\(count.lowerBound) or \(count.upperBound)") numbers")
+        }
+        return try seq.map { n in
+            guard case .scalar(let s) = n, let v = Double(s.string), v.isFinite else { throw fail(n, key, shown(n), "a number") }
+            return v
+        }
+    }
+
+    func rotation(_ node: Node, _ key: String) throws -> Vector3 {
+        let v = try numbers(node, key, count: 3...3)
+        return Vector3(v[0], v[1], v[2])
+    }
+
+    func position(_ node: Node, _ key: String) throws -> Vector3? {
+        if node.null != nil { return nil }
+        if case .scalar(let s) = node, s.string == "none" { return nil }
+        let v = try numbers(node, key, count: 2...3)
+        guard (-90...90).contains(v[0]), (-180...180).contains(v[1]), v.count < 3 || (-1...100).contains(v[2]) else {
+            throw fail(node, key, shown(node), "[latitude, longitude] or [latitude, longitude, height km] within -90…90, -180…180, -1…100")
+        }
+        return Vector3(v[0], v[1], v.count == 3 ? v[2] : 0)
     }
 
     func specValue(_ node: Node) -> SpecValue {

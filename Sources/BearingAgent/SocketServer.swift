@@ -12,6 +12,7 @@ public struct ServerSnapshot: Sendable {
     public var stateLines: [String]
     public var lastTPV: String?
     public var lastSKY: String?
+    public var lastATT: String?
     public var devices: [String]
     public init(stateLines: [String] = [], lastTPV: String? = nil, lastSKY: String? = nil, devices: [String] = []) {
         self.stateLines = stateLines
@@ -340,6 +341,7 @@ public final class SocketServer: @unchecked Sendable {
         w.int("active", snap.lastTPV == nil ? 0 : 1)
         w.raw("tpv", "[" + (snap.lastTPV ?? "") + "]")
         w.raw("sky", "[" + (snap.lastSKY ?? "") + "]")
+        if let att = snap.lastATT { w.raw("att", "[" + att + "]") }
         return w.finished()
     }
 

@@ -10,7 +10,9 @@ struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the agent: read gpsd, publish on the UNIX socket and to the log.")
 
-    @Option(help: "YAML config file (see README: Config reference).") var config: String?
+    @Option(help: "YAML config file (see README: Config reference); its keys override the board's.") var config: String?
+    @Option(help: "Board profile name (boards/NAME.yaml: rpi-3b, rpi-4b, rpi-5, rpi-zero-2w, simulator) or file.") var board: String?
+    @Option(help: "Module of the board profile (default: the profile's default_module).") var module: String?
     @Option(help: "gpsd to read, HOST:PORT (overrides gpsd.host/gpsd.port).") var gpsd: String?
     @Option(help: "UNIX socket path (overrides socket.path).") var socket: String?
     @Option(help: "NDJSON data log file (overrides log.data_log).") var dataLog: String?
@@ -20,8 +22,13 @@ struct Run: AsyncParsableCommand {
     /// The file config with the command-line overrides applied.
     func resolvedConfig() throws -> AgentConfig {
         var c = AgentConfig()
+        if let board {
+            do { c = try BoardProfile.load(board).baseConfig(module: module) } catch { throw ValidationError(error.message) }
+        } else if module != nil {
+            throw ValidationError("--module needs --board")
+        }
         if let config {
-            do { c = try AgentConfig.load(file: config) } catch { throw ValidationError(error.message) }
+            do { c = try AgentConfig.load(file: config, over: c) } catch { throw ValidationError(error.message) }
         }
         if let gpsd {
             guard let (host, port) = Self.hostPort(gpsd) else {
@@ -67,7 +74,7 @@ struct Run: AsyncParsableCommand {
         let logger = Logger(label: "bearing")
         Syscall.ignoreSIGPIPE()
 
-        let agent = Agent(config: config, logger: logger)
+        let agent = Agent(config: config, logger: logger, openBus: BusOpener.open)
         do {
             try agent.start()
         } catch {

@@ -13,7 +13,7 @@ struct Watch: ParsableCommand {
     @OptionGroup var socketOptions: SocketOptions
     @Flag(help: "Print the raw JSON lines instead of readable ones.") var json = false
     @Option(help: "Exit after this many messages.") var count: Int?
-    @Option(name: .customLong("class"), help: "Only these classes, comma-separated (TPV,SKY,STATE,OVERFLOW).")
+    @Option(name: .customLong("class"), help: "Only these classes, comma-separated (TPV,SKY,ATT,STATE,OVERFLOW).")
     var classes: String?
 
     func validate() throws {
@@ -140,6 +140,15 @@ enum WatchFormatter {
             if let message = o["message"] as? String { s += " (\(message))" }
             if let attempt = o["attempt"] as? Int { s += " #\(attempt)" }
             return s
+        case "ATT":
+            var parts = ["ATT  ", o["time"] as? String ?? "(no time)"]
+            if let h = f(num(o, "heading"), 1, "° true") { parts.append(h) }
+            if let m = f(num(o, "mheading"), 1, "° magnetic") { parts.append(m) }
+            if let d = f(num(o, "declination"), 2, "°") { parts.append("decl " + d + " (\(o["decl_src"] as? String ?? "?"))") }
+            if let len = f(num(o, "mag_len"), 1, " µT") { parts.append("|B| " + len) }
+            if let dip = f(num(o, "dip"), 1, "°") { parts.append("dip " + dip) }
+            if let st = o["mag_st"] as? String { parts.append("mag_st " + st) }
+            return parts.joined(separator: "  ")
         case "OVERFLOW":
             return "OVERFLOW  \(o["dropped"] as? Int ?? 0) messages dropped: this client read too slowly"
         default:

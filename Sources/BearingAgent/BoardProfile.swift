@@ -1,0 +1,149 @@
+import BearingCore
+import BearingSensors
+import Foundation
+import Yams
+
+/// A board profile (`boards/NAME.yaml`): the board's I2C bus, the serial device its GPS is on (for gpsd)
+/// and the GPS+compass modules known to fit it, with chip, address and mounting orientation.
+/// `bearing run --board NAME [--module MODULE]` layers it under the config file.
+public struct BoardProfile: Equatable, Sendable {
+    public struct Module: Equatable, Sendable {
+        public var name: String
+        public var description: String
+        public var gps: String
+        public var chip: String
+        public var address: UInt8
+        public var orientation: Orientation
+    }
+
+    public var name: String
+    public var description: String
+    public var i2cBus: String
+    public var gpsDevice: String
+    public var modules: [Module]
+    public var defaultModule: String
+
+    /// Where `--board NAME` looks: `$BEARING_BOARDS`, `/etc/bearing/boards`, `/usr/share/bearing/boards`,
+    /// and a `boards/` directory beside or above the executable (a source checkout).
+    public static func searchPaths(environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
+        var dirs: [String] = []
+        if let d = environment["BEARING_BOARDS"], !d.isEmpty { dirs.append(d) }
+        dirs += ["/etc/bearing/boards", "/usr/share/bearing/boards"]
+        var url = URL(fileURLWithPath: CommandLine.arguments.first ?? ".").resolvingSymlinksInPath().deletingLastPathComponent()
+        for _ in 0..<5 {
+            dirs.append(url.appendingPathComponent("boards").path)
+            dirs.append(url.appendingPathComponent("share/bearing/boards").path)
+            url.deleteLastPathComponent()
+        }
+        return dirs
+    }
+
+    /// Loads a profile by name (searching `searchPaths`) or by path (anything containing `/`).
+    public static func load(_ nameOrPath: String) throws(ConfigError) -> BoardProfile {
+        var path = nameOrPath
+        if !nameOrPath.contains("/") {
+            guard nameOrPath.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }),
+                  let found = searchPaths().map({ "\($0)/\(nameOrPath).yaml" }).first(where: { FileManager.default.fileExists(atPath: $0) })
+            else {
+                let known = available().joined(separator: ", ")
+                throw ConfigError("board \"\(nameOrPath)\" not found in \(searchPaths().prefix(3).joined(separator: ", ")), …; known: \(known.isEmpty ? "none" : known)")
+            }
+            path = found
+        }
+        let text: String
+        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
+            throw ConfigError("\(path): cannot read: \((error as NSError).localizedDescription)")
+        }
+        return try parse(yaml: text, source: path)
+    }
+
+    /// The profile names found on the search path.
+    public static func available() -> [String] {
+        var names = Set<String>()
+        for d in searchPaths() {
+            for f in (try? FileManager.default.contentsOfDirectory(atPath: d)) ?? [] where f.hasSuffix(".yaml") {
+                names.insert(String(f.dropLast(5)))
+            }
+        }
+        return names.sorted()
+    }
+
+    public static func parse(yaml: String, source: String) throws(ConfigError) -> BoardProfile {
+        let root: Node?
+        do { root = try Yams.compose(yaml: yaml) } catch { throw ConfigError("\(source): not valid YAML: \(error)") }
+        guard let root else { throw ConfigError("\(source): empty board profile") }
+        let r = ConfigReader(source: source)
+        var p = BoardProfile(name: "", description: "", i2cBus: "", gpsDevice: "", modules: [], defaultModule: "")
+        do {
+            try r.section(root, "", [
+                "name": { p.name = try r.string($0, "name", nonEmpty: true) },
+                "description": { p.description = try r.string($0, "description", nonEmpty: false) },
+                "i2c_bus": { p.i2cBus = try r.busPath($0, "i2c_bus") },
+                "gps_device": { p.gpsDevice = try r.string($0, "gps_device", nonEmpty: true) },
+                "default_module": { p.defaultModule = try r.string($0, "default_module", nonEmpty: true) },
+                "modules": { node in
+                    guard case .sequence(let items) = node else { throw r.fail(node, "modules", r.shown(node), "a list of modules") }
+                    for (i, item) in items.enumerated() {
+                        var m = Module(name: "", description: "", gps: "", chip: "", address: 0, orientation: .identity)
+                        var axes = "+X+Y+Z"
+                        let key = "modules[\(i)]"
+                        try r.section(item, key, [
+                            "name": { m.name = try r.string($0, "\(key).name", nonEmpty: true) },
+                            "description": { m.description = try r.string($0, "\(key).description", nonEmpty: false) },
+                            "gps": { m.gps = try r.string($0, "\(key).gps", nonEmpty: false) },
+                            "chip": {
+                                let c = try r.scalar($0, "\(key).chip")
+                                guard MagnetometerChips.driver(named: c) != nil else {
+                                    throw r.fail($0, "\(key).chip", "\"\(c)\"", "one of \(MagnetometerChips.names.joined(separator: ", "))")
+                                }
+                                m.chip = c
+                            },
+                            "address": { m.address = try r.i2cAddress($0, "\(key).address") ?? 0 },
+                            "orientation": { axes = try r.scalar($0, "\(key).orientation") },
+                        ])
+                        do { m.orientation = try Orientation(axes: axes) } catch {
+                            throw ConfigError("\(r.at(item)): \(key).\(error)")
+                        }
+                        guard !m.name.isEmpty, !m.chip.isEmpty, m.address != 0 else {
+                            throw ConfigError("\(r.at(item)): \(key): name, chip and address are required")
+                        }
+                        p.modules.append(m)
+                    }
+                },
+            ])
+        } catch let e as ConfigError {
+            throw e
+        } catch {
+            throw ConfigError("\(source): \(error)")
+        }
+        guard !p.name.isEmpty, !p.i2cBus.isEmpty, !p.modules.isEmpty else {
+            throw ConfigError("\(source): a board needs name, i2c_bus and at least one module")
+        }
+        if p.defaultModule.isEmpty { p.defaultModule = p.modules[0].name }
+        guard p.modules.contains(where: { $0.name == p.defaultModule }) else {
+            throw ConfigError("\(source): default_module \"\(p.defaultModule)\" is not one of \(p.modules.map(\.name).joined(separator: ", "))")
+        }
+        return p
+    }
+
+    public func module(named name: String?) throws(ConfigError) -> Module {
+        let wanted = name ?? defaultModule
+        guard let m = modules.first(where: { $0.name == wanted }) else {
+            throw ConfigError("board \(self.name): no module \"\(wanted)\"; known: \(modules.map(\.name).joined(separator: ", "))")
+        }
+        return m
+    }
+
+    /// The defaults this board and module give; a config file read over it overrides any of them.
+    public func baseConfig(module name: String?) throws(ConfigError) -> AgentConfig {
+        let m = try module(named: name)
+        var c = AgentConfig()
+        c.board = "\(self.name)/\(m.name)"
+        c.magnetometer.enabled = true
+        c.magnetometer.reader.bus = i2cBus
+        c.magnetometer.reader.chip = m.chip
+        c.magnetometer.reader.address = m.address
+        c.magnetometer.orientation = m.orientation
+        return c
+    }
+}

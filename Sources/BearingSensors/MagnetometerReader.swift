@@ -1,0 +1,142 @@
+import BearingCore
+import Foundation
+
+/// Receives what a `MagnetometerReader` reads. All calls come on the reader's own thread, in order.
+public protocol MagnetometerReaderDelegate: AnyObject {
+    func magnetometerReader(_ reader: MagnetometerReader, didReceive sample: MagneticSample)
+    func magnetometerReader(_ reader: MagnetometerReader, didChangeState state: ConnectionState)
+    func magnetometerReader(_ reader: MagnetometerReader, didFail error: MagnetometerError)
+}
+
+/// Reads a magnetometer at a fixed rate on its own thread: open the bus, find and identify the chip,
+/// configure it, read on a deadline schedule. Read failures are reported; after `failuresBeforeReprobe`
+/// in a row (or at once when nothing answers) the bus is closed and the chip found again, with backoff.
+public final class MagnetometerReader: @unchecked Sendable {
+    public struct Configuration: Equatable, Sendable {
+        public var bus: String = "/dev/i2c-1"
+        /// A driver name; nil finds any supported chip.
+        public var chip: String? = nil
+        public var address: UInt8? = nil
+        public var settings = MagnetometerSettings()
+        public var retryInitial: Double = 0.5
+        public var retryMax: Double = 30
+        public var failuresBeforeReprobe = 3
+        public init() {}
+    }
+
+    public let configuration: Configuration
+    public weak var delegate: MagnetometerReaderDelegate?
+    private let openBus: (String) throws(I2CError) -> I2CBus
+    private let now: () -> GPSTimestamp
+    private let lock = NSCondition()
+    private var stopRequested = false
+    private var thread: Thread?
+    private let finished = DispatchSemaphore(value: 0)
+    /// `i2c:BUS:ADDRESS` of the chip in use (or being looked for).
+    public private(set) var endpoint: String
+
+    public init(configuration: Configuration, openBus: @escaping (String) throws(I2CError) -> I2CBus,
+                now: @escaping () -> GPSTimestamp) {
+        self.configuration = configuration
+        self.openBus = openBus
+        self.now = now
+        endpoint = Self.endpoint(configuration.bus, configuration.address)
+    }
+
+    static func endpoint(_ bus: String, _ address: UInt8?) -> String {
+        "i2c:\(bus)" + (address.map { ":\(I2CError.hex($0))" } ?? "")
+    }
+
+    public func start() {
+        lock.lock(); defer { lock.unlock() }
+        guard thread == nil else { return }
+        let t = Thread { [self] in
+            run()
+            finished.signal()
+        }
+        t.name = "bearing.magnetometer"
+        thread = t
+        t.start()
+    }
+
+    /// Stops reading and waits for the thread (at most one sample period or backoff step).
+    public func stop() {
+        lock.lock()
+        let running = thread != nil && !stopRequested
+        stopRequested = true
+        lock.broadcast()
+        lock.unlock()
+        if running { finished.wait() }
+    }
+
+    private func pause(until deadline: Date) -> Bool {
+        lock.lock(); defer { lock.unlock() }
+        while !stopRequested {
+            if !lock.wait(until: deadline) { return true }
+        }
+        return false
+    }
+
+    private var isStopping: Bool { lock.lock(); defer { lock.unlock() }; return stopRequested }
+
+    private func report(_ s: ConnectionState) { delegate?.magnetometerReader(self, didChangeState: s) }
+    private func fail(_ e: MagnetometerError) { delegate?.magnetometerReader(self, didFail: e) }
+
+    private func run() {
+        var attempt = 0
+        var delay = configuration.retryInitial
+        while !isStopping {
+            attempt += 1
+            report(.connecting(attempt: attempt))
+            let reason: DisconnectReason
+            do {
+                let bus = try openBus(configuration.bus)
+                let driver = try ChipProbe.find(bus, chip: configuration.chip, address: configuration.address)
+                let chosen = try driver.configure(configuration.settings)
+                endpoint = Self.endpoint(bus.path, driver.address)
+                report(.connected)
+                attempt = 0
+                delay = configuration.retryInitial
+                _ = chosen
+                reason = readLoop(driver, device: endpoint)
+            } catch let e as I2CError {
+                fail(.bus(e))
+                reason = .openFailed(e.description)
+            } catch let e as MagnetometerError {
+                fail(e)
+                reason = .openFailed(e.description)
+            } catch {
+                reason = .error("\(error)")
+            }
+            if reason == .stopped { break }
+            report(.disconnected(reason))
+            if !pause(until: Date(timeIntervalSinceNow: delay)) { break }
+            delay = min(delay * 2, configuration.retryMax)
+        }
+        report(.disconnected(.stopped))
+    }
+
+    /// Reads until stopped or the chip is lost; returns why it ended.
+    private func readLoop(_ driver: any MagnetometerDriver, device: String) -> DisconnectReason {
+        let period = 1 / max(0.01, configuration.settings.rate)
+        let chip = type(of: driver).descriptor.name
+        var next = Date()
+        var failures = 0
+        while true {
+            if isStopping { return .stopped }
+            do {
+                let r = try driver.read()
+                failures = 0
+                delegate?.magnetometerReader(self, didReceive: MagneticSample(
+                    time: now(), device: device, chip: chip, field: r.field, overflow: r.overflow))
+            } catch {
+                fail(error)
+                failures += 1
+                if case .bus(let e) = error, e.isNoAnswer { return .error(error.description) }
+                if failures >= configuration.failuresBeforeReprobe { return .error(error.description) }
+            }
+            next = max(next.addingTimeInterval(period), Date().addingTimeInterval(-period))
+            if !pause(until: next) { return .stopped }
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import ArgumentParser
+import BearingCore
+import BearingIO
+import BearingSensors
+import Foundation
+
+struct Probe: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Scan an I2C bus like i2cdetect, identify magnetometers by their ID registers, print config lines.")
+
+    @Option(help: "The bus: /dev/i2c-N, a bus number, or simulator.") var bus: String = "/dev/i2c-1"
+    @Flag(help: "Also configure each identified chip and read one sample (µT, chip axes).") var read = false
+    @Option(help: "With --read: samples per second to configure.") var rate: Double = 10
+
+    func run() throws {
+        let path = bus == "simulator" || bus.hasPrefix("/") ? bus : "/dev/i2c-\(bus)"
+        let i2c: I2CBus
+        do { i2c = try BusOpener.open(path) } catch { throw ProbeError(error.description) }
+        let found: [ProbeFinding]
+        do { found = try ChipProbe.scan(i2c) } catch { throw ProbeError(error.description) }
+        print("bus \(path): \(found.count) address\(found.count == 1 ? "" : "es") answered (probe: quick write, read byte at 0x30-0x37 and 0x50-0x5f)")
+        print("address  chip                                       confidence")
+        for f in found {
+            let chip = f.displayName ?? (f.answer == .busy ? "(owned by a kernel driver: UU)" : "(unknown device)")
+            print("\(I2CError.hex(f.address))     \(chip.padding(toLength: 42, withPad: " ", startingAt: 0)) \(f.confidence?.rawValue ?? "-")")
+        }
+        let chips = found.filter { $0.chip != nil }
+        guard let first = chips.first else {
+            print("no supported magnetometer found; supported: \(MagnetometerChips.names.joined(separator: ", "))")
+            throw ExitCode(2)
+        }
+        print("\nconfig (/etc/bearing/bearing.yaml):")
+        print("magnetometer:\n  bus: \(path)\n  chip: \(first.chip!)\n  address: \(I2CError.hex(first.driverAddress ?? first.address))")
+        print("  orientation: \"+X+Y+Z\"   # board x forward, y right, z down from the chip's axes: see README")
+        if first.confidence == .low {
+            print("# \(first.displayName!) has an ID an idle bus can also read: check the part number on the module")
+        }
+        guard read else { return }
+        var failed = false
+        for f in chips {
+            guard let type = MagnetometerChips.driver(named: f.chip!) else { continue }
+            let d = type.init(bus: i2c, address: f.driverAddress ?? f.address)
+            var s = MagnetometerSettings()
+            s.rate = rate
+            do {
+                try d.identify()
+                let chosen = try d.configure(s)
+                let r = try d.read()
+                print(String(format: "read %@ %@: x %.3f y %.3f z %.3f µT |B| %.3f µT%@ (%@)", f.chip!, I2CError.hex(d.address),
+                             r.field.x, r.field.y, r.field.z, r.field.length, r.overflow ? " OVERFLOW" : "", chosen.description))
+            } catch {
+                print("read \(f.chip!) \(I2CError.hex(d.address)): failed: \(error)")
+                failed = true
+            }
+        }
+        if failed { throw ExitCode(1) }
+    }
+}
+
+struct ProbeError: Error, CustomStringConvertible {
+    var description: String
+    init(_ d: String) { description = d }
+}
