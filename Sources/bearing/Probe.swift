@@ -46,8 +46,12 @@ struct Probe: ParsableCommand {
                 try d.identify()
                 let chosen = try d.configure(s)
                 let r = try d.read()
-                print(String(format: "read %@ %@: x %.3f y %.3f z %.3f µT |B| %.3f µT%@ (%@)", f.chip!, I2CError.hex(d.address),
-                             r.field.x, r.field.y, r.field.z, r.field.length, r.overflow ? " OVERFLOW" : "", chosen.description))
+                var extra = ""
+                if let offset = (d as? MMC5983MA)?.bridgeOffset {
+                    extra = String(format: " bridge offset x %.3f y %.3f z %.3f µT", offset.x, offset.y, offset.z)
+                }
+                print(String(format: "read %@ %@: x %.3f y %.3f z %.3f µT |B| %.3f µT%@ (%@)%@", f.chip!, I2CError.hex(d.address),
+                             r.field.x, r.field.y, r.field.z, r.field.length, r.overflow ? " OVERFLOW" : "", chosen.description, extra))
             } catch {
                 print("read \(f.chip!) \(I2CError.hex(d.address)): failed: \(error)")
                 failed = true
