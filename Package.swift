@@ -85,6 +85,7 @@ let package = Package(
             name: "BearingSensorsTests",
             dependencies: [
                 "BearingSensors", "BearingSimulator", "BearingCore", "BearingAgent",
+                .product(name: "CombineSchedulers", package: "combine-schedulers"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
             ]
         ),
