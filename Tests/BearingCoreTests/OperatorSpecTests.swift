@@ -29,7 +29,7 @@ final class OperatorSpecTests: XCTestCase {
     }
 
     func testBadSpecsNameWhatIsWrong() {
-        assertRejects(#"[{"op":"smooth"}]"#, mentioning: ["\"smooth\"", "allowed", "throttle"])
+        assertRejects(#"[{"op":"median"}]"#, mentioning: ["\"median\"", "allowed", "throttle", "smooth"])
         assertRejects(#"[{"op":"throttle","interval":-1}]"#, mentioning: ["interval", "-1", "> 0"])
         assertRejects(#"[{"op":"throttle","interval":"fast"}]"#, mentioning: ["interval", "expected a number"])
         assertRejects(#"[{"op":"min_mode","mode":4}]"#, mentioning: ["mode", "4", "allowed"])

@@ -23,7 +23,9 @@ final class KernelI2CTests: XCTestCase {
         p.standardOutput = out
         p.standardError = out
         try p.run()
+        // The serial console ends lines with CR LF.
         let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            .replacingOccurrences(of: "\r", with: "")
         p.waitUntilExit()
         print(text)
         XCTAssertTrue(text.contains("VM-BOOTED"), "the VM did not boot")
