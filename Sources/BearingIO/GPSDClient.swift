@@ -39,10 +39,7 @@ public final class GPSDClient: @unchecked Sendable {
     public let configuration: Configuration
     public weak var delegate: GPSDClientDelegate?
 
-    private let lock = NSCondition()
-    private var stopRequested = false
-    private var thread: Thread?
-    private let finished = DispatchSemaphore(value: 0)
+    private let worker = WorkerThread(name: "bearing.gpsd")
 
     /// libgps API version this binary was compiled against.
     public static var apiVersion: (major: Int, minor: Int) { (Int(bearing_gps_api_major), Int(bearing_gps_api_minor)) }
@@ -53,40 +50,12 @@ public final class GPSDClient: @unchecked Sendable {
     }
 
     public func start() {
-        lock.lock(); defer { lock.unlock() }
-        guard thread == nil else { return }
-        let t = Thread { [self] in
-            run()
-            finished.signal()
-        }
-        t.name = "bearing.gpsd"
-        thread = t
-        t.start()
+        worker.start { [self] in run() }
     }
 
     /// Stops the session and waits for the thread to close it (at most one wait period, 250 ms).
     public func stop() {
-        lock.lock()
-        let running = thread != nil && !stopRequested
-        stopRequested = true
-        lock.broadcast()
-        lock.unlock()
-        if running { finished.wait() }
-    }
-
-    private var isStopping: Bool {
-        lock.lock(); defer { lock.unlock() }
-        return stopRequested
-    }
-
-    /// Sleeps up to `seconds`; returns false when woken by `stop()`.
-    private func pause(_ seconds: Double) -> Bool {
-        lock.lock(); defer { lock.unlock() }
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        while !stopRequested {
-            if !lock.wait(until: deadline) { return true }
-        }
-        return false
+        worker.stop()
     }
 
     private func report(_ state: ConnectionState) {
@@ -98,7 +67,7 @@ public final class GPSDClient: @unchecked Sendable {
         var delay = configuration.retryInitial
         let data = UnsafeMutablePointer<gps_data_t>.allocate(capacity: 1)
         defer { data.deallocate() }
-        while !isStopping {
+        while !worker.isStopping {
             attempt += 1
             report(.connecting(attempt: attempt))
             data.initialize(to: gps_data_t())
@@ -108,7 +77,7 @@ public final class GPSDClient: @unchecked Sendable {
                 let code = bearing_errno()
                 let text = code < 0 ? String(cString: bearing_gps_errstr(code)) : String(cString: strerror(code))
                 report(.disconnected(.openFailed(text)))
-                if !pause(delay) { break }
+                if !worker.pause(delay) { break }
                 delay = min(delay * 2, configuration.retryMax)
                 continue
             }
@@ -119,7 +88,7 @@ public final class GPSDClient: @unchecked Sendable {
             // A session that delivered data resets the backoff; retry soon after a lost link.
             attempt = 0
             delay = configuration.retryInitial
-            if !pause(delay) { break }
+            if !worker.pause(delay) { break }
             delay = min(delay * 2, configuration.retryMax)
         }
         report(.disconnected(.stopped))
@@ -138,7 +107,7 @@ public final class GPSDClient: @unchecked Sendable {
         defer { message.deallocate() }
         var lastData = Syscall.monotonicSeconds()
         while true {
-            if isStopping { return .stopped }
+            if worker.isStopping { return .stopped }
             if gps_waiting(data, 250_000) {
                 data.pointee.set = 0
                 message[0] = 0

@@ -28,19 +28,22 @@ public final class MagnetometerReader: @unchecked Sendable {
     public weak var delegate: MagnetometerReaderDelegate?
     private let openBus: (String) throws(I2CError) -> I2CBus
     private let now: () -> GPSTimestamp
-    private let lock = NSCondition()
-    private var stopRequested = false
-    private var thread: Thread?
-    private let finished = DispatchSemaphore(value: 0)
-    /// `i2c:BUS:ADDRESS` of the chip in use (or being looked for).
-    public private(set) var endpoint: String
+    private let worker = WorkerThread(name: "bearing.magnetometer")
+    private let endpointLock = NSLock()
+    private var currentEndpoint: String
+
+    /// `i2c:BUS:ADDRESS` of the chip in use (or being looked for); read from any thread.
+    public var endpoint: String {
+        endpointLock.lock(); defer { endpointLock.unlock() }
+        return currentEndpoint
+    }
 
     public init(configuration: Configuration, openBus: @escaping (String) throws(I2CError) -> I2CBus,
                 now: @escaping () -> GPSTimestamp) {
         self.configuration = configuration
         self.openBus = openBus
         self.now = now
-        endpoint = Self.endpoint(configuration.bus, configuration.address)
+        currentEndpoint = Self.endpoint(configuration.bus, configuration.address)
     }
 
     static func endpoint(_ bus: String, _ address: UInt8?) -> String {
@@ -48,36 +51,13 @@ public final class MagnetometerReader: @unchecked Sendable {
     }
 
     public func start() {
-        lock.lock(); defer { lock.unlock() }
-        guard thread == nil else { return }
-        let t = Thread { [self] in
-            run()
-            finished.signal()
-        }
-        t.name = "bearing.magnetometer"
-        thread = t
-        t.start()
+        worker.start { [self] in run() }
     }
 
     /// Stops reading and waits for the thread (at most one sample period or backoff step).
     public func stop() {
-        lock.lock()
-        let running = thread != nil && !stopRequested
-        stopRequested = true
-        lock.broadcast()
-        lock.unlock()
-        if running { finished.wait() }
+        worker.stop()
     }
-
-    private func pause(until deadline: Date) -> Bool {
-        lock.lock(); defer { lock.unlock() }
-        while !stopRequested {
-            if !lock.wait(until: deadline) { return true }
-        }
-        return false
-    }
-
-    private var isStopping: Bool { lock.lock(); defer { lock.unlock() }; return stopRequested }
 
     private func report(_ s: ConnectionState) { delegate?.magnetometerReader(self, didChangeState: s) }
     private func fail(_ e: MagnetometerError) { delegate?.magnetometerReader(self, didFail: e) }
@@ -85,20 +65,20 @@ public final class MagnetometerReader: @unchecked Sendable {
     private func run() {
         var attempt = 0
         var delay = configuration.retryInitial
-        while !isStopping {
+        while !worker.isStopping {
             attempt += 1
             report(.connecting(attempt: attempt))
             let reason: DisconnectReason
             do {
                 let bus = try openBus(configuration.bus)
                 let driver = try ChipProbe.find(bus, chip: configuration.chip, address: configuration.address)
-                let chosen = try driver.configure(configuration.settings)
-                endpoint = Self.endpoint(bus.path, driver.address)
+                _ = try driver.configure(configuration.settings)
+                let device = Self.endpoint(bus.path, driver.address)
+                endpointLock.lock(); currentEndpoint = device; endpointLock.unlock()
                 report(.connected)
                 attempt = 0
                 delay = configuration.retryInitial
-                _ = chosen
-                reason = readLoop(driver, device: endpoint)
+                reason = readLoop(driver, device: device)
             } catch let e as I2CError {
                 fail(.bus(e))
                 reason = .openFailed(e.description)
@@ -110,7 +90,7 @@ public final class MagnetometerReader: @unchecked Sendable {
             }
             if reason == .stopped { break }
             report(.disconnected(reason))
-            if !pause(until: Date(timeIntervalSinceNow: delay)) { break }
+            if !worker.pause(delay) { break }
             delay = min(delay * 2, configuration.retryMax)
         }
         report(.disconnected(.stopped))
@@ -123,7 +103,7 @@ public final class MagnetometerReader: @unchecked Sendable {
         var next = Date()
         var failures = 0
         while true {
-            if isStopping { return .stopped }
+            if worker.isStopping { return .stopped }
             do {
                 let r = try driver.read()
                 failures = 0
@@ -136,7 +116,7 @@ public final class MagnetometerReader: @unchecked Sendable {
                 if failures >= configuration.failuresBeforeReprobe { return .error(error.description) }
             }
             next = max(next.addingTimeInterval(period), Date().addingTimeInterval(-period))
-            if !pause(until: next) { return .stopped }
+            if !worker.pause(until: next) { return .stopped }
         }
     }
 }

@@ -1,0 +1,54 @@
+import Foundation
+
+/// A thread that runs one loop until asked to stop, with sleeps that `stop()` interrupts: the shape shared
+/// by Bearing's blocking sources (the gpsd client, the magnetometer reader), which own their I/O on a
+/// thread of their own and report to a delegate.
+public final class WorkerThread: @unchecked Sendable {
+    public let name: String
+    private let condition = NSCondition()
+    private var stopRequested = false
+    private var started = false
+    private let finished = DispatchSemaphore(value: 0)
+
+    public init(name: String) { self.name = name }
+
+    /// Runs `body` on a new thread; a second call does nothing.
+    public func start(_ body: @escaping () -> Void) {
+        condition.lock(); defer { condition.unlock() }
+        guard !started else { return }
+        started = true
+        let t = Thread { [finished] in
+            body()
+            finished.signal()
+        }
+        t.name = name
+        t.start()
+    }
+
+    /// Asks the loop to end, wakes any `pause`, and waits until `body` has returned.
+    public func stop() {
+        condition.lock()
+        let wait = started && !stopRequested
+        stopRequested = true
+        condition.broadcast()
+        condition.unlock()
+        if wait { finished.wait() }
+    }
+
+    public var isStopping: Bool {
+        condition.lock(); defer { condition.unlock() }
+        return stopRequested
+    }
+
+    /// Sleeps until `deadline`; returns false when woken by `stop()`.
+    public func pause(until deadline: Date) -> Bool {
+        condition.lock(); defer { condition.unlock() }
+        while !stopRequested {
+            if !condition.wait(until: deadline) { return true }
+        }
+        return false
+    }
+
+    /// Sleeps up to `seconds`; returns false when woken by `stop()`.
+    public func pause(_ seconds: Double) -> Bool { pause(until: Date(timeIntervalSinceNow: seconds)) }
+}
