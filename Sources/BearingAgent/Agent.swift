@@ -23,15 +23,19 @@ public final class Agent: @unchecked Sendable {
     private let lock = NSLock()
     private var lastTPV: String?
     private var lastSKY: String?
-    private var stateLine: String
-    private var magStateLine: String?
     private var lastATT: String?
+    /// The latest STATE line of each source, replayed to clients that start watching.
+    private var stateLines: [String]
 
     private let magAdapter = MagnetometerPublisherAdapter(initialState: .connecting(attempt: 0))
     private let reader: MagnetometerReader?
     private let declination: DeclinationTracker?
-    /// Only touched from the magnetometer thread, where its state changes arrive.
-    private var lastMagDisconnect: String?
+    /// Each only touched from its source's thread, where that source's state changes arrive.
+    private var gpsdLog = SourceStateLog(source: "gpsd", index: 0, connecting: "connecting to gpsd", lost: "gpsd disconnected",
+                                         stillLost: "gpsd still unavailable", stopped: "gpsd session closed")
+    private var magnetometerLog = SourceStateLog(source: "magnetometer", index: 1, connecting: "looking for the magnetometer",
+                                                 lost: "magnetometer unavailable", stillLost: "magnetometer still unavailable",
+                                                 stopped: "magnetometer stopped")
     private var lastMagFailure: String?
 
     /// `openBus` opens the magnetometer's bus by path (a `LinuxI2CBus`, or a simulated bus for the demo).
@@ -44,8 +48,6 @@ public final class Agent: @unchecked Sendable {
             let r = MagnetometerReader(configuration: config.magnetometer.reader, openBus: openBus, now: Agent.now)
             reader = r
             declination = config.heading.trueNorth ? DeclinationTracker(fallback: config.heading.fallbackPosition) : nil
-            magStateLine = GPSDDialect.state(SourceState(source: "magnetometer", endpoint: r.endpoint,
-                                                         state: .connecting(attempt: 0), time: Agent.now()))
         } else {
             reader = nil
             declination = nil
@@ -55,8 +57,10 @@ public final class Agent: @unchecked Sendable {
         serverConfig.maxClients = config.socket.maxClients
         serverConfig.clientQueue = config.socket.clientQueue
         serverConfig.release = Agent.release
-        stateLine = GPSDDialect.state(SourceState(source: "gpsd", endpoint: config.gpsd.endpoint,
-                                                  state: .connecting(attempt: 0), time: Agent.now()))
+        let endpoints = [config.gpsd.endpoint] + (reader.map { [$0.endpoint] } ?? [])
+        stateLines = zip(["gpsd", "magnetometer"], endpoints).map { source, endpoint in
+            GPSDDialect.state(SourceState(source: source, endpoint: endpoint, state: .connecting(attempt: 0), time: Agent.now()))
+        }
         let box = WeakAgent()
         server = SocketServer(configuration: serverConfig, logger: logger) {
             box.agent?.snapshot() ?? ServerSnapshot()
@@ -73,7 +77,7 @@ public final class Agent: @unchecked Sendable {
 
     private func snapshot() -> ServerSnapshot {
         lock.lock(); defer { lock.unlock() }
-        var snapshot = ServerSnapshot(stateLines: [stateLine] + (magStateLine.map { [$0] } ?? []),
+        var snapshot = ServerSnapshot(stateLines: stateLines,
                                       lastTPV: lastTPV, lastSKY: lastSKY,
                                       devices: ["gpsd://\(config.gpsd.endpoint)"] + (reader.map { [$0.endpoint] } ?? []))
         snapshot.lastATT = lastATT
@@ -131,7 +135,10 @@ public final class Agent: @unchecked Sendable {
 
         adapter.states
             .removeDuplicates()
-            .sink { [weak self] state in self?.stateChanged(state) }
+            .sink { [weak self] state in
+                guard let self else { return }
+                self.publishState(state, log: &self.gpsdLog, endpoint: self.config.gpsd.endpoint)
+            }
             .store(in: &subscriptions)
 
         adapter.failures
@@ -174,7 +181,11 @@ public final class Agent: @unchecked Sendable {
         }
         magAdapter.states
             .removeDuplicates()
-            .sink { [weak self] state in self?.magnetometerStateChanged(state) }
+            .sink { [weak self] state in
+                guard let self, let reader = self.reader else { return }
+                if state == .connected { self.lastMagFailure = nil }
+                self.publishState(state, log: &self.magnetometerLog, endpoint: reader.endpoint)
+            }
             .store(in: &subscriptions)
         magAdapter.failures
             .sink { [weak self] failure in
@@ -187,67 +198,21 @@ public final class Agent: @unchecked Sendable {
             .store(in: &subscriptions)
     }
 
-    private func magnetometerStateChanged(_ state: ConnectionState) {
-        guard let reader else { return }
-        let line = GPSDDialect.state(SourceState(source: "magnetometer", endpoint: reader.endpoint, state: state, time: Self.now()))
-        lock.lock()
-        magStateLine = line
-        lock.unlock()
-        emit("STATE", line)
-        let meta: Logger.Metadata = ["magnetometer": "\(reader.endpoint)"]
-        switch state {
-        case .connected:
-            logger.notice("magnetometer connected", metadata: meta)
-            lastMagDisconnect = nil
-            lastMagFailure = nil
-        case .disconnected(let reason):
-            if reason == .stopped {
-                logger.info("magnetometer stopped", metadata: meta)
-            } else if reason.code == lastMagDisconnect {
-                logger.debug("magnetometer still unavailable: \(reason)", metadata: meta)
-            } else {
-                logger.warning("magnetometer unavailable: \(reason)", metadata: meta)
-            }
-            lastMagDisconnect = reason.code
-        case .connecting(let attempt):
-            logger.debug("looking for the magnetometer (attempt \(attempt))", metadata: meta)
-        }
-    }
-
     private func emit(_ className: String, _ line: String) {
         server.publish(className: className, line: line)
         dataLog?.append(line)
         logger.trace("\(line)")
     }
 
-    private func stateChanged(_ state: ConnectionState) {
-        let line = GPSDDialect.state(SourceState(source: "gpsd", endpoint: config.gpsd.endpoint, state: state, time: Self.now()))
+    /// Publishes a source's STATE, keeps it for replay, and logs the change.
+    private func publishState(_ state: ConnectionState, log: inout SourceStateLog, endpoint: String) {
+        let line = GPSDDialect.state(SourceState(source: log.source, endpoint: endpoint, state: state, time: Self.now()))
         lock.lock()
-        stateLine = line
+        stateLines[log.index] = line
         lock.unlock()
         emit("STATE", line)
-        let meta: Logger.Metadata = ["gpsd": "\(config.gpsd.endpoint)"]
-        switch state {
-        case .connected:
-            logger.notice("gpsd connected", metadata: meta)
-            lastDisconnectCode = nil
-        case .disconnected(let reason):
-            // A retry loop against an absent gpsd logs its first failure loudly and the repeats quietly.
-            if reason == .stopped {
-                logger.info("gpsd session closed", metadata: meta)
-            } else if reason.code == lastDisconnectCode {
-                logger.debug("gpsd still unavailable: \(reason)", metadata: meta)
-            } else {
-                logger.warning("gpsd disconnected: \(reason)", metadata: meta)
-            }
-            lastDisconnectCode = reason.code
-        case .connecting(let attempt):
-            logger.debug("connecting to gpsd (attempt \(attempt))", metadata: meta)
-        }
+        log.record(state, logger: logger, metadata: [log.source: "\(endpoint)"])
     }
-
-    /// Only touched from the gpsd client's thread, where state changes arrive.
-    private var lastDisconnectCode: String?
 
     /// Reopens the data log (after rotation).
     public func reopenLogs() { dataLog?.reopen() }
@@ -269,4 +234,42 @@ public final class Agent: @unchecked Sendable {
 
 private final class WeakAgent: @unchecked Sendable {
     weak var agent: Agent?
+}
+
+/// How one source's state changes are logged: a retry loop against an absent source logs its first
+/// failure loudly and the repeats quietly.
+struct SourceStateLog {
+    let source: String
+    /// Where the source's line stands in the replayed STATE lines.
+    let index: Int
+    let connecting: String, lost: String, stillLost: String, stopped: String
+    private var lastDisconnectCode: String?
+
+    init(source: String, index: Int, connecting: String, lost: String, stillLost: String, stopped: String) {
+        self.source = source
+        self.index = index
+        self.connecting = connecting
+        self.lost = lost
+        self.stillLost = stillLost
+        self.stopped = stopped
+    }
+
+    mutating func record(_ state: ConnectionState, logger: Logger, metadata: Logger.Metadata) {
+        switch state {
+        case .connected:
+            logger.notice("\(source) connected", metadata: metadata)
+            lastDisconnectCode = nil
+        case .disconnected(let reason):
+            if reason == .stopped {
+                logger.info("\(stopped)", metadata: metadata)
+            } else if reason.code == lastDisconnectCode {
+                logger.debug("\(stillLost): \(reason)", metadata: metadata)
+            } else {
+                logger.warning("\(lost): \(reason)", metadata: metadata)
+            }
+            lastDisconnectCode = reason.code
+        case .connecting(let attempt):
+            logger.debug("\(connecting) (attempt \(attempt))", metadata: metadata)
+        }
+    }
 }
