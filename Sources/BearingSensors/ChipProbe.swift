@@ -47,17 +47,14 @@ public enum ChipProbe {
     /// The first supported chip whose ID registers match at `address`.
     public static func identify(_ bus: I2CBus, address: UInt8) -> (any MagnetometerDriver.Type)? {
         for type in MagnetometerChips.all where type.descriptor.addresses.contains(address) {
-            let d = type.init(bus: bus, address: address)
-            d.sleep = DriverSleep.real
-            if (try? d.identify()) != nil { return type }
+            if (try? type.init(bus: bus, address: address).identify()) != nil { return type }
         }
         return nil
     }
 
     /// The driver for `chip` (a name, or nil for any supported chip) at `address` (nil: each address the
     /// chip can have), identified. Errors say what was tried.
-    public static func find(_ bus: I2CBus, chip: String?, address: UInt8?,
-                            sleep: @escaping (Double) -> Void = DriverSleep.real) throws(MagnetometerError) -> any MagnetometerDriver {
+    public static func find(_ bus: I2CBus, chip: String?, address: UInt8?) throws(MagnetometerError) -> any MagnetometerDriver {
         let types: [any MagnetometerDriver.Type]
         if let chip {
             guard let t = MagnetometerChips.driver(named: chip) else {
@@ -71,7 +68,6 @@ public enum ChipProbe {
         for type in types {
             for a in address.map({ [$0] }) ?? type.descriptor.addresses {
                 let d = type.init(bus: bus, address: a)
-                d.sleep = sleep
                 do {
                     try d.identify()
                     return d

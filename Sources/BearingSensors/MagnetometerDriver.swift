@@ -88,6 +88,23 @@ public protocol MagnetometerDriver: AnyObject {
     func read() throws(MagnetometerError) -> MagneticReading
 }
 
+/// What every driver keeps: its bus and address, how it waits, and the rate and data-ready poll bound
+/// its `configure` chose. Drivers subclass it and add their chip's registers and conversion.
+open class ChipDriverBase {
+    public let bus: I2CBus
+    public let address: UInt8
+    public var sleep: (Double) -> Void = DriverSleep.real
+    /// Samples per second `configure` selected (sets the data-ready poll interval).
+    var rate = 10.0
+    /// Data-ready polls allowed per read (`MagnetometerSettings.readyPolls`).
+    var polls = 50
+
+    public required init(bus: I2CBus, address: UInt8) {
+        self.bus = bus
+        self.address = address
+    }
+}
+
 /// Every supported chip.
 public enum MagnetometerChips {
     public static let all: [any MagnetometerDriver.Type] = [
@@ -144,6 +161,20 @@ extension MagnetometerDriver {
         }
         throw .dataNotReady(chip: Self.descriptor.displayName, bus: bus.path, address: address, polls: polls)
     }
+}
+
+extension MagnetometerDriver {
+    /// Refuses a wanted range beyond the chip's full scale (`described` as the error shows it).
+    func requireRange(_ settings: MagnetometerSettings, within fullScale: Double, described: String) throws(MagnetometerError) {
+        if let wanted = settings.rangeMicrotesla, wanted > fullScale {
+            throw .unsupported(chip: Self.descriptor.displayName, "range ±\(wanted) µT is beyond the chip's \(described)")
+        }
+    }
+}
+
+/// The index of the smallest full scale ≥ `wanted`, or `default` when no range was asked for.
+func pickRange(_ fullScales: [Double], _ wanted: Double?, default index: Int) -> Int {
+    wanted.map { pick(fullScales, atLeast: $0) } ?? index
 }
 
 /// Picks the first option whose value is ≥ `wanted` (the last when none is), returning its index.

@@ -8,7 +8,7 @@ import BearingCore
 /// = 10/20/50/100 Hz, CNTL3 32h soft reset, 0.15 µT/LSB, ±4912 µT. TDK ICM-20948 datasheet DS-000189:
 /// REG_BANK_SEL 7Fh, bank 0 WHO_AM_I 00h = 0xEA, USER_CTRL 03h (I2C_MST_EN bit 5), PWR_MGMT_1 06h,
 /// INT_PIN_CFG 0Fh (BYPASS_EN bit 1). Linux `drivers/iio/magnetometer/ak8975.c` lists the AK09916 IDs.
-public final class AK09916: MagnetometerDriver {
+public final class AK09916: ChipDriverBase, MagnetometerDriver {
     public static let descriptor = ChipDescriptor(
         name: "ak09916", displayName: "AKM AK09916 (ICM-20948)", addresses: [0x0C],
         idRegister: Register.wia1, idValue: [0x48, 0x09], confidence: .high,
@@ -38,18 +38,8 @@ public final class AK09916: MagnetometerDriver {
     static let microteslaPerLSB = 0.15
     static let fullScale = 4912.0
 
-    public let bus: I2CBus
-    public let address: UInt8
-    public var sleep: (Double) -> Void = DriverSleep.real
     /// The ICM-20948 whose bypass was opened, if any.
     public private(set) var host: UInt8?
-    private var rate = 10.0
-    private var polls = 50
-
-    public init(bus: I2CBus, address: UInt8) {
-        self.bus = bus
-        self.address = address
-    }
 
     /// Opens the bypass of an ICM-20948 at `hostAddress` so the AK09916 answers at 0x0C.
     /// Throws `wrongChip` when no ICM-20948 is there.
@@ -93,9 +83,7 @@ public final class AK09916: MagnetometerDriver {
     }
 
     public func configure(_ settings: MagnetometerSettings) throws(MagnetometerError) -> DriverConfiguration {
-        if let wanted = settings.rangeMicrotesla, wanted > Self.fullScale {
-            throw .unsupported(chip: Self.descriptor.displayName, "range ±\(wanted) µT is beyond the chip's ±4912 µT")
-        }
+        try requireRange(settings, within: Self.fullScale, described: "±4912 µT")
         let i = pick(Self.modes.map(\.rate), atLeast: settings.rate)
         rate = Self.modes[i].rate
         polls = settings.readyPolls

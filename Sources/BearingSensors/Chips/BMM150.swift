@@ -7,7 +7,7 @@ import BearingCore
 /// bits 15:2, data-ready 48h.0), op mode 4Ch, repetitions 51h/52h, trim registers 5Dh–71h, overflow
 /// markers −4096 (X/Y) and −16384 (Z); the floating-point compensation of Bosch's BMM150 Sensor API
 /// (`compensate_x/y/z`), which Linux `drivers/iio/magnetometer/bmc150_magn.c` does in integers.
-public final class BMM150: MagnetometerDriver {
+public final class BMM150: ChipDriverBase, MagnetometerDriver {
     public static let descriptor = ChipDescriptor(
         name: "bmm150", displayName: "Bosch BMM150", addresses: [0x10, 0x11, 0x12, 0x13],
         idRegister: Register.chipID, idValue: [0x32], confidence: .high,
@@ -39,17 +39,7 @@ public final class BMM150: MagnetometerDriver {
         var z1 = 0.0, z2 = 0.0, z3 = 0.0, z4 = 0.0, xyz1 = 0.0
     }
 
-    public let bus: I2CBus
-    public let address: UInt8
-    public var sleep: (Double) -> Void = DriverSleep.real
     private(set) var trim = Trim()
-    private var rate = 10.0
-    private var polls = 50
-
-    public init(bus: I2CBus, address: UInt8) {
-        self.bus = bus
-        self.address = address
-    }
 
     /// Powers the chip up from suspend (where its ID reads 0) and checks the ID.
     public func identify() throws(MagnetometerError) {
@@ -59,9 +49,7 @@ public final class BMM150: MagnetometerDriver {
     }
 
     public func configure(_ settings: MagnetometerSettings) throws(MagnetometerError) -> DriverConfiguration {
-        if let wanted = settings.rangeMicrotesla, wanted > Self.fullScale {
-            throw .unsupported(chip: Self.descriptor.displayName, "range ±\(wanted) µT is beyond the chip's ±1300 µT (X/Y)")
-        }
+        try requireRange(settings, within: Self.fullScale, described: "±1300 µT (X/Y)")
         let sorted = Self.rates
         let i = pick(sorted.map(\.rate), atLeast: settings.rate)
         rate = sorted[i].rate

@@ -5,7 +5,7 @@ import BearingCore
 /// Source: Honeywell HMC5883L datasheet (Form #900405 Rev E): register map (table 2), CRA/CRB/mode
 /// (tables 3–13), ID registers A–C = "H43", output order X, Z, Y big-endian, −4096 on overflow,
 /// gains 1370…230 LSB/Gauss; the same map in Linux `drivers/iio/magnetometer/hmc5843_core.c`.
-public final class HMC5883L: MagnetometerDriver {
+public final class HMC5883L: ChipDriverBase, MagnetometerDriver {
     public static let descriptor = ChipDescriptor(
         name: "hmc5883l", displayName: "Honeywell HMC5883L", addresses: [0x1E],
         idRegister: Register.idA, idValue: Array("H43".utf8), confidence: .high,
@@ -28,23 +28,13 @@ public final class HMC5883L: MagnetometerDriver {
     ]
     static let overflowValue = -4096
 
-    public let bus: I2CBus
-    public let address: UInt8
-    public var sleep: (Double) -> Void = DriverSleep.real
     private var gain = 1
-    private var rate = 15.0
-    private var polls = 50
-
-    public init(bus: I2CBus, address: UInt8) {
-        self.bus = bus
-        self.address = address
-    }
 
     public func identify() throws(MagnetometerError) { try checkID() }
 
     public func configure(_ settings: MagnetometerSettings) throws(MagnetometerError) -> DriverConfiguration {
         let r = pick(Self.rates, atLeast: settings.rate)
-        gain = settings.rangeMicrotesla.map { pick(Self.ranges.map(\.fullScale), atLeast: $0) } ?? 1
+        gain = pickRange(Self.ranges.map(\.fullScale), settings.rangeMicrotesla, default: 1)
         rate = Self.rates[r]
         polls = settings.readyPolls
         try set(Register.configA, 0b11 << 5 | UInt8(r) << 2)   // 8-sample average, normal measurement

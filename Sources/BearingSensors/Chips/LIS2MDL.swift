@@ -7,7 +7,7 @@ import BearingCore
 /// address increment, fixed sensitivity 1.5 mgauss/LSB (0.15 µT), ±49.152 G; Linux
 /// `drivers/iio/magnetometer/st_magn_core.c` (lsm303agr_magn / lis2mdl). No saturation flag: an axis at
 /// ±32767/−32768 counts as overflow.
-public final class LIS2MDL: MagnetometerDriver {
+public final class LIS2MDL: ChipDriverBase, MagnetometerDriver {
     public static let descriptor = ChipDescriptor(
         name: "lis2mdl", displayName: "ST LIS2MDL / LSM303AGR", addresses: [0x1E],
         idRegister: Register.whoAmI, idValue: [0x40], confidence: .high,
@@ -26,23 +26,11 @@ public final class LIS2MDL: MagnetometerDriver {
     static let microteslaPerLSB = 0.15
     static let fullScale = 4915.2
 
-    public let bus: I2CBus
-    public let address: UInt8
-    public var sleep: (Double) -> Void = DriverSleep.real
-    private var rate = 10.0
-    private var polls = 50
-
-    public init(bus: I2CBus, address: UInt8) {
-        self.bus = bus
-        self.address = address
-    }
 
     public func identify() throws(MagnetometerError) { try checkID() }
 
     public func configure(_ settings: MagnetometerSettings) throws(MagnetometerError) -> DriverConfiguration {
-        if let wanted = settings.rangeMicrotesla, wanted > Self.fullScale {
-            throw .unsupported(chip: Self.descriptor.displayName, "range ±\(wanted) µT is beyond the chip's fixed ±\(Self.fullScale) µT")
-        }
+        try requireRange(settings, within: Self.fullScale, described: "fixed ±\(Self.fullScale) µT")
         let r = pick(Self.rates, atLeast: settings.rate)
         rate = Self.rates[r]
         polls = settings.readyPolls

@@ -7,7 +7,7 @@ import BearingCore
 /// ±4/8/12/16 G; multi-byte I2C reads need the sub-address MSB set (section 5.1.1), as Linux
 /// `drivers/iio/common/st_sensors` does for it (`multi_read_bit`). The chip has no saturation flag:
 /// an axis at ±32767/−32768 counts as overflow.
-public final class LIS3MDL: MagnetometerDriver {
+public final class LIS3MDL: ChipDriverBase, MagnetometerDriver {
     public static let descriptor = ChipDescriptor(
         name: "lis3mdl", displayName: "ST LIS3MDL", addresses: [0x1C, 0x1E],
         idRegister: Register.whoAmI, idValue: [0x3D], confidence: .high,
@@ -30,23 +30,13 @@ public final class LIS3MDL: MagnetometerDriver {
         (400, 68.42), (800, 34.21), (1200, 22.81), (1600, 17.11),
     ]
 
-    public let bus: I2CBus
-    public let address: UInt8
-    public var sleep: (Double) -> Void = DriverSleep.real
     private var range = 0
-    private var rate = 10.0
-    private var polls = 50
-
-    public init(bus: I2CBus, address: UInt8) {
-        self.bus = bus
-        self.address = address
-    }
 
     public func identify() throws(MagnetometerError) { try checkID() }
 
     public func configure(_ settings: MagnetometerSettings) throws(MagnetometerError) -> DriverConfiguration {
         let r = pick(Self.rates, atLeast: settings.rate)
-        range = settings.rangeMicrotesla.map { pick(Self.ranges.map(\.fullScale), atLeast: $0) } ?? 0
+        range = pickRange(Self.ranges.map(\.fullScale), settings.rangeMicrotesla, default: 0)
         rate = Self.rates[r]
         polls = settings.readyPolls
         try set(Register.ctrl1, 0b11 << 5 | UInt8(r) << 2)  // X/Y ultra-high performance, data rate

@@ -7,7 +7,7 @@ import BearingCore
 /// control 1 0Ah (bandwidth bits 1:0), product ID 2Fh = 0x30; 18-bit output offset 131072, 16384 counts/gauss,
 /// ±8 G. A SET pulse then a measurement gives H + offset; a RESET pulse flips the sensor so the next gives
 /// −H + offset: half their difference is the field with the bridge offset (and its drift) removed.
-public final class MMC5983MA: MagnetometerDriver {
+public final class MMC5983MA: ChipDriverBase, MagnetometerDriver {
     public static let descriptor = ChipDescriptor(
         name: "mmc5983ma", displayName: "MEMSIC MMC5983MA", addresses: [0x30],
         idRegister: Register.productID, idValue: [0x30], confidence: .high,
@@ -33,27 +33,16 @@ public final class MMC5983MA: MagnetometerDriver {
     static let nullValue = 131_072
     static let fullScale = 800.0
 
-    public let bus: I2CBus
-    public let address: UInt8
-    public var sleep: (Double) -> Void = DriverSleep.real
     /// When false, one plain measurement per sample (bridge offset not removed).
     public var setReset = true
     /// The bridge offset the last SET/RESET pair measured, µT.
     public private(set) var bridgeOffset: Vector3?
-    private var polls = 50
     private var conversionTime = 0.008
-
-    public init(bus: I2CBus, address: UInt8) {
-        self.bus = bus
-        self.address = address
-    }
 
     public func identify() throws(MagnetometerError) { try checkID() }
 
     public func configure(_ settings: MagnetometerSettings) throws(MagnetometerError) -> DriverConfiguration {
-        if let wanted = settings.rangeMicrotesla, wanted > Self.fullScale {
-            throw .unsupported(chip: Self.descriptor.displayName, "range ±\(wanted) µT is beyond the chip's ±800 µT")
-        }
+        try requireRange(settings, within: Self.fullScale, described: "±800 µT")
         // Each sample is two conversions (SET and RESET): pick a bandwidth fast enough for twice the rate.
         let bw = pick(Self.rates, atLeast: settings.rate * (setReset ? 2 : 1))
         conversionTime = 1 / Self.rates[bw]

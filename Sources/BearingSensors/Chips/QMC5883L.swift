@@ -6,7 +6,7 @@ import BearingCore
 /// status DRDY/OVL/DOR, control 1 = OSR|RNG|ODR|MODE, SET/RESET period 0BH = 0x01 recommended,
 /// chip ID 0DH = 0xFF; sensitivity 12000 LSB/G at ±2 G, 3000 LSB/G at ±8 G.
 /// Its ID, 0xFF, is also what an idle bus reads, so `probe` gives it low confidence.
-public final class QMC5883L: MagnetometerDriver {
+public final class QMC5883L: ChipDriverBase, MagnetometerDriver {
     public static let descriptor = ChipDescriptor(
         name: "qmc5883l", displayName: "QST QMC5883L", addresses: [0x0D],
         idRegister: Register.chipID, idValue: [0xFF], confidence: .low,
@@ -24,23 +24,13 @@ public final class QMC5883L: MagnetometerDriver {
     static let rates = [10.0, 50, 100, 200]
     static let ranges: [(fullScale: Double, lsbPerMicrotesla: Double)] = [(200, 120), (800, 30)]
 
-    public let bus: I2CBus
-    public let address: UInt8
-    public var sleep: (Double) -> Void = DriverSleep.real
     private var range = 0
-    private var rate = 10.0
-    private var polls = 50
-
-    public init(bus: I2CBus, address: UInt8) {
-        self.bus = bus
-        self.address = address
-    }
 
     public func identify() throws(MagnetometerError) { try checkID() }
 
     public func configure(_ settings: MagnetometerSettings) throws(MagnetometerError) -> DriverConfiguration {
         let r = pick(Self.rates, atLeast: settings.rate)
-        range = settings.rangeMicrotesla.map { pick(Self.ranges.map(\.fullScale), atLeast: $0) } ?? 0
+        range = pickRange(Self.ranges.map(\.fullScale), settings.rangeMicrotesla, default: 0)
         rate = Self.rates[r]
         polls = settings.readyPolls
         try set(Register.setResetPeriod, 0x01)
