@@ -127,13 +127,7 @@ extension AgentConfig {
                 try r.section(node, "magnetometer", [
                     "enabled": { config.magnetometer.enabled = try r.bool($0, "magnetometer.enabled") },
                     "bus": { config.magnetometer.reader.bus = try r.busPath($0, "magnetometer.bus") },
-                    "chip": {
-                        let c = try r.scalar($0, "magnetometer.chip").lowercased()
-                        guard c == "auto" || MagnetometerChips.driver(named: c) != nil else {
-                            throw r.fail($0, "magnetometer.chip", "\"\(c)\"", "one of auto, \(MagnetometerChips.names.joined(separator: ", "))")
-                        }
-                        config.magnetometer.reader.chip = c == "auto" ? nil : c
-                    },
+                    "chip": { config.magnetometer.reader.chip = try r.chip($0, "magnetometer.chip", allowAuto: true) },
                     "address": { config.magnetometer.reader.address = try r.i2cAddress($0, "magnetometer.address") },
                     "rate": { config.magnetometer.reader.settings.rate = try r.number($0, "magnetometer.rate", 0.1...200, "samples per second") },
                     "range": { config.magnetometer.reader.settings.rangeMicrotesla = try r.number($0, "magnetometer.range", 10...10_000, "µT (full scale wanted)") },
@@ -173,11 +167,9 @@ extension AgentConfig {
         } catch {
             throw ConfigError("\(source): \(error)")
         }
-        if config.magnetometer.reader.retryMax < config.magnetometer.reader.retryInitial {
-            throw ConfigError("\(source): magnetometer.retry_max (\(config.magnetometer.reader.retryMax)) must be ≥ magnetometer.retry_initial (\(config.magnetometer.reader.retryInitial))")
-        }
-        if config.gpsd.retryMax < config.gpsd.retryInitial {
-            throw ConfigError("\(source): gpsd.retry_max (\(config.gpsd.retryMax)) must be ≥ gpsd.retry_initial (\(config.gpsd.retryInitial))")
+        for (section, initial, max) in [("magnetometer", config.magnetometer.reader.retryInitial, config.magnetometer.reader.retryMax),
+                                         ("gpsd", config.gpsd.retryInitial, config.gpsd.retryMax)] where max < initial {
+            throw ConfigError("\(source): \(section).retry_max (\(max)) must be ≥ \(section).retry_initial (\(initial))")
         }
         return config
     }
@@ -239,11 +231,7 @@ struct ConfigReader {
     }
 
     func seconds(_ node: Node, _ key: String, _ range: ClosedRange<Double>) throws -> Double {
-        let s = try scalar(node, key)
-        guard let v = Double(s), v.isFinite, range.contains(v) else {
-            throw fail(node, key, "\"\(s)\"", "seconds from \(range.lowerBound) to \(range.upperBound)")
-        }
-        return v
+        try number(node, key, range, "seconds")
     }
 
     func path(_ node: Node, _ key: String) throws -> String {
@@ -308,14 +296,22 @@ struct ConfigReader {
         return v
     }
 
+    /// A driver name (`auto` gives nil when allowed).
+    func chip(_ node: Node, _ key: String, allowAuto: Bool) throws -> String? {
+        let c = try scalar(node, key).lowercased()
+        if allowAuto && c == "auto" { return nil }
+        guard MagnetometerChips.driver(named: c) != nil else {
+            throw fail(node, key, "\"\(c)\"", "one of \(allowAuto ? "auto, " : "")\(MagnetometerChips.names.joined(separator: ", "))")
+        }
+        return c
+    }
+
     func busPath(_ node: Node, _ key: String) throws -> String {
         let s = try scalar(node, key)
-        if s == "simulator" { return s }
-        if let n = Int(s), (0...255).contains(n) { return "/dev/i2c-\(n)" }
-        guard s.hasPrefix("/dev/") else {
+        guard let path = I2CBusName.path(s) else {
             throw fail(node, key, "\"\(s)\"", "a bus device such as /dev/i2c-1, a bus number, or simulator")
         }
-        return s
+        return path
     }
 
     func i2cAddress(_ node: Node, _ key: String) throws -> UInt8? {

@@ -1,5 +1,4 @@
 import BearingCore
-import BearingSensors
 import Foundation
 import Yams
 
@@ -42,11 +41,12 @@ public struct BoardProfile: Equatable, Sendable {
     public static func load(_ nameOrPath: String) throws(ConfigError) -> BoardProfile {
         var path = nameOrPath
         if !nameOrPath.contains("/") {
+            let dirs = searchPaths()
             guard nameOrPath.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }),
-                  let found = searchPaths().map({ "\($0)/\(nameOrPath).yaml" }).first(where: { FileManager.default.fileExists(atPath: $0) })
+                  let found = dirs.map({ "\($0)/\(nameOrPath).yaml" }).first(where: { FileManager.default.fileExists(atPath: $0) })
             else {
-                let known = available().joined(separator: ", ")
-                throw ConfigError("board \"\(nameOrPath)\" not found in \(searchPaths().prefix(3).joined(separator: ", ")), …; known: \(known.isEmpty ? "none" : known)")
+                let known = available(in: dirs).joined(separator: ", ")
+                throw ConfigError("board \"\(nameOrPath)\" not found in \(dirs.prefix(3).joined(separator: ", ")), …; known: \(known.isEmpty ? "none" : known)")
             }
             path = found
         }
@@ -58,9 +58,9 @@ public struct BoardProfile: Equatable, Sendable {
     }
 
     /// The profile names found on the search path.
-    public static func available() -> [String] {
+    public static func available(in dirs: [String] = searchPaths()) -> [String] {
         var names = Set<String>()
-        for d in searchPaths() {
+        for d in dirs {
             for f in (try? FileManager.default.contentsOfDirectory(atPath: d)) ?? [] where f.hasSuffix(".yaml") {
                 names.insert(String(f.dropLast(5)))
             }
@@ -91,13 +91,7 @@ public struct BoardProfile: Equatable, Sendable {
                             "name": { m.name = try r.string($0, "\(key).name", nonEmpty: true) },
                             "description": { m.description = try r.string($0, "\(key).description", nonEmpty: false) },
                             "gps": { m.gps = try r.string($0, "\(key).gps", nonEmpty: false) },
-                            "chip": {
-                                let c = try r.scalar($0, "\(key).chip")
-                                guard MagnetometerChips.driver(named: c) != nil else {
-                                    throw r.fail($0, "\(key).chip", "\"\(c)\"", "one of \(MagnetometerChips.names.joined(separator: ", "))")
-                                }
-                                m.chip = c
-                            },
+                            "chip": { m.chip = try r.chip($0, "\(key).chip", allowAuto: false) ?? "" },
                             "address": { m.address = try r.i2cAddress($0, "\(key).address") ?? 0 },
                             "orientation": { axes = try r.scalar($0, "\(key).orientation") },
                         ])

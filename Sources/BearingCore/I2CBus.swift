@@ -37,6 +37,16 @@ public enum I2CProbeMethod: String, Sendable {
     public static let scanRange: ClosedRange<UInt8> = 0x08...0x77
 }
 
+/// How a bus is named in config and on the command line.
+public enum I2CBusName {
+    /// `/dev/…` as given, a bus number as `/dev/i2c-N`, `simulator` as is; nil for anything else.
+    public static func path(_ text: String) -> String? {
+        if text == "simulator" || text.hasPrefix("/dev/") { return text }
+        if let n = Int(text), (0...255).contains(n) { return "/dev/i2c-\(n)" }
+        return nil
+    }
+}
+
 /// A failed I2C operation: the bus, the address, the register and the errno, with a sentence saying
 /// what it most likely means (a kernel driver holds the address, nothing answers, no permission, …).
 public struct I2CError: Error, Equatable, Sendable, CustomStringConvertible {

@@ -12,8 +12,14 @@ struct Probe: ParsableCommand {
     @Flag(help: "Also configure each identified chip and read one sample (µT, chip axes).") var read = false
     @Option(help: "With --read: samples per second to configure.") var rate: Double = 10
 
+    func validate() throws {
+        guard I2CBusName.path(bus) != nil else {
+            throw ValidationError("--bus \(bus): expected a bus device such as /dev/i2c-1, a bus number, or simulator")
+        }
+    }
+
     func run() throws {
-        let path = bus == "simulator" || bus.hasPrefix("/") ? bus : "/dev/i2c-\(bus)"
+        let path = I2CBusName.path(bus)!
         let i2c: I2CBus
         do { i2c = try BusOpener.open(path) } catch { throw ProbeError(error.description) }
         let found: [ProbeFinding]
