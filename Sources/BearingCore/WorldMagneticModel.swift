@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import Foundation
 
 /// The main field at one place and time: declination, inclination and intensities, in the WMM's terms.
 public struct GeomagneticField: Equatable, Sendable {
@@ -42,7 +40,7 @@ public struct WorldMagneticModel: Sendable {
 
     /// Parses a COF file; errors name the line.
     public init(cof text: String, source: String) throws(WMMError) {
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { $0.trimmingCharacters() }
+        var lines = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
         while lines.last?.isEmpty == true { lines.removeLast() }
         guard let header = lines.first else { throw WMMError("\(source): empty file") }
         let head = header.split(separator: " ")
@@ -163,13 +161,4 @@ public struct WMMError: Error, Equatable, CustomStringConvertible {
     public var message: String
     public init(_ message: String) { self.message = message }
     public var description: String { message }
-}
-
-extension Substring {
-    func trimmingCharacters() -> String {
-        var s = self
-        while let c = s.first, c == " " || c == "\t" || c == "\r" { s.removeFirst() }
-        while let c = s.last, c == " " || c == "\t" || c == "\r" { s.removeLast() }
-        return String(s)
-    }
 }
