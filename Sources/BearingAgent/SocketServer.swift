@@ -278,15 +278,19 @@ public final class SocketServer: @unchecked Sendable {
                     reply(client, current.replyJSON)
                 case .watch(let options?):
                     let starting = options.enable && !current.enable
+                    // The switch to watching, the reply and the replayed STATE are queued under one lock, so
+                    // no published object can overtake them (or a replayed state overtake a newer one).
+                    // Lock order: this lock, then the snapshot's (the agent never publishes holding its own).
                     lock.lock()
                     client.watch = options
-                    lock.unlock()
                     let snap = snapshot()
-                    reply(client, devicesJSON(snap))
-                    reply(client, options.replyJSON)
+                    enqueueLocked(client, devicesJSON(snap))
+                    enqueueLocked(client, options.replyJSON)
                     if starting {
-                        for line in snap.stateLines where options.wants("STATE") { reply(client, line) }
+                        for line in snap.stateLines where options.wants("STATE") { enqueueLocked(client, line) }
                     }
+                    lock.unlock()
+                    flush(client)
                 case .version:
                     reply(client, GPSDDialect.version(release: configuration.release))
                 case .devices:
