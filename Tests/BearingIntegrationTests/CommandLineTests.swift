@@ -8,10 +8,7 @@ import Glibc
 
 /// The `bearing` executable as a user runs it: separate processes, a real gpsd, the socket, the data log.
 final class CommandLineTests: XCTestCase {
-    /// The `bearing` binary built beside the test bundle.
-    var binary: URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("bearing")
-    }
+    var binary: URL { bearingBinary }
 
     func launch(_ args: [String]) throws -> (Process, Pipe, Pipe) {
         guard FileManager.default.isExecutableFile(atPath: binary.path) else {

@@ -5,9 +5,7 @@ import XCTest
 /// `bearing probe --read` must identify each chip from its ID registers and scale its raw data to the
 /// µT values the guest script put there (scripts/vm-i2c/guest.sh), and name missing buses.
 final class KernelI2CTests: XCTestCase {
-    var binary: URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("bearing")
-    }
+    var binary: URL { bearingBinary }
 
     func testProbeAndDriverReadsAgainstI2CStubInAVM() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/qemu-system-x86_64") else {

@@ -12,6 +12,9 @@ import Glibc
 /// The repository root, found from this file's path.
 let repoRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
+/// The `bearing` executable built beside the test bundle.
+let bearingBinary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("bearing")
+
 /// `../shared/data` beside the repository, or `$BEARING_SHARED_DATA`.
 func sharedData() -> URL? {
     let url = ProcessInfo.processInfo.environment["BEARING_SHARED_DATA"].map { URL(fileURLWithPath: $0) }
@@ -82,8 +85,19 @@ final class GPSFake {
         return nil
     }
 
+    /// SIGTERM, and SIGKILL for gpsfake and its gpsd if they are still there 5 s later: gpsfake's SIGTERM
+    /// handler only kills its gpsd, so teardown must not rest on it exiting by itself.
     func stop() {
-        if process.isRunning { kill(pid, SIGTERM) }
+        if process.isRunning {
+            let gpsd = gpsdPID()
+            kill(pid, SIGTERM)
+            let deadline = Syscall.monotonicSeconds() + 5
+            while process.isRunning && Syscall.monotonicSeconds() < deadline { usleep(20_000) }
+            if process.isRunning {
+                if let gpsd { kill(gpsd, SIGKILL) }
+                kill(pid, SIGKILL)
+            }
+        }
         process.waitUntilExit()
         try? FileManager.default.removeItem(at: tmp)
     }

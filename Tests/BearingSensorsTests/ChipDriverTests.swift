@@ -18,6 +18,8 @@ final class ChipDriverTests: XCTestCase {
         let bus: SimulatedI2CBus
         let model: RegisterChipModel
         let driver: any MagnetometerDriver
+        /// The field the model senses; tests change it between reads.
+        let field: FieldBox
         var sleeps: Int { counter.value }
         let counter: Counter
     }
@@ -33,7 +35,7 @@ final class ChipDriverTests: XCTestCase {
         let driver = type.init(bus: bus, address: address)
         let counter = Counter()
         driver.sleep = { _ in counter.value += 1 }
-        return Rig(bus: bus, model: model, driver: driver, counter: counter)
+        return Rig(bus: bus, model: model, driver: driver, field: box, counter: counter)
     }
 
     final class FieldBox: @unchecked Sendable {
@@ -60,13 +62,8 @@ final class ChipDriverTests: XCTestCase {
 
     func testSuccessiveReadsFollowAChangingField() throws {
         for chip in ChipModels.names {
-            let bus = SimulatedI2CBus()
-            let box = FieldBox(Vector3(10, 0, 0))
-            let model = try XCTUnwrap(ChipModels.attach(chip: chip, to: bus, field: { box.value }))
-            let type = try XCTUnwrap(MagnetometerChips.driver(named: chip))
-            let address = model is AK09916Model ? 0x0C : (model is LIS3MDLModel ? 0x1C : type.descriptor.addresses[0])
-            let driver = type.init(bus: bus, address: address)
-            driver.sleep = { _ in }
+            let r = try rig(chip, field: Vector3(10, 0, 0))
+            let (driver, box) = (r.driver, r.field)
             try driver.identify()
             _ = try driver.configure(MagnetometerSettings())
             for x in stride(from: -40.0, through: 40, by: 20) {
