@@ -137,11 +137,16 @@ final class HeadingTests: XCTestCase {
         }
     }
 
-    func testCOFErrorsNameTheLine() {
+    func testCOFErrorsNameTheLine() throws {
         XCTAssertThrowsError(try WorldMagneticModel(cof: "2025.0 WMM-2025 x\n 1 0 -29351.8 0.0 12.0\n", source: "bad.COF")) {
             XCTAssertTrue("\($0)".hasPrefix("bad.COF:2: expected \"n m g h g_dot h_dot\""), "\($0)")
         }
         XCTAssertThrowsError(try WorldMagneticModel(cof: "", source: "empty.COF"))
+        // DOS line ends read the same as Unix ones.
+        let crlf = WorldMagneticModel.wmm2025COF.replacingOccurrences(of: "\n", with: "\r\n")
+        let m = try WorldMagneticModel(cof: crlf, source: "crlf.COF")
+        XCTAssertEqual(m.field(latitude: 50.8, longitude: -1.1, heightKm: 0, year: 2026.4).declination,
+                       WorldMagneticModel.wmm2025.field(latitude: 50.8, longitude: -1.1, heightKm: 0, year: 2026.4).declination)
     }
 
     /// Declination, inclination and total field against pygeomag 1.1.0 (an independent implementation) on a
