@@ -69,7 +69,38 @@ public struct JSONObjectWriter {
 
     public func finished() -> String { text + "}" }
 
+    /// `v` with `decimals` places, digit for digit what printf's `%.*f` writes (glibc rounds the exact
+    /// binary value to nearest, ties to even). Values below 1e9 with up to 9 places — every field gpsd
+    /// writes — are formatted here with exact integer arithmetic; the rest go through `vsnprintf`.
+    /// (Going through `withVaList` for every number cost most of an ATT or TPV line's instructions.)
     public static func appendFixed(_ v: Double, decimals: Int, to out: inout String) {
+        let a = v.magnitude
+        guard v.isFinite, a < 1e9, (0...9).contains(decimals) else { return appendFixedPrintf(v, decimals: decimals, to: &out) }
+        var p: UInt64 = 1
+        for _ in 0..<decimals { p *= 10 }
+        // a = m · 2^-s exactly (a < 1e9 < 2^52 makes the exponent negative).
+        let subnormal = a.exponentBitPattern == 0
+        let m = subnormal ? a.significandBitPattern : a.significandBitPattern | (1 << 52)
+        let s = subnormal ? 1074 : 1075 - Int(a.exponentBitPattern)
+        var q: UInt64 = 0
+        if m != 0 && s < 128 {
+            let n = UInt128(m) * UInt128(p)
+            let r = n & ((UInt128(1) << s) - 1)
+            let half = UInt128(1) << (s - 1)
+            q = UInt64(n >> s)
+            if r > half || (r == half && q & 1 == 1) { q += 1 }
+        }
+        if v.sign == .minus { out += "-" }
+        out += String(q / p)
+        if decimals > 0 {
+            let frac = String(q % p)
+            out += "."
+            for _ in frac.count..<decimals { out += "0" }
+            out += frac
+        }
+    }
+
+    static func appendFixedPrintf(_ v: Double, decimals: Int, to out: inout String) {
         withUnsafeTemporaryAllocation(of: CChar.self, capacity: 48) { buf in
             let n = withVaList([Int32(decimals), v]) { vsnprintf(buf.baseAddress!, 48, "%.*f", $0) }
             if n > 0 && n < 48 {

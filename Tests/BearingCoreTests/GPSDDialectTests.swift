@@ -1,4 +1,4 @@
-import BearingCore
+@testable import BearingCore
 import Foundation
 import XCTest
 
@@ -94,5 +94,41 @@ final class ClientRequestTests: XCTestCase {
                 XCTAssertTrue("\(error)".contains(expected), "\(input): \(error)")
             }
         }
+    }
+}
+
+/// The integer formatter must write exactly what printf's `%.*f` writes (gpsd's digits).
+final class FixedFormatTests: XCTestCase {
+    func printf(_ v: Double, _ d: Int) -> String {
+        var s = ""
+        JSONObjectWriter.appendFixedPrintf(v, decimals: d, to: &s)
+        return s
+    }
+
+    func fast(_ v: Double, _ d: Int) -> String {
+        var s = ""
+        JSONObjectWriter.appendFixed(v, decimals: d, to: &s)
+        return s
+    }
+
+    func testMatchesPrintfOnTiesEdgesAndRandomValues() {
+        var values: [Double] = [0, -0.0, 0.5, 1.5, 2.5, -2.5, 0.125, 0.375, 1e-300, -1e-300, 5e-324, 0.0005, 0.00049999999999999999,
+                                999_999_999.999, 123.4565, 50.800018333, -1.0999685, 89.999999999, 359.99995, 1e9, 1.7e308]
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<20_000 {
+            let exponent = Double.random(in: -12...9, using: &rng)
+            let v = Double.random(in: 1...10, using: &rng) * pow(10, exponent) * (Bool.random(using: &rng) ? 1 : -1)
+            values.append(v)
+            // Exact binary ties at a few decimal places.
+            values.append(Double(Int.random(in: -100_000...100_000, using: &rng)) / 8)
+        }
+        var checked = 0
+        for v in values {
+            for d in 0...9 {
+                XCTAssertEqual(fast(v, d), printf(v, d), "\(v) with \(d) places")
+                checked += 1
+            }
+        }
+        XCTAssertGreaterThan(checked, 400_000)
     }
 }
