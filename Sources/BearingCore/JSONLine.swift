@@ -112,6 +112,11 @@ public struct JSONObjectWriter {
     }
 
     public static func appendEscaped(_ s: String, to out: inout String) {
+        // Most strings (times, device paths, class names) need no escaping: append them whole.
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            out += s
+            return
+        }
         for scalar in s.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""

@@ -132,3 +132,22 @@ final class FixedFormatTests: XCTestCase {
         XCTAssertGreaterThan(checked, 400_000)
     }
 }
+
+final class TimestampFormatTests: XCTestCase {
+    /// The buffer formatter against a plain one, over 400 years of random instants.
+    func testISO8601AgainstPaddedFields() {
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<20_000 {
+            let t = GPSTimestamp(seconds: Int64.random(in: -62_135_596_800...253_402_300_799, using: &rng),
+                                 nanoseconds: Int32.random(in: 0..<1_000_000_000, using: &rng))
+            let (y, mo, d, h, mi, s) = CivilTime.fields(unixSeconds: t.seconds)
+            let expected = String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", y, mo, d, h, mi, s, Int(t.nanoseconds / 1_000_000))
+            XCTAssertEqual(t.iso8601, expected)
+        }
+    }
+
+    func testEscapingStillEscapes() {
+        XCTAssertEqual(JSONObjectWriter.escaped("a\"b\\c\nd\u{1}"), #""a\"b\\c\nd\u0001""#)
+        XCTAssertEqual(JSONObjectWriter.escaped("/dev/ttyAMA0"), #""/dev/ttyAMA0""#)
+    }
+}
