@@ -1,0 +1,141 @@
+import Foundation
+
+/// The calibration file `bearing calibrate` writes and the daemon loads (JSON):
+/// `calibrated = matrix · (raw − offset)` in the chip's axes and units, plus what it was fitted from.
+public struct CalibrationRecord: Codable, Equatable, Sendable {
+    public static let currentFormat = "bearing-calibration/1"
+    /// The units of samples from the daemon and the sensor path (drivers scale to µT).
+    public static let microtesla = "uT"
+
+    public struct Figures: Codable, Equatable, Sendable {
+        public var gaps: Double
+        public var variance: Double
+        public var wobble: Double
+        public var fitError: Double
+        public var headingError: Double?
+        public var regions: Int
+
+        enum CodingKeys: String, CodingKey {
+            case gaps, variance, wobble, regions
+            case fitError = "fit_error"
+            case headingError = "heading_error"
+        }
+
+        public init(_ f: CalibrationFigures) {
+            gaps = f.gaps
+            variance = f.variance
+            wobble = f.wobble
+            fitError = f.fitError
+            headingError = f.headingError.isFinite ? f.headingError : nil
+            regions = f.regionsCovered
+        }
+    }
+
+    public var format: String
+    /// The driver name of the chip the samples came from, e.g. `qmc5883l`.
+    public var chip: String
+    public var device: String?
+    public var units: String
+    public var model: CalibrationModel
+    public var offset: [Double]
+    public var matrix: [[Double]]
+    public var field: Double
+    /// `wmm` (World Magnetic Model at `position`), `given` (--field) or `fit` (the fitted radius).
+    public var fieldSource: String
+    /// Latitude, longitude (degrees) and height (km) the WMM field was taken at.
+    public var position: [Double]?
+    public var figures: Figures
+    public var samples: Int
+    public var used: Int
+    public var outliers: Int
+    public var warnings: [String]
+    public var time: String
+
+    enum CodingKeys: String, CodingKey {
+        case format, chip, device, units, model, offset, matrix, field, position, figures, samples, used, outliers, warnings, time
+        case fieldSource = "field_source"
+    }
+
+    public init(fit: CalibrationFit, chip: String, device: String?, units: String, fieldSource: String,
+                position: [Double]?, time: GPSTimestamp) {
+        format = Self.currentFormat
+        self.chip = chip
+        self.device = device
+        self.units = units
+        model = fit.model
+        let c = fit.calibration
+        offset = [c.offset.x, c.offset.y, c.offset.z]
+        matrix = c.matrix.rows.map { [$0.x, $0.y, $0.z] }
+        field = fit.field
+        self.fieldSource = fieldSource
+        self.position = position
+        figures = Figures(fit.figures)
+        samples = fit.samples
+        used = fit.used
+        outliers = fit.outliers
+        warnings = fit.warnings
+        self.time = time.iso8601
+    }
+
+    /// The correction this record describes, after checking it is one: finite numbers, a 3×3 matrix that
+    /// keeps handedness and is not near-singular, a positive field.
+    public func calibration() throws(CalibrationFitError) -> MagneticCalibration {
+        guard format == Self.currentFormat else {
+            throw CalibrationFitError("format \"\(format)\" is not \"\(Self.currentFormat)\"")
+        }
+        guard !chip.isEmpty else { throw CalibrationFitError("\"chip\" is empty") }
+        guard offset.count == 3, offset.allSatisfy(\.isFinite) else {
+            throw CalibrationFitError("\"offset\" must be three finite numbers")
+        }
+        guard matrix.count == 3, matrix.allSatisfy({ $0.count == 3 && $0.allSatisfy(\.isFinite) }) else {
+            throw CalibrationFitError("\"matrix\" must be 3 rows of 3 finite numbers")
+        }
+        guard field > 0, field.isFinite else { throw CalibrationFitError("\"field\" must be a positive number, got \(field)") }
+        let m = Matrix3(matrix[0], matrix[1], matrix[2])
+        guard m.determinant > 0 else {
+            throw CalibrationFitError("\"matrix\" has determinant \(m.determinant): it must be a correction, not a mirror or a collapse")
+        }
+        let singular = (m.transposed * m).symmetricEigen.values
+        guard singular[0] > 0, (singular[2] / singular[0]).squareRoot() < 20 else {
+            throw CalibrationFitError("\"matrix\" stretches one axis more than 20 times another: not a plausible soft-iron correction")
+        }
+        return MagneticCalibration(offset: Vector3(offset[0], offset[1], offset[2]), matrix: m)
+    }
+
+    /// Decodes and checks a calibration file; errors name the file and what is wrong.
+    public static func decode(_ data: Data, source: String) throws(CalibrationFitError) -> CalibrationRecord {
+        let record: CalibrationRecord
+        do {
+            record = try JSONDecoder().decode(CalibrationRecord.self, from: data)
+        } catch let DecodingError.keyNotFound(key, context) {
+            throw CalibrationFitError("\(source): missing \"\(Self.path(context.codingPath + [key]))\"")
+        } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context) {
+            throw CalibrationFitError("\(source): \"\(Self.path(context.codingPath))\" has the wrong type (\(context.debugDescription))")
+        } catch let DecodingError.dataCorrupted(context) {
+            let at = context.codingPath.isEmpty ? "" : " at \"\(Self.path(context.codingPath))\""
+            throw CalibrationFitError("\(source): not a calibration file: invalid JSON\(at)")
+        } catch {
+            throw CalibrationFitError("\(source): not a calibration file: \(error)")
+        }
+        do {
+            _ = try record.calibration()
+        } catch {
+            throw CalibrationFitError("\(source): \(error.message)")
+        }
+        return record
+    }
+
+    static func path(_ keys: [CodingKey]) -> String {
+        keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".").replacingOccurrences(of: ".[", with: "[")
+    }
+
+    /// Pretty, key-sorted JSON with a final newline.
+    public func encoded() -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        // Encoding plain numbers, strings and arrays cannot fail.
+        var data = (try? encoder.encode(self)) ?? Data()
+        data.append(0x0A)
+        return data
+    }
+}
