@@ -30,6 +30,9 @@ public final class Agent: @unchecked Sendable {
     private let magAdapter = MagnetometerPublisherAdapter(initialState: .connecting(attempt: 0))
     private let reader: MagnetometerReader?
     private let declination: DeclinationTracker?
+    /// The calibration in force; nil without a magnetometer.
+    public let calibration: CalibrationStore?
+    private var calibrationLine: String?
     /// Each only touched from its source's thread, where that source's state changes arrive.
     private var gpsdLog = SourceStateLog(source: "gpsd", index: 0, connecting: "connecting to gpsd", lost: "gpsd disconnected",
                                          stillLost: "gpsd still unavailable", stopped: "gpsd session closed")
@@ -48,9 +51,11 @@ public final class Agent: @unchecked Sendable {
             let r = MagnetometerReader(configuration: config.magnetometer.reader, openBus: openBus, now: Agent.now)
             reader = r
             declination = config.heading.trueNorth ? DeclinationTracker(fallback: config.heading.fallbackPosition) : nil
+            calibration = CalibrationStore(path: config.calibrationPath, expectedChip: config.magnetometer.reader.chip, logger: logger)
         } else {
             reader = nil
             declination = nil
+            calibration = nil
         }
         var serverConfig = SocketServer.Configuration(path: config.socket.path)
         serverConfig.mode = config.socket.mode
@@ -66,11 +71,21 @@ public final class Agent: @unchecked Sendable {
             box.agent?.snapshot() ?? ServerSnapshot()
         }
         box.agent = self
+        if let store = calibration {
+            store.onChange = { line in box.agent?.calibrationChanged(line) }
+            server.calibrationRequest = { reload in
+                guard let store = box.agent?.calibration else { return .failure(ClientRequestError(message: "CALIBRATION: no magnetometer is configured")) }
+                if reload, let reason = store.reload(reason: "client request") {
+                    return .failure(ClientRequestError(message: "CALIBRATION: reload rejected: \(reason); the calibration in force is unchanged"))
+                }
+                return .success(store.line())
+            }
+        }
         client.delegate = adapter
         reader?.delegate = magAdapter
     }
 
-    static func now() -> GPSTimestamp {
+    public static func now() -> GPSTimestamp {
         let t = Syscall.wallClock()
         return GPSTimestamp(seconds: t.seconds, nanoseconds: t.nanoseconds)
     }
@@ -81,6 +96,7 @@ public final class Agent: @unchecked Sendable {
                                       lastTPV: lastTPV, lastSKY: lastSKY,
                                       devices: ["gpsd://\(config.gpsd.endpoint)"] + (reader.map { [$0.endpoint] } ?? []))
         snapshot.lastATT = lastATT
+        snapshot.calibrationLine = calibrationLine
         return snapshot
     }
 
@@ -95,13 +111,14 @@ public final class Agent: @unchecked Sendable {
         let api = GPSDClient.apiVersion
         logger.info("connecting to gpsd", metadata: ["gpsd": "\(config.gpsd.endpoint)", "libgps_api": "\(api.major).\(api.minor)"])
         client.start()
-        if let reader {
+        if let reader, let calibration {
+            calibration.reload(reason: "start")
             let m = config.magnetometer
             logger.info("reading magnetometer", metadata: [
                 "bus": "\(m.reader.bus)", "chip": "\(m.reader.chip ?? "auto")",
                 "address": "\(m.reader.address.map(I2CError.hex) ?? "auto")", "rate": "\(m.reader.settings.rate)",
                 "orientation": "\(m.orientation)", "board": "\(config.board ?? "none")",
-                "calibration": "none (identity)",
+                "calibration": "\(calibration.current.map { "\($0.model.rawValue) fitted \($0.time)" } ?? "none")",
             ])
             reader.start()
         }
@@ -159,11 +176,18 @@ public final class Agent: @unchecked Sendable {
                 .store(in: &subscriptions)
         }
         let orientation = config.magnetometer.orientation
-        let calibration = MagneticCalibration.identity
+        let store = calibration
         let declination = self.declination
+        let server = self.server
+        // Raw samples for `bearing calibrate` and other clients that ask for MAG, formatted only then.
+        magAdapter.samples
+            .sink { sample in
+                if server.hasWatchers("MAG") { server.publish(className: "MAG", line: GPSDDialect.mag(sample)) }
+            }
+            .store(in: &subscriptions)
         let attitudes = magAdapter.samples
             .map { sample in
-                Compass.attitude(sample, orientation: orientation, calibration: calibration,
+                Compass.attitude(sample, orientation: orientation, calibration: store?.calibration(for: sample.chip) ?? .identity,
                                  declination: declination?.declination(at: sample.time))
             }
             .eraseToAnyPublisher()
@@ -216,6 +240,20 @@ public final class Agent: @unchecked Sendable {
 
     /// Reopens the data log (after rotation).
     public func reopenLogs() { dataLog?.reopen() }
+
+    /// Reloads the calibration file; returns the reason when it was rejected (the old one stays).
+    @discardableResult
+    public func reloadCalibration(reason: String) -> String? {
+        calibration?.reload(reason: reason)
+    }
+
+    private func calibrationChanged(_ line: String) {
+        lock.lock()
+        let changed = line != calibrationLine
+        calibrationLine = line
+        lock.unlock()
+        if changed { emit("CALIBRATION", line) }
+    }
 
     /// Stops the gpsd client, drains the pipeline, closes every client and the socket, flushes the data log.
     public func stop() {

@@ -26,6 +26,8 @@ public struct AgentConfig: Equatable, Sendable {
         public var enabled = false
         public var reader = MagnetometerReader.Configuration()
         public var orientation = Orientation.identity
+        /// The calibration file (`bearing calibrate` writes it); nil for the default in the state directory.
+        public var calibrationFile: String? = nil
     }
 
     /// How headings are referred to true north.
@@ -62,6 +64,17 @@ public struct AgentConfig: Equatable, Sendable {
         }
         return "/run/bearing/bearing.sock"
     }
+
+    /// `$STATE_DIRECTORY/calibration.json` under systemd, else `/var/lib/bearing/calibration.json`.
+    public static func defaultCalibrationPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let dir = environment["STATE_DIRECTORY"]?.split(separator: ":").first, !dir.isEmpty {
+            return "\(dir)/calibration.json"
+        }
+        return "/var/lib/bearing/calibration.json"
+    }
+
+    /// The calibration file in use: `magnetometer.calibration`, else the default.
+    public var calibrationPath: String { magnetometer.calibrationFile ?? Self.defaultCalibrationPath() }
 
     /// Switches every filter, de-duplication and throttle off.
     public mutating func makePassthrough() {
@@ -133,6 +146,7 @@ extension AgentConfig {
                     "range": { config.magnetometer.reader.settings.rangeMicrotesla = try r.number($0, "magnetometer.range", 10...10_000, "µT (full scale wanted)") },
                     "orientation": { axes = try r.scalar($0, "magnetometer.orientation"); orientationNode = $0 },
                     "rotation": { rotation = try r.rotation($0, "magnetometer.rotation"); orientationNode = orientationNode ?? $0 },
+                    "calibration": { config.magnetometer.calibrationFile = try r.path($0, "magnetometer.calibration") },
                     "retry_initial": { config.magnetometer.reader.retryInitial = try r.seconds($0, "magnetometer.retry_initial", 0.01...10) },
                     "retry_max": { config.magnetometer.reader.retryMax = try r.seconds($0, "magnetometer.retry_max", 0.1...3600) },
                 ])
@@ -309,7 +323,7 @@ struct ConfigReader {
     func busPath(_ node: Node, _ key: String) throws -> String {
         let s = try scalar(node, key)
         guard let path = I2CBusName.path(s) else {
-            throw fail(node, key, "\"\(s)\"", "a bus device such as /dev/i2c-1, a bus number, or simulator")
+            throw fail(node, key, "\"\(s)\"", "a bus device such as /dev/i2c-1, a bus number, simulator or simulator:tumble")
         }
         return path
     }

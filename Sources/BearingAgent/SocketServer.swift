@@ -13,6 +13,8 @@ public struct ServerSnapshot: Sendable {
     public var lastTPV: String?
     public var lastSKY: String?
     public var lastATT: String?
+    /// The CALIBRATION object, replayed to clients that start watching.
+    public var calibrationLine: String?
     public var devices: [String]
     public init(stateLines: [String] = [], lastTPV: String? = nil, lastSKY: String? = nil, devices: [String] = []) {
         self.stateLines = stateLines
@@ -68,6 +70,10 @@ public final class SocketServer: @unchecked Sendable {
     private var thread: Thread?
     private let finished = DispatchSemaphore(value: 0)
 
+    /// Answers `?CALIBRATION;` (false) and `?CALIBRATION={"reload":true};` (true) with a CALIBRATION
+    /// object, or an error message; nil when there is no magnetometer.
+    public var calibrationRequest: (@Sendable (_ reload: Bool) -> Result<String, ClientRequestError>)?
+
     public init(configuration: Configuration, logger: Logger, snapshot: @escaping @Sendable () -> ServerSnapshot) {
         self.configuration = configuration
         self.logger = logger
@@ -102,6 +108,12 @@ public final class SocketServer: @unchecked Sendable {
     public var clientCount: Int {
         lock.lock(); defer { lock.unlock() }
         return clients.count
+    }
+
+    /// Whether any client is watching `className` (so the caller can skip formatting objects nobody reads).
+    public func hasWatchers(_ className: String) -> Bool {
+        lock.lock(); defer { lock.unlock() }
+        return clients.values.contains { $0.watch.wants(className) }
     }
 
     /// Queues `line` (one JSON object, no newline) for every client watching `className`.
@@ -272,7 +284,7 @@ public final class SocketServer: @unchecked Sendable {
             lock.lock()
             let current = client.watch
             lock.unlock()
-            do {
+            do throws(ClientRequestError) {
                 switch try ClientRequest.parse(part, current: current) {
                 case .watch(nil):
                     reply(client, current.replyJSON)
@@ -288,6 +300,7 @@ public final class SocketServer: @unchecked Sendable {
                     enqueueLocked(client, options.replyJSON)
                     if starting {
                         for line in snap.stateLines where options.wants("STATE") { enqueueLocked(client, line) }
+                        if let line = snap.calibrationLine, options.wants("CALIBRATION") { enqueueLocked(client, line) }
                     }
                     lock.unlock()
                     flush(client)
@@ -297,6 +310,14 @@ public final class SocketServer: @unchecked Sendable {
                     reply(client, devicesJSON(snapshot()))
                 case .poll:
                     reply(client, pollJSON(snapshot()))
+                case .calibration(let reload):
+                    guard let handler = calibrationRequest else {
+                        throw ClientRequestError(message: "CALIBRATION: no magnetometer is configured")
+                    }
+                    switch handler(reload) {
+                    case .success(let line): reply(client, line)
+                    case .failure(let e): throw e
+                    }
                 }
             } catch {
                 reply(client, GPSDDialect.error(error.message))

@@ -15,9 +15,12 @@ public struct WatchOptions: Equatable, Sendable {
         self.classes = classes
     }
 
-    /// Whether an object of `className` goes to this client.
+    /// Whether an object of `className` goes to this client. Raw `MAG` samples go only to clients that
+    /// list them: at the sensor rate they would swamp a plain gpsd client.
     public func wants(_ className: String) -> Bool {
-        enable && json && (classes?.contains(className) ?? true)
+        guard enable && json else { return false }
+        if let classes { return classes.contains(className) }
+        return !WatchOptions.optInClasses.contains(className)
     }
 
     /// The `WATCH` reply echoing the options in force.
@@ -38,7 +41,9 @@ public struct WatchOptions: Equatable, Sendable {
     }
 
     /// The classes Bearing publishes, for validating `classes`.
-    public static let publishedClasses: Set<String> = ["TPV", "SKY", "ATT", "STATE", "OVERFLOW"]
+    public static let publishedClasses: Set<String> = ["TPV", "SKY", "ATT", "STATE", "OVERFLOW", "MAG", "CALIBRATION"]
+    /// Classes sent only when `classes` names them.
+    public static let optInClasses: Set<String> = ["MAG"]
 }
 
 /// One request line from a client, parsed.
@@ -47,10 +52,13 @@ public enum ClientRequest: Equatable, Sendable {
     case version
     case devices
     case poll
+    /// `?CALIBRATION;` reports the calibration in force; `?CALIBRATION={"reload":true};` reloads the file first.
+    case calibration(reload: Bool)
 }
 
 public struct ClientRequestError: Error, Equatable, CustomStringConvertible {
     public var message: String
+    public init(message: String) { self.message = message }
     public var description: String { message }
 }
 
@@ -81,6 +89,9 @@ extension ClientRequest {
         case "VERSION": return .version
         case "DEVICES": return .devices
         case "POLL": return .poll
+        case "CALIBRATION":
+            guard let argument else { return .calibration(reload: false) }
+            return .calibration(reload: try parseCalibration(argument))
         default:
             throw ClientRequestError(message: "Unrecognized request '\(printable)'")
         }
@@ -132,10 +143,28 @@ extension ClientRequest {
         return options
     }
 
-    private static func boolean(_ key: String, _ value: Any) throws(ClientRequestError) -> Bool {
+    static func parseCalibration(_ argument: Substring) throws(ClientRequestError) -> Bool {
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(argument.utf8))) as? [String: Any] else {
+            throw ClientRequestError(message: "CALIBRATION: expected a JSON object such as {\"reload\":true}")
+        }
+        var reload = false
+        for (key, value) in object.sorted(by: { $0.key < $1.key }) {
+            switch key {
+            case "class":
+                guard value as? String == "CALIBRATION" else { throw ClientRequestError(message: "CALIBRATION: \"class\" must be \"CALIBRATION\"") }
+            case "reload":
+                reload = try boolean(key, value, request: "CALIBRATION")
+            default:
+                throw ClientRequestError(message: "CALIBRATION: unknown attribute \"\(key)\"")
+            }
+        }
+        return reload
+    }
+
+    private static func boolean(_ key: String, _ value: Any, request: String = "WATCH") throws(ClientRequestError) -> Bool {
         // JSONSerialization gives NSNumber for both booleans and numbers; accept only true/false.
         if let n = value as? NSNumber, CFGetTypeIDIfBoolean(n) { return n.boolValue }
-        throw ClientRequestError(message: "WATCH: \"\(key)\" must be true or false")
+        throw ClientRequestError(message: "\(request): \"\(key)\" must be true or false")
     }
 }
 

@@ -87,6 +87,20 @@ public enum GPSDDialect {
         return w.finished()
     }
 
+    /// Bearing's `MAG` object: one raw magnetometer sample, µT in the chip's axes, before calibration
+    /// and mounting orientation (what `bearing calibrate` collects). Sent only to clients that list MAG.
+    public static func mag(_ s: MagneticSample) -> String {
+        var w = JSONObjectWriter(class: "MAG")
+        w.string("device", s.device)
+        w.string("chip", s.chip)
+        w.string("time", s.time.iso8601)
+        w.fixed("x", s.field.x, 4)
+        w.fixed("y", s.field.y, 4)
+        w.fixed("z", s.field.z, 4)
+        if s.overflow { w.bool("overflow", true) }
+        return w.finished()
+    }
+
     /// Bearing's `STATE` object: the link state of one source (`gpsd`, later `magnetometer`).
     public static func state(_ s: SourceState) -> String {
         var w = JSONObjectWriter(class: "STATE")

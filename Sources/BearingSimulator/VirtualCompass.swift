@@ -18,6 +18,10 @@ public final class VirtualCompass: @unchecked Sendable {
     public var hardIron: Vector3
     /// Noise standard deviation per axis, µT.
     public var noise: Double
+    /// When set, the board also pitches (±amplitude°, sinusoidally over `pitchPeriod` s) and rolls
+    /// (a full 360° swing over `rollPeriod` s) while it turns, so its field sweeps the whole sphere, as
+    /// a calibration needs.
+    public var tumble: (pitchAmplitude: Double, pitchPeriod: Double, rollPeriod: Double)?
     private let clock: () -> Double
     private var rng: SplitMix64
 
@@ -50,9 +54,24 @@ public final class VirtualCompass: @unchecked Sendable {
         return Vector3(earth.x * cos(h) + earth.y * sin(h), -earth.x * sin(h) + earth.y * cos(h), earth.z)
     }
 
+    /// The demo distortion on a board that tumbles: 40°/s of turn, pitch ±70° every 11 s, roll through
+    /// every angle every 7 s.
+    public static func tumbling(clock: @escaping () -> Double) -> VirtualCompass {
+        let c = demo(clock: clock)
+        c.turnRate = 40
+        c.tumble = (70, 11, 7)
+        return c
+    }
+
     /// What the chip senses now, µT, chip axes.
     public func field() -> Vector3 {
-        let board = Self.boardField(earth: earthField, heading: heading)
+        var board = Self.boardField(earth: earthField, heading: heading)
+        if let t = tumble {
+            let now = clock()
+            let pitch = t.pitchAmplitude * sin(2 * .pi * now / t.pitchPeriod)
+            let roll = 180 * sin(2 * .pi * now / t.rollPeriod)
+            board = Matrix3.rotation(rollDegrees: roll, pitchDegrees: pitch, yawDegrees: heading).transposed * earthField
+        }
         let chip = orientation.matrix.transposed * board
         let distorted = softIron * chip + hardIron
         return distorted + Vector3(gaussian(), gaussian(), gaussian()) * noise

@@ -4,31 +4,33 @@ import BearingSimulator
 import Foundation
 
 /// Opens a magnetometer bus by path: `/dev/i2c-N` through i2c-dev, or `simulator` — the in-memory bus of
-/// the simulator board, holding every chip model fed by one virtual board turning in place.
+/// the simulator board, holding every chip model fed by one virtual board turning in place — or
+/// `simulator:tumble`, the same with the board also pitching and rolling (for `bearing calibrate`).
 enum BusOpener {
     static func open(_ path: String) throws(I2CError) -> I2CBus {
-        if path == "simulator" { return simulatedBus() }
+        if path == "simulator" || path == "simulator:tumble" { return simulatedBus(path) }
         return try LinuxI2CBus(path: path)
     }
 
-    /// One simulated bus per process (so a re-probe finds the same chips), with the demo distortion.
-    nonisolated(unsafe) private static var shared: SimulatedI2CBus?
+    /// One simulated bus per path and process (so a re-probe finds the same chips), with the demo distortion.
+    nonisolated(unsafe) private static var shared: [String: SimulatedI2CBus] = [:]
     private static let lock = NSLock()
 
-    static func simulatedBus() -> SimulatedI2CBus {
+    static func simulatedBus(_ path: String = "simulator") -> SimulatedI2CBus {
         lock.lock(); defer { lock.unlock() }
-        if let shared { return shared }
+        if let bus = shared[path] { return bus }
         let start = Syscall.monotonicSeconds()
-        let compass = VirtualCompass.demo(clock: { Syscall.monotonicSeconds() - start })
+        let clock = { Syscall.monotonicSeconds() - start }
+        let compass = path == "simulator:tumble" ? VirtualCompass.tumbling(clock: clock) : VirtualCompass.demo(clock: clock)
         // The simulator board mounts its chips "+X-Y-Z" (chip Z up); the AK09916 sits in Bearing's frame.
         compass.orientation = try! Orientation(axes: "+X-Y-Z")
-        let bus = SimulatedI2CBus(path: "simulator")
+        let bus = SimulatedI2CBus(path: path)
         for chip in ["qmc5883l", "lis3mdl", "mmc5983ma", "bmm150"] {
             ChipModels.attach(chip: chip, to: bus) { compass.field() }
         }
-        let flat = VirtualCompass.demo(clock: { Syscall.monotonicSeconds() - start })
+        let flat = path == "simulator:tumble" ? VirtualCompass.tumbling(clock: clock) : VirtualCompass.demo(clock: clock)
         ChipModels.attach(chip: "ak09916", to: bus) { flat.field() }
-        shared = bus
+        shared[path] = bus
         return bus
     }
 }

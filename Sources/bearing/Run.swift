@@ -10,9 +10,7 @@ struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the agent: read gpsd, publish on the UNIX socket and to the log.")
 
-    @Option(help: "YAML config file (see README: Config reference); its keys override the board's.") var config: String?
-    @Option(help: "Board profile name (boards/NAME.yaml: rpi-3b, rpi-4b, rpi-5, rpi-zero-2w, simulator) or file.") var board: String?
-    @Option(help: "Module of the board profile (default: the profile's default_module).") var module: String?
+    @OptionGroup var boardOptions: BoardOptions
     @Option(help: "gpsd to read, HOST:PORT (overrides gpsd.host/gpsd.port).") var gpsd: String?
     @Option(help: "UNIX socket path (overrides socket.path).") var socket: String?
     @Option(help: "NDJSON data log file (overrides log.data_log).") var dataLog: String?
@@ -21,15 +19,7 @@ struct Run: AsyncParsableCommand {
 
     /// The file config with the command-line overrides applied.
     func resolvedConfig() throws -> AgentConfig {
-        var c = AgentConfig()
-        if let board {
-            do { c = try BoardProfile.load(board).baseConfig(module: module) } catch { throw ValidationError(error.message) }
-        } else if module != nil {
-            throw ValidationError("--module needs --board")
-        }
-        if let config {
-            do { c = try AgentConfig.load(file: config, over: c) } catch { throw ValidationError(error.message) }
-        }
+        var c = try boardOptions.resolve()
         if let gpsd {
             guard let (host, port) = Self.hostPort(gpsd) else {
                 throw ValidationError("--gpsd \(gpsd): expected HOST:PORT, e.g. 127.0.0.1:2947 or [::1]:2947")
@@ -82,10 +72,13 @@ struct Run: AsyncParsableCommand {
             throw ExitCode(1)
         }
 
-        // SIGHUP reopens the data log (logrotate's postrotate sends it).
+        // SIGHUP reopens the data log (logrotate's postrotate sends it) and reloads the calibration file.
         signal(SIGHUP, SIG_IGN)
         let hup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
-        hup.setEventHandler { agent.reopenLogs() }
+        hup.setEventHandler {
+            agent.reopenLogs()
+            agent.reloadCalibration(reason: "SIGHUP")
+        }
         hup.resume()
 
         let group = ServiceGroup(configuration: .init(

@@ -1,0 +1,23 @@
+import ArgumentParser
+import BearingAgent
+
+/// The options that say which board and config to run with, shared by `run` and `calibrate`.
+struct BoardOptions: ParsableArguments {
+    @Option(help: "YAML config file (see README: Config reference); its keys override the board's.") var config: String?
+    @Option(help: "Board profile name (boards/NAME.yaml: rpi-3b, rpi-4b, rpi-5, rpi-zero-2w, simulator) or file.") var board: String?
+    @Option(help: "Module of the board profile (default: the profile's default_module).") var module: String?
+
+    /// The board profile's config with the config file's keys over it.
+    func resolve() throws -> AgentConfig {
+        var c = AgentConfig()
+        if let board {
+            do { c = try BoardProfile.load(board).baseConfig(module: module) } catch { throw ValidationError(error.message) }
+        } else if module != nil {
+            throw ValidationError("--module needs --board")
+        }
+        if let config {
+            do { c = try AgentConfig.load(file: config, over: c) } catch { throw ValidationError(error.message) }
+        }
+        return c
+    }
+}

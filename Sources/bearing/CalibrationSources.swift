@@ -1,0 +1,180 @@
+import BearingAgent
+import BearingCore
+import BearingIO
+import BearingSensors
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Raw samples gathered for a calibration, from whichever source, plus what came with them.
+final class SampleCollector: @unchecked Sendable {
+    private let lock = NSLock()
+    private var samples: [Vector3] = []
+    private(set) var chip: String?
+    private(set) var device: String?
+    private var position: Vector3?
+    private var status: String = "waiting for samples"
+    private var failure: String?
+    private let recorder: SampleRecorder?
+
+    init(recorder: SampleRecorder?) { self.recorder = recorder }
+
+    func add(_ field: Vector3, time: GPSTimestamp, chip: String, device: String, overflow: Bool) {
+        guard !overflow, field.isFinite else { return }
+        lock.lock()
+        samples.append(field)
+        self.chip = chip
+        self.device = device
+        status = "reading \(chip) at \(device)"
+        lock.unlock()
+        recorder?.append(field, time: time, chip: chip, device: device)
+    }
+
+    func setPosition(_ p: Vector3) { lock.lock(); position = p; lock.unlock() }
+    func setStatus(_ s: String) { lock.lock(); status = s; lock.unlock() }
+    func fail(_ s: String) { lock.lock(); failure = s; lock.unlock() }
+
+    var snapshot: (samples: [Vector3], chip: String?, device: String?, position: Vector3?, status: String, failure: String?) {
+        lock.lock(); defer { lock.unlock() }
+        return (samples, chip, device, position, status, failure)
+    }
+}
+
+/// `--record FILE`: the raw samples as CSV (`time,x,y,z`, µT in the chip's axes) under a
+/// `# bearing-samples` line naming the chip; each line written whole by one `write(2)`.
+final class SampleRecorder: @unchecked Sendable {
+    let path: String
+    private let fd: Int32
+    private var wroteHeader = false
+    private let lock = NSLock()
+
+    init(path: String) throws(SystemError) {
+        self.path = path
+        fd = try Syscall.check("open", path) { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
+    }
+
+    func append(_ v: Vector3, time: GPSTimestamp, chip: String, device: String) {
+        lock.lock(); defer { lock.unlock() }
+        var text = ""
+        if !wroteHeader {
+            text = "\(SampleFile.recordingMarker) chip=\(chip) device=\(device) units=\(CalibrationRecord.microtesla)\ntime,x,y,z\n"
+            wroteHeader = true
+        }
+        text += String(format: "%.3f,%.4f,%.4f,%.4f\n", time.unixTime, v.x, v.y, v.z)
+        var bytes = Array(text.utf8)
+        _ = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress, $0.count) }
+    }
+
+    func close() {
+        lock.lock(); defer { lock.unlock() }
+        fsync(fd)
+        Glibc.close(fd)
+    }
+}
+
+/// Raw samples from the running daemon: `?WATCH` for MAG (and TPV, for the position) on its socket.
+final class DaemonSampleSource: @unchecked Sendable {
+    let path: String
+    private let fd: Int32
+    private var thread: Thread?
+
+    /// Connects; throws when no daemon is listening (then the caller reads the sensor itself).
+    init(path: String) throws(SystemError) {
+        self.path = path
+        fd = try UnixSocket.connect(path: path)
+    }
+
+    func start(into collector: SampleCollector) {
+        let request = "?WATCH={\"enable\":true,\"json\":true,\"classes\":[\"MAG\",\"TPV\",\"STATE\"]};\n"
+        var bytes = Array(request.utf8)
+        do {
+            try bytes.withUnsafeMutableBytes { try Syscall.writeAll(fd, UnsafeRawBufferPointer($0), path) }
+        } catch {
+            collector.fail("\(path): \(error)")
+            return
+        }
+        collector.setStatus("connected to the bearing daemon at \(path); waiting for MAG samples")
+        let t = Thread { [self] in readLoop(collector) }
+        t.name = "bearing.calibrate.socket"
+        thread = t
+        t.start()
+    }
+
+    private func readLoop(_ collector: SampleCollector) {
+        var pending: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 {
+                collector.fail("the bearing daemon closed the connection at \(path)")
+                return
+            }
+            pending.append(contentsOf: buffer[0..<n])
+            while let nl = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = Data(pending[..<nl])
+                pending.removeSubrange(...nl)
+                guard let o = (try? JSONSerialization.jsonObject(with: line)) as? [String: Any], let cls = o["class"] as? String else { continue }
+                switch cls {
+                case "MAG":
+                    guard let x = o["x"] as? Double, let y = o["y"] as? Double, let z = o["z"] as? Double else { continue }
+                    let time = (o["time"] as? String).flatMap(GPSTimestamp.init(iso8601:)) ?? GPSTimestamp(unixTime: 0)
+                    collector.add(Vector3(x, y, z), time: time, chip: o["chip"] as? String ?? "unknown",
+                                  device: o["device"] as? String ?? path, overflow: o["overflow"] as? Bool ?? false)
+                case "TPV":
+                    if let mode = o["mode"] as? Int, mode >= 2, let lat = o["lat"] as? Double, let lon = o["lon"] as? Double {
+                        collector.setPosition(Vector3(lat, lon, (o["altHAE"] as? Double ?? 0) / 1000))
+                    }
+                case "STATE":
+                    if o["source"] as? String == "magnetometer", let state = o["state"] as? String, state != "connected" {
+                        collector.setStatus("the daemon's magnetometer is \(state)" + ((o["message"] as? String).map { ": \($0)" } ?? ""))
+                    }
+                case "ERROR":
+                    collector.fail("the bearing daemon replied: \(o["message"] as? String ?? "error")")
+                default: break
+                }
+            }
+        }
+    }
+
+    func stop() {
+        shutdown(fd, Int32(SHUT_RDWR))
+        close(fd)
+    }
+}
+
+/// Raw samples straight from the sensor (no daemon running): the daemon's own reader on its thread.
+final class SensorSampleSource: MagnetometerReaderDelegate, @unchecked Sendable {
+    private let reader: MagnetometerReader
+    private let collector: SampleCollector
+    private var lastFailure: String?
+
+    init(configuration: MagnetometerReader.Configuration, collector: SampleCollector) {
+        self.collector = collector
+        reader = MagnetometerReader(configuration: configuration, openBus: BusOpener.open, now: {
+            let t = Syscall.wallClock()
+            return GPSTimestamp(seconds: t.seconds, nanoseconds: t.nanoseconds)
+        })
+        reader.delegate = self
+    }
+
+    func start() {
+        collector.setStatus("looking for the magnetometer on \(reader.configuration.bus)")
+        reader.start()
+    }
+
+    func stop() { reader.stop() }
+
+    func magnetometerReader(_ reader: MagnetometerReader, didReceive sample: MagneticSample) {
+        collector.add(sample.field, time: sample.time, chip: sample.chip, device: sample.device, overflow: sample.overflow)
+    }
+
+    func magnetometerReader(_ reader: MagnetometerReader, didChangeState state: ConnectionState) {
+        if case .disconnected(let reason) = state { collector.setStatus("magnetometer unavailable: \(reason)") }
+    }
+
+    func magnetometerReader(_ reader: MagnetometerReader, didFail error: MagnetometerError) {
+        collector.setStatus("magnetometer: \(error.description)")
+    }
+}
