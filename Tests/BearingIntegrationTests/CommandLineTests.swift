@@ -10,27 +10,9 @@ import Glibc
 final class CommandLineTests: XCTestCase {
     var binary: URL { bearingBinary }
 
-    func launch(_ args: [String]) throws -> (Process, Pipe, Pipe) {
-        guard FileManager.default.isExecutableFile(atPath: binary.path) else {
-            throw XCTSkip("SKIPPED: \(binary.path) not built (run swift build first)")
-        }
-        let p = Process()
-        p.executableURL = binary
-        p.arguments = args
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        return (p, out, err)
-    }
+    func launch(_ args: [String]) throws -> (Process, Pipe, Pipe) { try launchBearing(args) }
 
-    func runToEnd(_ args: [String]) throws -> (Int32, String, String) {
-        let (p, out, err) = try launch(args)
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
-    }
+    func runToEnd(_ args: [String]) throws -> (Int32, String, String) { try runBearing(args) }
 
     func testRunWatchDataLogAndGracefulStop() throws {
         try requireGpsfake()

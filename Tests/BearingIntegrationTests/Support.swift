@@ -165,6 +165,32 @@ final class SocketClient {
     }
 }
 
+/// Starts the bearing executable with `args` (stdin at /dev/null); skips when it is not built.
+func launchBearing(_ args: [String], environment: [String: String]? = nil) throws -> (Process, Pipe, Pipe) {
+    guard FileManager.default.isExecutableFile(atPath: bearingBinary.path) else {
+        throw XCTSkip("SKIPPED: \(bearingBinary.path) not built (run swift build first)")
+    }
+    let p = Process()
+    p.executableURL = bearingBinary
+    p.arguments = args
+    if let environment { p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
+    let out = Pipe(), err = Pipe()
+    p.standardOutput = out
+    p.standardError = err
+    p.standardInput = FileHandle.nullDevice
+    try p.run()
+    return (p, out, err)
+}
+
+/// Runs the bearing executable to its end: exit status (or signal), stdout, stderr.
+func runBearing(_ args: [String], environment: [String: String]? = nil) throws -> (Int32, String, String) {
+    let (p, out, err) = try launchBearing(args, environment: environment)
+    let o = out.fileHandleForReading.readDataToEndOfFile()
+    let e = err.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+}
+
 func testLogger() -> Logger {
     var l = Logger(label: "bearing-test") { JournaldLogHandler(label: $0, level: .warning, journald: false) }
     l.logLevel = .warning

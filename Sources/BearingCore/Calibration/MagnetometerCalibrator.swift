@@ -42,6 +42,15 @@ public struct CalibrationFigures: Equatable, Sendable {
     /// Regions (of 100) holding at least one sample.
     public var regionsCovered: Int
 
+    public init(gaps: Double, variance: Double, wobble: Double, fitError: Double, headingError: Double, regionsCovered: Int) {
+        self.gaps = gaps
+        self.variance = variance
+        self.wobble = wobble
+        self.fitError = fitError
+        self.headingError = headingError
+        self.regionsCovered = regionsCovered
+    }
+
     public static let maximumGaps = 15.0
     public static let maximumVariance = 4.5
     public static let maximumWobble = 4.0
@@ -83,6 +92,20 @@ public struct CalibrationFit: Sendable {
     public var regionCounts: [Int]
     /// Plain-language cautions: a smaller model than asked for, planar data, many outliers.
     public var warnings: [String]
+
+    public init(calibration: MagneticCalibration, model: CalibrationModel, field: Double, figures: CalibrationFigures,
+                samples: Int, used: Int, outliers: Int, radii: [Double], regionCounts: [Int], warnings: [String]) {
+        self.calibration = calibration
+        self.model = model
+        self.field = field
+        self.figures = figures
+        self.samples = samples
+        self.used = used
+        self.outliers = outliers
+        self.radii = radii
+        self.regionCounts = regionCounts
+        self.warnings = warnings
+    }
 }
 
 public struct CalibrationFitError: Error, Equatable, CustomStringConvertible {
