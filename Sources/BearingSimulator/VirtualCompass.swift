@@ -18,9 +18,9 @@ public final class VirtualCompass: @unchecked Sendable {
     public var hardIron: Vector3
     /// Noise standard deviation per axis, µT.
     public var noise: Double
-    /// When set, the board also pitches (±amplitude°, sinusoidally over `pitchPeriod` s) and rolls
-    /// (a full 360° swing over `rollPeriod` s) while it turns, so its field sweeps the whole sphere, as
-    /// a calibration needs.
+    /// When set, the board also pitches (±amplitude°, sinusoidally over `pitchPeriod` s) and rolls (a
+    /// full turn about its long axis every `rollPeriod` s) while it turns, so its field sweeps the whole
+    /// sphere, as a calibration needs.
     public var tumble: (pitchAmplitude: Double, pitchPeriod: Double, rollPeriod: Double)?
     private let clock: () -> Double
     private var rng: SplitMix64
@@ -54,12 +54,12 @@ public final class VirtualCompass: @unchecked Sendable {
         return Vector3(earth.x * cos(h) + earth.y * sin(h), -earth.x * sin(h) + earth.y * cos(h), earth.z)
     }
 
-    /// The demo distortion on a board that tumbles: 40°/s of turn, pitch ±70° every 11 s, roll through
-    /// every angle every 7 s.
+    /// The demo distortion on a board that tumbles, briskly so a calibration fills in seconds: 72°/s of
+    /// turn, pitch ±70° every 4.7 s, a full roll every 3.1 s.
     public static func tumbling(clock: @escaping () -> Double) -> VirtualCompass {
         let c = demo(clock: clock)
-        c.turnRate = 40
-        c.tumble = (70, 11, 7)
+        c.turnRate = 72
+        c.tumble = (70, 4.7, 3.1)
         return c
     }
 
@@ -69,7 +69,7 @@ public final class VirtualCompass: @unchecked Sendable {
         if let t = tumble {
             let now = clock()
             let pitch = t.pitchAmplitude * sin(2 * .pi * now / t.pitchPeriod)
-            let roll = 180 * sin(2 * .pi * now / t.rollPeriod)
+            let roll = 360 * now / t.rollPeriod
             board = Matrix3.rotation(rollDegrees: roll, pitchDegrees: pitch, yawDegrees: heading).transposed * earthField
         }
         let chip = orientation.matrix.transposed * board

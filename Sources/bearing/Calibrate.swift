@@ -229,38 +229,75 @@ struct Calibrate: ParsableCommand {
         return "no reply within 5 s"
     }
 
+    /// The `--json` object. Encoded with JSONEncoder, which writes the shortest digits that read back
+    /// exactly (JSONSerialization rounds to 15).
+    struct Result: Encodable {
+        struct Figures: Encodable {
+            var gaps, variance, wobble: Double
+            var fit_error: Double
+            var heading_error: Double?
+            var regions: Int
+        }
+        var `class` = "CALIBRATION_RESULT"
+        var model: String
+        var offset: [Double]
+        var matrix: [[Double]]
+        var field: Double
+        var field_source: String
+        var units, chip, device: String?
+        var source: String
+        var samples, used, outliers: Int
+        var radii: [Double]
+        var figures: Figures
+        var passes: Bool
+        var failures, warnings: [String]
+        var saved, not_saved, daemon: String?
+
+        func encode(to encoder: Encoder) throws {
+            // Optional keys are written as null, not left out: a script can rely on every key.
+            enum K: String, CodingKey {
+                case `class`, model, offset, matrix, field, field_source, units, chip, device, source, samples, used, outliers
+                case radii, figures, passes, failures, warnings, saved, not_saved, daemon
+            }
+            var c = encoder.container(keyedBy: K.self)
+            try c.encode(self.class, forKey: .class)
+            try c.encode(model, forKey: .model)
+            try c.encode(offset, forKey: .offset)
+            try c.encode(matrix, forKey: .matrix)
+            try c.encode(field, forKey: .field)
+            try c.encode(field_source, forKey: .field_source)
+            try c.encode(units, forKey: .units)
+            try c.encode(chip, forKey: .chip)
+            try c.encode(device, forKey: .device)
+            try c.encode(source, forKey: .source)
+            try c.encode(samples, forKey: .samples)
+            try c.encode(used, forKey: .used)
+            try c.encode(outliers, forKey: .outliers)
+            try c.encode(radii, forKey: .radii)
+            try c.encode(figures, forKey: .figures)
+            try c.encode(passes, forKey: .passes)
+            try c.encode(failures, forKey: .failures)
+            try c.encode(warnings, forKey: .warnings)
+            try c.encode(saved, forKey: .saved)
+            try c.encode(not_saved, forKey: .not_saved)
+            try c.encode(daemon, forKey: .daemon)
+        }
+    }
+
     static func json(_ fit: CalibrationFit, chip: String?, device: String?, units: String?, fieldSource: String, source: String,
                      saved: String?, notSaved: String?, daemon: String?) -> String {
         let c = fit.calibration
         let f = fit.figures
-        var figures: [String: Any] = ["gaps": f.gaps, "variance": f.variance, "wobble": f.wobble, "fit_error": f.fitError,
-                                      "regions": f.regionsCovered]
-        figures["heading_error"] = f.headingError.isFinite ? f.headingError : NSNull()
-        let object: [String: Any] = [
-            "class": "CALIBRATION_RESULT",
-            "model": fit.model.rawValue,
-            "offset": [c.offset.x, c.offset.y, c.offset.z],
-            "matrix": c.matrix.rows.map { [$0.x, $0.y, $0.z] },
-            "field": fit.field,
-            "field_source": fieldSource,
-            "units": units ?? NSNull(),
-            "chip": chip ?? NSNull(),
-            "device": device ?? NSNull(),
-            "source": source,
-            "samples": fit.samples,
-            "used": fit.used,
-            "outliers": fit.outliers,
-            "radii": fit.radii,
-            "figures": figures,
-            "passes": f.passes,
-            "failures": f.failures,
-            "warnings": fit.warnings,
-            "saved": saved ?? NSNull(),
-            "not_saved": notSaved ?? NSNull(),
-            "daemon": daemon ?? NSNull(),
-        ]
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-        return String(decoding: data, as: UTF8.self)
+        let result = Result(
+            model: fit.model.rawValue, offset: [c.offset.x, c.offset.y, c.offset.z], matrix: c.matrix.rows.map { [$0.x, $0.y, $0.z] },
+            field: fit.field, field_source: fieldSource, units: units, chip: chip, device: device, source: source,
+            samples: fit.samples, used: fit.used, outliers: fit.outliers, radii: fit.radii,
+            figures: .init(gaps: f.gaps, variance: f.variance, wobble: f.wobble, fit_error: f.fitError,
+                           heading_error: f.headingError.isFinite ? f.headingError : nil, regions: f.regionsCovered),
+            passes: f.passes, failures: f.failures, warnings: fit.warnings, saved: saved, not_saved: notSaved, daemon: daemon)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: (try? encoder.encode(result)) ?? Data("{}".utf8), as: UTF8.self)
     }
 
     static func summary(_ fit: CalibrationFit, chip: String?, units: String?, fieldSource: String, position: Vector3?) -> String {

@@ -1,0 +1,224 @@
+import BearingCore
+import BearingIO
+import BearingSimulator
+import Foundation
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `bearing calibrate` as a user runs it: from a file, from the sensor, from the running daemon; the
+/// file it writes survives a crash mid-write; the daemon reloads it on SIGHUP.
+final class CalibrateCommandTests: XCTestCase {
+    /// Noisy samples of a known distortion over the whole sphere, as a bearing recording (µT, qmc5883l).
+    func writeRecording(_ url: URL, offset: Vector3, planar: Bool = false, count: Int = 1200) throws {
+        var rng = SplitMix64(seed: 5)
+        let soft = Matrix3([1.12, 0.06, -0.02], [0.06, 0.9, 0.03], [-0.02, 0.03, 1.0])
+        var text = "\(SampleFile.recordingMarker) chip=qmc5883l device=i2c:/dev/i2c-1:0x0d units=uT\ntime,x,y,z\n"
+        let golden = Double.pi * (3 - 5.0.squareRoot())
+        for i in 0..<count {
+            var u: Vector3
+            if planar {
+                let h = Double(i) * 2 * .pi / Double(count)
+                u = Vector3(0.5 * cos(h), 0.5 * sin(h), 0.866)
+            } else {
+                let z = 1 - 2 * (Double(i) + 0.5) / Double(count)
+                u = Vector3((1 - z * z).squareRoot() * cos(golden * Double(i)), (1 - z * z).squareRoot() * sin(golden * Double(i)), z)
+            }
+            let noise = Vector3(rng.uniform(-0.4, 0.4), rng.uniform(-0.4, 0.4), rng.uniform(-0.4, 0.4))
+            let v = soft * (u * 49) + offset + noise
+            text += String(format: "%.3f,%.4f,%.4f,%.4f\n", 1_795_000_000 + Double(i) * 0.05, v.x, v.y, v.z)
+        }
+        try text.write(to: url, atomically: true, encoding: .utf8)
+    }
+
+    func object(_ json: String) throws -> [String: Any] {
+        try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any], json)
+    }
+
+    func offset(_ o: [String: Any]) -> Vector3 {
+        let a = o["offset"] as? [Double] ?? [.nan, .nan, .nan]
+        return Vector3(a[0], a[1], a[2])
+    }
+
+    func testFromAFileToASavedCalibrationFile() throws {
+        let dir = temporaryDirectory("calfile")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let samples = dir.appendingPathComponent("samples.csv")
+        try writeRecording(samples, offset: Vector3(30, -12, 8))
+        let output = dir.appendingPathComponent("state/calibration.json").path
+        let (status, out, err) = try runBearing(["calibrate", "--samples", samples.path, "--json", "--output", output,
+                                                 "--position", "52.1,4.3", "--socket", dir.appendingPathComponent("none.sock").path])
+        XCTAssertEqual(status, 0, err)
+        let result = try object(out)
+        XCTAssertEqual(result["model"] as? String, "ellipsoid")
+        XCTAssertEqual(result["chip"] as? String, "qmc5883l", "taken from the recording's header")
+        XCTAssertEqual(result["saved"] as? String, output)
+        XCTAssertEqual(result["field_source"] as? String, "wmm")
+        XCTAssertLessThan((offset(result) - Vector3(30, -12, 8)).length, 0.3)
+        let matrix = try XCTUnwrap(result["matrix"] as? [[Double]])
+        XCTAssertEqual(matrix.count, 3)
+        XCTAssertTrue(matrix.allSatisfy { $0.count == 3 })
+        let figures = try XCTUnwrap(result["figures"] as? [String: Any])
+        for key in ["gaps", "variance", "wobble", "fit_error", "heading_error"] { XCTAssertNotNil(figures[key] as? Double, key) }
+        // The file holds the same calibration, and the daemon's loader accepts it.
+        let record = try CalibrationRecord.decode(Data(contentsOf: URL(fileURLWithPath: output)), source: output)
+        XCTAssertEqual(record.chip, "qmc5883l")
+        XCTAssertEqual(record.units, "uT")
+        for (a, b) in zip(record.offset, result["offset"] as? [Double] ?? []) { XCTAssertEqual(a, b, accuracy: 1e-9) }
+        XCTAssertEqual(record.field, result["field"] as? Double ?? .nan, accuracy: 1e-9)
+        // The WMM field at 52.1 N 4.3 E is about 49 µT: the calibrated magnitude is scaled to it.
+        XCTAssertEqual(record.field, 49.2, accuracy: 1)
+    }
+
+    func testFlatTurnsAreRefusedUnlessForced() throws {
+        let dir = temporaryDirectory("calflat")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let samples = dir.appendingPathComponent("flat.csv")
+        try writeRecording(samples, offset: Vector3(10, 5, -3), planar: true)
+        let output = dir.appendingPathComponent("calibration.json").path
+        let (status, out, err) = try runBearing(["calibrate", "--samples", samples.path, "--json", "--output", output])
+        XCTAssertEqual(status, 2, "refused: \(err)")
+        let result = try object(out)
+        XCTAssertEqual(result["model"] as? String, "planar")
+        XCTAssertTrue((result["not_saved"] as? String ?? "").contains("2-D fit"), "\(result)")
+        XCTAssertTrue((result["warnings"] as? [String] ?? []).contains { $0.contains("only a plane") })
+        XCTAssertFalse(FileManager.default.fileExists(atPath: output))
+        let forced = try runBearing(["calibrate", "--samples", samples.path, "--output", output, "--force"])
+        XCTAssertEqual(forced.0, 0, forced.2)
+        XCTAssertTrue(forced.1.contains("planar fit"), forced.1)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: output))
+    }
+
+    func testBadInputNamesTheProblem() throws {
+        let dir = temporaryDirectory("calbad")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let wide = dir.appendingPathComponent("wide.txt")
+        try "1 2 3 4 5 6\n".write(to: wide, atomically: true, encoding: .utf8)
+        let (status, _, err) = try runBearing(["calibrate", "--samples", wide.path])
+        XCTAssertNotEqual(status, 0)
+        XCTAssertTrue(err.contains("6 columns and no x,y,z or mx,my,mz header; pick three with --columns"), err)
+        let bad = try runBearing(["calibrate", "--samples", wide.path, "--columns", "1,2"])
+        XCTAssertTrue(bad.2.contains("give three columns"), bad.2)
+        let missing = try runBearing(["calibrate", "--samples", dir.appendingPathComponent("nope.csv").path])
+        XCTAssertNotEqual(missing.0, 0)
+        XCTAssertTrue(missing.2.contains("nope.csv"), missing.2)
+    }
+
+    func testACrashMidWriteLeavesTheOldCalibrationIntact() throws {
+        let dir = temporaryDirectory("calcrash")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let samples = dir.appendingPathComponent("samples.csv")
+        try writeRecording(samples, offset: Vector3(30, -12, 8))
+        let output = dir.appendingPathComponent("calibration.json").path
+        XCTAssertEqual(try runBearing(["calibrate", "--samples", samples.path, "--output", output]).0, 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: output))
+
+        try writeRecording(samples, offset: Vector3(-5, 20, 1))
+        let (p, _, _) = try launchBearing(["calibrate", "--samples", samples.path, "--output", output],
+                                          environment: ["BEARING_FAULT": "atomic-write-crash"])
+        p.waitUntilExit()
+        XCTAssertEqual(p.terminationReason, .uncaughtSignal, "the fault hook kills the writer mid-write")
+        XCTAssertEqual(p.terminationStatus, SIGKILL)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: output)), before, "the old calibration is intact")
+        XCTAssertNoThrow(try CalibrationRecord.decode(before, source: output))
+        // The half-written temporary file is left beside it, and is not what the daemon reads.
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix("calibration.json.tmp.") }
+        XCTAssertEqual(leftovers.count, 1)
+
+        XCTAssertEqual(try runBearing(["calibrate", "--samples", samples.path, "--output", output]).0, 0)
+        let after = try CalibrationRecord.decode(Data(contentsOf: URL(fileURLWithPath: output)), source: output)
+        XCTAssertEqual(after.offset[1], 20, accuracy: 0.3, "a clean run replaces it")
+    }
+
+    /// A config for a simulated board that tumbles, read fast, with its files in `dir`.
+    func tumblingConfig(_ dir: URL) throws -> (config: String, socket: String, calibration: String) {
+        let socket = dir.appendingPathComponent("bearing.sock").path
+        let calibration = dir.appendingPathComponent("state/calibration.json").path
+        let config = dir.appendingPathComponent("bearing.yaml").path
+        try """
+        gpsd:
+          port: \(freePort())
+          retry_max: 0.5
+        socket:
+          path: \(socket)
+        magnetometer:
+          bus: simulator:tumble
+          rate: 50
+          calibration: \(calibration)
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+        return (config, socket, calibration)
+    }
+
+    func testFromTheSensorWithARecordingThatReplaysToTheSameFit() throws {
+        let dir = temporaryDirectory("calsensor")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (config, _, calibration) = try tumblingConfig(dir)
+        let recording = dir.appendingPathComponent("raw.csv").path
+        let (status, out, err) = try runBearing(["calibrate", "--board", "simulator", "--config", config, "--json",
+                                                 "--record", recording, "--timeout", "60", "--position", "52.1,4.3"])
+        XCTAssertEqual(status, 0, err)
+        let live = try object(out)
+        XCTAssertEqual(live["source"] as? String, "sensor")
+        XCTAssertEqual(live["saved"] as? String, calibration)
+        XCTAssertEqual(live["passes"] as? Bool, true, "\(live)")
+        // The simulator's hard iron (VirtualCompass.demo) is recovered.
+        XCTAssertLessThan((offset(live) - Vector3(21, -9.5, 6)).length, 0.5, "\(live)")
+        XCTAssertTrue(err.contains("coverage and quality pass") || err.contains("timeout"), err)
+
+        let replay = try runBearing(["calibrate", "--samples", recording, "--json", "--no-save", "--position", "52.1,4.3"])
+        XCTAssertEqual(replay.0, 0, replay.2)
+        let again = try object(replay.1)
+        XCTAssertEqual(again["chip"] as? String, "qmc5883l")
+        XCTAssertLessThan((offset(again) - offset(live)).length, 0.01, "the recording holds exactly the samples fitted")
+    }
+
+    func testFromTheRunningDaemonWhichReloadsTheResultAndOnSIGHUP() throws {
+        let dir = temporaryDirectory("caldaemon")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (config, socket, calibration) = try tumblingConfig(dir)
+        let (daemon, _, daemonErr) = try launchBearing(["run", "--board", "simulator", "--config", config, "--log-level", "info"])
+        defer { if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
+        var waited = 0
+        while !FileManager.default.fileExists(atPath: socket) && waited < 200 { usleep(50_000); waited += 1 }
+        let watcher = try SocketClient(path: socket)
+        watcher.watch(",\"classes\":[\"CALIBRATION\",\"ATT\"]")
+        let first = watcher.collect(timeout: 10) { cls($0) == "CALIBRATION" }
+        XCTAssertEqual(first.last { cls($0) == "CALIBRATION" }?["status"] as? String, "none")
+
+        let (status, out, err) = try runBearing(["calibrate", "--socket", socket, "--board", "simulator", "--config", config,
+                                                 "--json", "--timeout", "60"])
+        XCTAssertEqual(status, 0, err)
+        let result = try object(out)
+        XCTAssertEqual(result["source"] as? String, "daemon", "the daemon owns the bus: samples come over the socket")
+        XCTAssertEqual(result["saved"] as? String, calibration)
+        XCTAssertEqual(result["daemon"] as? String, "reloaded, calibration active (\(calibration))")
+        XCTAssertLessThan((offset(result) - Vector3(21, -9.5, 6)).length, 0.5, "\(result)")
+        let active = watcher.collect(timeout: 10) { cls($0) == "CALIBRATION" && $0["status"] as? String == "active" }
+        XCTAssertTrue(active.contains { cls($0) == "CALIBRATION" && $0["status"] as? String == "active" }, "watchers hear of the new calibration")
+        let att = watcher.collect(timeout: 10) { cls($0) == "ATT" }.last { cls($0) == "ATT" }
+        XCTAssertEqual(att?["mag_st"] as? String, "N")
+
+        // SIGHUP with a corrupt file: rejected, logged, the calibration in force stays.
+        let good = try Data(contentsOf: URL(fileURLWithPath: calibration))
+        try "not json".write(toFile: calibration, atomically: true, encoding: .utf8)
+        kill(daemon.processIdentifier, SIGHUP)
+        let afterBad = watcher.collect(timeout: 10) { cls($0) == "CALIBRATION" && $0["error"] != nil }
+        let rejected = try XCTUnwrap(afterBad.last { cls($0) == "CALIBRATION" })
+        XCTAssertEqual(rejected["status"] as? String, "active")
+        XCTAssertTrue((rejected["error"] as? String ?? "").contains("invalid JSON"), "\(rejected)")
+
+        // SIGHUP with a good file again: loaded.
+        try good.write(to: URL(fileURLWithPath: calibration))
+        kill(daemon.processIdentifier, SIGHUP)
+        let reloaded = watcher.collect(timeout: 10) { cls($0) == "CALIBRATION" && $0["error"] == nil }
+        XCTAssertTrue(reloaded.contains { cls($0) == "CALIBRATION" && $0["error"] == nil && $0["status"] as? String == "active" })
+
+        kill(daemon.processIdentifier, SIGTERM)
+        daemon.waitUntilExit()
+        let log = String(decoding: daemonErr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        XCTAssertTrue(log.contains("calibration rejected (SIGHUP)") && log.contains("keeping the calibration fitted"), log)
+        XCTAssertTrue(log.contains("calibration loaded (client request)"), log)
+        XCTAssertTrue(log.contains("calibration loaded (SIGHUP)"), log)
+    }
+}
