@@ -115,7 +115,7 @@ struct Calibrate: ParsableCommand {
                 sourceName = "sensor"
             }
             let session = CollectionSession(collector: collector, progress: progress, timeout: timeout, minSamples: minSamples,
-                                            orientation: config.magnetometer.orientation, calibrator: calibrator(config: config, position: nil))
+                                            orientation: config.magnetometer.orientation, calibrator: calibrator(config: config, position: nil, microtesla: true))
             session.run()
             sensor?.stop()
             recorder?.close()
@@ -131,10 +131,10 @@ struct Calibrate: ParsableCommand {
 
         // 2. The fit.
         let where_ = position.flatMap(Self.parsePosition) ?? collectedPosition ?? config.heading.fallbackPosition
-        let calibrator = calibrator(config: config, position: where_)
+        let calibrator = calibrator(config: config, position: where_, microtesla: sampleUnits == CalibrationRecord.microtesla)
         let fit: CalibrationFit
         do { fit = try calibrator.fit(raw) } catch { throw CalibrateError(error.message) }
-        let fieldSource = field != nil ? "given" : (where_ != nil && sampleUnits == CalibrationRecord.microtesla ? "wmm" : "fit")
+        let fieldSource = field != nil ? "given" : (calibrator.options.field != nil ? "wmm" : "fit")
 
         // 3. Save.
         let target = output ?? config.calibrationPath
@@ -185,14 +185,15 @@ struct Calibrate: ParsableCommand {
         if refused { throw ExitCode(2) }
     }
 
-    func calibrator(config: AgentConfig, position: Vector3?) -> MagnetometerCalibrator {
+    /// The calibrator for these options; the WMM field (µT) is the target only for samples in µT.
+    func calibrator(config: AgentConfig, position: Vector3?, microtesla: Bool) -> MagnetometerCalibrator {
         var options = MagnetometerCalibrator.Options(model: model.flatMap(CalibrationModel.init(rawValue:)))
         options.down = config.magnetometer.orientation.matrix.transposed * Vector3(0, 0, 1)
         if let position {
             let year = WorldMagneticModel.decimalYear(unixSeconds: Agent.now().unixTime)
             let f = WorldMagneticModel.wmm2025.field(latitude: position.x, longitude: position.y, heightKm: position.z, year: year)
             options.inclination = f.inclination
-            if samples == nil || (units ?? "") == CalibrationRecord.microtesla { options.field = f.totalIntensity / 1000 }
+            if microtesla { options.field = f.totalIntensity / 1000 }
         }
         if let field { options.field = field }
         return MagnetometerCalibrator(options: options)

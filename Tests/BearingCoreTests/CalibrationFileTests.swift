@@ -105,3 +105,42 @@ final class CalibrationFileTests: XCTestCase {
         XCTAssertThrowsError(try CalibrationRecord.decode(Data(), source: "c.json"))
     }
 }
+
+/// The hints and the coverage map shown while collecting.
+final class CalibrationGuideTests: XCTestCase {
+    /// Counts with every region full except those whose centre (board frame) is near `missing`.
+    func counts(missing: Vector3, orientation: Orientation = .identity) -> [Int] {
+        (0..<SphereRegions.count).map { r in
+            orientation.toBoard(SphereRegions.center(of: r)).dot(missing.normalized) > 0.7 ? 0 : 5
+        }
+    }
+
+    func testHintsPointAtTheMissingSide() {
+        XCTAssertTrue(CalibrationGuide.hint(regionCounts: counts(missing: Vector3(1, 0, 0))).hasPrefix("tilt the nose down"))
+        XCTAssertTrue(CalibrationGuide.hint(regionCounts: counts(missing: Vector3(-1, 0, 0))).hasPrefix("tilt the nose up"))
+        XCTAssertTrue(CalibrationGuide.hint(regionCounts: counts(missing: Vector3(0, -1, 0))).hasPrefix("roll it onto its left side"))
+        XCTAssertTrue(CalibrationGuide.hint(regionCounts: counts(missing: Vector3(0, 1, 0))).hasPrefix("roll it onto its right side"))
+        XCTAssertTrue(CalibrationGuide.hint(regionCounts: counts(missing: Vector3(0, 0, -1))).hasPrefix("turn it upside down"))
+        // In the southern hemisphere the field points up: the opposite side must face down.
+        XCTAssertTrue(CalibrationGuide.hint(regionCounts: counts(missing: Vector3(1, 0, 0)), southernHemisphere: true).hasPrefix("tilt the nose up"))
+        XCTAssertTrue(CalibrationGuide.hint(regionCounts: Array(repeating: 3, count: 100)).hasPrefix("coverage complete"))
+    }
+
+    func testHintsAreInBoardAxes() throws {
+        // Chip mounted upside down (+X-Y-Z): a gap at chip −z is board +z, "level, right way up".
+        let o = try Orientation(axes: "+X-Y-Z")
+        let chipGap = (0..<100).map { SphereRegions.center(of: $0).z < -0.7 ? 0 : 5 }
+        XCTAssertTrue(CalibrationGuide.hint(regionCounts: chipGap, orientation: o).hasPrefix("hold it level, right way up"))
+    }
+
+    func testMapAndBar() {
+        var c = Array(repeating: 0, count: 100)
+        c[0] = 3; c[1] = 1
+        let rows = CalibrationGuide.map(regionCounts: c)
+        XCTAssertEqual(rows.count, 6)
+        XCTAssertEqual(rows[0].trimmingCharacters(in: .whitespaces), "█")
+        XCTAssertTrue(rows[1].trimmingCharacters(in: .whitespaces).hasPrefix("▒ ·"))
+        XCTAssertEqual(rows[2].trimmingCharacters(in: .whitespaces).count, 34)
+        XCTAssertEqual(CalibrationGuide.bar(50, total: 100, width: 10), "[█████░░░░░]")
+    }
+}

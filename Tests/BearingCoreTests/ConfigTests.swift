@@ -72,6 +72,14 @@ final class ConfigTests: XCTestCase {
         assertRejected("gpsd:\n  host: [a\n", mentions: ["not valid YAML"])
     }
 
+    func testCalibrationFileFollowsSystemdStateDirectory() throws {
+        XCTAssertEqual(AgentConfig.defaultCalibrationPath(environment: ["STATE_DIRECTORY": "/var/lib/bearing"]), "/var/lib/bearing/calibration.json")
+        XCTAssertEqual(AgentConfig.defaultCalibrationPath(environment: [:]), "/var/lib/bearing/calibration.json")
+        XCTAssertEqual(AgentConfig.defaultCalibrationPath(environment: ["STATE_DIRECTORY": "/srv/a:/srv/b"]), "/srv/a/calibration.json")
+        let c = try AgentConfig.parse(yaml: "magnetometer:\n  calibration: /etc/bearing/cal.json\n")
+        XCTAssertEqual(c.calibrationPath, "/etc/bearing/cal.json")
+    }
+
     func testDefaultSocketPathFollowsSystemd() {
         XCTAssertEqual(AgentConfig.defaultSocketPath(environment: ["RUNTIME_DIRECTORY": "/run/bearing"]), "/run/bearing/bearing.sock")
         XCTAssertEqual(AgentConfig.defaultSocketPath(environment: [:]), "/run/bearing/bearing.sock")

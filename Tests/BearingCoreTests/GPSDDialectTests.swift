@@ -79,6 +79,23 @@ final class ClientRequestTests: XCTestCase {
         }
     }
 
+    func testCalibrationRequestAndMAGOptIn() throws {
+        XCTAssertEqual(try parse("?CALIBRATION;"), .calibration(reload: false))
+        XCTAssertEqual(try parse(#"?CALIBRATION={"reload":true};"#), .calibration(reload: true))
+        XCTAssertEqual(try parse(#"?CALIBRATION={"class":"CALIBRATION","reload":false}"#), .calibration(reload: false))
+        XCTAssertThrowsError(try parse(#"?CALIBRATION={"reload":"yes"}"#)) { XCTAssertTrue("\($0)".contains("\"reload\" must be true or false")) }
+        XCTAssertThrowsError(try parse(#"?CALIBRATION={"path":"/etc/passwd"}"#)) { XCTAssertTrue("\($0)".contains("unknown attribute \"path\"")) }
+        XCTAssertThrowsError(try parse("?CALIBRATION=nope")) { XCTAssertTrue("\($0)".contains("expected a JSON object")) }
+        let all = WatchOptions(enable: true, json: true)
+        XCTAssertTrue(all.wants("CALIBRATION"))
+        XCTAssertFalse(all.wants("MAG"), "raw samples only on request")
+        XCTAssertTrue(WatchOptions(enable: true, json: true, classes: ["MAG"]).wants("MAG"))
+        let sample = MagneticSample(time: GPSTimestamp(unixTime: 1_795_000_000), device: "i2c:/dev/i2c-1:0x0d", chip: "qmc5883l",
+                                    field: Vector3(12.5, -3.25, 40), overflow: false)
+        XCTAssertEqual(GPSDDialect.mag(sample),
+                       #"{"class":"MAG","device":"i2c:/dev/i2c-1:0x0d","chip":"qmc5883l","time":"2026-11-18T11:06:40.000Z","x":12.5000,"y":-3.2500,"z":40.0000}"#)
+    }
+
     func testBadRequestsSayWhatIsWrong() {
         let cases: [(String, String)] = [
             ("?FOO;", "Unrecognized request 'FOO'"),
