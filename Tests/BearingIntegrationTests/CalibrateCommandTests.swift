@@ -176,6 +176,37 @@ final class CalibrateCommandTests: XCTestCase {
         XCTAssertLessThan((offset(again) - offset(live)).length, 0.01, "the recording holds exactly the samples fitted")
     }
 
+    /// On a terminal (a pty from util-linux `script`, as over SSH) the display redraws in place, shows the
+    /// coverage map and a hint, and Enter finishes the collection.
+    func testOnATerminalTheDisplayRedrawsAndEnterFinishes() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else {
+            throw XCTSkip("SKIPPED: /usr/bin/script (bsdutils) missing: no pty for the terminal display test")
+        }
+        guard FileManager.default.isExecutableFile(atPath: bearingBinary.path) else { throw XCTSkip("SKIPPED: bearing not built") }
+        let dir = temporaryDirectory("caltty")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (config, _, _) = try tumblingConfig(dir)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        p.arguments = ["-q", "-e", "-c", "\(bearingBinary.path) calibrate --board simulator --config \(config) --no-save --timeout 60", "/dev/null"]
+        let input = Pipe(), output = Pipe()
+        p.standardInput = input
+        p.standardOutput = output
+        p.standardError = output
+        try p.run()
+        sleep(4)
+        input.fileHandleForWriting.write(Data("\n".utf8))
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        XCTAssertEqual(p.terminationStatus, 0, text)
+        XCTAssertTrue(text.contains("finishing (Enter)"), text)
+        XCTAssertTrue(text.contains("\u{1B}["), "redrawn in place with cursor movement")
+        XCTAssertTrue(text.contains("coverage [") && text.contains("/100 regions"), text)
+        XCTAssertTrue(text.contains("█") || text.contains("▒"), "the coverage map")
+        XCTAssertTrue(text.contains("hint: "), text)
+        XCTAssertTrue(text.contains("not saved: --no-save"), text)
+    }
+
     func testFromTheRunningDaemonWhichReloadsTheResultAndOnSIGHUP() throws {
         let dir = temporaryDirectory("caldaemon")
         defer { try? FileManager.default.removeItem(at: dir) }

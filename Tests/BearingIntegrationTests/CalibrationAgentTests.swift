@@ -136,6 +136,24 @@ final class CalibrationAgentTests: XCTestCase {
         XCTAssertEqual(refused?["message"] as? String, "CALIBRATION: \"reload\" must be true or false")
     }
 
+    func testWithChipAutoACalibrationForAnotherChipIsDroppedAtTheFirstSample() throws {
+        let dir = temporaryDirectory("autochip")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var c = config(dir: dir)
+        c.magnetometer.reader.chip = nil
+        try writeCalibration(c.calibrationPath, chip: "lis3mdl")
+        let (agent, client) = try start(c)
+        defer { agent.stop() }
+        client.watch()
+        let objects = client.collect(timeout: 10) { cls($0) == "ATT" }
+        let dropped = client.collect(timeout: 5) { cls($0) == "CALIBRATION" && $0["status"] as? String == "none" }
+        let calibration = (objects + dropped).last { cls($0) == "CALIBRATION" }
+        XCTAssertEqual(calibration?["status"] as? String, "none", "\(String(describing: calibration))")
+        XCTAssertEqual(calibration?["error"] as? String, "\(c.calibrationPath): fitted for chip lis3mdl, the magnetometer found is qmc5883l")
+        let att = (objects + dropped).last { cls($0) == "ATT" }
+        XCTAssertEqual(att?["mag_st"] as? String, "C", "never applied to the wrong chip")
+    }
+
     func testRawMAGGoesOnlyToClientsThatAskForIt() throws {
         let dir = temporaryDirectory("mag")
         defer { try? FileManager.default.removeItem(at: dir) }
