@@ -314,7 +314,7 @@ struct Calibrate: ParsableCommand {
         switch fieldSource {
         case "wmm": fieldText = position.map { String(format: "WMM2025 at %.4f, %.4f", $0.x, $0.y) } ?? "WMM2025"
         case "given": fieldText = "--field"
-        default: fieldText = "the fitted radius; give --position for the WMM field"
+        default: fieldText = units == CalibrationRecord.microtesla ? "the fitted radius; give --position for the WMM field" : "the fitted radius, in the samples' units"
         }
         lines.append(String(format: "  field   %.4g%@ (%@)", fit.field, u, fieldText))
         lines.append("  " + Progress.figures(fit.figures))
