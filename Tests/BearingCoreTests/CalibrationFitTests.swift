@@ -240,3 +240,20 @@ final class CalibrationFitTests: XCTestCase {
         XCTAssertLessThan(figures.fitError, 0.1)
     }
 }
+
+extension CalibrationFitTests {
+    /// Axes 1 : 2.2 : 2.2 break Li–Griffiths' k = 4 condition (4J − I² < 0 for the true ellipsoid); the
+    /// refinement that follows the algebraic fit must still reach it.
+    func testSoftIronBeyondTheK4ConditionIsStillRecovered() throws {
+        var rng = SplitMix64(seed: 31)
+        let r = Self.randomRotation(&rng)
+        let soft = r * Matrix3([0.5, 0, 0], [0, 1.1, 0], [0, 0, 1.1]) * r.transposed
+        let d = Distortion(offset: Vector3(8, -4, 2), softIron: soft)
+        let raw = Self.samples(Self.directions(1500), field: 50, d, noise: 0.01, &rng)
+        let fit = try MagnetometerCalibrator(options: .init(field: 50)).fit(raw)
+        XCTAssertEqual(fit.model, .ellipsoid)
+        XCTAssertLessThan((fit.calibration.offset - d.offset).length / 50, 0.005)
+        XCTAssertLessThan(fit.calibration.matrix.maxDifference(soft.inverse!), 0.01)
+        XCTAssertLessThan(Self.headingRMS(fit.calibration, d, field: 50), 0.5)
+    }
+}

@@ -9,8 +9,9 @@ import Glibc
 /// The quadric `aX² + bY² + cZ² + 2fYZ + 2gXZ + 2hXY + 2pX + 2qY + 2rZ + d = 0` is fitted to minimise the
 /// algebraic distance subject to `kJ − I² = 1` (I = a+b+c, J = ab+bc+ca−f²−g²−h², k = 4), which forces an
 /// ellipsoid. With k = 4 every ellipsoid whose shortest axis is at least half its longest is reachable;
-/// real soft iron is far milder than that (the worst recording here, a QMC5883L, has axes 1 : 1.5 : 2.2
-/// and still satisfies 4J − I² > 0), and a fit that needs more is flagged by its residuals.
+/// real soft iron is milder than that (the worst recording here, a QMC5883L, has axes 1 : 1.5 : 2.2 and
+/// still satisfies 4J − I² > 0). For a more elongated one the k = 4 fit is a biased start, which the
+/// radial refinement in `MagnetometerCalibrator` then carries to the true ellipsoid (tested at 1 : 2.2 : 2.2).
 ///
 /// The data are centred and scaled to unit RMS radius before fitting, so raw counts in the thousands
 /// and µT condition the same way.
