@@ -126,7 +126,11 @@ struct Calibrate: ParsableCommand {
             device = snap.device
             sampleUnits = CalibrationRecord.microtesla
             collectedPosition = snap.position
-            if let record { progress.note("recorded \(raw.count) samples to \(record)") }
+            if let failure = recorder?.failure {
+                progress.note("--record: \(failure)")
+            } else if let record {
+                progress.note("recorded \(raw.count) samples to \(record)")
+            }
         }
 
         // 2. The fit.

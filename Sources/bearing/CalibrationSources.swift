@@ -48,6 +48,9 @@ final class SampleRecorder: @unchecked Sendable {
     private let fd: Int32
     private var wroteHeader = false
     private let lock = NSLock()
+    private var written = 0
+    /// The first write failure (a full disk, say); later samples are not recorded.
+    private(set) var failure: String?
 
     init(path: String) throws(SystemError) {
         self.path = path
@@ -62,8 +65,14 @@ final class SampleRecorder: @unchecked Sendable {
             wroteHeader = true
         }
         text += String(format: "%.3f,%.4f,%.4f,%.4f\n", time.unixTime, v.x, v.y, v.z)
+        guard failure == nil else { return }
         var bytes = Array(text.utf8)
-        _ = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress, $0.count) }
+        let n = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress, $0.count) }
+        if n == bytes.count {
+            written += 1
+        } else {
+            failure = "\(path): " + (n < 0 ? SystemError("write", nil).message : "short write") + " after \(written) samples; the rest were not recorded"
+        }
     }
 
     func close() {

@@ -13,7 +13,7 @@ struct Watch: ParsableCommand {
     @OptionGroup var socketOptions: SocketOptions
     @Flag(help: "Print the raw JSON lines instead of readable ones.") var json = false
     @Option(help: "Exit after this many messages.") var count: Int?
-    @Option(name: .customLong("class"), help: "Only these classes, comma-separated (TPV,SKY,ATT,STATE,OVERFLOW).")
+    @Option(name: .customLong("class"), help: "Only these classes, comma-separated (TPV,SKY,ATT,STATE,OVERFLOW,CALIBRATION; MAG only when asked).")
     var classes: String?
 
     func validate() throws {
@@ -149,6 +149,18 @@ enum WatchFormatter {
             if let dip = f(num(o, "dip"), 1, "°") { parts.append("dip " + dip) }
             if let st = o["mag_st"] as? String { parts.append("mag_st " + st) }
             return parts.joined(separator: "  ")
+        case "MAG":
+            let xyz = ["x", "y", "z"].compactMap { f(num(o, $0), 2) }.joined(separator: " ")
+            return "MAG  \(o["time"] as? String ?? "(no time)")  \(o["chip"] as? String ?? "?")  raw \(xyz) µT (chip axes)"
+        case "CALIBRATION":
+            var s = "CALIBRATION  \(o["status"] as? String ?? "?")  \(o["file"] as? String ?? "")"
+            if let model = o["model"] as? String {
+                s += "  \(model) fitted \(o["fitted"] as? String ?? "?")"
+                if let e = f(num(o, "fit_error"), 2, "%") { s += "  fit error " + e }
+                if let h = f(num(o, "heading_error"), 2, "°") { s += "  heading error ≈" + h }
+            }
+            if let error = o["error"] as? String { s += "  (last load rejected: \(error))" }
+            return s
         case "OVERFLOW":
             return "OVERFLOW  \(o["dropped"] as? Int ?? 0) messages dropped: this client read too slowly"
         default:
