@@ -222,4 +222,18 @@ extension Vector3 {
         let l = length
         return l > 0 ? self / l : self
     }
+
+    /// The mean of `points`; zero for none.
+    public static func mean(_ points: [Vector3]) -> Vector3 {
+        var sum = Vector3.zero
+        for p in points { sum = sum + p }
+        return sum / Double(max(1, points.count))
+    }
+
+    /// Two unit vectors perpendicular to this unit vector and to each other, with e1 × e2 = self.
+    public var perpendicularBasis: (e1: Vector3, e2: Vector3) {
+        let seed = abs(x) < 0.9 ? Vector3(1, 0, 0) : Vector3(0, 1, 0)
+        let e1 = seed.cross(self).normalized
+        return (e1, cross(e1))
+    }
 }

@@ -146,9 +146,7 @@ public struct MagnetometerCalibrator: Sendable {
     /// Thinness of the sample cloud: √(smallest / largest variance along its principal axes). 1 for a
     /// sphere, 0.5 for a hemisphere, about 0.14 for turns tilted no more than ±10°, ≈ 0 for a flat turn.
     public static func thinness(_ points: [Vector3]) -> (value: Double, normal: Vector3, axes: [Vector3]) {
-        var mean = Vector3.zero
-        for p in points { mean = mean + p }
-        mean = mean / Double(max(1, points.count))
+        let mean = Vector3.mean(points)
         var c = [Double](repeating: 0, count: 6)
         for p in points {
             let d = p - mean
@@ -237,8 +235,7 @@ public struct MagnetometerCalibrator: Sendable {
             return Geometry(center: e.center, shape: e.shape, normal: nil)
         case .planar:
             let n = normal.normalized
-            let seed = abs(n.x) < 0.9 ? Vector3(1, 0, 0) : Vector3(0, 1, 0)
-            let e1 = seed.cross(n).normalized, e2 = n.cross(e1)
+            let (e1, e2) = n.perpendicularBasis
             guard let e = QuadricFit.ellipse(points.map { ($0.dot(e1), $0.dot(e2)) }) else { return nil }
             let center = e1 * e.center.0 + e2 * e.center.1
             // Q = E·[[s00, s01, 0], [s01, s11, 0], [0, 0, 0]]·Eᵀ with E = [e1 e2 n].
@@ -257,7 +254,7 @@ public struct MagnetometerCalibrator: Sendable {
 
     /// The calibration from a geometry: `matrix = R · √Q` (in-plane only for planar, with the normal
     /// axis passed through at the in-plane gain) and the field R.
-    func calibration(_ g: Geometry, model: CalibrationModel) -> (MagneticCalibration, field: Double, radii: [Double])? {
+    func calibration(_ g: Geometry) -> Solution? {
         let (values, vectors) = g.shape.symmetricEigen
         if let n = g.normal {
             let inPlane = values.enumerated().filter { abs(vectors[$0.offset].dot(n)) < 0.5 }.map(\.element)
@@ -273,14 +270,15 @@ public struct MagnetometerCalibrator: Sendable {
             // normal to `down` (a soft iron that mixes axes tilts it).
             let down = options.down.normalized
             let level = Self.rotation(from: n.dot(down) >= 0 ? n : -n, to: down)
-            return (MagneticCalibration(offset: g.center, matrix: level * (sqrtQ * target + normalPart)), target, radii)
+            return Solution(calibration: MagneticCalibration(offset: g.center, matrix: level * (sqrtQ * target + normalPart)),
+                            field: target, radii: radii, normal: n)
         }
         guard values.allSatisfy({ $0 > 0 }) else { return nil }
         let radii = values.map { 1 / $0.squareRoot() }.sorted()
         let natural = pow(radii[0] * radii[1] * radii[2], 1.0 / 3)
         let target = options.field ?? natural
         let sqrtQ = g.shape.symmetricFunction { $0.squareRoot() }
-        return (MagneticCalibration(offset: g.center, matrix: sqrtQ * target), target, radii)
+        return Solution(calibration: MagneticCalibration(offset: g.center, matrix: sqrtQ * target), field: target, radii: radii, normal: nil)
     }
 
     /// The smallest rotation taking unit vector `a` onto unit vector `b` (Rodrigues).
@@ -291,17 +289,13 @@ public struct MagnetometerCalibrator: Sendable {
         return .identity + k + (k * k) * (1 / (1 + c))
     }
 
-    /// Whether a fit is believable: moderate soft iron and a centre near the data.
-    static func plausible(_ radii: [Double], center: Vector3, points: [Vector3]) -> Bool {
+    /// Whether a fit is believable: moderate soft iron and a centre near the data (whose mean is `mean`).
+    static func plausible(_ radii: [Double], center: Vector3, mean: Vector3) -> Bool {
         guard let lo = radii.first, let hi = radii.last, lo > 0, hi / lo <= 3.5 else { return false }
-        var mean = Vector3.zero
-        for p in points { mean = mean + p }
-        mean = mean / Double(points.count)
         return (center - mean).length <= 3 * hi
     }
 
-    /// One fit of one model: the algebraic fit, then (for the 3-D models) a Levenberg–Marquardt
-    /// refinement of the radial distance, which removes most of the algebraic fit's bias at high noise.
+    /// A calibration scaled to `field`, the radii it rests on, and the plane normal of a planar fit.
     struct Solution {
         var calibration: MagneticCalibration
         var field: Double
@@ -309,15 +303,17 @@ public struct MagnetometerCalibrator: Sendable {
         var normal: Vector3?
     }
 
+    /// One fit of one model: the algebraic fit, then (for the 3-D models) a Levenberg–Marquardt
+    /// refinement of the radial distance, which removes most of the algebraic fit's bias at high noise.
     func solve(_ points: [Vector3], model: CalibrationModel, normal: Vector3) -> Solution? {
-        guard let g = geometry(points, model: model, normal: normal), let c = calibration(g, model: model) else { return nil }
-        var solution = Solution(calibration: c.0, field: c.field, radii: c.radii, normal: g.normal)
-        guard Self.plausible(c.radii, center: g.center, points: points) else { return nil }
-        if model != .planar, let refined = Self.refine(points, c.0, field: c.field, model: model) {
+        guard let g = geometry(points, model: model, normal: normal), var solution = calibration(g) else { return nil }
+        let mean = Vector3.mean(points)
+        guard Self.plausible(solution.radii, center: g.center, mean: mean) else { return nil }
+        if model != .planar, let refined = Self.refine(points, solution.calibration, field: solution.field, model: model) {
             let sv = (refined.matrix.transposed * refined.matrix).symmetricEigen.values.map { $0.squareRoot() }
             guard sv.allSatisfy({ $0 > 0 }) else { return solution }
-            let radii = sv.map { c.field / $0 }.sorted()
-            if Self.plausible(radii, center: refined.offset, points: points) {
+            let radii = sv.map { solution.field / $0 }.sorted()
+            if Self.plausible(radii, center: refined.offset, mean: mean) {
                 solution.calibration = refined
                 solution.radii = radii
             }
@@ -521,8 +517,7 @@ public struct MagnetometerCalibrator: Sendable {
     func headingSpread(_ points: [Vector3], model: CalibrationModel, normal: Vector3?) -> Double {
         guard points.count >= 2 * model.minimumSamples else { return .infinity }
         let down = options.down.normalized
-        let seed = abs(down.x) < 0.9 ? Vector3(1, 0, 0) : Vector3(0, 1, 0)
-        let h1 = seed.cross(down).normalized, h2 = down.cross(h1)
+        let (h1, h2) = down.perpendicularBasis
         let inclination = normal == nil ? (options.inclination ?? 60) * .pi / 180 : 0
         var total = 0.0, n = 0
         var state: UInt64 = 0x2545_F491_4F6C_DD1D
@@ -534,12 +529,11 @@ public struct MagnetometerCalibrator: Sendable {
             }
             guard let sa = solve(a, model: model, normal: normal ?? .zero), let sb = solve(b, model: model, normal: normal ?? .zero),
                   let aInverse = sa.calibration.matrix.inverse else { return .infinity }
-            let ca = (sa.calibration, field: sa.field), cb = (sb.calibration, field: sb.field)
             for k in 0..<36 {
                 let theta = Double(k) * 10 * .pi / 180
-                let truth = (h1 * cos(theta) + h2 * sin(theta)) * (ca.field * cos(inclination)) + down * (ca.field * sin(inclination))
-                let raw = aInverse * truth + ca.0.offset
-                let other = cb.0.apply(raw)
+                let truth = (h1 * cos(theta) + h2 * sin(theta)) * (sa.field * cos(inclination)) + down * (sa.field * sin(inclination))
+                let raw = aInverse * truth + sa.calibration.offset
+                let other = sb.calibration.apply(raw)
                 var d = atan2(other.dot(h2), other.dot(h1)) - theta
                 d = remainder(d, 2 * .pi)
                 total += d * d

@@ -41,9 +41,7 @@ enum QuadricFit {
 
     static func ellipsoid(_ points: [Vector3], terms: Terms, k: Double = 4) -> Ellipsoid? {
         guard points.count >= 4 else { return nil }
-        var mean = Vector3.zero
-        for p in points { mean = mean + p }
-        mean = mean / Double(points.count)
+        let mean = Vector3.mean(points)
         var ss = 0.0
         for p in points { let d = p - mean; ss += d.dot(d) }
         let scale = (ss / Double(points.count)).squareRoot()
