@@ -74,7 +74,6 @@ public final class Agent: @unchecked Sendable {
         if let store = calibration {
             store.onChange = { line in box.agent?.calibrationChanged(line) }
             server.calibrationRequest = { reload in
-                guard let store = box.agent?.calibration else { return .failure(ClientRequestError(message: "CALIBRATION: no magnetometer is configured")) }
                 if reload, let reason = store.reload(reason: "client request") {
                     return .failure(ClientRequestError(message: "CALIBRATION: reload rejected: \(reason); the calibration in force is unchanged"))
                 }

@@ -14,7 +14,6 @@ public final class CalibrationStore: @unchecked Sendable {
     private let lock = NSLock()
     private var active: (record: CalibrationRecord, calibration: MagneticCalibration, loaded: GPSTimestamp)?
     private var lastError: String?
-    private var mismatchLogged: String?
     /// Called with the new CALIBRATION object after every load attempt.
     public var onChange: (@Sendable (String) -> Void)?
 
@@ -35,7 +34,6 @@ public final class CalibrationStore: @unchecked Sendable {
         case .success(let loaded?):
             active = loaded
             lastError = nil
-            mismatchLogged = nil
         case .success(nil):
             lastError = nil
         case .failure(let e):

@@ -169,13 +169,8 @@ struct Calibrate: ParsableCommand {
         }
 
         // 4. Tell the daemon.
-        var daemonReply: String?
-        if saved != nil {
-            daemon?.stop()
-            daemonReply = Self.askDaemonToReload(socketPath)
-        } else {
-            daemon?.stop()
-        }
+        daemon?.stop()
+        let daemonReply = saved == nil ? nil : Self.askDaemonToReload(socketPath)
 
         // 5. Report.
         if json {
@@ -209,19 +204,15 @@ struct Calibrate: ParsableCommand {
         defer { close(fd) }
         var bytes = Array("?CALIBRATION={\"reload\":true};\n".utf8)
         guard (try? bytes.withUnsafeMutableBytes { try Syscall.writeAll(fd, UnsafeRawBufferPointer($0), path) }) != nil else { return nil }
-        var pending: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 8192)
-        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        var lines = LineReader(fd: fd, subject: path)
         let deadline = Syscall.monotonicSeconds() + 5
-        while Syscall.monotonicSeconds() < deadline {
-            guard poll(&pfd, 1, 500) > 0 else { continue }
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n <= 0 { return "no reply" }
-            pending.append(contentsOf: buffer[0..<n])
-            while let nl = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = Data(pending[..<nl])
-                pending.removeSubrange(...nl)
-                guard let o = (try? JSONSerialization.jsonObject(with: line)) as? [String: Any] else { continue }
+        while true {
+            guard let event = try? lines.next(deadline: deadline) else { return "no reply" }
+            switch event {
+            case .end: return "no reply"
+            case .timeout: return "no reply within 5 s"
+            case .line(let line):
+                guard let o = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any] else { continue }
                 switch o["class"] as? String {
                 case "CALIBRATION":
                     return "reloaded, calibration \(o["status"] as? String ?? "?") (\(o["file"] as? String ?? "?"))"
@@ -231,7 +222,6 @@ struct Calibrate: ParsableCommand {
                 }
             }
         }
-        return "no reply within 5 s"
     }
 
     /// The `--json` object. Encoded with JSONEncoder, which writes the shortest digits that read back

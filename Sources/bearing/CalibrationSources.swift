@@ -11,8 +11,8 @@ import Glibc
 final class SampleCollector: @unchecked Sendable {
     private let lock = NSLock()
     private var samples: [Vector3] = []
-    private(set) var chip: String?
-    private(set) var device: String?
+    private var chip: String?
+    private var device: String?
     private var position: Vector3?
     private var status: String = "waiting for samples"
     private var failure: String?
@@ -111,38 +111,30 @@ final class DaemonSampleSource: @unchecked Sendable {
     }
 
     private func readLoop(_ collector: SampleCollector) {
-        var pending: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65_536)
+        var lines = LineReader(fd: fd, subject: path)
         while true {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 {
+            guard case .line(let line)? = try? lines.next() else {
                 collector.fail("the bearing daemon closed the connection at \(path)")
                 return
             }
-            pending.append(contentsOf: buffer[0..<n])
-            while let nl = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = Data(pending[..<nl])
-                pending.removeSubrange(...nl)
-                guard let o = (try? JSONSerialization.jsonObject(with: line)) as? [String: Any], let cls = o["class"] as? String else { continue }
-                switch cls {
-                case "MAG":
-                    guard let x = o["x"] as? Double, let y = o["y"] as? Double, let z = o["z"] as? Double else { continue }
-                    let time = (o["time"] as? String).flatMap(GPSTimestamp.init(iso8601:)) ?? GPSTimestamp(unixTime: 0)
-                    collector.add(Vector3(x, y, z), time: time, chip: o["chip"] as? String ?? "unknown",
-                                  device: o["device"] as? String ?? path, overflow: o["overflow"] as? Bool ?? false)
-                case "TPV":
-                    if let mode = o["mode"] as? Int, mode >= 2, let lat = o["lat"] as? Double, let lon = o["lon"] as? Double {
-                        collector.setPosition(Vector3(lat, lon, (o["altHAE"] as? Double ?? 0) / 1000))
-                    }
-                case "STATE":
-                    if o["source"] as? String == "magnetometer", let state = o["state"] as? String, state != "connected" {
-                        collector.setStatus("the daemon's magnetometer is \(state)" + ((o["message"] as? String).map { ": \($0)" } ?? ""))
-                    }
-                case "ERROR":
-                    collector.fail("the bearing daemon replied: \(o["message"] as? String ?? "error")")
-                default: break
+            guard let o = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any], let cls = o["class"] as? String else { continue }
+            switch cls {
+            case "MAG":
+                guard let x = o["x"] as? Double, let y = o["y"] as? Double, let z = o["z"] as? Double else { continue }
+                let time = (o["time"] as? String).flatMap(GPSTimestamp.init(iso8601:)) ?? GPSTimestamp(unixTime: 0)
+                collector.add(Vector3(x, y, z), time: time, chip: o["chip"] as? String ?? "unknown",
+                              device: o["device"] as? String ?? path, overflow: o["overflow"] as? Bool ?? false)
+            case "TPV":
+                if let mode = o["mode"] as? Int, mode >= 2, let lat = o["lat"] as? Double, let lon = o["lon"] as? Double {
+                    collector.setPosition(Vector3(lat, lon, (o["altHAE"] as? Double ?? 0) / 1000))
                 }
+            case "STATE":
+                if o["source"] as? String == "magnetometer", let state = o["state"] as? String, state != "connected" {
+                    collector.setStatus("the daemon's magnetometer is \(state)" + ((o["message"] as? String).map { ": \($0)" } ?? ""))
+                }
+            case "ERROR":
+                collector.fail("the bearing daemon replied: \(o["message"] as? String ?? "error")")
+            default: break
             }
         }
     }

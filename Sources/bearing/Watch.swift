@@ -54,36 +54,27 @@ struct Watch: ParsableCommand {
         }
 
         var received = 0
-        var pending: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65_536)
+        var lines = LineReader(fd: fd, subject: path)
         setvbuf(stdout, nil, _IOLBF, 0)
         while true {
-            let n: Int
-            do {
-                n = try Syscall.checkSize("read", path) { buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
-            } catch {
-                throw WatchError.io(path, error)
+            let event: LineReader.Event
+            do { event = try lines.next() } catch { throw WatchError.io(path, error) }
+            guard case .line(let bytes) = event else { throw WatchError.closed(path, received) }
+            let line = String(decoding: bytes, as: UTF8.self)
+            guard let object = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any],
+                  let cls = object["class"] as? String else {
+                FileHandle.standardError.write(Data("bearing watch: skipping a line that is not a JSON object: \(line.prefix(80))\n".utf8))
+                continue
             }
-            if n == 0 { throw WatchError.closed(path, received) }
-            pending.append(contentsOf: buffer[0..<n])
-            while let nl = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: pending[..<nl], as: UTF8.self)
-                pending.removeSubrange(...nl)
-                guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],
-                      let cls = object["class"] as? String else {
-                    FileHandle.standardError.write(Data("bearing watch: skipping a line that is not a JSON object: \(line.prefix(80))\n".utf8))
-                    continue
-                }
-                if ["VERSION", "WATCH", "DEVICES"].contains(cls) { continue }
-                if cls == "ERROR" {
-                    FileHandle.standardError.write(Data("bearing watch: the agent replied: \(object["message"] as? String ?? line)\n".utf8))
-                    continue
-                }
-                if let classList, !classList.contains(cls) { continue }
-                print(json ? line : WatchFormatter.line(cls, object))
-                received += 1
-                if let count, received >= count { return }
+            if ["VERSION", "WATCH", "DEVICES"].contains(cls) { continue }
+            if cls == "ERROR" {
+                FileHandle.standardError.write(Data("bearing watch: the agent replied: \(object["message"] as? String ?? line)\n".utf8))
+                continue
             }
+            if let classList, !classList.contains(cls) { continue }
+            print(json ? line : WatchFormatter.line(cls, object))
+            received += 1
+            if let count, received >= count { return }
         }
     }
 }

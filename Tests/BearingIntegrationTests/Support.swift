@@ -108,11 +108,12 @@ final class GPSFake {
 /// A client of Bearing's socket that reads JSON lines with a deadline.
 final class SocketClient {
     let fd: Int32
-    private var pending: [UInt8] = []
+    private var lines: LineReader
 
     init(path: String) throws {
         Syscall.ignoreSIGPIPE()
         fd = try UnixSocket.connect(path: path)
+        lines = LineReader(fd: fd, subject: path)
     }
 
     deinit { close(fd) }
@@ -131,22 +132,8 @@ final class SocketClient {
 
     /// The next line, or nil at the deadline or when the server closed the connection.
     func readLine(timeout: Double) -> String? {
-        let deadline = Syscall.monotonicSeconds() + timeout
-        while true {
-            if let nl = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: pending[..<nl], as: UTF8.self)
-                pending.removeSubrange(...nl)
-                return line
-            }
-            let left = deadline - Syscall.monotonicSeconds()
-            if left <= 0 { return nil }
-            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            if poll(&p, 1, Int32(max(1, left * 1000))) <= 0 { continue }
-            var buf = [UInt8](repeating: 0, count: 65_536)
-            let n = buf.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n <= 0 { return nil }
-            pending.append(contentsOf: buf[0..<n])
-        }
+        guard case .line(let bytes)? = try? lines.next(deadline: Syscall.monotonicSeconds() + timeout) else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Objects read until `stop` says so (inclusive), the connection closes, or `timeout` passes.
