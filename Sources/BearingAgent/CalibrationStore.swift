@@ -124,24 +124,20 @@ public final class CalibrationStore: @unchecked Sendable {
             w.string("model", r.model.rawValue)
             w.string("fitted", r.time)
             w.string("loaded", a.loaded.iso8601)
-            w.raw("offset", "[" + r.offset.map { Self.number($0) }.joined(separator: ",") + "]")
-            w.raw("matrix", "[" + r.matrix.map { "[" + $0.map { Self.number($0) }.joined(separator: ",") + "]" }.joined(separator: ",") + "]")
-            w.raw("field", Self.number(r.field))
+            let list = { (values: [Double]) in "[" + values.map(JSONObjectWriter.shortest).joined(separator: ",") + "]" }
+            w.raw("offset", list(r.offset))
+            w.raw("matrix", "[" + r.matrix.map(list).joined(separator: ",") + "]")
+            w.number("field", r.field)
             w.string("field_source", r.fieldSource)
-            w.raw("gaps", Self.number(r.figures.gaps))
-            w.raw("variance", Self.number(r.figures.variance))
-            w.raw("wobble", Self.number(r.figures.wobble))
-            w.raw("fit_error", Self.number(r.figures.fitError))
-            if let h = r.figures.headingError { w.raw("heading_error", Self.number(h)) }
+            w.number("gaps", r.figures.gaps)
+            w.number("variance", r.figures.variance)
+            w.number("wobble", r.figures.wobble)
+            w.number("fit_error", r.figures.fitError)
+            w.number("heading_error", r.figures.headingError)
             w.int("samples", r.samples)
         }
         if let error { w.string("error", error) }
         return w.finished()
-    }
-
-    static func number(_ v: Double) -> String {
-        guard v.isFinite else { return "null" }
-        return String(format: "%.6g", v)
     }
 
     static func rounded(_ v: Double) -> String { String(format: "%.2f", v) }

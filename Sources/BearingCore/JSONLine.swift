@@ -58,7 +58,13 @@ public struct JSONObjectWriter {
     public mutating func number(_ k: String, _ v: Double?) {
         guard let v, v.isFinite else { return }
         key(k)
-        text += v == v.rounded() && abs(v) < 1e15 ? String(Int64(v)) : String(v)
+        text += Self.shortest(v)
+    }
+
+    /// `v` in the shortest form that round-trips (integers without a fraction); `null` when not finite.
+    public static func shortest(_ v: Double) -> String {
+        guard v.isFinite else { return "null" }
+        return v == v.rounded() && abs(v) < 1e15 ? String(Int64(v)) : String(v)
     }
 
     /// Already-encoded JSON (an array or object).
