@@ -44,7 +44,7 @@ let package = Package(
         ),
         .target(
             name: "BearingSensors",
-            dependencies: ["BearingCore"]
+            dependencies: ["BearingCore", "BearingIO"]
         ),
         .target(
             name: "BearingSimulator",

@@ -5,111 +5,107 @@ import Foundation
 import Logging
 @preconcurrency import OpenCombine
 import OpenCombineDispatch
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// The daemon's wiring: gpsd client and magnetometer reader → adapters (subjects) → operator chains →
-/// socket server and logs. The two inputs are independent: a failing I2C bus never holds up the GPS path.
-public final class Agent: @unchecked Sendable {
-    public static let release = "bearing 0.1.0"
+/// The daemon's wiring, read top to bottom:
+///
+/// 1. sources on their own threads (`GPSDClient`, `MagnetometerReader`) report to adapters, which send
+///    into subjects;
+/// 2. every value moves onto the one pipeline queue (`receive(on:)`) — ordering, draining at shutdown
+///    and thread-safety have that one answer whatever the config;
+/// 3. the compass stages (calibration, orientation, declination) turn samples into attitudes;
+/// 4. the `PublishingHub` runs the default, named and per-client operator chains and routes lines;
+/// 5. the `SocketTransport` writes them to clients; the data log and journal take the default chains.
+///
+/// The two inputs are independent: a failing I2C bus never holds up the GPS path.
+public final class Agent: @unchecked Sendable { // mutable state is set up in start() and torn down in stop(), both from one caller
+    public static let release = "bearing 0.2.0"
 
     public let config: AgentConfig
     private let logger: Logger
-    private let adapter = GPSPublisherAdapter(initialState: .connecting(attempt: 0))
-    private let client: GPSDClient
-    private let server: SocketServer
-    private var dataLog: DataLog?
-    private let pipelineQueue = DispatchQueue(label: "bearing.pipeline")
-    private var subscriptions: [AnyCancellable] = []
+    /// The one serial context for the pipelines.
+    public let pipelineQueue = DispatchQueue(label: "bearing.pipeline")
+    private let hub: PublishingHub<DispatchQueue.OCombine>
 
-    private let lock = NSLock()
-    private var lastTPV: String?
-    private var lastSKY: String?
-    private var lastATT: String?
-    /// The latest STATE line of each source, replayed to clients that start watching.
-    private var stateLines: [String]
-
+    private let gpsAdapter = GPSPublisherAdapter(initialState: .connecting(attempt: 0))
+    private let gpsd: GPSDClient
     private let magAdapter = MagnetometerPublisherAdapter(initialState: .connecting(attempt: 0))
     private let reader: MagnetometerReader?
-    private let declination: DeclinationTracker?
     /// The calibration in force; nil without a magnetometer.
     public let calibration: CalibrationStore?
-    private var calibrationLine: String?
-    /// Each only touched from its source's thread, where that source's state changes arrive.
-    private var gpsdLog = SourceStateLog(source: "gpsd", index: 0, connecting: "connecting to gpsd", lost: "gpsd disconnected",
+    private let calibrations = CurrentValueSubject<ActiveCalibration?, Never>(nil)
+    private var transport: SocketTransport?
+    private var server: ProtocolServer?
+    private var dataLog: DataLog?
+    private var subscriptions: [AnyCancellable] = []
+    private var started = false
+
+    /// Each only touched on the pipeline queue, where state changes arrive.
+    private var gpsdLog = SourceStateLog(source: "gpsd", connecting: "connecting to gpsd", lost: "gpsd disconnected",
                                          stillLost: "gpsd still unavailable", stopped: "gpsd session closed")
-    private var magnetometerLog = SourceStateLog(source: "magnetometer", index: 1, connecting: "looking for the magnetometer",
+    private var magnetometerLog = SourceStateLog(source: "magnetometer", connecting: "looking for the magnetometer",
                                                  lost: "magnetometer unavailable", stillLost: "magnetometer still unavailable",
                                                  stopped: "magnetometer stopped")
     private var lastMagFailure: String?
+    private var chipChecked = false
 
     /// `openBus` opens the magnetometer's bus by path (a `LinuxI2CBus`, or a simulated bus for the demo).
     public init(config: AgentConfig, logger: Logger,
                 openBus: @escaping (String) throws(I2CError) -> I2CBus = { path throws(I2CError) in try LinuxI2CBus(path: path) }) {
         self.config = config
         self.logger = logger
-        client = GPSDClient(configuration: config.gpsd)
+        gpsd = GPSDClient(configuration: config.gpsd)
         if config.magnetometer.enabled {
-            let r = MagnetometerReader(configuration: config.magnetometer.reader, openBus: openBus, now: Agent.now)
-            reader = r
-            declination = config.heading.trueNorth ? DeclinationTracker(fallback: config.heading.fallbackPosition) : nil
+            reader = MagnetometerReader(configuration: config.magnetometer.reader, openBus: openBus, now: GPSTimestamp.now)
             calibration = CalibrationStore(path: config.calibrationPath, expectedChip: config.magnetometer.reader.chip, logger: logger)
         } else {
             reader = nil
-            declination = nil
             calibration = nil
         }
-        var serverConfig = SocketServer.Configuration(path: config.socket.path)
-        serverConfig.mode = config.socket.mode
-        serverConfig.maxClients = config.socket.maxClients
-        serverConfig.clientQueue = config.socket.clientQueue
-        serverConfig.release = Agent.release
-        let endpoints = [config.gpsd.endpoint] + (reader.map { [$0.endpoint] } ?? [])
-        stateLines = zip(["gpsd", "magnetometer"], endpoints).map { source, endpoint in
-            GPSDDialect.state(SourceState(source: source, endpoint: endpoint, state: .connecting(attempt: 0), time: Agent.now()))
+        let box = TransportBox()
+        hub = PublishingHub(defaults: config.pipelines, named: config.namedPipelines,
+                            devices: ["gpsd://\(config.gpsd.endpoint)"] + (reader.map { [$0.endpoint] } ?? []),
+                            release: Agent.release, scheduler: pipelineQueue.ocombine) { line, clients in
+            box.transport?.send(line, to: clients)
         }
-        let box = WeakAgent()
-        server = SocketServer(configuration: serverConfig, logger: logger) {
-            box.agent?.snapshot() ?? ServerSnapshot()
-        }
-        box.agent = self
-        if let store = calibration {
-            store.onChange = { line in box.agent?.calibrationChanged(line) }
-            server.calibrationRequest = { reload in
-                if reload, let reason = store.reload(reason: "client request") {
-                    return .failure(ClientRequestError(message: "CALIBRATION: reload rejected: \(reason); the calibration in force is unchanged"))
-                }
-                return .success(store.line())
-            }
-        }
-        client.delegate = adapter
+        transportBox = box
+        gpsd.delegate = gpsAdapter
         reader?.delegate = magAdapter
     }
 
-    public static func now() -> GPSTimestamp {
-        let t = Syscall.wallClock()
-        return GPSTimestamp(seconds: t.seconds, nanoseconds: t.nanoseconds)
-    }
+    private let transportBox: TransportBox
 
-    private func snapshot() -> ServerSnapshot {
-        lock.lock(); defer { lock.unlock() }
-        var snapshot = ServerSnapshot(stateLines: stateLines,
-                                      lastTPV: lastTPV, lastSKY: lastSKY,
-                                      devices: ["gpsd://\(config.gpsd.endpoint)"] + (reader.map { [$0.endpoint] } ?? []))
-        snapshot.lastATT = lastATT
-        snapshot.calibrationLine = calibrationLine
-        return snapshot
-    }
-
-    /// Opens the socket and data log, wires the publishers and starts the gpsd client.
+    /// Opens the listeners and the data log, wires the stages and the hub, starts the sources. Throws
+    /// (having started nothing) when a socket or the data log cannot be opened.
     public func start() throws {
         if let path = config.log.dataLog {
             dataLog = try DataLog(path: path, logger: logger)
         }
-        try server.start()
-        logger.info("listening", metadata: ["socket": "\(config.socket.path)", "mode": "\(String(config.socket.mode, radix: 8))"])
+        let listeners = try openListeners()
+        var tc = SocketTransport.Configuration()
+        tc.maxClients = config.socket.maxClients
+        tc.clientQueue = config.socket.clientQueue
+        let transport = SocketTransport(listeners: listeners, configuration: tc)
+        let server = ProtocolServer(transport: transport, queue: pipelineQueue, hub: hub, logger: logger,
+                                    maxRequestBytes: config.socket.maxRequestBytes,
+                                    pipelineWriters: Self.uids(config.socket.pipelineWriters, logger: logger),
+                                    namedStore: NamedPipelineStore(path: config.pipelineStore), calibration: calibration)
+        transport.delegate = server
+        self.transport = transport
+        self.server = server
+        transportBox.transport = transport
+        loadStoredPipelines()
         wire()
+        try transport.start()
+        started = true
+        for l in listeners {
+            logger.info("listening", metadata: ["on": "\(l.name)", "kind": "\(l.kind.rawValue)"])
+        }
         let api = GPSDClient.apiVersion
         logger.info("connecting to gpsd", metadata: ["gpsd": "\(config.gpsd.endpoint)", "libgps_api": "\(api.major).\(api.minor)"])
-        client.start()
+        gpsd.start()
         if let reader, let calibration {
             calibration.reload(reason: "start")
             let m = config.magnetometer
@@ -123,94 +119,131 @@ public final class Agent: @unchecked Sendable {
         }
     }
 
-    private func wire() {
-        let scheduler = pipelineQueue.ocombine
-        Pipeline.fixes(adapter.fixes, config.tpvPipeline, scheduler: scheduler)
-            .map(GPSDDialect.tpv)
-            .sink { [weak self] line in
-                guard let self else { return }
-                self.lock.lock(); self.lastTPV = line; self.lock.unlock()
-                self.emit("TPV", line)
+    /// The UNIX socket (with its mode and group) and, when configured, the TCP door.
+    private func openListeners() throws -> [Listener] {
+        let s = config.socket
+        try UnixSocket.ensureParentDirectory(of: s.path)
+        let fd = try UnixSocket.listen(path: s.path, mode: mode_t(s.mode))
+        var listeners = [Listener(fd: fd, kind: .unix, name: s.path, unlinkPath: s.path)]
+        if let group = s.group {
+            guard let g = getgrnam(group) else {
+                close(fd); unlink(s.path)
+                throw ConfigError("socket.group: no group \"\(group)\" on this system (create it: groupadd --system \(group))")
             }
-            .store(in: &subscriptions)
-
-        // The SKY chain was validated when the config was read; a failure here is a programming error
-        // reported, not a crash.
-        do {
-            try Pipeline.skies(adapter.skies, config.skyPipeline, scheduler: scheduler)
-                .map(GPSDDialect.sky)
-                .sink { [weak self] line in
-                    guard let self else { return }
-                    self.lock.lock(); self.lastSKY = line; self.lock.unlock()
-                    self.emit("SKY", line)
-                }
-                .store(in: &subscriptions)
-        } catch {
-            logger.error("SKY pipeline rejected; SKY is not published", metadata: ["error": "\(error)"])
+            if chown(s.path, uid_t.max, g.pointee.gr_gid) != 0 {
+                let e = SystemError("chown", s.path)
+                close(fd); unlink(s.path)
+                throw e
+            }
         }
+        if let tcp = s.tcp {
+            if !TCPSocket.isLoopback(tcp.host) {
+                logger.warning("the TCP door listens on \(tcp.host), not loopback: anyone who can reach it reads this board's position (socket.tcp_allow_remote is set)")
+            }
+            do {
+                let tfd = try TCPSocket.listen(host: tcp.host, port: tcp.port)
+                listeners.append(Listener(fd: tfd, kind: .tcp, name: tcp.host.contains(":") ? "[\(tcp.host)]:\(tcp.port)" : "\(tcp.host):\(tcp.port)", unlinkPath: nil))
+            } catch {
+                close(fd); unlink(s.path)
+                throw error
+            }
+        }
+        return listeners
+    }
 
-        adapter.states
-            .removeDuplicates()
+    private func loadStoredPipelines() {
+        let store = NamedPipelineStore(path: config.pipelineStore)
+        do {
+            for p in try store.load() {
+                if hub.named[p.name]?.origin == .config {
+                    logger.warning("stored pipeline \"\(p.name)\" is shadowed by the config's", metadata: ["file": "\(store.path)"])
+                    continue
+                }
+                hub.define(p)
+            }
+        } catch {
+            logger.error("stored pipelines not loaded: \(error); clients can define them again", metadata: ["file": "\(store.path)"])
+        }
+    }
+
+    private func wire() {
+        let q = pipelineQueue
+        let hub = self.hub
+        hub.observer = { [weak self] className, line in self?.record(className, line) }
+
+        gpsAdapter.fixes.receive(on: q)
+            .sink { hub.publish(Report(.fix($0)), from: .gpsd) }
+            .store(in: &subscriptions)
+        gpsAdapter.skies.receive(on: q)
+            .sink { hub.publish(Report(.sky($0)), from: .gpsd) }
+            .store(in: &subscriptions)
+        gpsAdapter.relayed.receive(on: q)
+            .sink { hub.publish(Report(.relayed($0)), from: .gpsd) }
+            .store(in: &subscriptions)
+        gpsAdapter.states.receive(on: q).removeDuplicates()
             .sink { [weak self] state in
                 guard let self else { return }
                 self.publishState(state, log: &self.gpsdLog, endpoint: self.config.gpsd.endpoint)
             }
             .store(in: &subscriptions)
-
-        adapter.failures
+        gpsAdapter.failures.receive(on: q)
             .sink { [weak self] failure in self?.logger.warning("gpsd: \(failure.message)", metadata: ["gpsd": "\(failure.endpoint)"]) }
             .store(in: &subscriptions)
 
-        if reader != nil { wireCompass(scheduler: scheduler) }
+        if reader != nil { wireCompass() }
     }
 
-    private func wireCompass(scheduler: DispatchQueue.OCombine) {
-        if let declination {
-            adapter.fixes
-                .sink { [weak self] fix in
-                    if let d = declination.update(with: fix) {
-                        self?.logger.debug("declination \(String(format: "%.2f", d))° from the GPS fix (WMM2025)")
-                    }
+    private func wireCompass() {
+        let q = pipelineQueue
+        let hub = self.hub
+        if let calibration {
+            let subject = calibrations
+            calibration.onChange = { [pipelineQueue] status, active in
+                pipelineQueue.async {
+                    subject.send(active)
+                    hub.publishCalibration(WireEncoding.calibration(status))
                 }
-                .store(in: &subscriptions)
+            }
         }
-        let orientation = config.magnetometer.orientation
-        let store = calibration
-        let declination = self.declination
-        let server = self.server
-        // Raw samples for `bearing calibrate` and other clients that ask for MAG, formatted only then.
-        magAdapter.samples
-            .sink { sample in
-                if server.hasWatchers("MAG") { server.publish(className: "MAG", line: GPSDDialect.mag(sample)) }
+        let samples = magAdapter.samples.receive(on: q).share().eraseToAnyPublisher()
+        // Raw samples for `bearing calibrate` and other clients that list MAG, formatted only then.
+        samples.sink { sample in
+            if hub.hasWatchers("MAG") { hub.publishMAG(WireEncoding.mag(sample)) }
+        }
+        .store(in: &subscriptions)
+        // With `chip: auto` the chip is known only now: a calibration fitted for another one is dropped.
+        samples.first().sink { [weak self] sample in self?.calibration?.dropIfMismatched(chip: sample.chip) }
+            .store(in: &subscriptions)
+
+        let declinations: AnyPublisher<Declination?, Never>
+        if config.heading.trueNorth {
+            let fallback = config.heading.fallbackPosition.map { p -> Declination in
+                let year = WorldMagneticModel.decimalYear(unixSeconds: GPSTimestamp.now().unixTime)
+                return Declination(WorldMagneticModel.wmm2025.field(latitude: p.x, longitude: p.y, heightKm: p.z, year: year).declination, .fallback)
+            }
+            let shared = CompassStages.declinations(gpsAdapter.fixes.receive(on: q).eraseToAnyPublisher(), model: .wmm2025, fallback: fallback)
+                .share().eraseToAnyPublisher()
+            shared.sink { [weak self] d in
+                if let d, d.source == .fix { self?.logger.debug("declination \(String(format: "%.2f", d.value))° from the GPS fix (WMM2025)") }
             }
             .store(in: &subscriptions)
-        let attitudes = magAdapter.samples
-            .map { sample in
-                Compass.attitude(sample, orientation: orientation, calibration: store?.calibration(for: sample.chip) ?? .identity,
-                                 declination: declination?.declination(at: sample.time))
-            }
-            .eraseToAnyPublisher()
-        do {
-            try Pipeline.attitudes(attitudes, config.attPipeline, scheduler: scheduler)
-                .map(GPSDDialect.att)
-                .sink { [weak self] line in
-                    guard let self else { return }
-                    self.lock.lock(); self.lastATT = line; self.lock.unlock()
-                    self.emit("ATT", line)
-                }
-                .store(in: &subscriptions)
-        } catch {
-            logger.error("ATT pipeline rejected; ATT is not published", metadata: ["error": "\(error)"])
+            declinations = shared
+        } else {
+            declinations = Just(nil).eraseToAnyPublisher()
         }
-        magAdapter.states
-            .removeDuplicates()
+        CompassStages.attitudes(samples, calibrations: calibrations.receive(on: q).eraseToAnyPublisher(), declinations: declinations,
+                                orientation: config.magnetometer.orientation)
+            .sink { hub.publish(Report(.attitude($0)), from: .compass) }
+            .store(in: &subscriptions)
+
+        magAdapter.states.receive(on: q).removeDuplicates()
             .sink { [weak self] state in
                 guard let self, let reader = self.reader else { return }
                 if state == .connected { self.lastMagFailure = nil }
                 self.publishState(state, log: &self.magnetometerLog, endpoint: reader.endpoint)
             }
             .store(in: &subscriptions)
-        magAdapter.failures
+        magAdapter.failures.receive(on: q)
             .sink { [weak self] failure in
                 guard let self else { return }
                 // A sensor that keeps failing the same way is logged once loudly, then quietly.
@@ -221,19 +254,15 @@ public final class Agent: @unchecked Sendable {
             .store(in: &subscriptions)
     }
 
-    private func emit(_ className: String, _ line: String) {
-        server.publish(className: className, line: line)
+    /// The data log and the journal's trace level see every object of the default chains and every state.
+    private func record(_ className: String, _ line: String) {
         dataLog?.append(line)
         logger.trace("\(line)")
     }
 
-    /// Publishes a source's STATE, keeps it for replay, and logs the change.
+    /// Publishes a source's STATE (kept for replay) and logs the change. On the pipeline queue.
     private func publishState(_ state: ConnectionState, log: inout SourceStateLog, endpoint: String) {
-        let line = GPSDDialect.state(SourceState(source: log.source, endpoint: endpoint, state: state, time: Self.now()))
-        lock.lock()
-        stateLines[log.index] = line
-        lock.unlock()
-        emit("STATE", line)
+        hub.publishState(source: log.source, line: WireEncoding.state(SourceState(source: log.source, endpoint: endpoint, state: state, time: .now())))
         log.record(state, logger: logger, metadata: [log.source: "\(endpoint)"])
     }
 
@@ -246,45 +275,54 @@ public final class Agent: @unchecked Sendable {
         calibration?.reload(reason: reason)
     }
 
-    private func calibrationChanged(_ line: String) {
-        lock.lock()
-        let changed = line != calibrationLine
-        calibrationLine = line
-        lock.unlock()
-        if changed { emit("CALIBRATION", line) }
-    }
-
-    /// Stops the gpsd client, drains the pipeline, closes every client and the socket, flushes the data log.
+    /// Stops in order: the sources, then the pipeline queue drains (time-based operators are cancelled),
+    /// then the clients get what was queued for them and the sockets close, then the data log flushes.
     public func stop() {
         reader?.stop()
-        client.stop()
+        gpsd.stop()
+        pipelineQueue.sync {
+            subscriptions.removeAll()
+        }
+        transport?.stop()
         pipelineQueue.sync {}
-        subscriptions.removeAll()
-        server.stop()
         dataLog?.close()
-        logger.info("stopped")
+        if started { logger.info("stopped") }
+        started = false
     }
 
     /// The socket path in use.
     public var socketPath: String { config.socket.path }
+
+    /// Connections now.
+    public var clientCount: Int { transport?.clientCount ?? 0 }
+
+    /// Resolves `socket.pipeline_writers` (names or uids); unknown names are logged and skipped.
+    static func uids(_ users: [String], logger: Logger) -> Set<UInt32> {
+        var out = Set<UInt32>()
+        for u in users {
+            if let n = UInt32(u) { out.insert(n); continue }
+            if let pw = getpwnam(u) { out.insert(pw.pointee.pw_uid) } else {
+                logger.warning("socket.pipeline_writers: no user \"\(u)\"; skipped")
+            }
+        }
+        return out
+    }
 }
 
-private final class WeakAgent: @unchecked Sendable {
-    weak var agent: Agent?
+/// Lets the hub's delivery closure reach the transport created later in `start()`.
+private final class TransportBox: @unchecked Sendable { // set once in start(), before any delivery
+    var transport: SocketTransport?
 }
 
 /// How one source's state changes are logged: a retry loop against an absent source logs its first
 /// failure loudly and the repeats quietly.
 struct SourceStateLog {
     let source: String
-    /// Where the source's line stands in the replayed STATE lines.
-    let index: Int
     let connecting: String, lost: String, stillLost: String, stopped: String
     private var lastDisconnectCode: String?
 
-    init(source: String, index: Int, connecting: String, lost: String, stillLost: String, stopped: String) {
+    init(source: String, connecting: String, lost: String, stillLost: String, stopped: String) {
         self.source = source
-        self.index = index
         self.connecting = connecting
         self.lost = lost
         self.stillLost = stillLost

@@ -4,15 +4,37 @@ import BearingSensors
 import Foundation
 import Logging
 import Yams
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Everything `bearing run` can be told, with defaults. See the README's config reference.
 public struct AgentConfig: Equatable, Sendable {
     public struct Socket: Equatable, Sendable {
         public var path: String = AgentConfig.defaultSocketPath()
         public var mode: UInt32 = 0o660
-        public var maxClients: Int = 64
+        /// The socket file's group (e.g. `bearing`); nil leaves the daemon's own group.
+        public var group: String? = nil
+        /// Connections at once, over the UNIX socket and the TCP door together. 32: a Pi runs a handful
+        /// of readers; each costs at most `clientQueue` queued lines (≈ 150 KB at 256 × 600 bytes), so 32
+        /// bound the worst case near 5 MB on a 512 MB Zero 2 W. Raise it for a fleet of readers.
+        public var maxClients: Int = 32
         /// Messages queued per client before messages for that client are dropped.
         public var clientQueue: Int = 256
+        /// The loopback TCP door for unmodified gpsd clients (`HOST:PORT`); nil for none.
+        public var tcp: (host: String, port: Int)? = nil
+        /// Allow a TCP door on an address other than loopback.
+        public var tcpAllowRemote = false
+        /// Users (uids or names) that may define named pipelines at run time, besides root.
+        public var pipelineWriters: [String] = []
+        /// Longest request line accepted.
+        public var maxRequestBytes = 8192
+
+        public static func == (a: Socket, b: Socket) -> Bool {
+            a.path == b.path && a.mode == b.mode && a.group == b.group && a.maxClients == b.maxClients && a.clientQueue == b.clientQueue
+                && a.tcp?.host == b.tcp?.host && a.tcp?.port == b.tcp?.port && a.tcpAllowRemote == b.tcpAllowRemote
+                && a.pipelineWriters == b.pipelineWriters && a.maxRequestBytes == b.maxRequestBytes
+        }
     }
 
     public struct Log: Equatable, Sendable {
@@ -42,9 +64,12 @@ public struct AgentConfig: Equatable, Sendable {
     public var socket = Socket()
     public var magnetometer = Magnetometer()
     public var heading = Heading()
-    public var tpvPipeline: [OperatorSpec] = AgentConfig.defaultTPVPipeline
-    public var skyPipeline: [OperatorSpec] = AgentConfig.defaultSKYPipeline
-    public var attPipeline: [OperatorSpec] = AgentConfig.defaultATTPipeline
+    /// The default chain of each stream (config `pipeline.tpv`, `pipeline.att`, `pipeline.gpsd_att`, …).
+    public var pipelines: [StreamKey: [OperatorSpec]] = AgentConfig.defaultPipelines
+    /// Named pipelines from the config (`pipelines.NAME.TPV: […]`).
+    public var namedPipelines: [NamedPipeline] = []
+    /// Where client-defined pipelines are kept (`$STATE_DIRECTORY/pipelines.json` by default).
+    public var pipelineStore: String = NamedPipelineStore.defaultPath()
     public var log = Log()
     /// The board profile the config was layered on, if any.
     public var board: String? = nil
@@ -56,6 +81,16 @@ public struct AgentConfig: Equatable, Sendable {
     ]
     public static let defaultSKYPipeline: [OperatorSpec] = [.dedupe(.all), .throttle(interval: 5, latest: true)]
     public static let defaultATTPipeline: [OperatorSpec] = [.smooth(samples: 5), .throttle(interval: 0.5, latest: true)]
+    /// gpsd's own ATT, GST, PPS and TOFF pass as gpsd sent them unless configured otherwise.
+    public static let defaultPipelines: [StreamKey: [OperatorSpec]] = [
+        StreamKey(.tpv, .gpsd): defaultTPVPipeline, StreamKey(.sky, .gpsd): defaultSKYPipeline,
+        StreamKey(.att, .compass): defaultATTPipeline, StreamKey(.att, .gpsd): [],
+        StreamKey(.gst, .gpsd): [], StreamKey(.pps, .gpsd): [], StreamKey(.toff, .gpsd): [],
+    ]
+
+    public var tpvPipeline: [OperatorSpec] { pipelines[StreamKey(.tpv, .gpsd)] ?? [] }
+    public var skyPipeline: [OperatorSpec] { pipelines[StreamKey(.sky, .gpsd)] ?? [] }
+    public var attPipeline: [OperatorSpec] { pipelines[StreamKey(.att, .compass)] ?? [] }
 
     /// `$RUNTIME_DIRECTORY/bearing.sock` under systemd, else `/run/bearing/bearing.sock`.
     public static func defaultSocketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
@@ -78,9 +113,7 @@ public struct AgentConfig: Equatable, Sendable {
 
     /// Switches every filter, de-duplication and throttle off.
     public mutating func makePassthrough() {
-        tpvPipeline = []
-        skyPipeline = []
-        attPipeline = []
+        for key in StreamKey.all { pipelines[key] = [] }
     }
 }
 
@@ -128,8 +161,13 @@ extension AgentConfig {
                 try r.section(node, "socket", [
                     "path": { config.socket.path = try r.path($0, "socket.path") },
                     "mode": { config.socket.mode = try r.fileMode($0, "socket.mode") },
+                    "group": { config.socket.group = try r.groupName($0, "socket.group") },
                     "max_clients": { config.socket.maxClients = try r.int($0, "socket.max_clients", 1...4096) },
                     "client_queue": { config.socket.clientQueue = try r.int($0, "socket.client_queue", 1...100_000) },
+                    "tcp": { config.socket.tcp = try r.hostPort($0, "socket.tcp") },
+                    "tcp_allow_remote": { config.socket.tcpAllowRemote = try r.bool($0, "socket.tcp_allow_remote") },
+                    "pipeline_writers": { config.socket.pipelineWriters = try r.users($0, "socket.pipeline_writers") },
+                    "max_request": { config.socket.maxRequestBytes = try r.int($0, "socket.max_request", 256...1_048_576) },
                 ])
             },
             "magnetometer": { node in
@@ -163,12 +201,16 @@ extension AgentConfig {
                 ])
             },
             "pipeline": { node in
-                try r.section(node, "pipeline", [
-                    "tpv": { config.tpvPipeline = try r.chain($0, "pipeline.tpv", stream: "TPV") },
-                    "sky": { config.skyPipeline = try r.chain($0, "pipeline.sky", stream: "SKY") },
-                    "att": { config.attPipeline = try r.chain($0, "pipeline.att", stream: "ATT") },
-                ])
+                var keys: [String: (Node) throws -> Void] = [:]
+                for key in StreamKey.all {
+                    keys[key.configName] = { config.pipelines[key] = try r.chain($0, "pipeline.\(key.configName)", stream: key.stream) }
+                }
+                try r.section(node, "pipeline", keys)
             },
+            "pipelines": { node in
+                config.namedPipelines = try r.namedPipelines(node, "pipelines")
+            },
+            "pipeline_store": { config.pipelineStore = try r.path($0, "pipeline_store") },
             "log": { node in
                 try r.section(node, "log", [
                     "level": { config.log.level = try r.level($0, "log.level") },
@@ -180,6 +222,9 @@ extension AgentConfig {
             throw e
         } catch {
             throw ConfigError("\(source): \(error)")
+        }
+        if let tcp = config.socket.tcp, !config.socket.tcpAllowRemote, !TCPSocket.isLoopback(tcp.host) {
+            throw ConfigError("\(source): socket.tcp: \(tcp.host) is not a loopback address; the TCP door has no authentication, so a non-loopback address needs socket.tcp_allow_remote: true")
         }
         for (section, initial, max) in [("magnetometer", config.magnetometer.reader.retryInitial, config.magnetometer.reader.retryMax),
                                          ("gpsd", config.gpsd.retryInitial, config.gpsd.retryMax)] where max < initial {
@@ -253,7 +298,9 @@ struct ConfigReader {
         guard s.hasPrefix("/") || s.hasPrefix("."), !s.contains("\0") else {
             throw fail(node, key, "\"\(s)\"", "an absolute path (or one starting with ./)")
         }
-        return s
+        // `./…` is taken from the current directory, as `--socket` is, and kept absolute from here on.
+        if s.hasPrefix("/") { return s }
+        return URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(s).standardized.path
     }
 
     func optionalPath(_ node: Node, _ key: String) throws -> String? {
@@ -279,22 +326,67 @@ struct ConfigReader {
         return level
     }
 
-    func chain(_ node: Node, _ key: String, stream: String) throws -> [OperatorSpec] {
-        let specs: [OperatorSpec]
+    func chain(_ node: Node, _ key: String, stream: StreamClass) throws -> [OperatorSpec] {
         do {
-            specs = try OperatorSpec.chain(specValue(node), path: key)
+            let specs = try OperatorSpec.chain(specValue(node), path: key)
+            try OperatorSpec.validate(specs, for: stream, path: key)
+            return specs
         } catch {
             throw ConfigError("\(at(node)): \(error.message)")
         }
-        let (applies, allowed): ((OperatorSpec) -> Bool, String) = switch stream {
-        case "SKY": ({ $0.appliesToSky }, "dedupe (key all or time), throttle")
-        case "ATT": ({ $0.appliesToATT }, "smooth, dedupe (key time), throttle")
-        default: ({ $0.appliesToTPV }, "min_mode, max_error, dedupe, throttle")
+    }
+
+    func namedPipelines(_ node: Node, _ key: String) throws -> [NamedPipeline] {
+        guard case .mapping(let mapping) = node else {
+            if node.null != nil { return [] }
+            throw fail(node, key, shown(node), "a mapping of pipeline names to chains by class, e.g. slow: {TPV: [{op: throttle, interval: 5}]}")
         }
-        if let bad = specs.first(where: { !applies($0) }) {
-            throw ConfigError("\(at(node)): \(key): operator \(bad.json) does not apply to \(stream); allowed: \(allowed)")
+        var out: [NamedPipeline] = []
+        for (nameNode, value) in mapping {
+            let name = nameNode.string ?? ""
+            guard NamedPipeline.validName(name) else {
+                throw fail(nameNode, key, "\"\(name)\"", "pipeline names use a–z, 0–9, _ and -, up to 32 characters")
+            }
+            do {
+                out.append(NamedPipeline(name: name, chains: try NamedPipeline.chains(specValue(value), path: "\(key).\(name)"), origin: .config))
+            } catch {
+                throw ConfigError("\(at(value)): \(error.message)")
+            }
         }
-        return specs
+        return out
+    }
+
+    func hostPort(_ node: Node, _ key: String) throws -> (host: String, port: Int)? {
+        let s = try scalar(node, key)
+        if s.isEmpty || s == "none" || node.null != nil { return nil }
+        guard let hp = HostPort.parse(s) else {
+            throw fail(node, key, "\"\(s)\"", "HOST:PORT with a numeric address, e.g. 127.0.0.1:2948 or [::1]:2948, or none")
+        }
+        var probe = in6_addr()
+        guard inet_pton(AF_INET, hp.host, &probe) == 1 || inet_pton(AF_INET6, hp.host, &probe) == 1 else {
+            throw fail(node, key, "\"\(s)\"", "a numeric IPv4 or IPv6 address (no host names), e.g. 127.0.0.1:2948")
+        }
+        return hp
+    }
+
+    func groupName(_ node: Node, _ key: String) throws -> String? {
+        let s = try scalar(node, key)
+        if s.isEmpty || s == "none" || node.null != nil { return nil }
+        guard s.count <= 32, s.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }) else {
+            throw fail(node, key, "\"\(s)\"", "a group name such as bearing")
+        }
+        return s
+    }
+
+    func users(_ node: Node, _ key: String) throws -> [String] {
+        guard case .sequence(let seq) = node else { throw fail(node, key, shown(node), "a list of user names or uids") }
+        return try seq.map { n in
+            let s = try scalar(n, key)
+            guard !s.isEmpty, s.count <= 32, s.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }) else {
+                throw fail(n, key, "\"\(s)\"", "a user name or uid")
+            }
+            return s
+        }
     }
 
     func bool(_ node: Node, _ key: String) throws -> Bool {
@@ -363,7 +455,7 @@ struct ConfigReader {
         return Vector3(v[0], v[1], v.count == 3 ? v[2] : 0)
     }
 
-    func specValue(_ node: Node) -> SpecValue {
+    func specValue(_ node: Node) -> JSONValue {
         switch node {
         case .scalar(let s):
             if node.null != nil { return .null }

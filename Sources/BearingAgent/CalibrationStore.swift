@@ -6,7 +6,7 @@ import Logging
 /// The magnetometer calibration in force. Loaded from the calibration file at start, reloaded on SIGHUP
 /// and on a client's `?CALIBRATION={"reload":true};`. A file that is corrupt, in the wrong units or for
 /// another chip is rejected with a log line naming the reason, and the calibration in force stays.
-public final class CalibrationStore: @unchecked Sendable {
+public final class CalibrationStore: @unchecked Sendable { // `lock` guards `active` and `lastError`
     public let path: String
     /// The configured chip, when the config names one (checked at load; else checked on the first sample).
     public let expectedChip: String?
@@ -14,8 +14,8 @@ public final class CalibrationStore: @unchecked Sendable {
     private let lock = NSLock()
     private var active: (record: CalibrationRecord, calibration: MagneticCalibration, loaded: GPSTimestamp)?
     private var lastError: String?
-    /// Called with the new CALIBRATION object after every load attempt.
-    public var onChange: (@Sendable (String) -> Void)?
+    /// Called after every load attempt and drop, with the status and the correction in force.
+    public var onChange: (@Sendable (CalibrationStatus, ActiveCalibration?) -> Void)?
 
     public init(path: String, expectedChip: String?, logger: Logger) {
         self.path = path
@@ -63,7 +63,7 @@ public final class CalibrationStore: @unchecked Sendable {
             let keeping = now.map { "keeping the calibration fitted \($0.record.time)" } ?? "headings stay uncalibrated"
             logger.error("calibration rejected (\(reason)): \(e.message); \(keeping)", metadata: ["file": "\(path)"])
         }
-        onChange?(line())
+        notify()
         if case .failure(let e) = outcome { return e.message }
         return nil
     }
@@ -84,25 +84,25 @@ public final class CalibrationStore: @unchecked Sendable {
             if let expectedChip, record.chip != expectedChip {
                 throw CalibrationFitError("\(path): fitted for chip \(record.chip), the configured chip is \(expectedChip)")
             }
-            return .success((record, try record.calibration(), Agent.now()))
+            return .success((record, try record.calibration(), GPSTimestamp.now()))
         } catch {
             return .failure(error)
         }
     }
 
-    /// The correction for a sample from `chip`: identity without a calibration, or when the calibration
-    /// was fitted for another chip (which is then dropped, loudly, once).
-    public func calibration(for chip: String) -> MagneticCalibration {
+    /// Drops the calibration when it was fitted for another chip than the one found (`chip: auto`),
+    /// loudly, once. Returns whether it did.
+    @discardableResult
+    public func dropIfMismatched(chip: String) -> Bool {
         lock.lock()
-        guard let a = active else { lock.unlock(); return .identity }
-        if a.record.chip == chip { lock.unlock(); return a.calibration }
+        guard let a = active, a.record.chip != chip else { lock.unlock(); return false }
         active = nil
-        lastError = "\(path): fitted for chip \(a.record.chip), the magnetometer found is \(chip)"
-        let message = lastError!
+        let message = "\(path): fitted for chip \(a.record.chip), the magnetometer found is \(chip)"
+        lastError = message
         lock.unlock()
         logger.error("calibration dropped: \(message); headings are uncalibrated until a matching calibration is loaded")
-        onChange?(line())
-        return .identity
+        notify()
+        return true
     }
 
     public var current: CalibrationRecord? {
@@ -110,35 +110,19 @@ public final class CalibrationStore: @unchecked Sendable {
         return active?.record
     }
 
-    /// The CALIBRATION object: which calibration is in force and its figures.
-    public func line() -> String {
-        lock.lock()
-        let a = active, error = lastError
-        lock.unlock()
-        var w = JSONObjectWriter(class: "CALIBRATION")
-        w.string("status", a == nil ? "none" : "active")
-        w.string("file", path)
-        if let a {
-            let r = a.record
-            w.string("chip", r.chip)
-            w.string("model", r.model.rawValue)
-            w.string("fitted", r.time)
-            w.string("loaded", a.loaded.iso8601)
-            let list = { (values: [Double]) in "[" + values.map(JSONObjectWriter.shortest).joined(separator: ",") + "]" }
-            w.raw("offset", list(r.offset))
-            w.raw("matrix", "[" + r.matrix.map(list).joined(separator: ",") + "]")
-            w.number("field", r.field)
-            w.string("field_source", r.fieldSource)
-            w.number("gaps", r.figures.gaps)
-            w.number("variance", r.figures.variance)
-            w.number("wobble", r.figures.wobble)
-            w.number("fit_error", r.figures.fitError)
-            w.number("heading_error", r.figures.headingError)
-            w.int("samples", r.samples)
-        }
-        if let error { w.string("error", error) }
-        return w.finished()
+    /// What the CALIBRATION object reports.
+    public var status: CalibrationStatus {
+        lock.lock(); defer { lock.unlock() }
+        return CalibrationStatus(file: path, record: active?.record, loaded: active?.loaded, error: lastError)
     }
+
+    /// The correction in force, for the compass stage.
+    public var correction: ActiveCalibration? {
+        lock.lock(); defer { lock.unlock() }
+        return active.map { ActiveCalibration(chip: $0.record.chip, correction: $0.calibration) }
+    }
+
+    private func notify() { onChange?(status, correction) }
 
     static func rounded(_ v: Double) -> String { String(format: "%.2f", v) }
 }

@@ -5,9 +5,10 @@ import Foundation
 
 /// Implements the gpsd client's delegate protocol and forwards each call into a subject, so everything
 /// downstream is a publisher. The state publisher replays the current state to each new subscriber.
-public final class GPSPublisherAdapter: GPSDClientDelegate, @unchecked Sendable {
+public final class GPSPublisherAdapter: GPSDClientDelegate, @unchecked Sendable { // subjects are sent to from the gpsd thread only
     private let fixSubject = PassthroughSubject<GPSFix, Never>()
     private let skySubject = PassthroughSubject<SkyView, Never>()
+    private let relayedSubject = PassthroughSubject<RelayedObject, Never>()
     private let stateSubject: CurrentValueSubject<ConnectionState, Never>
     private let failureSubject = PassthroughSubject<GPSDClientError, Never>()
 
@@ -17,6 +18,8 @@ public final class GPSPublisherAdapter: GPSDClientDelegate, @unchecked Sendable 
 
     public var fixes: AnyPublisher<GPSFix, Never> { fixSubject.eraseToAnyPublisher() }
     public var skies: AnyPublisher<SkyView, Never> { skySubject.eraseToAnyPublisher() }
+    /// gpsd's ATT, GST, PPS and TOFF objects.
+    public var relayed: AnyPublisher<RelayedObject, Never> { relayedSubject.eraseToAnyPublisher() }
     /// Replays the current state on subscription, then every change.
     public var states: AnyPublisher<ConnectionState, Never> { stateSubject.eraseToAnyPublisher() }
     public var failures: AnyPublisher<GPSDClientError, Never> { failureSubject.eraseToAnyPublisher() }
@@ -24,6 +27,7 @@ public final class GPSPublisherAdapter: GPSDClientDelegate, @unchecked Sendable 
 
     public func gpsdClient(_ client: GPSDClient, didReceive fix: GPSFix) { fixSubject.send(fix) }
     public func gpsdClient(_ client: GPSDClient, didReceive sky: SkyView) { skySubject.send(sky) }
+    public func gpsdClient(_ client: GPSDClient, didReceive relayed: RelayedObject) { relayedSubject.send(relayed) }
     public func gpsdClient(_ client: GPSDClient, didChangeState state: ConnectionState) { stateSubject.send(state) }
     public func gpsdClient(_ client: GPSDClient, didFail error: GPSDClientError) { failureSubject.send(error) }
 }

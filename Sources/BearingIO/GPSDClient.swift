@@ -9,6 +9,8 @@ import Glibc
 public protocol GPSDClientDelegate: AnyObject {
     func gpsdClient(_ client: GPSDClient, didReceive fix: GPSFix)
     func gpsdClient(_ client: GPSDClient, didReceive sky: SkyView)
+    /// An ATT, GST, PPS or TOFF object, as gpsd wrote it.
+    func gpsdClient(_ client: GPSDClient, didReceive relayed: RelayedObject)
     func gpsdClient(_ client: GPSDClient, didChangeState state: ConnectionState)
     func gpsdClient(_ client: GPSDClient, didFail error: GPSDClientError)
 }
@@ -64,7 +66,7 @@ public final class GPSDClient: @unchecked Sendable {
 
     private func run() {
         var attempt = 0
-        var delay = configuration.retryInitial
+        var backoff = Backoff(initial: configuration.retryInitial, maximum: configuration.retryMax)
         let data = UnsafeMutablePointer<gps_data_t>.allocate(capacity: 1)
         defer { data.deallocate() }
         while !worker.isStopping {
@@ -77,8 +79,7 @@ public final class GPSDClient: @unchecked Sendable {
                 let code = bearing_errno()
                 let text = code < 0 ? String(cString: bearing_gps_errstr(code)) : String(cString: strerror(code))
                 report(.disconnected(.openFailed(text)))
-                if !worker.pause(delay) { break }
-                delay = min(delay * 2, configuration.retryMax)
+                if !worker.pause(backoff.delay()) { break }
                 continue
             }
             let reason = session(data)
@@ -87,9 +88,8 @@ public final class GPSDClient: @unchecked Sendable {
             report(.disconnected(reason))
             // A session that delivered data resets the backoff; retry soon after a lost link.
             attempt = 0
-            delay = configuration.retryInitial
-            if !worker.pause(delay) { break }
-            delay = min(delay * 2, configuration.retryMax)
+            backoff.reset()
+            if !worker.pause(backoff.delay()) { break }
         }
         report(.disconnected(.stopped))
     }
@@ -119,17 +119,22 @@ public final class GPSDClient: @unchecked Sendable {
                 }
                 if n == 0 { continue }
                 lastData = Syscall.monotonicSeconds()
-                dispatch(data, className: GPSDMessage.className(message))
+                dispatch(data, message, className: GPSDMessage.className(message))
             } else if Syscall.monotonicSeconds() - lastData > configuration.silenceTimeout {
                 return .silence(seconds: configuration.silenceTimeout)
             }
         }
     }
 
-    private func dispatch(_ data: UnsafeMutablePointer<gps_data_t>, className: String?) {
+    private func dispatch(_ data: UnsafeMutablePointer<gps_data_t>, _ message: UnsafePointer<CChar>, className: String?) {
         switch className {
         case "TPV": delegate?.gpsdClient(self, didReceive: GPSDMessage.fix(from: data))
         case "SKY": delegate?.gpsdClient(self, didReceive: GPSDMessage.sky(from: data))
+        case "ATT", "GST", "PPS", "TOFF":
+            // Relayed as gpsd wrote them: libgps keeps the raw object in `message`, one per read.
+            for line in String(cString: message).split(whereSeparator: \.isNewline) {
+                if let object = RelayedObject(line: String(line)) { delegate?.gpsdClient(self, didReceive: object) }
+            }
         case "ERROR":
             delegate?.gpsdClient(self, didFail: GPSDClientError(endpoint: configuration.endpoint, message: "gpsd replied with an ERROR"))
         default: break

@@ -1,3 +1,4 @@
+import BearingCore
 import CBearingSys
 #if canImport(Glibc)
 import Glibc
@@ -90,5 +91,13 @@ public enum Syscall {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         return (Int64(ts.tv_sec), Int32(ts.tv_nsec))
+    }
+}
+
+extension GPSTimestamp {
+    /// The wall clock now (CLOCK_REALTIME).
+    public static func now() -> GPSTimestamp {
+        let t = Syscall.wallClock()
+        return GPSTimestamp(seconds: t.seconds, nanoseconds: t.nanoseconds)
     }
 }

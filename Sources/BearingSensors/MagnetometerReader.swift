@@ -1,4 +1,5 @@
 import BearingCore
+import BearingIO
 import Foundation
 
 /// Receives what a `MagnetometerReader` reads. All calls come on the reader's own thread, in order.
@@ -64,7 +65,7 @@ public final class MagnetometerReader: @unchecked Sendable {
 
     private func run() {
         var attempt = 0
-        var delay = configuration.retryInitial
+        var backoff = Backoff(initial: configuration.retryInitial, maximum: configuration.retryMax)
         while !worker.isStopping {
             attempt += 1
             report(.connecting(attempt: attempt))
@@ -77,7 +78,7 @@ public final class MagnetometerReader: @unchecked Sendable {
                 endpointLock.lock(); currentEndpoint = device; endpointLock.unlock()
                 report(.connected)
                 attempt = 0
-                delay = configuration.retryInitial
+                backoff.reset()
                 reason = readLoop(driver, device: device)
             } catch let e as I2CError {
                 fail(.bus(e))
@@ -90,8 +91,7 @@ public final class MagnetometerReader: @unchecked Sendable {
             }
             if reason == .stopped { break }
             report(.disconnected(reason))
-            if !worker.pause(delay) { break }
-            delay = min(delay * 2, configuration.retryMax)
+            if !worker.pause(backoff.delay()) { break }
         }
         report(.disconnected(.stopped))
     }

@@ -11,3 +11,11 @@ int bearing_accept_nonblocking(int listen_fd) {
 int bearing_eventfd(void) {
     return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 }
+
+int bearing_peer_uid(int fd, unsigned int *uid) {
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return -1;
+    *uid = (unsigned int)cred.uid;
+    return 0;
+}

@@ -15,8 +15,9 @@ static const int bearing_gps_api_major = GPSD_API_MAJOR_VERSION;
 static const int bearing_gps_api_minor = GPSD_API_MINOR_VERSION;
 
 /* gps_stream is variadic-free but its flag set is what Swift needs spelled out. */
+/* WATCH_PPS: gpsd sends PPS and TOFF objects only to watchers that ask for them. */
 static inline int bearing_gps_watch_json(struct gps_data_t *data) {
-    return gps_stream(data, WATCH_ENABLE | WATCH_JSON, NULL);
+    return gps_stream(data, WATCH_ENABLE | WATCH_JSON | WATCH_PPS, NULL);
 }
 
 /* gps_send is variadic: Swift cannot call it. */

@@ -34,7 +34,7 @@ struct BenchCompass: ParsableCommand {
             while read(reader, &buf, buf.count) > 0 {}
         }
         drain.start()
-        let tracker = DeclinationTracker(fallback: Vector3(50.8, -1.1, 0))
+        let declination = WorldMagneticModel.wmm2025.field(latitude: 50.8, longitude: -1.1, heightKm: 0, year: 2026.5).declination
         let orientation = try Orientation(axes: "+X-Y-Z")
         var smoother = AttitudeSmoother(window: 5)
         var bytes = 0
@@ -45,8 +45,8 @@ struct BenchCompass: ParsableCommand {
             let sample = MagneticSample(time: GPSTimestamp(unixTime: 1_780_000_000 + t), device: "bench", chip: "qmc5883l",
                                         field: r.field, overflow: r.overflow)
             smoother.add(Compass.attitude(sample, orientation: orientation, calibration: .identity,
-                                          declination: tracker.declination(at: sample.time)))
-            var line = GPSDDialect.att(smoother.smoothed!) + "\n"
+                                          declination: (declination, .fallback)))
+            var line = WireEncoding.att(smoother.smoothed!) + "\n"
             bytes += line.utf8.count
             _ = line.withUTF8 { write(fds[0], $0.baseAddress, $0.count) }
         }

@@ -159,7 +159,7 @@ struct Calibrate: ParsableCommand {
             notSaved = "the samples' units are unknown (the daemon works in µT); give --units uT if they are µT"
         } else {
             let record = CalibrationRecord(fit: fit, chip: chipName!, device: device, units: sampleUnits!, fieldSource: fieldSource,
-                                           position: where_.map { [$0.x, $0.y, $0.z] }, time: Agent.now())
+                                           position: where_.map { [$0.x, $0.y, $0.z] }, time: GPSTimestamp.now())
             do throws(SystemError) {
                 try AtomicFile.write(Array(record.encoded()), to: target)
             } catch {
@@ -189,7 +189,7 @@ struct Calibrate: ParsableCommand {
         var options = MagnetometerCalibrator.Options(model: model.flatMap(CalibrationModel.init(rawValue:)))
         options.down = config.magnetometer.orientation.matrix.transposed * Vector3(0, 0, 1)
         if let position {
-            let year = WorldMagneticModel.decimalYear(unixSeconds: Agent.now().unixTime)
+            let year = WorldMagneticModel.decimalYear(unixSeconds: GPSTimestamp.now().unixTime)
             let f = WorldMagneticModel.wmm2025.field(latitude: position.x, longitude: position.y, heightKm: position.z, year: year)
             options.inclination = f.inclination
             if microtesla { options.field = f.totalIntensity / 1000 }

@@ -13,6 +13,8 @@ struct Run: AsyncParsableCommand {
     @OptionGroup var boardOptions: BoardOptions
     @Option(help: "gpsd to read, HOST:PORT (overrides gpsd.host/gpsd.port).") var gpsd: String?
     @Option(help: "UNIX socket path (overrides socket.path).") var socket: String?
+    @Option(help: ArgumentHelp("Loopback TCP door for unmodified gpsd clients, HOST:PORT, e.g. 127.0.0.1:2948 (overrides socket.tcp).",
+                               valueName: "host:port")) var tcp: String?
     @Option(help: "NDJSON data log file (overrides log.data_log).") var dataLog: String?
     @Option(help: "trace, debug, info, notice, warning, error or critical (overrides log.level).") var logLevel: String?
     @Flag(help: "Publish everything gpsd sends: no filter, no de-duplication, no throttle.") var passthrough = false
@@ -21,13 +23,22 @@ struct Run: AsyncParsableCommand {
     func resolvedConfig() throws -> AgentConfig {
         var c = try boardOptions.resolve()
         if let gpsd {
-            guard let (host, port) = Self.hostPort(gpsd) else {
+            guard let (host, port) = HostPort.parse(gpsd) else {
                 throw ValidationError("--gpsd \(gpsd): expected HOST:PORT, e.g. 127.0.0.1:2947 or [::1]:2947")
             }
             c.gpsd.host = host
             c.gpsd.port = port
         }
-        if let socket { c.socket.path = socket }
+        if let socket { c.socket.path = SocketOptions.absolute(socket) }
+        if let tcp {
+            guard let hp = HostPort.parse(tcp) else {
+                throw ValidationError("--tcp \(tcp): expected HOST:PORT with a numeric address, e.g. 127.0.0.1:2948 or [::1]:2948")
+            }
+            guard c.socket.tcpAllowRemote || TCPSocket.isLoopback(hp.host) else {
+                throw ValidationError("--tcp \(tcp): not a loopback address; the TCP door has no authentication, so set socket.tcp_allow_remote: true in the config to allow it")
+            }
+            c.socket.tcp = hp
+        }
         if let dataLog { c.log.dataLog = dataLog }
         if let logLevel {
             guard let level = Logger.Level(rawValue: logLevel.lowercased()) else {
@@ -37,24 +48,6 @@ struct Run: AsyncParsableCommand {
         }
         if passthrough { c.makePassthrough() }
         return c
-    }
-
-    static func hostPort(_ text: String) -> (String, Int)? {
-        var host: Substring
-        var portText: Substring
-        if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]") else { return nil }
-            host = text[text.index(after: text.startIndex)..<close]
-            let rest = text[text.index(after: close)...]
-            guard rest.hasPrefix(":") else { return nil }
-            portText = rest.dropFirst()
-        } else {
-            guard let colon = text.lastIndex(of: ":") else { return nil }
-            host = text[..<colon]
-            portText = text[text.index(after: colon)...]
-        }
-        guard !host.isEmpty, let port = Int(portText), (1...65535).contains(port) else { return nil }
-        return (String(host), port)
     }
 
     func run() async throws {

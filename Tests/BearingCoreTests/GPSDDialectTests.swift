@@ -2,7 +2,7 @@
 import Foundation
 import XCTest
 
-final class GPSDDialectTests: XCTestCase {
+final class WireEncodingTests: XCTestCase {
     func testTimestampRoundTripAndFormat() {
         let t = GPSTimestamp(seconds: 1_748_772_000, nanoseconds: 283_999_999)
         XCTAssertEqual(t.iso8601, "2025-06-01T10:00:00.283Z")
@@ -16,7 +16,7 @@ final class GPSDDialectTests: XCTestCase {
     func testFullTPVUsesGpsdNamesAndDecimals() throws {
         var f = GPSFix(mode: .threeD, time: GPSTimestamp(seconds: 1_748_772_000), latitude: 50.8000183333, longitude: -1.0999685)
         f.altHAE = 59.8; f.altMSL = 12.5; f.speed = 3.0112; f.track = 47.2; f.eph = 20.9; f.status = 2
-        let line = GPSDDialect.tpv(f)
+        let line = WireEncoding.tpv(f)
         XCTAssertEqual(line, #"{"class":"TPV","status":2,"mode":3,"time":"2025-06-01T10:00:00.000Z","lat":50.800018333,"lon":-1.099968500,"altHAE":59.8000,"altMSL":12.5000,"alt":12.5000,"track":47.2000,"speed":3.011,"eph":20.900}"#)
         XCTAssertNotNil(try JSONSerialization.jsonObject(with: Data(line.utf8)))
     }
@@ -24,7 +24,7 @@ final class GPSDDialectTests: XCTestCase {
     func testPartialFixLeavesOutWhatIsMissing() throws {
         var f = GPSFix(mode: .noFix)
         f.ept = .nan   // a NaN that slipped through is still never written
-        let line = GPSDDialect.tpv(f)
+        let line = WireEncoding.tpv(f)
         XCTAssertEqual(line, #"{"class":"TPV","mode":1}"#)
     }
 
@@ -32,7 +32,7 @@ final class GPSDDialectTests: XCTestCase {
         var s = SkyView(satellites: [Satellite(prn: 9, elevation: 88, azimuth: 89, signalStrength: 31, used: true, gnssID: 0, svID: 9),
                                      Satellite(prn: 47, elevation: nil, azimuth: nil, signalStrength: nil, used: false)])
         s.hdop = 0.84
-        let obj = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(GPSDDialect.sky(s).utf8)) as? [String: Any])
+        let obj = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(WireEncoding.sky(s).utf8)) as? [String: Any])
         XCTAssertEqual(obj["nSat"] as? Int, 2)
         XCTAssertEqual(obj["uSat"] as? Int, 1)
         XCTAssertEqual(obj["hdop"] as? Double, 0.84)
@@ -42,14 +42,14 @@ final class GPSDDialectTests: XCTestCase {
     }
 
     func testStringsAreEscaped() throws {
-        let line = GPSDDialect.error("bad \"quote\" \\ and \u{1}")
+        let line = WireEncoding.error("bad \"quote\" \\ and \u{1}")
         let obj = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         XCTAssertEqual(obj["message"] as? String, "bad \"quote\" \\ and \u{1}")
     }
 
     func testStateObject() throws {
         let s = SourceState(source: "gpsd", endpoint: "127.0.0.1:2947", state: .disconnected(.silence(seconds: 5)), time: GPSTimestamp(seconds: 0))
-        let obj = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(GPSDDialect.state(s).utf8)) as? [String: Any])
+        let obj = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(WireEncoding.state(s).utf8)) as? [String: Any])
         XCTAssertEqual(obj["state"] as? String, "disconnected")
         XCTAssertEqual(obj["reason"] as? String, "silence")
         XCTAssertEqual(obj["message"] as? String, "no data for 5 s")
@@ -92,7 +92,7 @@ final class ClientRequestTests: XCTestCase {
         XCTAssertTrue(WatchOptions(enable: true, json: true, classes: ["MAG"]).wants("MAG"))
         let sample = MagneticSample(time: GPSTimestamp(unixTime: 1_795_000_000), device: "i2c:/dev/i2c-1:0x0d", chip: "qmc5883l",
                                     field: Vector3(12.5, -3.25, 40), overflow: false)
-        XCTAssertEqual(GPSDDialect.mag(sample),
+        XCTAssertEqual(WireEncoding.mag(sample),
                        #"{"class":"MAG","device":"i2c:/dev/i2c-1:0x0d","chip":"qmc5883l","time":"2026-11-18T11:06:40.000Z","x":12.5000,"y":-3.2500,"z":40.0000}"#)
     }
 

@@ -35,7 +35,7 @@ final class HeadingTests: XCTestCase {
         XCTAssertEqual(west.heading ?? .nan, 358, accuracy: 1e-9)
         let none = Compass.attitude(sample(b), orientation: .identity, calibration: .identity, declination: nil)
         XCTAssertNil(none.heading)
-        XCTAssertFalse(GPSDDialect.att(none).contains("\"heading\""))
+        XCTAssertFalse(WireEncoding.att(none).contains("\"heading\""))
     }
 
     func testOrientationRemapsChipAxesToTheBoard() throws {

@@ -9,4 +9,7 @@ int bearing_accept_nonblocking(int listen_fd);
 /* A non-blocking, close-on-exec eventfd used to wake a poll loop. */
 int bearing_eventfd(void);
 
+/* The uid of the process at the other end of a UNIX stream socket (SO_PEERCRED); 0 or -1 with errno. */
+int bearing_peer_uid(int fd, unsigned int *uid);
+
 #endif

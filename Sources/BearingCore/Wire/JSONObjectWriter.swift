@@ -9,8 +9,13 @@ import Darwin
 public struct JSONObjectWriter {
     public private(set) var text: String
     private var first = true
+    /// When set, only these keys are written (a `fields` operator); `class` always is.
+    public var keep: Set<String>? = nil
 
-    public init(class className: String) {
+    @inline(__always) private func wanted(_ k: String) -> Bool { keep?.contains(k) ?? true }
+
+    public init(class className: String, keep: Set<String>? = nil) {
+        self.keep = keep
         text = "{\"class\":\""
         text.reserveCapacity(256)
         JSONObjectWriter.appendEscaped(className, to: &text)
@@ -28,7 +33,7 @@ public struct JSONObjectWriter {
     }
 
     public mutating func string(_ k: String, _ v: String?) {
-        guard let v else { return }
+        guard let v, wanted(k) else { return }
         key(k)
         text += "\""
         JSONObjectWriter.appendEscaped(v, to: &text)
@@ -36,27 +41,27 @@ public struct JSONObjectWriter {
     }
 
     public mutating func int(_ k: String, _ v: Int?) {
-        guard let v else { return }
+        guard let v, wanted(k) else { return }
         key(k)
         text += String(v)
     }
 
     public mutating func bool(_ k: String, _ v: Bool?) {
-        guard let v else { return }
+        guard let v, wanted(k) else { return }
         key(k)
         text += v ? "true" : "false"
     }
 
     /// A number with `decimals` places; non-finite values are left out (JSON has no NaN).
     public mutating func fixed(_ k: String, _ v: Double?, _ decimals: Int) {
-        guard let v, v.isFinite else { return }
+        guard let v, v.isFinite, wanted(k) else { return }
         key(k)
         JSONObjectWriter.appendFixed(v, decimals: decimals, to: &text)
     }
 
     /// A number in the shortest form that round-trips.
     public mutating func number(_ k: String, _ v: Double?) {
-        guard let v, v.isFinite else { return }
+        guard let v, v.isFinite, wanted(k) else { return }
         key(k)
         text += Self.shortest(v)
     }
@@ -69,6 +74,7 @@ public struct JSONObjectWriter {
 
     /// Already-encoded JSON (an array or object).
     public mutating func raw(_ k: String, _ json: String) {
+        guard wanted(k) else { return }
         key(k)
         text += json
     }
