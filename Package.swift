@@ -16,6 +16,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "bearing", targets: ["bearing"]),
+        .library(name: "BearingClient", targets: ["BearingClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/OpenCombine/OpenCombine.git", exact: "0.14.0"),
@@ -55,6 +56,10 @@ let package = Package(
             dependencies: ["CGPS", "CI2C", "CBearingSys", "BearingCore"]
         ),
         .target(
+            name: "BearingClient",
+            dependencies: ["BearingCore", "BearingIO"]
+        ),
+        .target(
             name: "BearingAgent",
             dependencies: [
                 "BearingCore", "BearingSensors", "BearingIO",
@@ -67,16 +72,38 @@ let package = Package(
         .executableTarget(
             name: "bearing",
             dependencies: [
-                "BearingAgent", "BearingSimulator", "BearingSensors", "BearingIO", "BearingCore",
+                "BearingAgent", "BearingClient", "BearingSimulator", "BearingSensors", "BearingIO", "BearingCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // libFuzzer targets (scripts/fuzz builds them with -sanitize=fuzzer -DFUZZING); a plain build makes
+        // them corpus replayers.
+        .executableTarget(
+            name: "fuzz-session",
+            dependencies: ["BearingCore"],
+            path: "Fuzz/Session",
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]
+        ),
+        .executableTarget(
+            name: "fuzz-config",
+            dependencies: ["BearingAgent"],
+            path: "Fuzz/Config",
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]
+        ),
+        // Tests mirror the source targets; TestSupport holds what they share (shared-data locator,
+        // gpsfake rig, socket client, the built binary).
+        .target(
+            name: "TestSupport",
+            dependencies: ["BearingAgent", "BearingClient", "BearingIO", "BearingCore", "BearingSimulator",
+                           .product(name: "Logging", package: "swift-log")],
+            path: "Tests/TestSupport"
+        ),
         .testTarget(
             name: "BearingCoreTests",
             dependencies: [
-                "BearingCore", "BearingSimulator", "BearingAgent", "BearingIO", "CGPS",
+                "BearingCore", "BearingSimulator", "TestSupport",
                 .product(name: "CombineSchedulers", package: "combine-schedulers"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
             ]
@@ -84,16 +111,22 @@ let package = Package(
         .testTarget(
             name: "BearingSensorsTests",
             dependencies: [
-                "BearingSensors", "BearingSimulator", "BearingCore", "BearingAgent",
+                "BearingSensors", "BearingSimulator", "BearingCore", "TestSupport",
                 .product(name: "CombineSchedulers", package: "combine-schedulers"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
             ]
         ),
         .testTarget(
-            name: "BearingIntegrationTests",
-            dependencies: [
-                "BearingAgent", "BearingIO", "BearingCore", "BearingSimulator", "BearingSensors",
-            ]
+            name: "BearingIOTests",
+            dependencies: ["BearingIO", "BearingCore", "CGPS", "TestSupport"]
+        ),
+        .testTarget(
+            name: "BearingAgentTests",
+            dependencies: ["BearingAgent", "BearingClient", "BearingIO", "BearingCore", "BearingSimulator", "BearingSensors", "TestSupport"]
+        ),
+        .testTarget(
+            name: "BearingCLITests",
+            dependencies: ["BearingCore", "BearingIO", "TestSupport"]
         ),
     ],
     swiftLanguageModes: [.v5]

@@ -25,9 +25,10 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
 
     public let config: AgentConfig
     private let logger: Logger
-    /// The one serial context for the pipelines.
-    public let pipelineQueue = DispatchQueue(label: "bearing.pipeline")
-    private let hub: PublishingHub<DispatchQueue.OCombine>
+    /// Chains, routing, protocol and sockets; its queue is the one serial context for the pipelines.
+    public let server: PublishingServer
+    private var pipelineQueue: DispatchQueue { server.queue }
+    private var hub: PublishingHub<DispatchQueue.OCombine> { server.hub }
 
     private let gpsAdapter = GPSPublisherAdapter(initialState: .connecting(attempt: 0))
     private let gpsd: GPSDClient
@@ -36,8 +37,6 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
     /// The calibration in force; nil without a magnetometer.
     public let calibration: CalibrationStore?
     private let calibrations = CurrentValueSubject<ActiveCalibration?, Never>(nil)
-    private var transport: SocketTransport?
-    private var server: ProtocolServer?
     private var dataLog: DataLog?
     private var subscriptions: [AnyCancellable] = []
     private var started = false
@@ -49,7 +48,6 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
                                                  lost: "magnetometer unavailable", stillLost: "magnetometer still unavailable",
                                                  stopped: "magnetometer stopped")
     private var lastMagFailure: String?
-    private var chipChecked = false
 
     /// `openBus` opens the magnetometer's bus by path (a `LinuxI2CBus`, or a simulated bus for the demo).
     public init(config: AgentConfig, logger: Logger,
@@ -64,18 +62,14 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
             reader = nil
             calibration = nil
         }
-        let box = TransportBox()
-        hub = PublishingHub(defaults: config.pipelines, named: config.namedPipelines,
-                            devices: ["gpsd://\(config.gpsd.endpoint)"] + (reader.map { [$0.endpoint] } ?? []),
-                            release: Agent.release, scheduler: pipelineQueue.ocombine) { line, clients in
-            box.transport?.send(line, to: clients)
-        }
-        transportBox = box
+        var sc = PublishingServer.Configuration(socket: config.socket, defaults: config.pipelines)
+        sc.named = config.namedPipelines
+        sc.devices = ["gpsd://\(config.gpsd.endpoint)"] + (reader.map { [$0.endpoint] } ?? [])
+        sc.pipelineStore = config.pipelineStore
+        server = PublishingServer(configuration: sc, logger: logger, calibration: calibration)
         gpsd.delegate = gpsAdapter
         reader?.delegate = magAdapter
     }
-
-    private let transportBox: TransportBox
 
     /// Opens the listeners and the data log, wires the stages and the hub, starts the sources. Throws
     /// (having started nothing) when a socket or the data log cannot be opened.
@@ -83,26 +77,14 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
         if let path = config.log.dataLog {
             dataLog = try DataLog(path: path, logger: logger)
         }
-        let listeners = try openListeners()
-        var tc = SocketTransport.Configuration()
-        tc.maxClients = config.socket.maxClients
-        tc.clientQueue = config.socket.clientQueue
-        let transport = SocketTransport(listeners: listeners, configuration: tc)
-        let server = ProtocolServer(transport: transport, queue: pipelineQueue, hub: hub, logger: logger,
-                                    maxRequestBytes: config.socket.maxRequestBytes,
-                                    pipelineWriters: Self.uids(config.socket.pipelineWriters, logger: logger),
-                                    namedStore: NamedPipelineStore(path: config.pipelineStore), calibration: calibration)
-        transport.delegate = server
-        self.transport = transport
-        self.server = server
-        transportBox.transport = transport
-        loadStoredPipelines()
-        wire()
-        try transport.start()
-        started = true
-        for l in listeners {
-            logger.info("listening", metadata: ["on": "\(l.name)", "kind": "\(l.kind.rawValue)"])
+        do {
+            try server.start()
+        } catch {
+            dataLog?.close()
+            throw error
         }
+        wire()
+        started = true
         let api = GPSDClient.apiVersion
         logger.info("connecting to gpsd", metadata: ["gpsd": "\(config.gpsd.endpoint)", "libgps_api": "\(api.major).\(api.minor)"])
         gpsd.start()
@@ -116,53 +98,6 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
                 "calibration": "\(calibration.current.map { "\($0.model.rawValue) fitted \($0.time)" } ?? "none")",
             ])
             reader.start()
-        }
-    }
-
-    /// The UNIX socket (with its mode and group) and, when configured, the TCP door.
-    private func openListeners() throws -> [Listener] {
-        let s = config.socket
-        try UnixSocket.ensureParentDirectory(of: s.path)
-        let fd = try UnixSocket.listen(path: s.path, mode: mode_t(s.mode))
-        var listeners = [Listener(fd: fd, kind: .unix, name: s.path, unlinkPath: s.path)]
-        if let group = s.group {
-            guard let g = getgrnam(group) else {
-                close(fd); unlink(s.path)
-                throw ConfigError("socket.group: no group \"\(group)\" on this system (create it: groupadd --system \(group))")
-            }
-            if chown(s.path, uid_t.max, g.pointee.gr_gid) != 0 {
-                let e = SystemError("chown", s.path)
-                close(fd); unlink(s.path)
-                throw e
-            }
-        }
-        if let tcp = s.tcp {
-            if !TCPSocket.isLoopback(tcp.host) {
-                logger.warning("the TCP door listens on \(tcp.host), not loopback: anyone who can reach it reads this board's position (socket.tcp_allow_remote is set)")
-            }
-            do {
-                let tfd = try TCPSocket.listen(host: tcp.host, port: tcp.port)
-                listeners.append(Listener(fd: tfd, kind: .tcp, name: tcp.host.contains(":") ? "[\(tcp.host)]:\(tcp.port)" : "\(tcp.host):\(tcp.port)", unlinkPath: nil))
-            } catch {
-                close(fd); unlink(s.path)
-                throw error
-            }
-        }
-        return listeners
-    }
-
-    private func loadStoredPipelines() {
-        let store = NamedPipelineStore(path: config.pipelineStore)
-        do {
-            for p in try store.load() {
-                if hub.named[p.name]?.origin == .config {
-                    logger.warning("stored pipeline \"\(p.name)\" is shadowed by the config's", metadata: ["file": "\(store.path)"])
-                    continue
-                }
-                hub.define(p)
-            }
-        } catch {
-            logger.error("stored pipelines not loaded: \(error); clients can define them again", metadata: ["file": "\(store.path)"])
         }
     }
 
@@ -221,13 +156,13 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
                 let year = WorldMagneticModel.decimalYear(unixSeconds: GPSTimestamp.now().unixTime)
                 return Declination(WorldMagneticModel.wmm2025.field(latitude: p.x, longitude: p.y, heightKm: p.z, year: year).declination, .fallback)
             }
-            let shared = CompassStages.declinations(gpsAdapter.fixes.receive(on: q).eraseToAnyPublisher(), model: .wmm2025, fallback: fallback)
-                .share().eraseToAnyPublisher()
-            shared.sink { [weak self] d in
+            // Not shared: a shared stream would not replay the fallback to a late subscriber. The WMM is
+            // evaluated once per kilometre moved, so the log's own copy costs nothing to speak of.
+            declinations = CompassStages.declinations(gpsAdapter.fixes.receive(on: q).eraseToAnyPublisher(), model: .wmm2025, fallback: fallback)
+            declinations.sink { [weak self] d in
                 if let d, d.source == .fix { self?.logger.debug("declination \(String(format: "%.2f", d.value))° from the GPS fix (WMM2025)") }
             }
             .store(in: &subscriptions)
-            declinations = shared
         } else {
             declinations = Just(nil).eraseToAnyPublisher()
         }
@@ -283,8 +218,7 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
         pipelineQueue.sync {
             subscriptions.removeAll()
         }
-        transport?.stop()
-        pipelineQueue.sync {}
+        server.stop()
         dataLog?.close()
         if started { logger.info("stopped") }
         started = false
@@ -294,24 +228,7 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
     public var socketPath: String { config.socket.path }
 
     /// Connections now.
-    public var clientCount: Int { transport?.clientCount ?? 0 }
-
-    /// Resolves `socket.pipeline_writers` (names or uids); unknown names are logged and skipped.
-    static func uids(_ users: [String], logger: Logger) -> Set<UInt32> {
-        var out = Set<UInt32>()
-        for u in users {
-            if let n = UInt32(u) { out.insert(n); continue }
-            if let pw = getpwnam(u) { out.insert(pw.pointee.pw_uid) } else {
-                logger.warning("socket.pipeline_writers: no user \"\(u)\"; skipped")
-            }
-        }
-        return out
-    }
-}
-
-/// Lets the hub's delivery closure reach the transport created later in `start()`.
-private final class TransportBox: @unchecked Sendable { // set once in start(), before any delivery
-    var transport: SocketTransport?
+    public var clientCount: Int { server.clientCount }
 }
 
 /// How one source's state changes are logged: a retry loop against an absent source logs its first

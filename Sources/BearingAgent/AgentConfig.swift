@@ -30,6 +30,8 @@ public struct AgentConfig: Equatable, Sendable {
         /// Longest request line accepted.
         public var maxRequestBytes = 8192
 
+        public init() {}
+
         public static func == (a: Socket, b: Socket) -> Bool {
             a.path == b.path && a.mode == b.mode && a.group == b.group && a.maxClients == b.maxClients && a.clientQueue == b.clientQueue
                 && a.tcp?.host == b.tcp?.host && a.tcp?.port == b.tcp?.port && a.tcpAllowRemote == b.tcpAllowRemote

@@ -122,6 +122,19 @@ public struct Attitude: Equatable, Sendable {
     public var declinationSource: DeclinationSource?
 
     public var magLength: Double { field.length }
+
+    public init(time: GPSTimestamp, device: String, heading: Double?, magneticHeading: Double, field: Vector3, dip: Double,
+                magStatus: String, declination: Double?, declinationSource: DeclinationSource?) {
+        self.time = time
+        self.device = device
+        self.heading = heading
+        self.magneticHeading = magneticHeading
+        self.field = field
+        self.dip = dip
+        self.magStatus = magStatus
+        self.declination = declination
+        self.declinationSource = declinationSource
+    }
 }
 
 /// Heading maths for a level board (x forward, y right, z down). Tilt compensation needs an accelerometer,

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 
-/// Newline-delimited lines from a stream descriptor (a client's end of the agent's socket).
+/// Newline-delimited lines (LF or CRLF) from a stream descriptor (a client's end of the agent's socket).
 public struct LineReader {
     public enum Event: Equatable {
         /// One line, without its newline.
@@ -29,7 +29,9 @@ public struct LineReader {
     public mutating func next(deadline: Double? = nil) throws(SystemError) -> Event {
         while true {
             if let nl = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = Array(pending[..<nl])
+                // gpsd ends lines with CRLF; the CR is not part of the line.
+                let end = nl > pending.startIndex && pending[nl - 1] == UInt8(ascii: "\r") ? nl - 1 : nl
+                let line = Array(pending[..<end])
                 pending.removeSubrange(...nl)
                 return .line(line)
             }

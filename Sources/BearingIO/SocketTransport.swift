@@ -244,7 +244,7 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `clie
     /// Tells a client over the limit why, closes it, and logs refusals once per burst (the first at
     /// once, then a count at most every 10 s), so a reconnect storm cannot flood the journal.
     private func refuse(_ fd: Int32) {
-        let line = WireEncoding.error("too many clients (max \(configuration.maxClients))") + "\n"
+        let line = WireEncoding.error("too many clients (max \(configuration.maxClients))") + "\r\n"
         _ = line.withCString { Glibc.send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
         Glibc.close(fd)
         refusedUnlogged += 1
@@ -291,8 +291,10 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `clie
                 if lines.isEmpty { return }
                 c.output.removeAll(keepingCapacity: true)
                 c.outputOffset = 0
+                // CRLF, as gpsd ends its lines: Python's gps module only unpacks lines ending in "}\r\n".
                 for line in lines {
                     c.output.append(contentsOf: line.utf8)
+                    c.output.append(UInt8(ascii: "\r"))
                     c.output.append(UInt8(ascii: "\n"))
                 }
                 if c.output.capacity > 1 << 20 && c.output.count < 1 << 16 { c.output = Array(c.output) }

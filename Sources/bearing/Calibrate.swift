@@ -1,3 +1,4 @@
+import BearingClient
 import ArgumentParser
 import BearingAgent
 import BearingCore
@@ -200,27 +201,19 @@ struct Calibrate: ParsableCommand {
 
     /// Sends `?CALIBRATION={"reload":true};` and returns what the daemon said, or nil when none runs.
     static func askDaemonToReload(_ path: String) -> String? {
-        guard let fd = try? UnixSocket.connect(path: path) else { return nil }
-        defer { close(fd) }
-        var bytes = Array("?CALIBRATION={\"reload\":true};\n".utf8)
-        guard (try? bytes.withUnsafeMutableBytes { try Syscall.writeAll(fd, UnsafeRawBufferPointer($0), path) }) != nil else { return nil }
-        var lines = LineReader(fd: fd, subject: path)
-        let deadline = Syscall.monotonicSeconds() + 5
-        while true {
-            guard let event = try? lines.next(deadline: deadline) else { return "no reply" }
-            switch event {
-            case .end: return "no reply"
-            case .timeout: return "no reply within 5 s"
-            case .line(let line):
-                guard let o = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any] else { continue }
-                switch o["class"] as? String {
-                case "CALIBRATION":
-                    return "reloaded, calibration \(o["status"] as? String ?? "?") (\(o["file"] as? String ?? "?"))"
-                case "ERROR":
-                    return "rejected it: \(o["message"] as? String ?? "?")"
-                default: continue
-                }
-            }
+        let client = BearingClient(.unix(path))
+        do throws(BearingClientError) {
+            try client.connect()
+        } catch {
+            return nil
+        }
+        do throws(BearingClientError) {
+            let m = try client.request(.calibration(reload: true), expecting: "CALIBRATION")
+            return "reloaded, calibration \(m.string("status") ?? "?") (\(m.string("file") ?? "?"))"
+        } catch {
+            if case .refused(_, let message) = error { return "rejected it: \(message)" }
+            if case .timeout = error { return "no reply within 5 s" }
+            return "no reply"
         }
     }
 

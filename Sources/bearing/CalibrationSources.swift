@@ -1,3 +1,4 @@
+import BearingClient
 import BearingAgent
 import BearingCore
 import BearingIO
@@ -83,24 +84,23 @@ final class SampleRecorder: @unchecked Sendable {
 }
 
 /// Raw samples from the running daemon: `?WATCH` for MAG (and TPV, for the position) on its socket.
-final class DaemonSampleSource: @unchecked Sendable {
+final class DaemonSampleSource: @unchecked Sendable { // `client` is used by the reading thread only after start()
     let path: String
-    private let fd: Int32
+    private let client: BearingClient
     private var thread: Thread?
 
     /// Connects; throws when no daemon is listening (then the caller reads the sensor itself).
-    init(path: String) throws(SystemError) {
+    init(path: String) throws(BearingClientError) {
         self.path = path
-        fd = try UnixSocket.connect(path: path)
+        client = BearingClient(.unix(path))
+        try client.connect()
     }
 
     func start(into collector: SampleCollector) {
-        let request = "?WATCH={\"enable\":true,\"json\":true,\"classes\":[\"MAG\",\"TPV\",\"STATE\"]};\n"
-        var bytes = Array(request.utf8)
-        do {
-            try bytes.withUnsafeMutableBytes { try Syscall.writeAll(fd, UnsafeRawBufferPointer($0), path) }
+        do throws(BearingClientError) {
+            try client.send(.watch(WatchChange(enable: true, json: true, classes: .some(["MAG", "TPV", "STATE"]))))
         } catch {
-            collector.fail("\(path): \(error)")
+            collector.fail(error.description)
             return
         }
         collector.setStatus("connected to the bearing daemon at \(path); waiting for MAG samples")
@@ -111,38 +111,33 @@ final class DaemonSampleSource: @unchecked Sendable {
     }
 
     private func readLoop(_ collector: SampleCollector) {
-        var lines = LineReader(fd: fd, subject: path)
         while true {
-            guard case .line(let line)? = try? lines.next() else {
+            let m: WireMessage
+            do throws(BearingClientError) {
+                guard let next = try client.next() else { continue }
+                m = next
+            } catch {
                 collector.fail("the bearing daemon closed the connection at \(path)")
                 return
             }
-            guard let o = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any], let cls = o["class"] as? String else { continue }
-            switch cls {
-            case "MAG":
-                guard let x = o["x"] as? Double, let y = o["y"] as? Double, let z = o["z"] as? Double else { continue }
-                let time = (o["time"] as? String).flatMap(GPSTimestamp.init(iso8601:)) ?? GPSTimestamp(unixTime: 0)
-                collector.add(Vector3(x, y, z), time: time, chip: o["chip"] as? String ?? "unknown",
-                              device: o["device"] as? String ?? path, overflow: o["overflow"] as? Bool ?? false)
-            case "TPV":
-                if let mode = o["mode"] as? Int, mode >= 2, let lat = o["lat"] as? Double, let lon = o["lon"] as? Double {
-                    collector.setPosition(Vector3(lat, lon, (o["altHAE"] as? Double ?? 0) / 1000))
+            if let s = m.magneticSample {
+                collector.add(s.field, time: s.time, chip: s.chip.isEmpty ? "unknown" : s.chip,
+                              device: s.device.isEmpty ? path : s.device, overflow: s.overflow)
+            } else if let fix = m.fix {
+                if fix.mode >= .twoD, let lat = fix.latitude, let lon = fix.longitude {
+                    collector.setPosition(Vector3(lat, lon, (fix.altHAE ?? 0) / 1000))
                 }
-            case "STATE":
-                if o["source"] as? String == "magnetometer", let state = o["state"] as? String, state != "connected" {
-                    collector.setStatus("the daemon's magnetometer is \(state)" + ((o["message"] as? String).map { ": \($0)" } ?? ""))
+            } else if let st = m.state {
+                if st.source == "magnetometer", st.state != "connected" {
+                    collector.setStatus("the daemon's magnetometer is \(st.state)" + (st.message.map { ": \($0)" } ?? ""))
                 }
-            case "ERROR":
-                collector.fail("the bearing daemon replied: \(o["message"] as? String ?? "error")")
-            default: break
+            } else if let message = m.errorMessage {
+                collector.fail("the bearing daemon replied: \(message)")
             }
         }
     }
 
-    func stop() {
-        shutdown(fd, Int32(SHUT_RDWR))
-        close(fd)
-    }
+    func stop() { client.disconnect() }
 }
 
 /// Raw samples straight from the sensor (no daemon running): the daemon's own reader on its thread.
@@ -153,10 +148,7 @@ final class SensorSampleSource: MagnetometerReaderDelegate, @unchecked Sendable 
 
     init(configuration: MagnetometerReader.Configuration, collector: SampleCollector) {
         self.collector = collector
-        reader = MagnetometerReader(configuration: configuration, openBus: BusOpener.open, now: {
-            let t = Syscall.wallClock()
-            return GPSTimestamp(seconds: t.seconds, nanoseconds: t.nanoseconds)
-        })
+        reader = MagnetometerReader(configuration: configuration, openBus: BusOpener.open, now: GPSTimestamp.now)
         reader.delegate = self
     }
 

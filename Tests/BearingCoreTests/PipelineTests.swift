@@ -18,14 +18,20 @@ final class PipelineTests: XCTestCase {
         return f
     }
 
-    func run(_ chain: [OperatorSpec], _ body: (PassthroughSubject<GPSFix, Never>, Virtual) -> Void) -> [GPSFix] {
+    /// Sends fixes through `chain` as TPV reports; returns the fixes that came out.
+    func run(_ chain: [OperatorSpec], _ body: (FixSender, Virtual) -> Void) -> [GPSFix] {
         let scheduler = makeScheduler()
-        let subject = PassthroughSubject<GPSFix, Never>()
+        let subject = PassthroughSubject<Report, Never>()
         var out: [GPSFix] = []
-        let c = Pipeline.fixes(subject.eraseToAnyPublisher(), chain, scheduler: scheduler).sink { out.append($0) }
-        body(subject, scheduler)
+        let c = Pipeline.build(subject.eraseToAnyPublisher(), chain, for: .tpv, scheduler: scheduler).sink { out.append($0.fix!) }
+        body(FixSender(subject: subject), scheduler)
         c.cancel()
         return out
+    }
+
+    struct FixSender {
+        let subject: PassthroughSubject<Report, Never>
+        func send(_ f: GPSFix) { subject.send(Report(.fix(f))) }
     }
 
     func testMinModeDropsWeakerFixes() {
@@ -78,15 +84,15 @@ final class PipelineTests: XCTestCase {
 
     func testNothingLeavesAThrottleUntilTimeMoves() {
         let scheduler = makeScheduler()
-        let subject = PassthroughSubject<GPSFix, Never>()
-        var out: [GPSFix] = []
-        let c = Pipeline.fixes(subject.eraseToAnyPublisher(), [.throttle(interval: 2, latest: true)], scheduler: scheduler)
+        let subject = PassthroughSubject<Report, Never>()
+        var out: [Report] = []
+        let c = Pipeline.build(subject.eraseToAnyPublisher(), [.throttle(interval: 2, latest: true)], for: .tpv, scheduler: scheduler)
             .sink { out.append($0) }
-        subject.send(fix(0))
+        subject.send(Report(.fix(fix(0))))
         XCTAssertEqual(out.count, 0, "the first value is delivered on the scheduler, not synchronously")
         scheduler.advance()
         XCTAssertEqual(out.count, 1)
-        subject.send(fix(1))
+        subject.send(Report(.fix(fix(1))))
         scheduler.advance(by: .milliseconds(1999))
         XCTAssertEqual(out.count, 1)
         scheduler.advance(by: .milliseconds(1))
@@ -100,8 +106,9 @@ final class PipelineTests: XCTestCase {
     }
 
     func testSkyChainRefusesFixOnlyOperators() {
-        let subject = PassthroughSubject<SkyView, Never>()
-        XCTAssertThrowsError(try Pipeline.skies(subject.eraseToAnyPublisher(), [.minMode(.twoD)], scheduler: makeScheduler()))
-        XCTAssertNoThrow(try Pipeline.skies(subject.eraseToAnyPublisher(), [.dedupe(.all), .throttle(interval: 5, latest: true)], scheduler: makeScheduler()))
+        XCTAssertThrowsError(try OperatorSpec.validate([.minMode(.twoD)], for: .sky, path: "pipeline.sky")) {
+            XCTAssertEqual("\($0)", #"pipeline.sky[0]: operator min_mode ({"op":"min_mode","mode":2}) does not apply to SKY; allowed for SKY: dedupe, throttle, sample, debounce, deadband, fields"#)
+        }
+        XCTAssertNoThrow(try OperatorSpec.validate([.dedupe(.all), .throttle(interval: 5, latest: true)], for: .sky, path: "pipeline.sky"))
     }
 }

@@ -4,6 +4,7 @@ import BearingSimulator
 import CombineSchedulers
 import Foundation
 import OpenCombine
+import TestSupport
 import XCTest
 
 /// Heading maths, orientation, smoothing and the World Magnetic Model.
@@ -90,14 +91,16 @@ final class HeadingTests: XCTestCase {
 
     func testATTChainSmoothsThenThrottlesInVirtualTime() throws {
         let scheduler = DispatchQueue.test
-        let subject = PassthroughSubject<Attitude, Never>()
+        let subject = PassthroughSubject<Report, Never>()
         var out: [Attitude] = []
         let chain: [OperatorSpec] = [.smooth(samples: 2), .throttle(interval: 1, latest: true)]
-        let c = try Pipeline.attitudes(subject.eraseToAnyPublisher(), chain, scheduler: scheduler).sink { out.append($0) }
+        let c = Pipeline.build(subject.eraseToAnyPublisher(), chain, for: .att, scheduler: scheduler).sink {
+            if case .attitude(let a) = $0.payload { out.append(a) }
+        }
         defer { c.cancel() }
         func send(_ h: Double) {
             let b = VirtualCompass.boardField(earth: Vector3(20, 0, 45), heading: h)
-            subject.send(Compass.attitude(sample(b), orientation: .identity, calibration: .identity, declination: nil))
+            subject.send(Report(.attitude(Compass.attitude(sample(b), orientation: .identity, calibration: .identity, declination: nil))))
         }
         send(350); scheduler.advance()
         XCTAssertEqual(out.count, 1, "first value at once")
@@ -107,17 +110,19 @@ final class HeadingTests: XCTestCase {
         scheduler.advance(by: .milliseconds(500))
         XCTAssertEqual(out.count, 2)
         XCTAssertEqual(out[1].magneticHeading, 25, accuracy: 1e-9, "latest of the window, smoothed over 20 and 30")
-        XCTAssertThrowsError(try Pipeline.attitudes(subject.eraseToAnyPublisher(), [.minMode(.twoD)], scheduler: scheduler))
+        XCTAssertThrowsError(try OperatorSpec.validate([.minMode(.twoD)], for: .att, path: "pipeline.att")) {
+            XCTAssertTrue("\($0)".contains("pipeline.att[0]: operator min_mode"), "\($0)")
+        }
     }
 
     func testSmoothOperatorSpecParsesAndRejects() throws {
         XCTAssertEqual(try OperatorSpec(.map([("op", .string("smooth")), ("samples", .number(8))]), path: "p"), .smooth(samples: 8))
         XCTAssertThrowsError(try OperatorSpec(.map([("op", .string("smooth")), ("samples", .number(0.5))]), path: "pipeline.att[0]")) {
-            XCTAssertTrue("\($0)".contains("pipeline.att[0].samples: 0.5 is not allowed"), "\($0)")
+            XCTAssertTrue("\($0)".contains("pipeline.att[0] (smooth).samples: 0.5 is not allowed"), "\($0)")
         }
         XCTAssertEqual(OperatorSpec.smooth(samples: 3).json, #"{"op":"smooth","samples":3}"#)
-        XCTAssertFalse(OperatorSpec.smooth(samples: 3).appliesToTPV)
-        XCTAssertFalse(OperatorSpec.smooth(samples: 3).appliesToSky)
+        XCTAssertFalse(OperatorSpec.smooth(samples: 3).applies(to: .tpv))
+        XCTAssertFalse(OperatorSpec.smooth(samples: 3).applies(to: .sky))
     }
 
     // MARK: World Magnetic Model
@@ -205,31 +210,30 @@ final class HeadingTests: XCTestCase {
         XCTAssertLessThan(worst.f, 1)
     }
 
-    func testDeclinationTrackerFollowsTheFixAndFallsBack() {
-        let t = DeclinationTracker(fallback: Vector3(50.8, -1.1, 0))
+    func testDeclinationStateFollowsTheFixAndFallsBack() {
         let time = GPSTimestamp(unixTime: 1_780_000_000)
-        let fallback = t.declination(at: time)
-        XCTAssertEqual(fallback?.source, .fallback)
-        XCTAssertEqual(fallback?.value ?? .nan, 0.88, accuracy: 0.05)
+        let year = WorldMagneticModel.decimalYear(unixSeconds: time.unixTime)
+        let fallback = Declination(WorldMagneticModel.wmm2025.field(latitude: 50.8, longitude: -1.1, heightKm: 0, year: year).declination, .fallback)
+        XCTAssertEqual(fallback.value, 0.88, accuracy: 0.05)
+        let s0 = DeclinationState(fallback: fallback)
+        XCTAssertEqual(s0.current, fallback)
         var fix = GPSFix(mode: .threeD)
         fix.time = time
         fix.latitude = -33.9; fix.longitude = 151.2; fix.altHAE = 1000
-        XCTAssertNotNil(t.update(with: fix))
-        XCTAssertEqual(t.declination(at: time)?.source, .fix)
-        XCTAssertEqual(t.declination(at: time)?.value ?? .nan, 12.84, accuracy: 0.05)
-        XCTAssertNil(t.update(with: fix), "the same place again changes nothing")
+        let s1 = s0.updated(with: fix, model: .wmm2025)
+        XCTAssertEqual(s1.current?.source, .fix)
+        XCTAssertEqual(s1.current?.value ?? .nan, 12.84, accuracy: 0.05)
+        var nearby = fix
+        nearby.latitude = -33.9001
+        XCTAssertEqual(s1.updated(with: nearby, model: .wmm2025).current, s1.current, "the same place again changes nothing")
         var noFix = fix
         noFix.mode = .noFix
-        XCTAssertNil(t.update(with: noFix))
-        XCTAssertNil(DeclinationTracker(fallback: nil).declination(at: time))
+        noFix.latitude = 10
+        XCTAssertEqual(s1.updated(with: noFix, model: .wmm2025).current, s1.current)
+        XCTAssertNil(DeclinationState(fallback: nil).current)
     }
 
-    func sharedDataDirectory() -> URL? {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let url = root.deletingLastPathComponent().appendingPathComponent("shared/data")
-        return FileManager.default.fileExists(atPath: url.path) ? url : nil
-    }
-
+    func sharedDataDirectory() -> URL? { sharedData() }
     func temporaryFile(_ name: String, _ text: String) -> URL {
         let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("bearing-\(getpid())-\(name)")
         try? text.write(to: url, atomically: true, encoding: .utf8)

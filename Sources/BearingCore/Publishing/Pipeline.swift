@@ -28,7 +28,8 @@ public enum Pipeline {
         case .dedupe(.all):
             return p.removeDuplicates { $0.sameValue(as: $1) }.eraseToAnyPublisher()
         case .dedupe(.time):
-            return p.removeDuplicates { $0.time == $1.time }.eraseToAnyPublisher()
+            // Values without a time (gpsd 3.22's ATT has none) are never taken for repeats.
+            return p.removeDuplicates { $0.time != nil && $0.time == $1.time }.eraseToAnyPublisher()
         case .dedupe(.position):
             return p.removeDuplicates {
                 guard let a = $0.fix, let b = $1.fix else { return false }

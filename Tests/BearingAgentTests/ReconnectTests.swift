@@ -2,6 +2,7 @@ import BearingAgent
 import BearingCore
 import BearingSimulator
 import Foundation
+import TestSupport
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -11,7 +12,7 @@ import Glibc
 final class ReconnectTests: XCTestCase {
     /// A long track that keeps its fix until near the end.
     func writeTrack(_ dir: URL, epochs: Int) throws -> URL {
-        try BearingIntegrationTests.writeTrack(in: dir) {
+        try TestSupport.writeTrack(in: dir) {
             $0.epochs = epochs
             $0.lossStart = 0.9
             $0.lossEnd = 0.95

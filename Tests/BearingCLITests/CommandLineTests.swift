@@ -1,6 +1,7 @@
 import BearingCore
 import BearingSimulator
 import Foundation
+import TestSupport
 import XCTest
 #if canImport(Glibc)
 import Glibc

@@ -10,26 +10,26 @@ import Glibc
 #endif
 
 /// The repository root, found from this file's path.
-let repoRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+public let repoRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
 /// The `bearing` executable built beside the test bundle.
-let bearingBinary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("bearing")
+public let bearingBinary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("bearing")
 
 /// `../shared/data` beside the repository, or `$BEARING_SHARED_DATA`.
-func sharedData() -> URL? {
+public func sharedData() -> URL? {
     let url = ProcessInfo.processInfo.environment["BEARING_SHARED_DATA"].map { URL(fileURLWithPath: $0) }
         ?? repoRoot.deletingLastPathComponent().appendingPathComponent("shared/data")
     return FileManager.default.fileExists(atPath: url.path) ? url : nil
 }
 
-func requireGpsfake() throws {
+public func requireGpsfake() throws {
     guard FileManager.default.isExecutableFile(atPath: "/usr/bin/gpsfake") else {
         throw XCTSkip("SKIPPED: /usr/bin/gpsfake is not installed (apt-get install gpsd gpsd-clients); .ci/run installs it")
     }
 }
 
 /// A free TCP port on the loopback interface.
-func freePort() -> Int {
+public func freePort() -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(fd) }
     var addr = sockaddr_in()
@@ -46,18 +46,18 @@ func freePort() -> Int {
     return Int(UInt16(bigEndian: addr.sin_port))
 }
 
-func temporaryDirectory(_ name: String) -> URL {
+public func temporaryDirectory(_ name: String) -> URL {
     let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("bearing-\(name)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
     try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     return url
 }
 
 /// Debian's gpsfake replaying a log into a gpsd of its own on a loopback port.
-final class GPSFake {
-    let process = Process()
-    let tmp: URL
+public final class GPSFake {
+    public let process = Process()
+    public let tmp: URL
 
-    init(log: URL, port: Int, pace: Double? = 0.02, speed: Int? = nil) throws {
+    public init(log: URL, port: Int, pace: Double? = 0.02, speed: Int? = nil) throws {
         try requireGpsfake()
         tmp = temporaryDirectory("gpsfake")
         process.executableURL = URL(fileURLWithPath: "/usr/bin/gpsfake")
@@ -73,10 +73,10 @@ final class GPSFake {
         try process.run()
     }
 
-    var pid: Int32 { process.processIdentifier }
+    public var pid: Int32 { process.processIdentifier }
 
     /// gpsd, started by gpsfake as its child.
-    func gpsdPID() -> Int32? {
+    public func gpsdPID() -> Int32? {
         let children = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
         for child in children.split(separator: " ").compactMap({ Int32($0) }) {
             let comm = (try? String(contentsOfFile: "/proc/\(child)/comm", encoding: .utf8)) ?? ""
@@ -87,7 +87,7 @@ final class GPSFake {
 
     /// SIGTERM, and SIGKILL for gpsfake and its gpsd if they are still there 5 s later: gpsfake's SIGTERM
     /// handler only kills its gpsd, so teardown must not rest on it exiting by itself.
-    func stop() {
+    public func stop() {
         if process.isRunning {
             let gpsd = gpsdPID()
             kill(pid, SIGTERM)
@@ -106,19 +106,47 @@ final class GPSFake {
 }
 
 /// A client of Bearing's socket that reads JSON lines with a deadline.
-final class SocketClient {
-    let fd: Int32
+public final class SocketClient {
+    public let fd: Int32
     private var lines: LineReader
 
-    init(path: String) throws {
+    public init(path: String) throws {
         Syscall.ignoreSIGPIPE()
         fd = try UnixSocket.connect(path: path)
         lines = LineReader(fd: fd, subject: path)
     }
 
+    /// A client of the TCP door.
+    public init(tcpPort port: Int, host: String = "127.0.0.1") throws {
+        Syscall.ignoreSIGPIPE()
+        fd = try TCPSocket.connect(host: host, port: port)
+        lines = LineReader(fd: fd, subject: "\(host):\(port)")
+    }
+
+    /// The next object as the codec reads it.
+    public func message(timeout: Double) -> WireMessage? {
+        guard let line = readLine(timeout: timeout) else { return nil }
+        return try? WireMessage(line: line)
+    }
+
+    /// Messages read until `stop` says so (inclusive), the connection closes, or `timeout` passes.
+    public func messages(timeout: Double, until stop: (WireMessage) -> Bool) -> [WireMessage] {
+        var out: [WireMessage] = []
+        let deadline = Syscall.monotonicSeconds() + timeout
+        while let line = readLine(timeout: deadline - Syscall.monotonicSeconds()) {
+            guard let m = try? WireMessage(line: line) else {
+                XCTFail("not a gpsd object: \(line.prefix(200))")
+                continue
+            }
+            out.append(m)
+            if stop(m) { break }
+        }
+        return out
+    }
+
     deinit { close(fd) }
 
-    func send(_ text: String) {
+    public func send(_ text: String) {
         var bytes = Array(text.utf8)
         var off = 0
         while off < bytes.count {
@@ -128,16 +156,16 @@ final class SocketClient {
         }
     }
 
-    func watch(_ extra: String = "") { send("?WATCH={\"enable\":true,\"json\":true\(extra)};\n") }
+    public func watch(_ extra: String = "") { send("?WATCH={\"enable\":true,\"json\":true\(extra)};\n") }
 
     /// The next line, or nil at the deadline or when the server closed the connection.
-    func readLine(timeout: Double) -> String? {
+    public func readLine(timeout: Double) -> String? {
         guard case .line(let bytes)? = try? lines.next(deadline: Syscall.monotonicSeconds() + timeout) else { return nil }
         return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Objects read until `stop` says so (inclusive), the connection closes, or `timeout` passes.
-    func collect(timeout: Double, until stop: ([String: Any]) -> Bool) -> [[String: Any]] {
+    public func collect(timeout: Double, until stop: ([String: Any]) -> Bool) -> [[String: Any]] {
         var out: [[String: Any]] = []
         let deadline = Syscall.monotonicSeconds() + timeout
         while let line = readLine(timeout: deadline - Syscall.monotonicSeconds()) {
@@ -153,7 +181,7 @@ final class SocketClient {
 }
 
 /// Starts the bearing executable with `args` (stdin at /dev/null); skips when it is not built.
-func launchBearing(_ args: [String], environment: [String: String]? = nil) throws -> (Process, Pipe, Pipe) {
+public func launchBearing(_ args: [String], environment: [String: String]? = nil) throws -> (Process, Pipe, Pipe) {
     guard FileManager.default.isExecutableFile(atPath: bearingBinary.path) else {
         throw XCTSkip("SKIPPED: \(bearingBinary.path) not built (run swift build first)")
     }
@@ -170,7 +198,7 @@ func launchBearing(_ args: [String], environment: [String: String]? = nil) throw
 }
 
 /// Runs the bearing executable to its end: exit status (or signal), stdout, stderr.
-func runBearing(_ args: [String], environment: [String: String]? = nil) throws -> (Int32, String, String) {
+public func runBearing(_ args: [String], environment: [String: String]? = nil) throws -> (Int32, String, String) {
     let (p, out, err) = try launchBearing(args, environment: environment)
     let o = out.fileHandleForReading.readDataToEndOfFile()
     let e = err.fileHandleForReading.readDataToEndOfFile()
@@ -178,14 +206,14 @@ func runBearing(_ args: [String], environment: [String: String]? = nil) throws -
     return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
 }
 
-func testLogger() -> Logger {
+public func testLogger() -> Logger {
     var l = Logger(label: "bearing-test") { JournaldLogHandler(label: $0, level: .warning, journald: false) }
     l.logLevel = .warning
     return l
 }
 
 /// An agent configured for tests: passthrough, quick retries, a socket in a temporary directory.
-func makeAgentConfig(gpsdPort: Int, dir: URL, passthrough: Bool = true) -> AgentConfig {
+public func makeAgentConfig(gpsdPort: Int, dir: URL, passthrough: Bool = true) -> AgentConfig {
     var c = AgentConfig()
     c.gpsd.host = "127.0.0.1"
     c.gpsd.port = gpsdPort
@@ -196,12 +224,12 @@ func makeAgentConfig(gpsdPort: Int, dir: URL, passthrough: Bool = true) -> Agent
     return c
 }
 
-func cls(_ o: [String: Any]) -> String { o["class"] as? String ?? "" }
+public func cls(_ o: [String: Any]) -> String { o["class"] as? String ?? "" }
 
-func isState(_ o: [String: Any], _ state: String) -> Bool { cls(o) == "STATE" && o["state"] as? String == state }
+public func isState(_ o: [String: Any], _ state: String) -> Bool { cls(o) == "STATE" && o["state"] as? String == state }
 
 /// An agent started on `config` and a client of its socket that is already watching.
-func startWatchedAgent(_ config: AgentConfig) throws -> (Agent, SocketClient) {
+public func startWatchedAgent(_ config: AgentConfig) throws -> (Agent, SocketClient) {
     let agent = Agent(config: config, logger: testLogger())
     try agent.start()
     do {
@@ -216,7 +244,7 @@ func startWatchedAgent(_ config: AgentConfig) throws -> (Agent, SocketClient) {
 
 extension SocketClient {
     /// Everything published during one gpsd session: up to the first `disconnected` after `connected`.
-    func collectSession(timeout: Double) -> (objects: [[String: Any]], connected: Bool) {
+    public func collectSession(timeout: Double) -> (objects: [[String: Any]], connected: Bool) {
         var connected = false
         let objects = collect(timeout: timeout) { o in
             if isState(o, "connected") { connected = true }
@@ -227,7 +255,7 @@ extension SocketClient {
 }
 
 /// A socket file with nobody behind it, as a crashed process leaves it.
-func makeStaleSocket(at path: String) {
+public func makeStaleSocket(at path: String) {
     let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
     var addr = sockaddr_un()
     addr.sun_family = sa_family_t(AF_UNIX)
@@ -238,11 +266,25 @@ func makeStaleSocket(at path: String) {
 
 /// Generates a track with `configure`d options and writes it to `dir/track.nmea` for gpsfake.
 @discardableResult
-func writeTrack(in dir: URL, _ configure: (inout NMEATrack.Options) -> Void) throws -> (track: NMEATrack, url: URL) {
+public func writeTrack(in dir: URL, _ configure: (inout NMEATrack.Options) -> Void) throws -> (track: NMEATrack, url: URL) {
     var options = NMEATrack.Options()
     configure(&options)
     let track = NMEATrack(options)
     let url = dir.appendingPathComponent("track.nmea")
     try track.text.write(to: url, atomically: true, encoding: .utf8)
     return (track, url)
+}
+
+/// `../shared/data/SUBDIR` beside the repository (or under `$BEARING_SHARED_DATA`); nil when absent,
+/// so the caller skips visibly.
+public func sharedData(_ subdirectory: String) -> URL? {
+    sharedData().map { $0.appendingPathComponent(subdirectory) }.flatMap { FileManager.default.fileExists(atPath: $0.path) ? $0 : nil }
+}
+
+/// Skips the test, saying so, when ../shared/data is not there.
+public func requireSharedData(_ subdirectory: String) throws -> URL {
+    guard let url = sharedData(subdirectory) else {
+        throw XCTSkip("SKIPPED: ../shared/data/\(subdirectory) is not beside the repository (set BEARING_SHARED_DATA to point at it)")
+    }
+    return url
 }

@@ -1,6 +1,7 @@
 @testable import BearingIO
 import BearingCore
 import CGPS
+import TestSupport
 import XCTest
 
 /// Conversion of libgps's `gps_data_t` into Bearing's values: NaN becomes nil, zero time becomes nil.

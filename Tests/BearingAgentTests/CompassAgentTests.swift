@@ -2,6 +2,7 @@ import BearingAgent
 import BearingCore
 import BearingSimulator
 import Foundation
+import TestSupport
 import XCTest
 #if canImport(Glibc)
 import Glibc

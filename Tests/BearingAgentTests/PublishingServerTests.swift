@@ -2,28 +2,32 @@ import BearingAgent
 import BearingCore
 import BearingIO
 import Foundation
+import TestSupport
 import XCTest
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The socket server over real UNIX sockets: bad input, stalled readers, the socket file itself.
-final class SocketServerTests: XCTestCase {
+/// The publishing server over real UNIX sockets: bad input, stalled readers, the socket file itself.
+final class PublishingServerTests: XCTestCase {
     var dir: URL!
     override func setUp() { dir = temporaryDirectory("server") }
     override func tearDown() { try? FileManager.default.removeItem(at: dir) }
 
-    func makeServer(queue: Int = 256, maxClients: Int = 64, path: String? = nil) -> SocketServer {
-        var c = SocketServer.Configuration(path: path ?? dir.appendingPathComponent("s.sock").path)
-        c.clientQueue = queue
-        c.maxClients = maxClients
-        return SocketServer(configuration: c, logger: testLogger()) {
-            ServerSnapshot(stateLines: [#"{"class":"STATE","source":"gpsd","state":"connected"}"#], devices: ["gpsd://test"])
-        }
+    func makeServer(queue: Int = 256, maxClients: Int = 64, path: String? = nil) -> PublishingServer {
+        var socket = AgentConfig.Socket()
+        socket.path = path ?? dir.appendingPathComponent("s.sock").path
+        socket.clientQueue = queue
+        socket.maxClients = maxClients
+        var passthrough: [StreamKey: [OperatorSpec]] = [:]
+        for key in StreamKey.all { passthrough[key] = [] }
+        let server = PublishingServer(configuration: .init(socket: socket, defaults: passthrough), logger: testLogger())
+        server.publishState(source: "gpsd", line: #"{"class":"STATE","source":"gpsd","state":"connected"}"#)
+        return server
     }
 
-    func watching(_ server: SocketServer, _ extra: String = "") throws -> SocketClient {
-        let c = try SocketClient(path: server.configuration.path)
+    func watching(_ server: PublishingServer, _ extra: String = "") throws -> SocketClient {
+        let c = try SocketClient(path: server.socketPath)
         XCTAssertEqual(c.collect(timeout: 5) { _ in true }.first.map(cls), "VERSION")
         c.watch(extra)
         let replies = c.collect(timeout: 5) { cls($0) == "STATE" }
@@ -31,7 +35,16 @@ final class SocketServerTests: XCTestCase {
         return c
     }
 
-    func line(_ i: Int) -> String { #"{"class":"TPV","mode":3,"seq":\#(i),"pad":"\#(String(repeating: "x", count: 900))"}"# }
+    /// A TPV of about 1 kB whose time says which one it is.
+    func tpv(_ i: Int) -> Report {
+        var f = GPSFix(mode: .threeD, time: GPSTimestamp(seconds: 1_700_000_000 + Int64(i)), latitude: 50, longitude: -1)
+        f.device = String(repeating: "x", count: 900)
+        return Report(.fix(f))
+    }
+
+    func seq(_ o: [String: Any]) -> Int? {
+        (o["time"] as? String).flatMap(GPSTimestamp.init(iso8601:)).map { Int($0.seconds - 1_700_000_000) }
+    }
 
     func testStalledClientLosesOnlyItsOwnMessagesAndIsToldHowMany() throws {
         let server = makeServer(queue: 64)
@@ -44,7 +57,7 @@ final class SocketServerTests: XCTestCase {
         // Publish in bursts and let the good client read each burst: it must get every message,
         // while the stalled one (never reading) overflows.
         for burst in 0..<(total / 50) {
-            for i in 0..<50 { server.publish(className: "TPV", line: line(burst * 50 + i)) }
+            for i in 0..<50 { server.publish(tpv(burst * 50 + i), from: .gpsd) }
             let got = good.collect(timeout: 10) { _ in received += 1; return received % 50 == 0 }
             XCTAssertFalse(got.contains { cls($0) == "OVERFLOW" }, "a client that keeps up must not overflow")
         }
@@ -58,10 +71,10 @@ final class SocketServerTests: XCTestCase {
             if cls(o) == "OVERFLOW" { dropped += o["dropped"] as? Int ?? 0 }
         }
         for o in stalled.collect(timeout: 3, until: { _ in false }) { tally(o) }
-        server.publish(className: "TPV", line: line(total))
+        server.publish(tpv(total), from: .gpsd)
         _ = stalled.collect(timeout: 10) { o in
             tally(o)
-            return (o["seq"] as? Int) == total
+            return seq(o) == total
         }
         XCTAssertGreaterThan(dropped, 0, "the stalled client was never told about drops")
         XCTAssertEqual(data + dropped, total + 1, "received (\(data)) + dropped (\(dropped)) must account for every message")
@@ -74,19 +87,19 @@ final class SocketServerTests: XCTestCase {
         let good = try watching(server)
 
         func errorFor(_ bytes: [UInt8]) throws -> String? {
-            let c = try SocketClient(path: server.configuration.path)
+            let c = try SocketClient(path: server.socketPath)
             _ = c.collect(timeout: 5) { _ in true }   // VERSION
             c.send(String(decoding: bytes, as: UTF8.self))
             return c.collect(timeout: 5) { cls($0) == "ERROR" }.last?["message"] as? String
         }
         let garbage: [UInt8] = [0x00, 0xff, 0xfe, 0x1b, 0x5b, 0x41, 0x0a]
         XCTAssertNotNil(try errorFor(garbage))
-        XCTAssertEqual(try errorFor(Array("?WATCH={\"enable\":tru\n".utf8)), "WATCH: invalid JSON")
+        XCTAssertEqual(try errorFor(Array("?WATCH={\"enable\":tru\n".utf8)), "WATCH: invalid JSON: unexpected end of input at byte 10")
         XCTAssertEqual(try errorFor(Array("?SELFDESTRUCT;\n".utf8)), "Unrecognized request 'SELFDESTRUCT'")
         XCTAssertEqual(try errorFor(Array("?WATCH={\"enable\":true,\"raw\":2}\n".utf8)), "WATCH: raw output is not available from bearing; use \"json\":true")
 
         // A 1 MB line: an ERROR, the rest of the line discarded, and the connection still usable.
-        let big = try SocketClient(path: server.configuration.path)
+        let big = try SocketClient(path: server.socketPath)
         _ = big.collect(timeout: 5) { _ in true }
         big.send(String(repeating: "A", count: 1_000_000) + "\n?VERSION;\n")
         let replies = big.collect(timeout: 10) { cls($0) == "VERSION" }
@@ -94,11 +107,11 @@ final class SocketServerTests: XCTestCase {
         XCTAssertTrue((replies.first?["message"] as? String ?? "").contains("too long"))
 
         // A client that connects and never reads or writes.
-        let silent = try SocketClient(path: server.configuration.path)
+        let silent = try SocketClient(path: server.socketPath)
         _ = silent
 
-        for i in 0..<20 { server.publish(className: "TPV", line: line(i)) }
-        let got = good.collect(timeout: 10) { ($0["seq"] as? Int) == 19 }
+        for i in 0..<20 { server.publish(tpv(i), from: .gpsd) }
+        let got = good.collect(timeout: 10) { seq($0) == 19 }
         XCTAssertEqual(got.filter { cls($0) == "TPV" }.count, 20, "the watching client kept receiving")
     }
 
@@ -106,16 +119,16 @@ final class SocketServerTests: XCTestCase {
         let server = makeServer()
         try server.start()
         defer { server.stop() }
-        let c = try SocketClient(path: server.configuration.path)
+        let c = try SocketClient(path: server.socketPath)
         _ = c.collect(timeout: 5) { _ in true }
         c.watch(#","classes":["SKY"]"#)
         _ = c.collect(timeout: 5) { cls($0) == "WATCH" }
-        server.publish(className: "TPV", line: #"{"class":"TPV","mode":3}"#)
-        server.publish(className: "SKY", line: #"{"class":"SKY","satellites":[]}"#)
+        server.publish(tpv(1), from: .gpsd)
+        server.publish(Report(.sky(SkyView())), from: .gpsd)
         XCTAssertEqual(c.collect(timeout: 5) { cls($0) == "SKY" }.map(cls), ["SKY"])
         c.send("?WATCH={\"enable\":false};\n")
         _ = c.collect(timeout: 5) { cls($0) == "WATCH" }
-        server.publish(className: "SKY", line: #"{"class":"SKY","satellites":[]}"#)
+        server.publish(Report(.sky(SkyView())), from: .gpsd)
         c.send("?VERSION;\n")
         XCTAssertEqual(c.collect(timeout: 5) { cls($0) == "VERSION" }.map(cls), ["VERSION"], "nothing after unwatching")
     }
@@ -124,9 +137,9 @@ final class SocketServerTests: XCTestCase {
         let server = makeServer(maxClients: 1)
         try server.start()
         defer { server.stop() }
-        let first = try SocketClient(path: server.configuration.path)
+        let first = try SocketClient(path: server.socketPath)
         XCTAssertEqual(first.collect(timeout: 5) { _ in true }.map(cls), ["VERSION"])
-        let second = try SocketClient(path: server.configuration.path)
+        let second = try SocketClient(path: server.socketPath)
         let reply = second.collect(timeout: 5) { _ in true }
         XCTAssertEqual(reply.first?["message"] as? String, "too many clients (max 1)")
         XCTAssertNil(second.readLine(timeout: 2), "the refused client is closed")

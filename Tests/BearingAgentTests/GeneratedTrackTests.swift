@@ -2,6 +2,7 @@ import BearingAgent
 import BearingCore
 import BearingSimulator
 import Foundation
+import TestSupport
 import XCTest
 
 /// The generated track through a real gpsd (gpsfake) and the agent, read from the UNIX socket,

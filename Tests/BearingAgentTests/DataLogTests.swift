@@ -1,5 +1,6 @@
 import BearingAgent
 import Foundation
+import TestSupport
 import XCTest
 
 /// The NDJSON data log on a real file: whole lines only, repair of a cut-short last line, reopen.

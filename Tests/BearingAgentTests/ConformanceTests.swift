@@ -1,5 +1,6 @@
 import BearingAgent
 import Foundation
+import TestSupport
 import XCTest
 
 /// Real receiver captures from gpsd's regression suite, replayed through Debian's gpsd and the agent

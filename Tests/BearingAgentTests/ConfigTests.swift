@@ -1,6 +1,7 @@
 import BearingAgent
 import Foundation
 import BearingCore
+import TestSupport
 import XCTest
 
 final class ConfigTests: XCTestCase {
@@ -65,7 +66,7 @@ final class ConfigTests: XCTestCase {
         assertRejected("socket:\n  mode: \"0999\"\n", mentions: ["socket.mode", "\"0999\"", "octal"])
         assertRejected("socket:\n  path: relative.sock\n", mentions: ["socket.path", "absolute path"])
         assertRejected("log:\n  level: loud\n", mentions: ["log.level", "\"loud\"", "debug"])
-        assertRejected("pipeline:\n  tpv:\n    - {op: throttle, interval: fast}\n", mentions: ["pipeline.tpv[0].interval", "fast"])
+        assertRejected("pipeline:\n  tpv:\n    - {op: throttle, interval: fast}\n", mentions: ["pipeline.tpv[0] (throttle).interval", "fast"])
         assertRejected("pipeline:\n  sky:\n    - {op: min_mode, mode: 2}\n", mentions: ["pipeline.sky", "does not apply to SKY"])
         assertRejected("gpsd:\n  retry_initial: 1\n  retry_max: 0.5\n", mentions: ["retry_max"])
         assertRejected("gpsd: [1, 2]\n", mentions: ["gpsd must be a mapping"])

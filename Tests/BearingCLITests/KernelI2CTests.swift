@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// Bearing's own binary against the real kernel I2C stack (i2c-dev + i2c-stub) in a qemu VM:

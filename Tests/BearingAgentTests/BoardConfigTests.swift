@@ -1,6 +1,7 @@
 @testable import BearingAgent
 import BearingCore
 import Foundation
+import TestSupport
 import XCTest
 
 /// Board profiles and the compass sections of the config.

@@ -2,6 +2,7 @@ import BearingAgent
 import BearingCore
 import BearingSimulator
 import Foundation
+import TestSupport
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -133,7 +134,7 @@ final class CalibrationAgentTests: XCTestCase {
         XCTAssertTrue(published.contains { cls($0) == "CALIBRATION" && $0["error"] == nil && $0["fitted"] as? String == GPSTimestamp(unixTime: 1_796_000_000).iso8601 })
         client.send("?CALIBRATION={\"reload\":1};\n")
         let refused = client.collect(timeout: 5) { cls($0) == "ERROR" }.last
-        XCTAssertEqual(refused?["message"] as? String, "CALIBRATION: \"reload\" must be true or false")
+        XCTAssertEqual(refused?["message"] as? String, "CALIBRATION: \"reload\" must be true or false, got 1")
     }
 
     func testWithChipAutoACalibrationForAnotherChipIsDroppedAtTheFirstSample() throws {

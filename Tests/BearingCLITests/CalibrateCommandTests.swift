@@ -2,6 +2,7 @@ import BearingCore
 import BearingIO
 import BearingSimulator
 import Foundation
+import TestSupport
 import XCTest
 #if canImport(Glibc)
 import Glibc

@@ -1,0 +1,170 @@
+import BearingCore
+import BearingIO
+import Foundation
+import Logging
+import OpenCombineDispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The publishing side of the agent, whatever feeds it: the hub (chains and routing) on the pipeline
+/// queue, the protocol sessions, and the transport on the UNIX socket and the optional TCP door.
+/// The agent's sources call `publish`; tests drive it the same way.
+public final class PublishingServer: @unchecked Sendable { // `transport` is set in start() and cleared in stop(), from one caller
+    public struct Configuration: Sendable {
+        public var socket: AgentConfig.Socket
+        public var defaults: [StreamKey: [OperatorSpec]]
+        public var named: [NamedPipeline] = []
+        public var devices: [String] = []
+        public var release: String = Agent.release
+        /// Where client-defined pipelines are kept; nil keeps them in memory only.
+        public var pipelineStore: String?
+
+        public init(socket: AgentConfig.Socket, defaults: [StreamKey: [OperatorSpec]]) {
+            self.socket = socket
+            self.defaults = defaults
+        }
+    }
+
+    public let configuration: Configuration
+    /// The one serial context for the pipelines; `hub` is touched only there.
+    public let queue: DispatchQueue
+    public let hub: PublishingHub<DispatchQueue.OCombine>
+    private let logger: Logger
+    private let calibration: CalibrationStore?
+    private let box = TransportBox()
+    private var protocolServer: ProtocolServer?
+
+    public init(configuration: Configuration, logger: Logger, calibration: CalibrationStore? = nil,
+                queue: DispatchQueue = DispatchQueue(label: "bearing.pipeline")) {
+        self.configuration = configuration
+        self.logger = logger
+        self.calibration = calibration
+        self.queue = queue
+        let box = self.box
+        hub = PublishingHub(defaults: configuration.defaults, named: configuration.named, devices: configuration.devices,
+                            release: configuration.release, scheduler: queue.ocombine) { line, clients in
+            box.transport?.send(line, to: clients)
+        }
+    }
+
+    /// Opens the listeners and starts serving; throws (having opened nothing) when one cannot be opened.
+    public func start() throws {
+        let listeners = try openListeners()
+        var tc = SocketTransport.Configuration()
+        tc.maxClients = configuration.socket.maxClients
+        tc.clientQueue = configuration.socket.clientQueue
+        let transport = SocketTransport(listeners: listeners, configuration: tc)
+        let store = configuration.pipelineStore.map(NamedPipelineStore.init(path:))
+        let server = ProtocolServer(transport: transport, queue: queue, hub: hub, logger: logger,
+                                    maxRequestBytes: configuration.socket.maxRequestBytes,
+                                    pipelineWriters: Self.uids(configuration.socket.pipelineWriters, logger: logger),
+                                    namedStore: store, calibration: calibration)
+        transport.delegate = server
+        protocolServer = server
+        box.transport = transport
+        if let store { loadStoredPipelines(store) }
+        do {
+            try transport.start()
+        } catch {
+            for l in listeners {
+                close(l.fd)
+                if let p = l.unlinkPath { unlink(p) }
+            }
+            throw error
+        }
+        for l in listeners { logger.info("listening", metadata: ["on": "\(l.name)", "kind": "\(l.kind.rawValue)"]) }
+    }
+
+    /// Writes what is queued, closes every client and listener, removes the socket file.
+    public func stop() {
+        queue.sync {}
+        box.transport?.stop()
+        queue.sync {}
+    }
+
+    public var socketPath: String { configuration.socket.path }
+    public var clientCount: Int { box.transport?.clientCount ?? 0 }
+
+    /// One unfiltered value, from any thread.
+    public func publish(_ report: Report, from source: StreamSource) {
+        queue.async { [hub] in hub.publish(report, from: source) }
+    }
+
+    /// A source's STATE object, from any thread.
+    public func publishState(source: String, line: String) {
+        queue.async { [hub] in hub.publishState(source: source, line: line) }
+    }
+
+    /// The UNIX socket (with its mode and group) and, when configured, the TCP door.
+    private func openListeners() throws -> [Listener] {
+        let s = configuration.socket
+        try UnixSocket.ensureParentDirectory(of: s.path)
+        let fd = try UnixSocket.listen(path: s.path, mode: mode_t(s.mode))
+        var listeners = [Listener(fd: fd, kind: .unix, name: s.path, unlinkPath: s.path)]
+        func abandon() {
+            for l in listeners {
+                close(l.fd)
+                if let p = l.unlinkPath { unlink(p) }
+            }
+        }
+        if let group = s.group {
+            guard let g = getgrnam(group) else {
+                abandon()
+                throw ConfigError("socket.group: no group \"\(group)\" on this system (create it: groupadd --system \(group))")
+            }
+            if chown(s.path, uid_t.max, g.pointee.gr_gid) != 0 {
+                let e = SystemError("chown", s.path)
+                abandon()
+                throw e
+            }
+        }
+        if let tcp = s.tcp {
+            if !TCPSocket.isLoopback(tcp.host) {
+                logger.warning("the TCP door listens on \(tcp.host), not loopback: anyone who can reach it reads this board's position (socket.tcp_allow_remote is set)")
+            }
+            do {
+                let tfd = try TCPSocket.listen(host: tcp.host, port: tcp.port)
+                listeners.append(Listener(fd: tfd, kind: .tcp, name: tcp.host.contains(":") ? "[\(tcp.host)]:\(tcp.port)" : "\(tcp.host):\(tcp.port)", unlinkPath: nil))
+            } catch {
+                abandon()
+                throw error
+            }
+        }
+        return listeners
+    }
+
+    private func loadStoredPipelines(_ store: NamedPipelineStore) {
+        do {
+            let stored = try store.load()
+            queue.sync {
+                for p in stored {
+                    if hub.named[p.name]?.origin == .config {
+                        logger.warning("stored pipeline \"\(p.name)\" is shadowed by the config's", metadata: ["file": "\(store.path)"])
+                        continue
+                    }
+                    hub.define(p)
+                }
+            }
+        } catch {
+            logger.error("stored pipelines not loaded: \(error); clients can define them again", metadata: ["file": "\(store.path)"])
+        }
+    }
+
+    /// Resolves `socket.pipeline_writers` (names or uids); unknown names are logged and skipped.
+    static func uids(_ users: [String], logger: Logger) -> Set<UInt32> {
+        var out = Set<UInt32>()
+        for u in users {
+            if let n = UInt32(u) { out.insert(n); continue }
+            if let pw = getpwnam(u) { out.insert(pw.pointee.pw_uid) } else {
+                logger.warning("socket.pipeline_writers: no user \"\(u)\"; skipped")
+            }
+        }
+        return out
+    }
+}
+
+/// Lets the hub's delivery closure reach the transport created later in `start()`.
+private final class TransportBox: @unchecked Sendable { // set in start() before any client can connect
+    var transport: SocketTransport?
+}
