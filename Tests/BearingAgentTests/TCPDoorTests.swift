@@ -43,27 +43,30 @@ final class TCPDoorTests: XCTestCase {
         try? FileManager.default.removeItem(at: dir)
     }
 
-    /// Runs `executable` with `arguments`, returning its stdout once it exits (killed after `timeout`).
+    /// Runs `executable` with `arguments`, returning its stdout (and stderr, marked) once it exits (killed
+    /// after `timeout`). Output goes through files, not pipes: tmux's server inherits them and never exits.
     func output(_ executable: String, _ arguments: [String], timeout: Double = 30) throws -> (Int32, String) {
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw XCTSkip("SKIPPED: \(executable) is not installed; .ci/run installs it (scripts/apt-packages)")
         }
+        let name = URL(fileURLWithPath: executable).lastPathComponent + "-\(UInt32.random(in: 0...UInt32.max))"
+        let outFile = dir.appendingPathComponent("\(name).out"), errFile = dir.appendingPathComponent("\(name).err")
+        FileManager.default.createFile(atPath: outFile.path, contents: nil)
+        FileManager.default.createFile(atPath: errFile.path, contents: nil)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable)
         p.arguments = arguments
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
+        p.standardInput = FileHandle.nullDevice
+        p.standardOutput = try FileHandle(forWritingTo: outFile)
+        p.standardError = try FileHandle(forWritingTo: errFile)
         try p.run()
         let deadline = Syscall.monotonicSeconds() + timeout
-        var data = Data()
-        let reader = Thread { data = out.fileHandleForReading.readDataToEndOfFile() }
-        reader.start()
         while p.isRunning && Syscall.monotonicSeconds() < deadline { usleep(50_000) }
         if p.isRunning { p.terminate() }
         p.waitUntilExit()
-        while !reader.isFinished { usleep(10_000) }
-        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+        let out = (try? String(contentsOf: outFile, encoding: .utf8)) ?? ""
+        let err = (try? String(contentsOf: errFile, encoding: .utf8)) ?? ""
+        return (p.terminationStatus, out + (err.isEmpty ? "" : "\n[stderr]\n" + err))
     }
 
     func testGpspipeCountsTPVs() throws {
@@ -84,7 +87,7 @@ final class TCPDoorTests: XCTestCase {
         n = 0
         for report in s:
             if report["class"] == "TPV" and hasattr(report, "lat"):
-                print("TPV %.6f %.6f %s" % (report.lat, report.lon, report.time))
+                print("TPV %.6f %.6f %s" % (report.lat, report.lon, getattr(report, "time", "-")))
                 n += 1
             elif report["class"] in ("VERSION", "DEVICES", "WATCH", "STATE", "SKY"):
                 print(report["class"])
@@ -96,6 +99,7 @@ final class TCPDoorTests: XCTestCase {
         let (status, text) = try output("/usr/bin/python3", [file.path])
         XCTAssertEqual(status, 0, text)
         XCTAssertTrue(text.hasPrefix("VERSION\n"), text)
+        XCTAssertFalse(text.contains("[stderr]"), text)
         let fixes = text.split(whereSeparator: \.isNewline).filter { $0.hasPrefix("TPV ") }
         XCTAssertEqual(fixes.count, 4, text)
         for f in fixes {
@@ -111,14 +115,31 @@ final class TCPDoorTests: XCTestCase {
         }
         let session = "bearing-cgps-\(getpid())"
         let tmuxSocket = dir.appendingPathComponent("tmux.sock").path
-        func tmux(_ args: [String]) throws -> String { try output("/usr/bin/tmux", ["-S", tmuxSocket] + args, timeout: 10).1 }
-        _ = try tmux(["new-session", "-d", "-s", session, "-x", "100", "-y", "30", "/usr/bin/cgps -s 127.0.0.1:\(tcpPort)"])
-        defer { _ = try? tmux(["kill-server"]) }
+        let screenFile = dir.appendingPathComponent("screen.txt").path
+        /// tmux through posix_spawn and waitpid: its server daemonizes, which Foundation's Process does not survive.
+        func tmux(_ args: [String]) -> String {
+            let argv = ["/usr/bin/tmux", "-S", tmuxSocket] + args
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            defer { posix_spawn_file_actions_destroy(&actions) }
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 1, screenFile, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+            var pid: pid_t = 0
+            let cargs = argv.map { strdup($0) } + [nil]
+            defer { for a in cargs { free(a) } }
+            guard posix_spawn(&pid, argv[0], &actions, nil, cargs, environ) == 0 else { return "" }
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            return (try? String(contentsOfFile: screenFile, encoding: .utf8)) ?? ""
+        }
+        _ = tmux(["new-session", "-d", "-s", session, "-x", "100", "-y", "30", "/usr/bin/cgps -s 127.0.0.1:\(tcpPort)"])
+        defer { _ = tmux(["kill-server"]) }
         var screen = ""
         let deadline = Syscall.monotonicSeconds() + 20
         while Syscall.monotonicSeconds() < deadline {
             usleep(500_000)
-            screen = try tmux(["capture-pane", "-p", "-t", session])
+            screen = tmux(["capture-pane", "-p", "-t", session])
             if screen.contains("50.") && screen.contains(" N") && screen.contains("3D FIX") { break }
         }
         print("cgps screen:\n\(screen)")

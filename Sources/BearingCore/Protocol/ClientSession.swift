@@ -60,23 +60,28 @@ public struct ClientSession: Sendable {
     }
 
     /// Splits `?A;?B={…};` into requests, keeping `;` inside JSON strings.
+    ///
+    /// Scans UTF-8 bytes, as the JSON parser does, not Characters: a combining mark after a quote
+    /// (`"\u{301}`) is one Character that is not `"`, so a Character scan lost track of the string and
+    /// split at a `;` inside it.
     public static func splitRequests(_ text: String) -> [Substring] {
         var parts: [Substring] = []
-        var start = text.startIndex
+        let bytes = text.utf8
+        var start = bytes.startIndex
         var inString = false
         var escaped = false
-        var i = text.startIndex
-        while i < text.endIndex {
-            let c = text[i]
+        var i = bytes.startIndex
+        while i < bytes.endIndex {
+            let c = bytes[i]
             if inString {
-                if escaped { escaped = false } else if c == "\\" { escaped = true } else if c == "\"" { inString = false }
-            } else if c == "\"" {
+                if escaped { escaped = false } else if c == UInt8(ascii: "\\") { escaped = true } else if c == UInt8(ascii: "\"") { inString = false }
+            } else if c == UInt8(ascii: "\"") {
                 inString = true
-            } else if c == ";" {
+            } else if c == UInt8(ascii: ";") {
                 parts.append(text[start..<i])
-                start = text.index(after: i)
+                start = bytes.index(after: i)
             }
-            i = text.index(after: i)
+            i = bytes.index(after: i)
         }
         parts.append(text[start...])
         return parts.filter { !$0.allSatisfy(\.isWhitespace) }
