@@ -76,7 +76,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
+            ],
+            swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         // libFuzzer targets (scripts/fuzz builds them with -sanitize=fuzzer -DFUZZING); a plain build makes
         // them corpus replayers.
@@ -84,13 +85,13 @@ let package = Package(
             name: "fuzz-session",
             dependencies: ["BearingCore"],
             path: "Fuzz/Session",
-            swiftSettings: [.unsafeFlags(["-parse-as-library"])]
+            swiftSettings: [.unsafeFlags(["-parse-as-library"]), .swiftLanguageMode(.v5)]
         ),
         .executableTarget(
             name: "fuzz-config",
             dependencies: ["BearingAgent"],
             path: "Fuzz/Config",
-            swiftSettings: [.unsafeFlags(["-parse-as-library"])]
+            swiftSettings: [.unsafeFlags(["-parse-as-library"]), .swiftLanguageMode(.v5)]
         ),
         // Tests mirror the source targets; TestSupport holds what they share (shared-data locator,
         // gpsfake rig, socket client, the built binary).
@@ -129,5 +130,5 @@ let package = Package(
             dependencies: ["BearingCore", "BearingIO", "TestSupport"]
         ),
     ],
-    swiftLanguageModes: [.v5]
+    swiftLanguageModes: [.v6]
 )

@@ -9,7 +9,7 @@ import Glibc
 /// `write(2)` to an `O_APPEND` descriptor so a line is never interleaved or split by another writer.
 /// Writes happen on a queue of their own, so a slow disk never holds up the pipeline.
 /// `reopen()` (on SIGHUP) starts a new file after log rotation.
-public final class DataLog: @unchecked Sendable {
+public final class DataLog: @unchecked Sendable { // `fd` and `failing` are touched only on `queue`
     public let path: String
     private let queue = DispatchQueue(label: "bearing.datalog")
     private var fd: Int32 = -1

@@ -25,7 +25,7 @@ public struct GPSDClientError: Error, Equatable, CustomStringConvertible {
 /// A gpsd session over libgps, on its own thread: open, `WATCH_ENABLE|WATCH_JSON`, wait/read, close,
 /// and reconnect with backoff. A silence longer than `silenceTimeout` counts as a lost link (a frozen
 /// gpsd gives no error at all).
-public final class GPSDClient: @unchecked Sendable {
+public final class GPSDClient: @unchecked Sendable { // `delegate` is set before start(); the session state lives on the worker thread
     public struct Configuration: Equatable, Sendable {
         public var host: String = "127.0.0.1"
         public var port: Int = 2947

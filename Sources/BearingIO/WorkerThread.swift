@@ -3,7 +3,7 @@ import Foundation
 /// A thread that runs one loop until asked to stop, with sleeps that `stop()` interrupts: the shape shared
 /// by Bearing's blocking sources (the gpsd client, the magnetometer reader), which own their I/O on a
 /// thread of their own and report to a delegate.
-public final class WorkerThread: @unchecked Sendable {
+public final class WorkerThread: @unchecked Sendable { // `condition` guards `stopRequested` and `started`
     public let name: String
     private let condition = NSCondition()
     private var stopRequested = false
@@ -13,7 +13,7 @@ public final class WorkerThread: @unchecked Sendable {
     public init(name: String) { self.name = name }
 
     /// Runs `body` on a new thread; a second call does nothing.
-    public func start(_ body: @escaping () -> Void) {
+    public func start(_ body: @escaping @Sendable () -> Void) {
         condition.lock(); defer { condition.unlock() }
         guard !started else { return }
         started = true

@@ -187,7 +187,7 @@ func int16LE(_ lo: UInt8, _ hi: UInt8) -> Int { int16BE(hi, lo) }
 
 /// How drivers wait between data-ready polls and after resets; tests pass a no-op.
 public enum DriverSleep {
-    public static let real: (Double) -> Void = { seconds in
+    public static let real: @Sendable (Double) -> Void = { seconds in
         if seconds > 0 { usleep(UInt32(min(seconds, 1) * 1_000_000)) }
     }
 }

@@ -12,7 +12,7 @@ public protocol MagnetometerReaderDelegate: AnyObject {
 /// Reads a magnetometer at a fixed rate on its own thread: open the bus, find and identify the chip,
 /// configure it, read on a deadline schedule. Read failures are reported; after `failuresBeforeReprobe`
 /// in a row (or at once when nothing answers) the bus is closed and the chip found again, with backoff.
-public final class MagnetometerReader: @unchecked Sendable {
+public final class MagnetometerReader: @unchecked Sendable { // `endpointLock` guards `currentEndpoint`; the rest lives on the worker thread
     public struct Configuration: Equatable, Sendable {
         public var bus: String = "/dev/i2c-1"
         /// A driver name; nil finds any supported chip.

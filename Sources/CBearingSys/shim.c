@@ -2,6 +2,7 @@
 #include <stddef.h>
 #include <sys/socket.h>
 #include <sys/eventfd.h>
+#include <stdio.h>
 #include "CBearingSys.h"
 
 int bearing_accept_nonblocking(int listen_fd) {
@@ -18,4 +19,8 @@ int bearing_peer_uid(int fd, unsigned int *uid) {
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return -1;
     *uid = (unsigned int)cred.uid;
     return 0;
+}
+
+void bearing_line_buffer_stdout(void) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
 }

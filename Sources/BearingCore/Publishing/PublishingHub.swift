@@ -333,3 +333,7 @@ public final class PublishingHub<S: Scheduler> {
         unchainedRecipients = map
     }
 }
+
+// Confined, not locked: every call comes on the one serial context its scheduler runs on (the agent's
+// pipeline queue), so passing a reference to that queue's closures is safe.
+extension PublishingHub: @unchecked Sendable {}

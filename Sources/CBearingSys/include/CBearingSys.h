@@ -12,4 +12,7 @@ int bearing_eventfd(void);
 /* The uid of the process at the other end of a UNIX stream socket (SO_PEERCRED); 0 or -1 with errno. */
 int bearing_peer_uid(int fd, unsigned int *uid);
 
+/* Line-buffer stdout (for a reader on a pipe); Swift 6 cannot touch C's `stdout` global. */
+void bearing_line_buffer_stdout(void);
+
 #endif
