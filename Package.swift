@@ -76,8 +76,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            swiftSettings: [.swiftLanguageMode(.v5)]
+            ]
         ),
         // libFuzzer targets (scripts/fuzz builds them with -sanitize=fuzzer -DFUZZING); a plain build makes
         // them corpus replayers.
@@ -85,13 +84,13 @@ let package = Package(
             name: "fuzz-session",
             dependencies: ["BearingCore"],
             path: "Fuzz/Session",
-            swiftSettings: [.unsafeFlags(["-parse-as-library"]), .swiftLanguageMode(.v5)]
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]
         ),
         .executableTarget(
             name: "fuzz-config",
             dependencies: ["BearingAgent"],
             path: "Fuzz/Config",
-            swiftSettings: [.unsafeFlags(["-parse-as-library"]), .swiftLanguageMode(.v5)]
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]
         ),
         // Tests mirror the source targets; TestSupport holds what they share (shared-data locator,
         // gpsfake rig, socket client, the built binary).
@@ -127,7 +126,8 @@ let package = Package(
         ),
         .testTarget(
             name: "BearingCLITests",
-            dependencies: ["BearingCore", "BearingIO", "TestSupport"]
+            dependencies: ["BearingCore", "BearingIO", "TestSupport"],
+            exclude: ["help"]
         ),
     ],
     swiftLanguageModes: [.v6]

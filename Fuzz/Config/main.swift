@@ -23,7 +23,7 @@ enum ConfigCheck {
 
     static func check(_ bytes: [UInt8]) {
         if let f = failure(bytes) {
-            fputs("fuzz-config: \(f)\n", stderr)
+            FileHandle.standardError.write(Data("fuzz-config: \(f)\n".utf8))
             abort()
         }
     }
@@ -66,7 +66,7 @@ struct Replay {
         for path in args {
             var isDir: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
-                fputs("fuzz-config: no such file or directory: \(path)\n", stderr)
+                FileHandle.standardError.write(Data("fuzz-config: no such file or directory: \(path)\n".utf8))
                 exit(2)
             }
             let files: [String]
@@ -78,7 +78,7 @@ struct Replay {
             }
             for file in files {
                 guard let data = FileManager.default.contents(atPath: file) else {
-                    fputs("fuzz-config: cannot read \(file)\n", stderr)
+                    FileHandle.standardError.write(Data("fuzz-config: cannot read \(file)\n".utf8))
                     exit(2)
                 }
                 ConfigCheck.check([UInt8](data))

@@ -1,3 +1,4 @@
+import Foundation
 // libFuzzer target for the per-connection request session (ClientSession → ClientRequest → JSONValue).
 //
 // Built with `-sanitize=fuzzer -DFUZZING` (scripts/fuzz) it is a libFuzzer binary; a plain build is a
@@ -84,7 +85,7 @@ enum SessionCheck {
 
     static func check(_ bytes: [UInt8]) {
         if let f = failure(bytes) {
-            fputs("fuzz-session: \(f)\n", stderr)
+            FileHandle.standardError.write(Data("fuzz-session: \(f)\n".utf8))
             abort()
         }
     }
@@ -127,7 +128,7 @@ struct Replay {
         for path in args {
             for file in ReplayFiles.list(path) {
                 guard let bytes = ReplayFiles.read(file) else {
-                    fputs("fuzz-session: cannot read \(file)\n", stderr)
+                    FileHandle.standardError.write(Data("fuzz-session: cannot read \(file)\n".utf8))
                     exit(2)
                 }
                 SessionCheck.check(bytes)

@@ -51,8 +51,12 @@ public final class BearingClient {
         lines = LineReader(fd: fd, subject: endpoint.description)
     }
 
+    /// Closes the connection; a thread blocked in `next()` wakes up (shutdown, then close).
     public func disconnect() {
-        if fd >= 0 { close(fd) }
+        if fd >= 0 {
+            shutdown(fd, Int32(SHUT_RDWR))
+            close(fd)
+        }
         fd = -1
         lines = nil
     }

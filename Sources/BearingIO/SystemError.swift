@@ -81,6 +81,12 @@ public enum Syscall {
         try check("eventfd") { bearing_eventfd() }
     }
 
+    /// C's stdout, line-buffered (for a reader on a pipe).
+    public static func lineBufferStandardOutput() { bearing_line_buffer_stdout() }
+    /// C's stdout and stderr streams.
+    public static var standardOutput: UnsafeMutablePointer<FILE> { bearing_stdout() }
+    public static var standardError: UnsafeMutablePointer<FILE> { bearing_stderr() }
+
     public static func monotonicSeconds() -> Double {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)

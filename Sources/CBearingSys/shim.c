@@ -24,3 +24,6 @@ int bearing_peer_uid(int fd, unsigned int *uid) {
 void bearing_line_buffer_stdout(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
 }
+
+FILE *bearing_stdout(void) { return stdout; }
+FILE *bearing_stderr(void) { return stderr; }

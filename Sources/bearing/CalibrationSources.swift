@@ -9,7 +9,7 @@ import Glibc
 #endif
 
 /// Raw samples gathered for a calibration, from whichever source, plus what came with them.
-final class SampleCollector: @unchecked Sendable {
+final class SampleCollector: @unchecked Sendable { // `lock` guards the samples and status
     private let lock = NSLock()
     private var samples: [Vector3] = []
     private var chip: String?
@@ -44,7 +44,7 @@ final class SampleCollector: @unchecked Sendable {
 
 /// `--record FILE`: the raw samples as CSV (`time,x,y,z`, µT in the chip's axes) under a
 /// `# bearing-samples` line naming the chip; each line written whole by one `write(2)`.
-final class SampleRecorder: @unchecked Sendable {
+final class SampleRecorder: @unchecked Sendable { // `lock` guards the header, counts and failure
     let path: String
     private let fd: Int32
     private var wroteHeader = false
@@ -141,7 +141,7 @@ final class DaemonSampleSource: @unchecked Sendable { // `client` is used by the
 }
 
 /// Raw samples straight from the sensor (no daemon running): the daemon's own reader on its thread.
-final class SensorSampleSource: MagnetometerReaderDelegate, @unchecked Sendable {
+final class SensorSampleSource: MagnetometerReaderDelegate, @unchecked Sendable { // immutable after init; callbacks come on the reader thread
     private let reader: MagnetometerReader
     private let collector: SampleCollector
     private var lastFailure: String?

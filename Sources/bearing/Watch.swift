@@ -55,7 +55,7 @@ struct Watch: ParsableCommand {
         if classList?.contains("PPS") == true || classList?.contains("TOFF") == true { change.pps = true }
         if let pipeline { change.pipeline = .some(pipeline) }
         change.pipelines = try chains()
-        setvbuf(stdout, nil, _IOLBF, 0)
+        Syscall.lineBufferStandardOutput()
         var received = 0
         let result = stream(client, change, &received)
         if case .failure(let e) = result {

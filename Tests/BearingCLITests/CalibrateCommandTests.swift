@@ -12,10 +12,12 @@ import Glibc
 /// file it writes survives a crash mid-write; the daemon reloads it on SIGHUP.
 final class CalibrateCommandTests: XCTestCase {
     /// Noisy samples of a known distortion over the whole sphere, as a bearing recording (µT, qmc5883l).
-    func writeRecording(_ url: URL, offset: Vector3, planar: Bool = false, count: Int = 1200) throws {
+    /// `header` replaces the `# bearing-samples` line (nil: none).
+    func writeRecording(_ url: URL, offset: Vector3, planar: Bool = false, count: Int = 1200,
+                        header: String? = "\(SampleFile.recordingMarker) chip=qmc5883l device=i2c:/dev/i2c-1:0x0d units=uT") throws {
         var rng = SplitMix64(seed: 5)
         let soft = Matrix3([1.12, 0.06, -0.02], [0.06, 0.9, 0.03], [-0.02, 0.03, 1.0])
-        var text = "\(SampleFile.recordingMarker) chip=qmc5883l device=i2c:/dev/i2c-1:0x0d units=uT\ntime,x,y,z\n"
+        var text = (header.map { $0 + "\n" } ?? "") + "time,x,y,z\n"
         let golden = Double.pi * (3 - 5.0.squareRoot())
         for i in 0..<count {
             var u: Vector3
@@ -92,6 +94,65 @@ final class CalibrateCommandTests: XCTestCase {
         XCTAssertEqual(forced.0, 0, forced.2)
         XCTAssertTrue(forced.1.contains("planar fit"), forced.1)
         XCTAssertTrue(FileManager.default.fileExists(atPath: output))
+    }
+
+    /// A save that cannot be made (the chip or the units unknown) is a failure, not a quiet exit 0: nothing
+    /// is written, the exit status is non-zero and the message names the fix. A recording's header names
+    /// the chip, and then the file is written.
+    func testWithoutAKnownChipNothingIsSavedAndTheExitStatusSaysSo() throws {
+        let dir = temporaryDirectory("calchip")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let noChip = dir.appendingPathComponent("nochip.csv")
+        try writeRecording(noChip, offset: Vector3(30, -12, 8), header: "\(SampleFile.recordingMarker) device=i2c:/dev/i2c-1:0x1e units=uT")
+        let output = dir.appendingPathComponent("calibration.json").path
+        let socket = dir.appendingPathComponent("none.sock").path
+
+        let (status, out, err) = try runBearing(["calibrate", "--samples", noChip.path, "--output", output, "--socket", socket])
+        XCTAssertEqual(status, 1, "not saved is a failure: \(out)\(err)")
+        XCTAssertTrue(out.contains("not saved: the chip is unknown") && out.contains("give --chip NAME"), out)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: output), "nothing written")
+
+        let json = try runBearing(["calibrate", "--samples", noChip.path, "--output", output, "--socket", socket, "--json"])
+        XCTAssertEqual(json.0, 1, json.2)
+        let result = try object(json.1)
+        XCTAssertTrue(result["saved"] is NSNull, "\(result)")
+        XCTAssertTrue((result["not_saved"] as? String ?? "").contains("--chip NAME"), "\(result)")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: output), "nothing written")
+
+        // Nor from a file with no header at all.
+        let bare = dir.appendingPathComponent("bare.csv")
+        try writeRecording(bare, offset: Vector3(30, -12, 8), header: nil)
+        let fromBare = try runBearing(["calibrate", "--samples", bare.path, "--output", output, "--socket", socket])
+        XCTAssertEqual(fromBare.0, 1, fromBare.2)
+        XCTAssertTrue(fromBare.1.contains("give --chip NAME"), fromBare.1)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: output), "nothing written")
+
+        // The units are needed as much as the chip: a file that does not say is not saved either.
+        let noUnits = dir.appendingPathComponent("nounits.csv")
+        try writeRecording(noUnits, offset: Vector3(30, -12, 8), header: "\(SampleFile.recordingMarker) chip=qmc5883l")
+        let units = try runBearing(["calibrate", "--samples", noUnits.path, "--output", output, "--socket", socket])
+        XCTAssertEqual(units.0, 1, units.1)
+        XCTAssertTrue(units.1.contains("give --units uT"), units.1)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: output), "nothing written")
+
+        // --no-save asked for no file: exit 0.
+        let noSave = try runBearing(["calibrate", "--samples", noChip.path, "--no-save", "--socket", socket])
+        XCTAssertEqual(noSave.0, 0, noSave.2)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: output))
+
+        // --chip NAME: saved.
+        let named = try runBearing(["calibrate", "--samples", noChip.path, "--output", output, "--socket", socket, "--chip", "hmc5883l"])
+        XCTAssertEqual(named.0, 0, named.2)
+        XCTAssertTrue(named.1.contains("saved \(output)"), named.1)
+        XCTAssertEqual(try CalibrationRecord.decode(Data(contentsOf: URL(fileURLWithPath: output)), source: output).chip, "hmc5883l")
+        try FileManager.default.removeItem(atPath: output)
+
+        // A recording's header names the chip: saved without --chip.
+        let recording = dir.appendingPathComponent("recording.csv")
+        try writeRecording(recording, offset: Vector3(30, -12, 8))
+        let fromHeader = try runBearing(["calibrate", "--samples", recording.path, "--output", output, "--socket", socket])
+        XCTAssertEqual(fromHeader.0, 0, fromHeader.2)
+        XCTAssertEqual(try CalibrationRecord.decode(Data(contentsOf: URL(fileURLWithPath: output)), source: output).chip, "qmc5883l")
     }
 
     func testBadInputNamesTheProblem() throws {

@@ -350,3 +350,14 @@ extension OperatorSpec: Codable {
         try value.encode(to: encoder)
     }
 }
+
+extension OperatorSpec {
+    /// The operator table as Markdown: the README's table is this text (a test keeps them equal).
+    public static var markdownTable: String {
+        var lines = ["| operator | parameters | applies to | effect |", "|---|---|---|---|"]
+        for info in table {
+            lines.append("| `\(info.name)` | \(info.parameters) | \(StreamClass.list(info.classes)) | \(info.summary) |")
+        }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -172,10 +172,14 @@ extension ClientRequest {
         case "WATCH":
             guard let argument else { return .watch(nil) }
             return .watch(try parseWatch(try object(argument, "WATCH")))
-        case "VERSION": return .version
-        case "DEVICES": return .devices
-        case "POLL": return .poll
-        case "PIPELINES": return .pipelines
+        case "VERSION", "DEVICES", "POLL", "PIPELINES":
+            guard argument == nil else { throw ClientRequestError(message: "\(name) takes no argument; send ?\(name);") }
+            switch name {
+            case "VERSION": return .version
+            case "DEVICES": return .devices
+            case "POLL": return .poll
+            default: return .pipelines
+            }
         case "PIPELINE":
             guard let argument else {
                 throw ClientRequestError(message: "PIPELINE: expected {\"name\":\"…\",\"TPV\":[…]}; ?PIPELINES; lists them")

@@ -15,4 +15,9 @@ int bearing_peer_uid(int fd, unsigned int *uid);
 /* Line-buffer stdout (for a reader on a pipe); Swift 6 cannot touch C's `stdout` global. */
 void bearing_line_buffer_stdout(void);
 
+#include <stdio.h>
+/* C's stdout and stderr streams, which Swift 6 cannot name (mutable globals). */
+FILE *bearing_stdout(void);
+FILE *bearing_stderr(void);
+
 #endif

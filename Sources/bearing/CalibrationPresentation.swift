@@ -1,0 +1,175 @@
+import BearingCore
+import BearingIO
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where progress goes: the terminal (redrawn in place), or plain lines when not a terminal. With
+/// --json it goes to stderr, leaving stdout to the JSON object.
+final class Progress {
+    let stream: UnsafeMutablePointer<FILE>
+    let live: Bool
+    private var drawn = 0
+
+    init(json: Bool, plain: Bool) {
+        stream = json ? Syscall.standardError : Syscall.standardOutput
+        live = !plain && isatty(fileno(stream)) == 1
+    }
+
+    func note(_ text: String) {
+        fputs(text + "\n", stream)
+        fflush(stream)
+    }
+
+    /// Replaces the previous frame (terminal) or prints one line (plain).
+    func frame(_ lines: [String], plainLine: String) {
+        if live {
+            var out = drawn > 0 ? "\u{1B}[\(drawn)A\u{1B}[J" : ""
+            out += lines.joined(separator: "\n") + "\n"
+            fputs(out, stream)
+            drawn = lines.count
+        } else {
+            fputs(plainLine + "\n", stream)
+        }
+        fflush(stream)
+    }
+
+    /// One frame of the collection: status, coverage bar, the map of the sphere's regions, the figures of
+    /// the latest fit and a hint for the biggest gap.
+    func collecting(samples count: Int, fit: CalibrationFit?, status: String, elapsed: Double, timeout: Double,
+                    orientation: Orientation, southern: Bool) {
+        let counts = fit?.regionCounts ?? Array(repeating: 0, count: SphereRegions.count)
+        let covered = counts.filter { $0 >= 3 }.count
+        let hint = fit == nil ? "turn it slowly through a full circle, then tilt and roll it" :
+            CalibrationGuide.hint(regionCounts: counts, orientation: orientation, southernHemisphere: southern)
+        let figures = fit.map { Self.figures($0.figures) + " (\($0.model.rawValue))" } ?? "figures after 30 samples"
+        var lines = ["\(status)",
+                     "coverage \(CalibrationGuide.bar(Double(covered), total: 100)) \(covered)/100 regions  \(count) samples  \(Int(elapsed)) s of \(Int(timeout))"]
+        lines += CalibrationGuide.map(regionCounts: counts)
+        lines.append(figures)
+        lines.append("hint: \(hint)")
+        let plain = String(format: "%4.0f s  %d samples  regions %d/100  ", elapsed, count, covered) + figures + "  hint: \(hint)"
+        frame(lines, plainLine: plain)
+    }
+
+    /// The figures with ✓/✗ against MotionCal's bar.
+    static func figures(_ f: CalibrationFigures) -> String {
+        func mark(_ ok: Bool) -> String { ok ? "✓" : "✗" }
+        let heading = f.headingError.isFinite ? String(format: "≈%.2f°", f.headingError) : "n/a (too few samples)"
+        return String(format: "gaps %.1f %@  variance %.2f%% %@  wobble %.2f%% %@  fit error %.2f%% %@  heading error %@",
+                      f.gaps, mark(f.gaps < CalibrationFigures.maximumGaps), f.variance, mark(f.variance < CalibrationFigures.maximumVariance),
+                      f.wobble, mark(f.wobble < CalibrationFigures.maximumWobble), f.fitError, mark(f.fitError < CalibrationFigures.maximumFitError),
+                      heading)
+    }
+}
+
+/// Step 5 of `calibrate`: the result, as a readable summary on stdout or (`--json`) one JSON object.
+struct CalibrationReport {
+    var fitted: FittedCalibration
+    var samples: CalibrationSamples
+    var saved: String?
+    var notSaved: String?
+    /// The daemon's answer to the reload request.
+    var daemon: String?
+
+    func print(json: Bool) {
+        if json {
+            Swift.print(jsonText)
+        } else {
+            Swift.print(summary)
+            if let saved { Swift.print("saved \(saved)" + (daemon.map { "; daemon: \($0)" } ?? "")) }
+            if let notSaved { Swift.print("not saved: \(notSaved)") }
+        }
+    }
+
+    /// The `--json` object. Encoded with JSONEncoder, which writes the shortest digits that read back
+    /// exactly (JSONSerialization rounds to 15).
+    struct Result: Encodable {
+        var `class` = "CALIBRATION_RESULT"
+        var model: String
+        var offset: [Double]
+        var matrix: [[Double]]
+        var field: Double
+        var field_source: String
+        var units, chip, device: String?
+        var source: String
+        var samples, used, outliers: Int
+        var radii: [Double]
+        /// The calibration file's figures (`heading_error` left out when there were too few samples).
+        var figures: CalibrationRecord.Figures
+        var passes: Bool
+        var failures, warnings: [String]
+        var saved, not_saved, daemon: String?
+
+        func encode(to encoder: Encoder) throws {
+            // Optional keys are written as null, not left out: a script can rely on every key.
+            enum K: String, CodingKey {
+                case `class`, model, offset, matrix, field, field_source, units, chip, device, source, samples, used, outliers
+                case radii, figures, passes, failures, warnings, saved, not_saved, daemon
+            }
+            var c = encoder.container(keyedBy: K.self)
+            try c.encode(self.class, forKey: .class)
+            try c.encode(model, forKey: .model)
+            try c.encode(offset, forKey: .offset)
+            try c.encode(matrix, forKey: .matrix)
+            try c.encode(field, forKey: .field)
+            try c.encode(field_source, forKey: .field_source)
+            try c.encode(units, forKey: .units)
+            try c.encode(chip, forKey: .chip)
+            try c.encode(device, forKey: .device)
+            try c.encode(source, forKey: .source)
+            try c.encode(samples, forKey: .samples)
+            try c.encode(used, forKey: .used)
+            try c.encode(outliers, forKey: .outliers)
+            try c.encode(radii, forKey: .radii)
+            try c.encode(figures, forKey: .figures)
+            try c.encode(passes, forKey: .passes)
+            try c.encode(failures, forKey: .failures)
+            try c.encode(warnings, forKey: .warnings)
+            try c.encode(saved, forKey: .saved)
+            try c.encode(not_saved, forKey: .not_saved)
+            try c.encode(daemon, forKey: .daemon)
+        }
+    }
+
+    var result: Result {
+        let fit = fitted.fit
+        let c = fit.calibration
+        return Result(
+            model: fit.model.rawValue, offset: [c.offset.x, c.offset.y, c.offset.z], matrix: c.matrix.rows.map { [$0.x, $0.y, $0.z] },
+            field: fit.field, field_source: fitted.fieldSource, units: samples.units, chip: samples.chip, device: samples.device,
+            source: samples.source, samples: fit.samples, used: fit.used, outliers: fit.outliers, radii: fit.radii,
+            figures: CalibrationRecord.Figures(fit.figures), passes: fit.figures.passes, failures: fit.figures.failures,
+            warnings: fit.warnings, saved: saved, not_saved: notSaved, daemon: daemon)
+    }
+
+    var jsonText: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: (try? encoder.encode(result)) ?? Data("{}".utf8), as: UTF8.self)
+    }
+
+    var summary: String {
+        let fit = fitted.fit
+        let units = samples.units
+        let u = units == CalibrationRecord.microtesla ? " µT" : (units.map { " \($0)" } ?? "")
+        let c = fit.calibration
+        var lines: [String] = []
+        lines.append("calibration: \(fit.model.rawValue) fit to \(fit.used) of \(fit.samples) samples (\(fit.outliers) outliers)" + (samples.chip.map { ", chip \($0)" } ?? ""))
+        lines.append(String(format: "  offset  (%.4g, %.4g, %.4g)%@", c.offset.x, c.offset.y, c.offset.z, u))
+        for (i, r) in c.matrix.rows.enumerated() {
+            lines.append(String(format: "  %@  [%9.5g %9.5g %9.5g]", i == 0 ? "matrix" : "      ", r.x, r.y, r.z))
+        }
+        let fieldText: String
+        switch fitted.fieldSource {
+        case "wmm": fieldText = fitted.position.map { String(format: "WMM2025 at %.4f, %.4f", $0.x, $0.y) } ?? "WMM2025"
+        case "given": fieldText = "--field"
+        default: fieldText = units == CalibrationRecord.microtesla ? "the fitted radius; give --position for the WMM field" : "the fitted radius, in the samples' units"
+        }
+        lines.append(String(format: "  field   %.4g%@ (%@)", fit.field, u, fieldText))
+        lines.append("  " + Progress.figures(fit.figures))
+        for w in fit.warnings { lines.append("  warning: \(w)") }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,41 @@
+import BearingClient
+import BearingCore
+import BearingIO
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Step 4 of `calibrate`: the calibration file, written atomically (a crash leaves the old file or the new
+/// one), and the daemon asked to reload it.
+enum CalibrationSaving {
+    /// Writes the record to `target`; returns `target`.
+    static func write(_ fitted: FittedCalibration, _ samples: CalibrationSamples, chip: String, units: String,
+                      to target: String) throws -> String {
+        let record = CalibrationRecord(fit: fitted.fit, chip: chip, device: samples.device, units: units, fieldSource: fitted.fieldSource,
+                                       position: fitted.position.map { [$0.x, $0.y, $0.z] }, time: GPSTimestamp.now())
+        do throws(SystemError) {
+            try AtomicFile.write(Array(record.encoded()), to: target)
+        } catch {
+            throw CalibrateError("cannot write \(target): \(error)\(error.errno == EACCES ? " (run as root or as the bearing user, or give --output)" : "")")
+        }
+        return target
+    }
+
+    /// Sends `?CALIBRATION={"reload":true};` and returns what the daemon said, or nil when none runs.
+    static func askDaemonToReload(_ path: String) -> String? {
+        let client = BearingClient(.unix(path))
+        do throws(BearingClientError) {
+            try client.connect()
+        } catch {
+            return nil
+        }
+        do throws(BearingClientError) {
+            let m = try client.request(.calibration(reload: true), expecting: "CALIBRATION")
+            return "reloaded, calibration \(m.string("status") ?? "?") (\(m.string("file") ?? "?"))"
+        } catch {
+            if case .refused(_, let message) = error { return "rejected it: \(message)" }
+            if case .timeout = error { return "no reply within 5 s" }
+            return "no reply"
+        }
+    }
+}
