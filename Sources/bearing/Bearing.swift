@@ -5,6 +5,6 @@ struct Bearing: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bearing",
         abstract: "Where this board is and which way it points: a gpsd and compass agent.",
-        subcommands: [Run.self, Watch.self, Probe.self, Calibrate.self, Declination.self, SimulateTrack.self, BenchCompass.self, BenchCalibration.self]
+        subcommands: [Run.self, Watch.self, Probe.self, Calibrate.self, Declination.self, Operators.self, SimulateTrack.self, BenchCompass.self, BenchCalibration.self, BenchFanout.self]
     )
 }

@@ -1,0 +1,19 @@
+import ArgumentParser
+import BearingCore
+
+struct Operators: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the operators a chain can use and the classes each applies to.")
+
+    @Flag(help: "Print the table as Markdown (the README's table).") var markdown = false
+
+    func run() {
+        if markdown {
+            print(OperatorSpec.markdownTable)
+            return
+        }
+        for info in OperatorSpec.table {
+            print("\(info.name)\n    \(info.summary)\n    parameters: \(info.parameters)\n    applies to: \(StreamClass.list(info.classes))")
+        }
+    }
+}
