@@ -37,19 +37,10 @@ public enum I2CProbeMethod: String, Sendable {
     public static let scanRange: ClosedRange<UInt8> = 0x08...0x77
 }
 
-/// How a bus is named in config and on the command line.
-public enum I2CBusName {
-    /// `/dev/…` as given, a bus number as `/dev/i2c-N`, `simulator` as is; nil for anything else.
-    public static func path(_ text: String) -> String? {
-        if text == "simulator" || text == "simulator:tumble" || text.hasPrefix("/dev/") { return text }
-        if let n = Int(text), (0...255).contains(n) { return "/dev/i2c-\(n)" }
-        return nil
-    }
-}
-
-/// A failed I2C operation: the bus, the address, the register and the errno, with a sentence saying
-/// what it most likely means (a kernel driver holds the address, nothing answers, no permission, …).
-public struct I2CError: Error, Equatable, Sendable, CustomStringConvertible {
+/// A failed I2C operation: the bus, the address, the register and the errno. BearingIO's description
+/// adds what it most likely means on a Linux board (a kernel driver holds the address, nothing answers,
+/// no permission, I2C not enabled).
+public struct I2CError: Error, Equatable, Sendable {
     public enum Operation: String, Sendable {
         case open = "open"
         case functionality = "I2C_FUNCS"
@@ -80,25 +71,6 @@ public struct I2CError: Error, Equatable, Sendable, CustomStringConvertible {
 
     /// Nothing acknowledged the address: the chip is absent, unpowered or on another address.
     public var isNoAnswer: Bool { errno == ENXIO || errno == ENODEV || errno == EREMOTEIO || errno == EIO }
-
-    public var description: String {
-        let addr = address.map(I2CError.hex) ?? ""
-        var where_ = "\(operation.rawValue)"
-        if let register { where_ += " register \(I2CError.hex(register))" }
-        let cause = "\(where_): \(String(cString: strerror(errno))) (errno \(errno))" + (detail.map { "; \($0)" } ?? "")
-        switch errno {
-        case EBUSY where operation == .select:
-            return "a kernel driver owns \(addr) on \(bus) (unbind it, or remove its dtoverlay); \(cause)"
-        case ENOENT where operation == .open:
-            return "\(bus) does not exist: enable I2C (raspi-config, or dtparam=i2c_arm=on) and load i2c-dev; \(cause)"
-        case EACCES where operation == .open, EPERM where operation == .open:
-            return "no permission to open \(bus): add the user to group i2c (sudo usermod -aG i2c USER); \(cause)"
-        case _ where isNoAnswer && address != nil:
-            return "nothing answers at \(addr) on \(bus); \(cause)"
-        default:
-            return address == nil ? "\(bus): \(cause)" : "\(bus) \(addr): \(cause)"
-        }
-    }
 
     public static func hex(_ v: UInt8) -> String {
         let s = String(v, radix: 16)

@@ -1,4 +1,5 @@
 import BearingCore
+import BearingIO
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BearingAgent
 import BearingCore
 import BearingIO
 import BearingSensors
