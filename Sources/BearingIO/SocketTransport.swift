@@ -76,6 +76,9 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `clie
     private var connections: [ClientID: Connection] = [:]
     private var wakeFD: Int32 = -1
     private var stopping = false
+    /// A wake-up is on its way to the loop: further sends need not write the eventfd again, so a burst
+    /// of deliveries (one value to a hundred clients) costs one wake-up and one loop turn, not a hundred.
+    private var wakePending = false
     private var nextID: ClientID = 1
     private let worker = WorkerThread(name: "bearing.socket")
     /// Refusals since the last one logged, and when that was (monotonic seconds).
@@ -124,8 +127,10 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `clie
             enqueueLocked(c, line)
             any = true
         }
+        let wakeNow = any && !wakePending
+        if wakeNow { wakePending = true }
         lock.unlock()
-        if any { wake() }
+        if wakeNow { wake() }
     }
 
     /// Closes a client once what is queued for it is written.
@@ -159,6 +164,7 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `clie
             lock.lock()
             if stopping { lock.unlock(); break }
             turns &+= 1
+            wakePending = false
             fds.removeAll(keepingCapacity: true)
             order.removeAll(keepingCapacity: true)
             fds.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0))
@@ -187,7 +193,9 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `clie
             for (i, c) in order.enumerated() {
                 let revents = fds[base + i].revents
                 if revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { readFrom(c) }
-                if !c.closing, revents & Int16(POLLOUT) != 0 || c.closeAfterFlush { flush(c) }
+                // Write what is queued now, including what arrived while polling (the socket is almost
+                // always writable; EAGAIN leaves it for POLLOUT): one turn per wake-up, not two.
+                if !c.closing { flush(c) }
                 if c.closing { remove(c) }
             }
         }
@@ -279,8 +287,8 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `clie
         while !c.closing {
             if c.outputOffset >= c.output.count {
                 lock.lock()
-                var lines = c.queue
-                c.queue.removeAll(keepingCapacity: true)
+                var lines: [String] = []
+                swap(&lines, &c.queue)
                 if c.dropped > 0 {
                     lines.append(WireEncoding.overflow(dropped: c.dropped))
                     c.dropped = 0
