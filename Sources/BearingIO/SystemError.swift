@@ -81,6 +81,16 @@ public enum Syscall {
         try check("eventfd") { bearing_eventfd() }
     }
 
+    /// Stops the kernel from keeping code pages of this (large, static) executable resident that it never
+    /// runs: read-ahead and fault-around map up to 16 neighbours of every page touched, which put ~15 MB
+    /// of a 95 MB binary in RSS. Marks the executable's read-only mappings MADV_RANDOM and drops what is
+    /// mapped so far; the pages in use come back on their next touch. Returns the bytes advised, or nil.
+    @discardableResult
+    public static func trimExecutableMappings() -> Int? {
+        let n = bearing_trim_executable_mappings()
+        return n < 0 ? nil : n
+    }
+
     /// C's stdout, line-buffered (for a reader on a pipe).
     public static func lineBufferStandardOutput() { bearing_line_buffer_stdout() }
     /// C's stdout and stderr streams.

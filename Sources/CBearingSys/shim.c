@@ -3,6 +3,10 @@
 #include <sys/socket.h>
 #include <sys/eventfd.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <limits.h>
+#include <sys/mman.h>
 #include "CBearingSys.h"
 
 int bearing_accept_nonblocking(int listen_fd) {
@@ -27,3 +31,33 @@ void bearing_line_buffer_stdout(void) {
 
 FILE *bearing_stdout(void) { return stdout; }
 FILE *bearing_stderr(void) { return stderr; }
+
+long bearing_trim_executable_mappings(void) {
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return -1;
+    exe[n] = 0;
+    FILE *maps = fopen("/proc/self/maps", "re");
+    if (!maps) return -1;
+    char line[PATH_MAX + 128];
+    long total = 0;
+    while (fgets(line, sizeof line, maps)) {
+        unsigned long start, end;
+        char perms[5];
+        int path_at = 0;
+        if (sscanf(line, "%lx-%lx %4s %*s %*s %*s %n", &start, &end, perms, &path_at) < 3 || path_at == 0) continue;
+        char *path = line + path_at;
+        path[strcspn(path, "\n")] = 0;
+        /* Only read-only file mappings: code and constants, which refault from the file. */
+        if (strcmp(path, exe) != 0 || perms[1] == 'w') continue;
+        madvise((void *)start, end - start, MADV_RANDOM);
+        /* Never MADV_DONTNEED here: a read-only mapping may hold relocated (RELRO) pages whose only copy
+           is in memory. MADV_PAGEOUT reclaims clean pages and leaves the rest to swap, if any. */
+#ifdef MADV_PAGEOUT
+        madvise((void *)start, end - start, MADV_PAGEOUT);
+#endif
+        total += (long)(end - start);
+    }
+    fclose(maps);
+    return total;
+}

@@ -64,6 +64,10 @@ struct Run: AsyncParsableCommand {
             logger.critical("cannot start: \(error)")
             throw ExitCode(1)
         }
+        // Start-up code (argument parsing, YAML, board profiles) is done: let its pages go.
+        if let bytes = Syscall.trimExecutableMappings() {
+            logger.debug("executable mappings set to random access", metadata: ["bytes": "\(bytes)"])
+        }
 
         // SIGHUP reopens the data log (logrotate's postrotate sends it) and reloads the calibration file.
         signal(SIGHUP, SIG_IGN)

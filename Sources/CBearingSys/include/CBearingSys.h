@@ -20,4 +20,9 @@ void bearing_line_buffer_stdout(void);
 FILE *bearing_stdout(void);
 FILE *bearing_stderr(void);
 
+/* Marks the executable's own file mappings MADV_RANDOM (no read-ahead, no fault-around) and drops the
+   clean pages mapped so far (MADV_PAGEOUT, Linux ≥ 5.4; they refault on use). Returns the bytes of
+   mappings advised, or -1 with errno. */
+long bearing_trim_executable_mappings(void);
+
 #endif
