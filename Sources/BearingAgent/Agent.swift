@@ -213,12 +213,40 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
     /// Stops in order: the sources, then the pipeline queue drains (time-based operators are cancelled),
     /// then the clients get what was queued for them and the sockets close, then the data log flushes.
     public func stop() {
+        stopSources()
+        stopServer()
+        closeDataLog()
+    }
+
+    /// The parts `stop()` stops, in its order, for a service group that shuts them down one by one.
+    public enum Part: String, CaseIterable, Sendable {
+        /// The data log: flushed and closed last.
+        case dataLog = "data log"
+        /// The publishing server: clients get what was queued, the sockets close.
+        case server = "socket server"
+        /// gpsd and the magnetometer: stopped first, then the pipeline queue drains.
+        case sources = "sources"
+    }
+
+    public func stop(_ part: Part) {
+        switch part {
+        case .sources: stopSources()
+        case .server: stopServer()
+        case .dataLog: closeDataLog()
+        }
+    }
+
+    private func stopSources() {
         reader?.stop()
         gpsd.stop()
         pipelineQueue.sync {
             subscriptions.removeAll()
         }
-        server.stop()
+    }
+
+    private func stopServer() { server.stop() }
+
+    private func closeDataLog() {
         dataLog?.close()
         if started { logger.info("stopped") }
         started = false

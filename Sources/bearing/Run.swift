@@ -78,8 +78,10 @@ struct Run: AsyncParsableCommand {
         }
         hup.resume()
 
+        // One service per part; a service group shuts services down in reverse order, each after the one
+        // before it has returned: the sources, then the socket server, then the data log.
         let group = ServiceGroup(configuration: .init(
-            services: [.init(service: AgentService(agent: agent))],
+            services: Agent.Part.allCases.map { .init(service: AgentPartService(agent: agent, part: $0)) },
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
         try await group.run()
@@ -87,12 +89,15 @@ struct Run: AsyncParsableCommand {
     }
 }
 
-/// The agent as a service: it runs until graceful shutdown (SIGTERM/SIGINT), then stops in order.
-struct AgentService: Service {
+/// One part of the agent as a service: it runs until graceful shutdown (SIGTERM/SIGINT), then stops its part.
+struct AgentPartService: Service, CustomStringConvertible {
     let agent: Agent
+    let part: Agent.Part
+
+    var description: String { part.rawValue }
 
     func run() async throws {
         try? await gracefulShutdown()
-        agent.stop()
+        agent.stop(part)
     }
 }
