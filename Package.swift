@@ -56,6 +56,10 @@ let package = Package(
             dependencies: ["CGPS", "CI2C", "CBearingSys", "BearingCore"]
         ),
         .target(
+            name: "BearingTerminal",
+            dependencies: ["BearingCore"]
+        ),
+        .target(
             name: "BearingClient",
             dependencies: ["BearingCore", "BearingIO"]
         ),
@@ -72,7 +76,7 @@ let package = Package(
         .executableTarget(
             name: "bearing",
             dependencies: [
-                "BearingAgent", "BearingClient", "BearingSimulator", "BearingSensors", "BearingIO", "BearingCore",
+                "BearingAgent", "BearingClient", "BearingTerminal", "BearingSimulator", "BearingSensors", "BearingIO", "BearingCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -126,7 +130,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BearingCLITests",
-            dependencies: ["BearingCore", "BearingIO", "TestSupport"],
+            dependencies: ["BearingCore", "BearingIO", "BearingTerminal", "TestSupport"],
             exclude: ["help"]
         ),
     ],

@@ -1,3 +1,4 @@
+import BearingTerminal
 import BearingCore
 import BearingIO
 import Foundation
@@ -45,8 +46,8 @@ final class Progress {
             CalibrationGuide.hint(regionCounts: counts, orientation: orientation, southernHemisphere: southern)
         let figures = fit.map { Self.figures($0.figures) + " (\($0.model.rawValue))" } ?? "figures after 30 samples"
         var lines = ["\(status)",
-                     "coverage \(CalibrationGuide.bar(Double(covered), total: 100)) \(covered)/100 regions  \(count) samples  \(Int(elapsed)) s of \(Int(timeout))"]
-        lines += CalibrationGuide.map(regionCounts: counts)
+                     "coverage \(CoverageDisplay.bar(Double(covered), total: 100)) \(covered)/100 regions  \(count) samples  \(Int(elapsed)) s of \(Int(timeout))"]
+        lines += CoverageDisplay.map(regionCounts: counts)
         lines.append(figures)
         lines.append("hint: \(hint)")
         let plain = String(format: "%4.0f s  %d samples  regions %d/100  ", elapsed, count, covered) + figures + "  hint: \(hint)"

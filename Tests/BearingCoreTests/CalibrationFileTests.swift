@@ -132,15 +132,4 @@ final class CalibrationGuideTests: XCTestCase {
         let chipGap = (0..<100).map { SphereRegions.center(of: $0).z < -0.7 ? 0 : 5 }
         XCTAssertTrue(CalibrationGuide.hint(regionCounts: chipGap, orientation: o).hasPrefix("hold it level, right way up"))
     }
-
-    func testMapAndBar() {
-        var c = Array(repeating: 0, count: 100)
-        c[0] = 3; c[1] = 1
-        let rows = CalibrationGuide.map(regionCounts: c)
-        XCTAssertEqual(rows.count, 6)
-        XCTAssertEqual(rows[0].trimmingCharacters(in: .whitespaces), "█")
-        XCTAssertTrue(rows[1].trimmingCharacters(in: .whitespaces).hasPrefix("▒ ·"))
-        XCTAssertEqual(rows[2].trimmingCharacters(in: .whitespaces).count, 34)
-        XCTAssertEqual(CalibrationGuide.bar(50, total: 100, width: 10), "[█████░░░░░]")
-    }
 }
