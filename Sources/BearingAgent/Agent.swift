@@ -166,7 +166,9 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
         } else {
             declinations = Just(nil).eraseToAnyPublisher()
         }
-        CompassStages.attitudes(samples, calibrations: calibrations.receive(on: q).eraseToAnyPublisher(), declinations: declinations,
+        // `calibrations` is only ever sent to on the pipeline queue (see onChange above), so it needs no hop of
+        // its own: a calibration loaded before the reader starts is in force for the very first sample.
+        CompassStages.attitudes(samples, calibrations: calibrations.eraseToAnyPublisher(), declinations: declinations,
                                 orientation: config.magnetometer.orientation)
             .sink { hub.publish(Report(.attitude($0)), from: .compass) }
             .store(in: &subscriptions)
