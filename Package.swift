@@ -84,15 +84,20 @@ let package = Package(
         ),
         // libFuzzer targets (scripts/fuzz builds them with -sanitize=fuzzer -DFUZZING); a plain build makes
         // them corpus replayers.
+        .target(
+            name: "FuzzChecks",
+            dependencies: ["BearingCore", "BearingAgent"],
+            path: "Fuzz/Checks"
+        ),
         .executableTarget(
             name: "fuzz-session",
-            dependencies: ["BearingCore"],
+            dependencies: ["FuzzChecks"],
             path: "Fuzz/Session",
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]
         ),
         .executableTarget(
             name: "fuzz-config",
-            dependencies: ["BearingAgent"],
+            dependencies: ["FuzzChecks"],
             path: "Fuzz/Config",
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]
         ),
@@ -107,7 +112,7 @@ let package = Package(
         .testTarget(
             name: "BearingCoreTests",
             dependencies: [
-                "BearingCore", "BearingSimulator", "TestSupport",
+                "BearingCore", "BearingSimulator", "TestSupport", "FuzzChecks",
                 .product(name: "CombineSchedulers", package: "combine-schedulers"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
             ]
@@ -126,7 +131,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BearingAgentTests",
-            dependencies: ["BearingAgent", "BearingClient", "BearingIO", "BearingCore", "BearingSimulator", "BearingSensors", "TestSupport"]
+            dependencies: ["BearingAgent", "BearingClient", "BearingIO", "BearingCore", "BearingSimulator", "BearingSensors", "TestSupport", "FuzzChecks"]
         ),
         .testTarget(
             name: "BearingCLITests",

@@ -6,28 +6,11 @@
 //
 // Check, for any bytes (read as UTF-8, bad sequences replaced): parsing returns a config or throws a
 // ConfigError with a message; it never crashes.
-import BearingAgent
-import Foundation
-
-enum ConfigCheck {
-    /// Returns a description of the failure, nil when the check holds.
-    static func failure(_ bytes: [UInt8]) -> String? {
-        let text = String(decoding: bytes, as: UTF8.self)
-        do throws(ConfigError) {
-            _ = try AgentConfig.parse(yaml: text, source: "fuzz.yaml")
-        } catch {
-            if error.message.isEmpty { return "ConfigError with an empty message" }
-        }
-        return nil
-    }
-
-    static func check(_ bytes: [UInt8]) {
-        if let f = failure(bytes) {
-            FileHandle.standardError.write(Data("fuzz-config: \(f)\n".utf8))
-            abort()
-        }
-    }
-}
+// The checks themselves are in Fuzz/Checks (FuzzChecks), shared with the tests.
+import FuzzChecks
+#if canImport(Glibc)
+import Glibc
+#endif
 
 #if FUZZING
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -60,32 +43,7 @@ struct FuzzerEntry {
 @main
 struct Replay {
     static func main() {
-        var args = Array(CommandLine.arguments.dropFirst())
-        if args.isEmpty { args = ["Fuzz/corpus/config"] }
-        var count = 0
-        for path in args {
-            var isDir: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
-                FileHandle.standardError.write(Data("fuzz-config: no such file or directory: \(path)\n".utf8))
-                exit(2)
-            }
-            let files: [String]
-            if isDir.boolValue {
-                let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-                files = names.filter { !$0.hasPrefix(".") }.sorted().map { "\(path)/\($0)" }
-            } else {
-                files = [path]
-            }
-            for file in files {
-                guard let data = FileManager.default.contents(atPath: file) else {
-                    FileHandle.standardError.write(Data("fuzz-config: cannot read \(file)\n".utf8))
-                    exit(2)
-                }
-                ConfigCheck.check([UInt8](data))
-                count += 1
-            }
-        }
-        print("replayed \(count) inputs")
+        FuzzReplay.main(name: "fuzz-config", defaultPath: "Fuzz/corpus/config", check: ConfigCheck.check)
     }
 }
 #endif

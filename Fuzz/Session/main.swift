@@ -1,4 +1,3 @@
-import Foundation
 // libFuzzer target for the per-connection request session (ClientSession → ClientRequest → JSONValue).
 //
 // Built with `-sanitize=fuzzer -DFUZZING` (scripts/fuzz) it is a libFuzzer binary; a plain build is a
@@ -12,84 +11,11 @@ import Foundation
 //    request in a session (a `;` inside a JSON string does not split it);
 //  - framing does not depend on read boundaries: the bytes in 2–3 chunks (split points derived from the
 //    data) give the same events as in one read.
-import BearingCore
-
+// The checks themselves are in Fuzz/Checks (FuzzChecks), shared with the tests.
+import FuzzChecks
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
 #endif
-
-enum SessionCheck {
-    static let maxRequestBytes = 4096
-
-    /// Where to cut `bytes` into 2–3 chunks: a function of the data only, so a failure reproduces.
-    static func splitPoints(_ bytes: [UInt8]) -> [Int] {
-        let n = bytes.count
-        guard n >= 2 else { return [] }
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in bytes.prefix(16) { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
-        h ^= UInt64(n) &* 0x9e37_79b9_7f4a_7c15
-        let first = 1 + Int(h % UInt64(n - 1))          // 1 ... n-1
-        guard h & 0x100 != 0, first < n - 1 else { return [first] }
-        let second = first + 1 + Int((h >> 16) % UInt64(n - 1 - first))   // first+1 ... n-1
-        return [first, second]
-    }
-
-    /// Runs every check on `bytes`; returns a description of the first failure, nil when all hold.
-    static func failure(_ bytes: [UInt8]) -> String? {
-        var whole = ClientSession(maxRequestBytes: maxRequestBytes)
-        let events = whole.receive(bytes)
-
-        for case .request(let r) in events {
-            // The line can be longer than its source (defaults such as "latest":true are written out),
-            // so the round trip is checked without the length limit.
-            var fresh = ClientSession(maxRequestBytes: Int.max)
-            let back = fresh.receive(Array(r.line.utf8))
-            if back != [.request(r)] {
-                return "round trip: \(r) wrote \(r.line.debugDescription), which reads back as \(back)"
-            }
-        }
-
-        // A line that reads as one request with a JSON argument gives exactly that request: a JSON
-        // value has no `;` outside its strings, so the session must not split it. (Requests without an
-        // argument ignore any `=…`, so `?POLL=1;?X` is two requests and is not checked here.)
-        for line in bytes.split(separator: 0x0A, omittingEmptySubsequences: false).dropLast()
-        where line.count <= maxRequestBytes {
-            guard let text = String(validating: line, as: UTF8.self),
-                  let r = try? ClientRequest.parse(Substring(text)) else { continue }
-            let trimmed = text.drop { $0 == " " || $0 == "\t" || $0 == "\r" }
-            guard ["?WATCH=", "?PIPELINE=", "?CALIBRATION="].contains(where: { trimmed.hasPrefix($0) }) else { continue }
-            var single = ClientSession(maxRequestBytes: maxRequestBytes)
-            let got = single.receive(Array(line) + [0x0A])
-            if got != [.request(r)] {
-                return "one request: \(text.debugDescription) reads as \(r) alone but the session gives \(got)"
-            }
-        }
-
-        let cuts = splitPoints(bytes)
-        if !cuts.isEmpty {
-            var chunked = ClientSession(maxRequestBytes: maxRequestBytes)
-            var got: [ClientSession.Event] = []
-            var start = 0
-            for end in cuts + [bytes.count] {
-                got += bytes[start..<end].withUnsafeBytes { chunked.receive($0) }
-                start = end
-            }
-            if got != events {
-                return "chunking at \(cuts) of \(bytes.count) bytes: one read gave \(events), chunks gave \(got)"
-            }
-        }
-        return nil
-    }
-
-    static func check(_ bytes: [UInt8]) {
-        if let f = failure(bytes) {
-            FileHandle.standardError.write(Data("fuzz-session: \(f)\n".utf8))
-            abort()
-        }
-    }
-}
 
 #if FUZZING
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -122,55 +48,7 @@ struct FuzzerEntry {
 @main
 struct Replay {
     static func main() {
-        var args = Array(CommandLine.arguments.dropFirst())
-        if args.isEmpty { args = ["Fuzz/corpus/session"] }
-        var count = 0
-        for path in args {
-            for file in ReplayFiles.list(path) {
-                guard let bytes = ReplayFiles.read(file) else {
-                    FileHandle.standardError.write(Data("fuzz-session: cannot read \(file)\n".utf8))
-                    exit(2)
-                }
-                SessionCheck.check(bytes)
-                count += 1
-            }
-        }
-        print("replayed \(count) inputs")
-    }
-}
-
-/// The files of a directory (sorted), or the path itself when it is a file; no Foundation.
-enum ReplayFiles {
-    static func list(_ path: String) -> [String] {
-        guard let dir = opendir(path) else { return [path] }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
-            }
-            if name == "." || name == ".." || name.hasPrefix(".") { continue }
-            names.append(name)
-        }
-        return names.sorted().map { "\(path)/\($0)" }.filter { !isDirectory($0) }
-    }
-
-    static func isDirectory(_ path: String) -> Bool {
-        var st = stat()
-        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
-    }
-
-    static func read(_ path: String) -> [UInt8]? {
-        guard let f = fopen(path, "rb") else { return nil }
-        defer { fclose(f) }
-        var out: [UInt8] = []
-        var buf = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = fread(&buf, 1, buf.count, f)
-            if n > 0 { out += buf[0..<n] }
-            if n < buf.count { break }
-        }
-        return ferror(f) == 0 ? out : nil
+        FuzzReplay.main(name: "fuzz-session", defaultPath: "Fuzz/corpus/session", check: SessionCheck.check)
     }
 }
 #endif

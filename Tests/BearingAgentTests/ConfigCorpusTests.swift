@@ -1,8 +1,8 @@
-import BearingAgent
+import FuzzChecks
 import XCTest
 
 /// Replays the config fuzzing corpus (Fuzz/corpus/config, grown by `scripts/fuzz`) and the hand-written
-/// seeds (Fuzz/seeds/config) through `AgentConfig.parse`, as Fuzz/Config/main.swift does, without
+/// seeds (Fuzz/seeds/config) through the fuzz target's own check (FuzzChecks: `AgentConfig.parse`), without
 /// libFuzzer: each input gives a config or a ConfigError with a message, never a crash.
 final class ConfigCorpusTests: XCTestCase {
     /// Tests/BearingAgentTests/ConfigCorpusTests.swift → the repository root.
@@ -17,12 +17,8 @@ final class ConfigCorpusTests: XCTestCase {
                 .sorted { $0.lastPathComponent < $1.lastPathComponent }
             XCTAssertFalse(files.isEmpty, "\(dir) has no inputs")
             for file in files {
-                // As the fuzz target reads its input: UTF-8, bad sequences replaced.
-                let text = String(decoding: try Data(contentsOf: file), as: UTF8.self)
-                do throws(ConfigError) {
-                    _ = try AgentConfig.parse(yaml: text, source: file.lastPathComponent)
-                } catch {
-                    XCTAssertFalse(error.message.isEmpty, "\(dir)/\(file.lastPathComponent): ConfigError with an empty message")
+                if let failure = ConfigCheck.failure([UInt8](try Data(contentsOf: file))) {
+                    XCTFail("\(dir)/\(file.lastPathComponent): \(failure)")
                 }
                 total += 1
             }
