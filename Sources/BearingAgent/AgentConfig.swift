@@ -21,6 +21,9 @@ public struct AgentConfig: Equatable, Sendable {
         public var maxClients: Int = 32
         /// Messages queued per client before messages for that client are dropped.
         public var clientQueue: Int = 256
+        /// Least time between two writes to one client (seconds); lines that come sooner share the next
+        /// write. 0 writes each line at once: lowest latency, one `send(2)` per line per reader.
+        public var writeInterval: Double = 0
         /// The loopback TCP door for unmodified gpsd clients (`HOST:PORT`); nil for none.
         public var tcp: (host: String, port: Int)? = nil
         /// Allow a TCP door on an address other than loopback.
@@ -34,6 +37,7 @@ public struct AgentConfig: Equatable, Sendable {
 
         public static func == (a: Socket, b: Socket) -> Bool {
             a.path == b.path && a.mode == b.mode && a.group == b.group && a.maxClients == b.maxClients && a.clientQueue == b.clientQueue
+                && a.writeInterval == b.writeInterval
                 && a.tcp?.host == b.tcp?.host && a.tcp?.port == b.tcp?.port && a.tcpAllowRemote == b.tcpAllowRemote
                 && a.pipelineWriters == b.pipelineWriters && a.maxRequestBytes == b.maxRequestBytes
         }
@@ -166,6 +170,7 @@ extension AgentConfig {
                     "group": { config.socket.group = try r.groupName($0, "socket.group") },
                     "max_clients": { config.socket.maxClients = try r.int($0, "socket.max_clients", 1...4096) },
                     "client_queue": { config.socket.clientQueue = try r.int($0, "socket.client_queue", 1...100_000) },
+                    "write_interval": { config.socket.writeInterval = try r.seconds($0, "socket.write_interval", 0...1) },
                     "tcp": { config.socket.tcp = try r.hostPort($0, "socket.tcp") },
                     "tcp_allow_remote": { config.socket.tcpAllowRemote = try r.bool($0, "socket.tcp_allow_remote") },
                     "pipeline_writers": { config.socket.pipelineWriters = try r.users($0, "socket.pipeline_writers") },

@@ -54,6 +54,7 @@ public final class PublishingServer: @unchecked Sendable { // `transport` is set
         var tc = SocketTransport.Configuration()
         tc.maxClients = configuration.socket.maxClients
         tc.clientQueue = configuration.socket.clientQueue
+        tc.writeInterval = configuration.socket.writeInterval
         let transport = SocketTransport(listeners: listeners, configuration: tc)
         let store = configuration.pipelineStore.map(NamedPipelineStore.init(path:))
         let server = ProtocolServer(transport: transport, queue: queue, hub: hub, logger: logger,
@@ -85,6 +86,8 @@ public final class PublishingServer: @unchecked Sendable { // `transport` is set
 
     public var socketPath: String { configuration.socket.path }
     public var clientCount: Int { box.transport?.clientCount ?? 0 }
+    /// Writes, drops and loop turns so far; nil before `start()`.
+    public var transportStatistics: SocketTransport.Statistics? { box.transport?.statistics }
 
     /// One unfiltered value, from any thread.
     public func publish(_ report: Report, from source: StreamSource) {

@@ -43,29 +43,81 @@ public protocol SocketTransportDelegate: AnyObject, Sendable {
 /// The bytes side of the agent's sockets: accepts on every listener, reads, writes, and applies
 /// backpressure — nothing about the protocol.
 ///
-/// One thread runs a `poll(2)` loop. `send` may be called from any thread: it appends to each
-/// recipient's bounded queue and wakes the loop, so a slow or stalled client costs the pipeline nothing.
-/// When a client's queue is full its lines are dropped and counted, and it gets an `OVERFLOW` object with
-/// the count right where the gap is.
-public final class SocketTransport: @unchecked Sendable { // `lock` guards `clients`' queues and `stopping`
+/// `send` may be called from any thread (the agent calls it on its pipeline queue) and writes at once,
+/// without blocking: a line for a reader whose socket has room costs one `send(2)` and no thread hop.
+/// What does not fit waits in the client's bounded queue for the loop thread, which runs `epoll` and writes
+/// it when the socket drains; so a slow or stalled client costs the pipeline nothing. When a client's
+/// queue is full its lines are dropped and counted, and it gets an `OVERFLOW` object with the count right
+/// where the gap is. With a `writeInterval`, lines that come sooner than that after a client's last write
+/// wait and go out together in one write.
+public final class SocketTransport: @unchecked Sendable { // `lock` guards `connections`, their output state, `poller` and the counters
     public struct Configuration: Sendable {
         public var maxClients: Int = 32
         /// Lines queued per client before lines for that client are dropped.
         public var clientQueue: Int = 256
+        /// Least time between two writes to one client, in seconds; lines that come sooner wait and share
+        /// the next write. 0: every line is written as it comes.
+        public var writeInterval: Double = 0
         public init() {}
+    }
+
+    /// What the transport has done so far.
+    public struct Statistics: Sendable, Equatable {
+        /// `send(2)` calls that wrote to clients.
+        public var writes = 0
+        /// Lines dropped for clients whose queue was full.
+        public var dropped = 0
+        /// Turns of the loop thread: a liveness count.
+        public var turns = 0
     }
 
     final class Connection {
         let fd: Int32
         let id: ClientID
-        var queue: [String] = []
-        var dropped = 0
+        /// CRLF-ended lines not yet written; the first `written` bytes are.
         var output: [UInt8] = []
-        var outputOffset = 0
-        var closing = false
+        var written = 0
+        /// Offsets in `output` just past each queued line, from `firstEnd` on: what the bound counts.
+        var ends: [Int] = []
+        var firstEnd = 0
+        var dropped = 0
+        /// The socket took less than offered: nothing more is written until epoll says it is writable.
+        var blocked = false
+        /// Waiting for `nextWrite` (monotonic seconds) under a write interval.
+        var deferred = false
+        var nextWrite = 0.0
+        /// A write failed (the reader went away): the loop removes it.
+        var failed = false
         /// Close once the queue is written (after a refusal or a fatal ERROR).
         var closeAfterFlush = false
         init(fd: Int32, id: ClientID) { self.fd = fd; self.id = id }
+
+        var queued: Int { ends.count - firstEnd }
+        var isDrained: Bool { written == output.count }
+
+        func append(_ line: UnsafeBufferPointer<UInt8>) {
+            output.append(contentsOf: line)
+            // CRLF, as gpsd ends its lines: Python's gps module only unpacks lines ending in "}\r\n".
+            output.append(UInt8(ascii: "\r"))
+            output.append(UInt8(ascii: "\n"))
+            ends.append(output.count)
+        }
+
+        func consumed(_ n: Int) {
+            written += n
+            while firstEnd < ends.count && ends[firstEnd] <= written { firstEnd += 1 }
+            if isDrained {
+                output.removeAll(keepingCapacity: output.capacity <= 1 << 20)
+                ends.removeAll(keepingCapacity: true)
+                written = 0
+                firstEnd = 0
+            } else if written > 1 << 16 && written * 2 > output.count {
+                output.removeFirst(written)
+                ends = ends[firstEnd...].map { $0 - written }
+                written = 0
+                firstEnd = 0
+            }
+        }
     }
 
     public let configuration: Configuration
@@ -74,21 +126,23 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `clie
 
     private let lock = NSLock()
     private var connections: [ClientID: Connection] = [:]
+    private var poller: EventPoll?
     private var wakeFD: Int32 = -1
     private var stopping = false
-    /// A wake-up is on its way to the loop: further sends need not write the eventfd again, so a burst
-    /// of deliveries (one value to a hundred clients) costs one wake-up and one loop turn, not a hundred.
+    /// A wake-up is on its way to the loop: further calls need not write the eventfd again.
     private var wakePending = false
     private var nextID: ClientID = 1
+    private var stats = Statistics()
     private let worker = WorkerThread(name: "bearing.socket")
     /// Refusals since the last one logged, and when that was (monotonic seconds).
     private var refusedUnlogged = 0
     private var refusalLogged = -Double.infinity
-    /// A liveness count: bumped each time the loop turns.
-    public private(set) var turns = 0
 
     /// Read into on the transport thread only.
     private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 8)
+
+    private static let wakeTag: UInt64 = 0
+    private static let listenerTag: UInt64 = 1 << 62
 
     public init(listeners: [Listener], configuration: Configuration) {
         self.listeners = listeners
@@ -98,19 +152,29 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `clie
     deinit { readBuffer.deallocate() }
 
     public func start() throws(SystemError) {
+        let poller = try EventPoll()
         wakeFD = try Syscall.eventFD()
+        do {
+            try poller.add(wakeFD, .readable, tag: Self.wakeTag)
+            for (i, l) in listeners.enumerated() { try poller.add(l.fd, .readable, tag: Self.listenerTag | UInt64(i)) }
+        } catch {
+            Glibc.close(wakeFD)
+            wakeFD = -1
+            throw error
+        }
+        self.poller = poller
         worker.start { [self] in loop() }
     }
 
-    /// Writes what is queued (briefly), closes every client and listener, removes socket files.
+    /// Writes what is queued (as far as each socket takes it now), closes every client and listener,
+    /// removes socket files.
     public func stop() {
         lock.lock()
         let running = wakeFD >= 0 && !stopping
         stopping = true
+        if running { wake() }
         lock.unlock()
-        guard running else { return }
-        wake()
-        worker.stop()
+        if running { worker.stop() }
     }
 
     public var clientCount: Int {
@@ -118,36 +182,113 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `clie
         return connections.count
     }
 
-    /// Queues `line` (no newline) for each client in `to`; unknown ids (already gone) are skipped.
+    public var statistics: Statistics {
+        lock.lock(); defer { lock.unlock() }
+        return stats
+    }
+
+    /// Queues `line` (no newline) for each client in `to` and writes it now where the socket has room
+    /// (and no write interval holds it back); unknown ids (already gone) are skipped.
     public func send(_ line: String, to clients: [ClientID]) {
-        lock.lock()
-        var any = false
-        for id in clients {
-            guard let c = connections[id] else { continue }
-            enqueueLocked(c, line)
-            any = true
+        var line = line
+        line.withUTF8 { bytes in
+            lock.lock()
+            let now = configuration.writeInterval > 0 ? Syscall.monotonicSeconds() : 0
+            var attention = false
+            for id in clients {
+                guard let c = connections[id], !c.failed else { continue }
+                enqueueLocked(c, bytes)
+                if writeLocked(c, now: now) { attention = true }
+            }
+            wakeLocked(if: attention)
+            lock.unlock()
         }
-        let wakeNow = any && !wakePending
-        if wakeNow { wakePending = true }
-        lock.unlock()
-        if wakeNow { wake() }
     }
 
     /// Closes a client once what is queued for it is written.
     public func close(_ client: ClientID) {
         lock.lock()
         connections[client]?.closeAfterFlush = true
+        wakeLocked(if: true)
         lock.unlock()
-        wake()
     }
 
-    private func enqueueLocked(_ c: Connection, _ line: String) {
+    private func enqueueLocked(_ c: Connection, _ line: UnsafeBufferPointer<UInt8>) {
         let limit = configuration.clientQueue
-        if c.dropped > 0 && c.queue.count < limit {
-            c.queue.append(WireEncoding.overflow(dropped: c.dropped))
-            c.dropped = 0
+        if c.dropped > 0 && c.queued < limit {
+            appendOverflow(c)
         }
-        if c.queue.count < limit { c.queue.append(line) } else { c.dropped += 1 }
+        if c.queued < limit {
+            c.append(line)
+        } else {
+            c.dropped += 1
+            stats.dropped += 1
+        }
+    }
+
+    /// The OVERFLOW object that tells `c` how many lines it lost, where the gap is.
+    private func appendOverflow(_ c: Connection) {
+        var line = WireEncoding.overflow(dropped: c.dropped)
+        line.withUTF8 { c.append($0) }
+        c.dropped = 0
+    }
+
+    /// Writes what `c` has queued, as far as its socket takes it without blocking, unless it waits for
+    /// epoll or for its write interval (`force` skips the interval). Returns whether the loop must now
+    /// attend to `c`: it failed, it is due to close, or it started waiting for its interval.
+    private func writeLocked(_ c: Connection, now: Double, force: Bool = false) -> Bool {
+        while true {
+            if c.failed || c.blocked {
+                c.deferred = false
+                return c.failed
+            }
+            if c.isDrained {
+                if c.dropped > 0 {
+                    appendOverflow(c)
+                    continue
+                }
+                return c.closeAfterFlush
+            }
+            let interval = configuration.writeInterval
+            if interval > 0 && !force {
+                if now < c.nextWrite {
+                    defer { c.deferred = true }
+                    return !c.deferred
+                }
+                c.nextWrite = now + interval
+            }
+            c.deferred = false
+            stats.writes += 1
+            let n = c.output.withUnsafeBytes { raw in
+                // MSG_NOSIGNAL: a reader that went away is an EPIPE here, never a SIGPIPE for the process.
+                Glibc.send(c.fd, raw.baseAddress! + c.written, raw.count - c.written, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                if errno == EAGAIN || errno == EWOULDBLOCK { block(c); return false }
+                c.failed = true
+                return true
+            }
+            c.consumed(n)
+            if !c.isDrained { block(c); return false }
+        }
+    }
+
+    /// Waits for the socket to drain before writing to `c` again.
+    private func block(_ c: Connection) {
+        c.blocked = true
+        do {
+            try poller?.modify(c.fd, [.readable, .writable], tag: UInt64(c.id))
+        } catch {
+            c.failed = true
+        }
+    }
+
+    /// Wakes the loop unless a wake-up is already on its way; under `lock`, so the eventfd is open.
+    private func wakeLocked(if needed: Bool) {
+        guard needed && !wakePending && !stopping else { return }
+        wakePending = true
+        wake()
     }
 
     private func wake() {
@@ -155,62 +296,84 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `clie
         _ = write(wakeFD, &one, 8)
     }
 
-    // MARK: - The poll loop (transport thread only)
+    // MARK: - The loop (transport thread only)
 
     private func loop() {
-        var fds: [pollfd] = []
-        var order: [Connection] = []
+        guard let poller else { return }
+        var doomed: [Connection] = []
         while true {
+            // Attend to what other threads flagged: failed writes, finished closes, due write intervals.
             lock.lock()
             if stopping { lock.unlock(); break }
-            turns &+= 1
+            stats.turns &+= 1
             wakePending = false
-            fds.removeAll(keepingCapacity: true)
-            order.removeAll(keepingCapacity: true)
-            fds.append(pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0))
-            for l in listeners { fds.append(pollfd(fd: l.fd, events: Int16(POLLIN), revents: 0)) }
+            var earliest = Double.infinity
+            let now = configuration.writeInterval > 0 ? Syscall.monotonicSeconds() : 0
             for c in connections.values {
-                var events = Int16(POLLIN)
-                if !c.queue.isEmpty || c.outputOffset < c.output.count || c.closeAfterFlush { events |= Int16(POLLOUT) }
-                fds.append(pollfd(fd: c.fd, events: events, revents: 0))
-                order.append(c)
+                if c.deferred {
+                    if c.nextWrite <= now { _ = writeLocked(c, now: now) }
+                    if c.deferred { earliest = min(earliest, c.nextWrite) }
+                }
+                if c.failed || (c.closeAfterFlush && c.isDrained) { doomed.append(c) }
             }
             lock.unlock()
+            for c in doomed { remove(c) }
+            doomed.removeAll(keepingCapacity: true)
 
-            let n = poll(&fds, nfds_t(fds.count), 1000)
-            if n < 0 {
-                if errno == EINTR { continue }
-                delegate?.transport(self, note: "socket poll failed: \(SystemError("poll"))", warning: true)
+            let timeout = earliest.isFinite ? Int32(max(0, min(1000, ((earliest - now) * 1000).rounded(.up)))) : 1000
+            do {
+                try poller.wait(timeout: timeout) { tag, events in
+                    if tag == Self.wakeTag {
+                        var value: UInt64 = 0
+                        _ = read(wakeFD, &value, 8)
+                    } else if tag & Self.listenerTag != 0 {
+                        accept(listeners[Int(tag & ~Self.listenerTag)])
+                    } else {
+                        service(ClientID(tag), events)
+                    }
+                }
+            } catch {
+                delegate?.transport(self, note: "socket loop: \(error)", warning: true)
                 usleep(100_000)
-                continue
-            }
-            if fds[0].revents != 0 {
-                var value: UInt64 = 0
-                _ = read(wakeFD, &value, 8)
-            }
-            for (i, l) in listeners.enumerated() where fds[1 + i].revents & Int16(POLLIN) != 0 { accept(l) }
-            let base = 1 + listeners.count
-            for (i, c) in order.enumerated() {
-                let revents = fds[base + i].revents
-                if revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { readFrom(c) }
-                // Write what is queued now, including what arrived while polling (the socket is almost
-                // always writable; EAGAIN leaves it for POLLOUT): one turn per wake-up, not two.
-                if !c.closing { flush(c) }
-                if c.closing { remove(c) }
             }
         }
         lock.lock()
         let all = Array(connections.values)
+        for c in all { _ = writeLocked(c, now: 0, force: true) }
         lock.unlock()
-        for c in all {
-            flush(c)
-            remove(c)
-        }
+        for c in all { remove(c) }
         for l in listeners {
             Glibc.close(l.fd)
             if let path = l.unlinkPath { unlink(path) }
         }
+        lock.lock()
+        self.poller = nil
         Glibc.close(wakeFD)
+        wakeFD = -1
+        lock.unlock()
+    }
+
+    /// A client's socket is readable, writable again, or gone.
+    private func service(_ id: ClientID, _ events: EventPoll.Events) {
+        lock.lock()
+        let c = connections[id]
+        lock.unlock()
+        guard let c else { return }
+        var gone = false
+        if !events.isDisjoint(with: [.readable, .hangup, .error]) { gone = !readFrom(c) }
+        lock.lock()
+        if events.contains(.writable) && c.blocked && !gone {
+            c.blocked = false
+            do {
+                try poller?.modify(c.fd, .readable, tag: UInt64(c.id))
+            } catch {
+                c.failed = true
+            }
+            _ = writeLocked(c, now: Syscall.monotonicSeconds(), force: true)
+        }
+        if c.failed || (c.closeAfterFlush && c.isDrained) { gone = true }
+        lock.unlock()
+        if gone { remove(c) }
     }
 
     private func accept(_ listener: Listener) {
@@ -229,14 +392,22 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `clie
             let full = connections.count >= configuration.maxClients
             let id = nextID
             nextID += 1
-            var conn: Connection?
+            var registered: SystemError?
             if !full {
-                let c = Connection(fd: fd, id: id)
-                connections[id] = c
-                conn = c
+                do {
+                    try poller?.add(fd, .readable, tag: UInt64(id))
+                    connections[id] = Connection(fd: fd, id: id)
+                } catch {
+                    registered = error
+                }
             }
             lock.unlock()
-            guard conn != nil else {
+            if let registered {
+                Glibc.close(fd)
+                delegate?.transport(self, note: "a client on \(listener.name) was closed: \(registered)", warning: true)
+                continue
+            }
+            guard !full else {
                 refuse(fd)
                 continue
             }
@@ -266,65 +437,29 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `clie
         }
     }
 
-    private func readFrom(_ c: Connection) {
+    /// Reads what is there now, bounded, so one chatty client cannot starve the others. Returns false
+    /// when the client has gone.
+    private func readFrom(_ c: Connection) -> Bool {
         let raw = readBuffer
-        // Read what is there now, bounded, so one chatty client cannot starve the others.
         for _ in 0..<16 {
             let n = read(c.fd, raw.baseAddress, raw.count)
-            if n == 0 { c.closing = true; return }
+            if n == 0 { return false }
             if n < 0 {
                 if errno == EINTR { continue }
-                if errno != EAGAIN && errno != EWOULDBLOCK { c.closing = true }
-                return
+                return errno == EAGAIN || errno == EWOULDBLOCK
             }
             delegate?.transport(self, didReceive: UnsafeRawBufferPointer(rebasing: raw[0..<n]), from: c.id)
-            if n < raw.count || c.closing { return }
+            if n < raw.count { return true }
         }
+        return true
     }
 
-    /// Writes as much queued output as the socket takes without blocking.
-    private func flush(_ c: Connection) {
-        while !c.closing {
-            if c.outputOffset >= c.output.count {
-                lock.lock()
-                var lines: [String] = []
-                swap(&lines, &c.queue)
-                if c.dropped > 0 {
-                    lines.append(WireEncoding.overflow(dropped: c.dropped))
-                    c.dropped = 0
-                }
-                let closeNow = lines.isEmpty && c.closeAfterFlush
-                lock.unlock()
-                if closeNow { c.closing = true; return }
-                if lines.isEmpty { return }
-                c.output.removeAll(keepingCapacity: true)
-                c.outputOffset = 0
-                // CRLF, as gpsd ends its lines: Python's gps module only unpacks lines ending in "}\r\n".
-                for line in lines {
-                    c.output.append(contentsOf: line.utf8)
-                    c.output.append(UInt8(ascii: "\r"))
-                    c.output.append(UInt8(ascii: "\n"))
-                }
-                if c.output.capacity > 1 << 20 && c.output.count < 1 << 16 { c.output = Array(c.output) }
-            }
-            let n = c.output.withUnsafeBytes { raw in
-                // MSG_NOSIGNAL: a client that went away is an EPIPE here, never a SIGPIPE for the process.
-                Glibc.send(c.fd, raw.baseAddress! + c.outputOffset, raw.count - c.outputOffset, Int32(MSG_NOSIGNAL))
-            }
-            if n < 0 {
-                if errno == EINTR { continue }
-                if errno != EAGAIN && errno != EWOULDBLOCK { c.closing = true }
-                return
-            }
-            c.outputOffset += n
-        }
-    }
-
+    /// Forgets a client and closes its socket (which also takes it out of the epoll set).
     private func remove(_ c: Connection) {
         lock.lock()
-        connections[c.id] = nil
+        let known = connections.removeValue(forKey: c.id) != nil
+        if known { Glibc.close(c.fd) }
         lock.unlock()
-        Glibc.close(c.fd)
-        delegate?.transport(self, didClose: c.id)
+        if known { delegate?.transport(self, didClose: c.id) }
     }
 }

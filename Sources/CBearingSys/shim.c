@@ -2,6 +2,7 @@
 #include <stddef.h>
 #include <sys/socket.h>
 #include <sys/eventfd.h>
+#include <sys/epoll.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,6 +16,26 @@ int bearing_accept_nonblocking(int listen_fd) {
 
 int bearing_eventfd(void) {
     return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+}
+
+int bearing_epoll_create(void) {
+    return epoll_create1(EPOLL_CLOEXEC);
+}
+
+int bearing_epoll_ctl(int epfd, int op, int fd, unsigned int events, unsigned long long tag) {
+    struct epoll_event e = { .events = events, .data = { .u64 = tag } };
+    return epoll_ctl(epfd, op, fd, &e);
+}
+
+int bearing_epoll_wait(int epfd, unsigned long long *tags, unsigned int *events, int max, int timeout_ms) {
+    struct epoll_event ready[64];
+    if (max > 64) max = 64;
+    int n = epoll_wait(epfd, ready, max, timeout_ms);
+    for (int i = 0; i < n; i++) {
+        tags[i] = ready[i].data.u64;
+        events[i] = ready[i].events;
+    }
+    return n;
 }
 
 int bearing_peer_uid(int fd, unsigned int *uid) {

@@ -22,12 +22,15 @@ struct BenchFanout: ParsableCommand {
     /// TPV and ATT per second.
     @Option var tpvRate: Double = 10
     @Option var attRate: Double = 50
+    /// `socket.write_interval` for the run.
+    @Option var writeInterval: Double = 0
 
     func run() throws {
         var s = AgentConfig.Socket()
         s.path = socket
         s.maxClients = clients + 10
         s.clientQueue = 1024
+        s.writeInterval = writeInterval
         var defaults: [StreamKey: [OperatorSpec]] = [:]
         for key in StreamKey.all { defaults[key] = [] }
         var c = PublishingServer.Configuration(socket: s, defaults: defaults)
@@ -46,6 +49,7 @@ struct BenchFanout: ParsableCommand {
         while server.queue.sync(execute: { server.hub.clientCount }) < clients && Syscall.monotonicSeconds() < deadline { usleep(20_000) }
         usleep(500_000)
         let runs = server.queue.sync { server.hub.runCount }
+        let writesBefore = server.transportStatistics?.writes ?? 0
         var before = rusage()
         getrusage(RUSAGE_SELF.rawValue, &before)
         let start = Syscall.monotonicSeconds()
@@ -75,11 +79,12 @@ struct BenchFanout: ParsableCommand {
         usleep(500_000)
         var after = rusage()
         getrusage(RUSAGE_SELF.rawValue, &after)
+        let writes = (server.transportStatistics?.writes ?? 0) - writesBefore
         func secs(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
         let cpu = secs(after.ru_utime) - secs(before.ru_utime) + secs(after.ru_stime) - secs(before.ru_stime)
         let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
         let rss = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }.map { String($0.dropFirst(6)).trimmingCharacters(in: .whitespaces) } ?? "?"
-        print("{\"mode\":\"\(mode)\",\"clients\":\(clients),\"tpv\":\(tpv),\"att\":\(att),\"cpu_seconds\":\(cpu),\"rss\":\"\(rss)\",\"runs\":{\"standard\":\(runs.standard),\"named\":\(runs.named),\"client\":\(runs.client)}}")
+        print("{\"mode\":\"\(mode)\",\"clients\":\(clients),\"tpv\":\(tpv),\"att\":\(att),\"cpu_seconds\":\(cpu),\"writes\":\(writes),\"write_interval\":\(writeInterval),\"rss\":\"\(rss)\",\"runs\":{\"standard\":\(runs.standard),\"named\":\(runs.named),\"client\":\(runs.client)}}")
         fflush(Syscall.standardOutput)
     }
 }

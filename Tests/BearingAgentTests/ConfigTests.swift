@@ -25,6 +25,7 @@ final class ConfigTests: XCTestCase {
           mode: "0600"
           max_clients: 8
           client_queue: 32
+          write_interval: 0.05
         pipeline:
           tpv:
             - {op: min_mode, mode: 3}
@@ -44,6 +45,7 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(c.socket.mode, 0o600)
         XCTAssertEqual(c.socket.maxClients, 8)
         XCTAssertEqual(c.socket.clientQueue, 32)
+        XCTAssertEqual(c.socket.writeInterval, 0.05)
         XCTAssertEqual(c.tpvPipeline, [.minMode(.threeD), .throttle(interval: 0.5, latest: false)])
         XCTAssertEqual(c.skyPipeline, [])
         XCTAssertEqual(c.log.level, .debug)
@@ -65,6 +67,7 @@ final class ConfigTests: XCTestCase {
         assertRejected("gpsd:\n  silence_timeout: 0\n", mentions: ["gpsd.silence_timeout", "\"0\""])
         assertRejected("socket:\n  mode: \"0999\"\n", mentions: ["socket.mode", "\"0999\"", "octal"])
         assertRejected("socket:\n  path: relative.sock\n", mentions: ["socket.path", "absolute path"])
+        assertRejected("socket:\n  write_interval: 2\n", mentions: ["socket.write_interval", "2"])
         assertRejected("log:\n  level: loud\n", mentions: ["log.level", "\"loud\"", "debug"])
         assertRejected("pipeline:\n  tpv:\n    - {op: throttle, interval: fast}\n", mentions: ["pipeline.tpv[0] (throttle).interval", "fast"])
         assertRejected("pipeline:\n  sky:\n    - {op: min_mode, mode: 2}\n", mentions: ["pipeline.sky", "does not apply to SKY"])

@@ -12,6 +12,14 @@ int bearing_eventfd(void);
 /* The uid of the process at the other end of a UNIX stream socket (SO_PEERCRED); 0 or -1 with errno. */
 int bearing_peer_uid(int fd, unsigned int *uid);
 
+/* epoll without its packed `struct epoll_event` (x86-64 packs it, which Swift does not import well):
+   an epoll instance (close-on-exec), registration with a 64-bit tag, and a wait that fills parallel arrays
+   of tags and events. Each returns what the syscall returns, with errno set on -1. */
+#include <sys/epoll.h>
+int bearing_epoll_create(void);
+int bearing_epoll_ctl(int epfd, int op, int fd, unsigned int events, unsigned long long tag);
+int bearing_epoll_wait(int epfd, unsigned long long *tags, unsigned int *events, int max, int timeout_ms);
+
 /* Line-buffer stdout (for a reader on a pipe); Swift 6 cannot touch C's `stdout` global. */
 void bearing_line_buffer_stdout(void);
 
