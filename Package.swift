@@ -52,8 +52,12 @@ let package = Package(
             dependencies: ["BearingCore"]
         ),
         .target(
+            name: "BearingPOSIX",
+            dependencies: ["CBearingSys", "BearingCore"]
+        ),
+        .target(
             name: "BearingIO",
-            dependencies: ["CGPS", "CI2C", "CBearingSys", "BearingCore"]
+            dependencies: ["CGPS", "CI2C", "BearingPOSIX", "BearingCore"]
         ),
         .target(
             name: "BearingTerminal",
@@ -61,7 +65,7 @@ let package = Package(
         ),
         .target(
             name: "BearingClient",
-            dependencies: ["BearingCore", "BearingIO"]
+            dependencies: ["BearingCore", "BearingPOSIX"]
         ),
         .target(
             name: "BearingAgent",
@@ -86,8 +90,13 @@ let package = Package(
         // them corpus replayers.
         .target(
             name: "FuzzChecks",
-            dependencies: ["BearingCore", "BearingAgent"],
+            dependencies: ["BearingCore"],
             path: "Fuzz/Checks"
+        ),
+        .target(
+            name: "FuzzConfigChecks",
+            dependencies: ["FuzzChecks", "BearingAgent"],
+            path: "Fuzz/ConfigChecks"
         ),
         .executableTarget(
             name: "fuzz-session",
@@ -97,7 +106,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "fuzz-config",
-            dependencies: ["FuzzChecks"],
+            dependencies: ["FuzzChecks", "FuzzConfigChecks"],
             path: "Fuzz/Config",
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]
         ),
@@ -126,12 +135,20 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "BearingPOSIXTests",
+            dependencies: ["BearingPOSIX", "BearingCore", "TestSupport"]
+        ),
+        .testTarget(
+            name: "BearingClientTests",
+            dependencies: ["BearingClient", "BearingAgent", "BearingCore", "TestSupport"]
+        ),
+        .testTarget(
             name: "BearingIOTests",
             dependencies: ["BearingIO", "BearingCore", "CGPS", "TestSupport"]
         ),
         .testTarget(
             name: "BearingAgentTests",
-            dependencies: ["BearingAgent", "BearingClient", "BearingIO", "BearingCore", "BearingSimulator", "BearingSensors", "TestSupport", "FuzzChecks"]
+            dependencies: ["BearingAgent", "BearingClient", "BearingIO", "BearingCore", "BearingSimulator", "BearingSensors", "TestSupport", "FuzzConfigChecks"]
         ),
         .testTarget(
             name: "BearingCLITests",

@@ -1,14 +1,55 @@
 #!/usr/bin/env python3
 """Latency Bearing adds between gpsd and a socket client.
 
-Replays a generated track through gpsfake; one client reads gpsd directly (TCP, ?WATCH json), another
-reads Bearing's UNIX socket (agent in --passthrough); both are read in one select() loop and each TPV
-is timestamped on arrival. The latency of a TPV is its arrival at the Bearing client minus its arrival
-at the direct client. Prints the count, median, p90, p99 and max in microseconds.
+Replays a generated track through gpsfake; one reader process reads gpsd directly (TCP, ?WATCH json),
+another reads Bearing's UNIX socket (agent in --passthrough); each timestamps every TPV on arrival with
+CLOCK_MONOTONIC. The latency of a TPV is its arrival at the Bearing reader minus its arrival at the
+direct reader. Prints the count, median, p90, p99 and max in microseconds.
 
 usage: bench/latency.py [path/to/bearing] [--epochs N] [--pace SECONDS_PER_SENTENCE]
 """
-import argparse, json, os, select, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
+import argparse, json, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
+
+# A reader: connects (unix PATH or tcp PORT, retrying until the server is up), watches, and records each
+# TPV's arrival (monotonic ns) under its content; the n-th repeat of a TPV is keyed apart. Prints JSON.
+READER = r"""
+import json, socket, sys, time
+kind, target, dur = sys.argv[1], sys.argv[2], float(sys.argv[3])
+end = time.monotonic() + dur
+while True:
+    try:
+        s = socket.socket(socket.AF_UNIX) if kind == "unix" else socket.socket()
+        s.connect(target if kind == "unix" else ("127.0.0.1", int(target)))
+        break
+    except OSError:
+        s.close(); time.sleep(0.01)
+        if time.monotonic() > end: sys.exit("no server")
+s.sendall(b'?WATCH={"enable":true,"json":true};\n')
+s.settimeout(1.0)
+buf, seen, out = b"", {}, []
+last = time.monotonic()
+while time.monotonic() < end:
+    try:
+        chunk = s.recv(65536)
+    except socket.timeout:
+        # gpsd closes when gpsfake is done; Bearing stays up, so its reader ends after 3 s of silence.
+        if out and time.monotonic() - last > 3:
+            break
+        continue
+    now = time.monotonic_ns()
+    last = time.monotonic()
+    if not chunk:
+        break
+    *lines, buf = (buf + chunk).split(b"\n")
+    for line in lines:
+        if b'"class":"TPV"' not in line:
+            continue
+        o = json.loads(line)
+        key = [o.get("time"), o.get("mode"), o.get("lat"), o.get("lon"), o.get("speed")]
+        n = seen.get(json.dumps(key), 0); seen[json.dumps(key)] = n + 1
+        out.append([key + [n], now])
+print(json.dumps(out))
+"""
 
 def free_port():
     s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
@@ -34,47 +75,24 @@ def main():
                                        "--socket", sock_path, "--log-level", "error"]))
         while not os.path.exists(sock_path):
             time.sleep(0.01)
-        b = socket.socket(socket.AF_UNIX); b.connect(sock_path)
-        b.sendall(b'?WATCH={"enable":true,"json":true};\n')
+        # One reader process per stream, each timestamping TPVs on arrival with CLOCK_MONOTONIC (one clock
+        # for the whole machine): a single select() loop over both would make Bearing's copy wait while it
+        # parsed gpsd's, and charge that to Bearing.
+        dur = a.epochs * a.pace * 6 + 30
+        readers = [subprocess.Popen([sys.executable, "-c", READER, kind, target, str(dur)], stdout=subprocess.PIPE, text=True)
+                   for kind, target in (("unix", sock_path), ("tcp", str(port)))]
+        time.sleep(0.5)
         procs.append(subprocess.Popen(["/usr/bin/gpsfake", "-1", "-p", "-q", "-P", str(port), "-c", str(a.pace), track],
                                       env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        d = None
-        deadline = time.time() + 10
-        while d is None and time.time() < deadline:
-            try:
-                d = socket.create_connection(("127.0.0.1", port)); d.sendall(b'?WATCH={"enable":true,"json":true};\n')
-            except OSError:
-                d = None; time.sleep(0.02)
-        if d is None:
-            sys.exit("gpsd never came up")
-        arrivals = {d: {}, b: {}}
-        bufs = {d: b"", b: b""}
-        seen = {d: {}, b: {}}
-        open_socks = [d, b]
-        end = time.time() + a.epochs * a.pace * 6 + 30
-        while open_socks and time.time() < end:
-            r, _, _ = select.select(open_socks, [], [], 1.0)
-            now = time.monotonic_ns()
-            for s in r:
-                chunk = s.recv(65536)
-                if not chunk:
-                    open_socks.remove(s); continue
-                bufs[s] += chunk
-                *lines, bufs[s] = bufs[s].split(b"\n")
-                for line in lines:
-                    if b'"class":"TPV"' not in line:
-                        continue
-                    o = json.loads(line)
-                    key = (o.get("time"), o.get("mode"), o.get("lat"), o.get("lon"), o.get("speed"))
-                    n = seen[s].get(key, 0); seen[s][key] = n + 1
-                    arrivals[s][(key, n)] = now
-            if d not in open_socks:
-                break   # gpsd finished; Bearing's copies have long arrived
-        lat = sorted((arrivals[b][k] - t) / 1000 for k, t in arrivals[d].items() if k in arrivals[b])
+        outs = [r.communicate(timeout=dur + 30)[0] for r in readers]
+        b_arr, d_arr = [json.loads(o) for o in outs]
+        arrivals_b = {tuple(json.dumps(k) for k in key): t for key, t in b_arr}
+        arrivals_d = {tuple(json.dumps(k) for k in key): t for key, t in d_arr}
+        lat = sorted((arrivals_b[k] - t) / 1000 for k, t in arrivals_d.items() if k in arrivals_b)
         if not lat:
             sys.exit("no TPV matched")
         q = lambda p: lat[min(len(lat) - 1, int(p * len(lat)))]
-        print(f"TPVs matched {len(lat)} of {len(arrivals[d])} read from gpsd directly")
+        print(f"TPVs matched {len(lat)} of {len(arrivals_d)} read from gpsd directly")
         print(f"added latency µs: median {statistics.median(lat):.0f}  p90 {q(0.90):.0f}  p99 {q(0.99):.0f}  max {lat[-1]:.0f}")
     finally:
         for p in reversed(procs):

@@ -5,9 +5,8 @@
 // back exactly that request; a line that `ClientRequest.parse` reads as one request with a JSON argument
 // gives exactly that request in a session (a `;` inside a JSON string does not split it); framing does
 // not depend on read boundaries (2–3 chunks, split points derived from the data, give the same events).
-// Config, for any bytes (read as UTF-8, bad sequences replaced): parsing returns a config or throws a
-// ConfigError with a message.
-import BearingAgent
+// The config check (it needs BearingAgent) is in Fuzz/ConfigChecks, so this library and the core tests
+// that use it depend on BearingCore alone.
 import BearingCore
 import Foundation
 #if canImport(Glibc)
@@ -79,26 +78,6 @@ public enum SessionCheck {
     public static func check(_ bytes: [UInt8]) {
         if let f = failure(bytes) {
             FileHandle.standardError.write(Data("fuzz-session: \(f)\n".utf8))
-            abort()
-        }
-    }
-}
-
-public enum ConfigCheck {
-    /// Returns a description of the failure, nil when the check holds.
-    public static func failure(_ bytes: [UInt8]) -> String? {
-        let text = String(decoding: bytes, as: UTF8.self)
-        do throws(ConfigError) {
-            _ = try AgentConfig.parse(yaml: text, source: "fuzz.yaml")
-        } catch {
-            if error.message.isEmpty { return "ConfigError with an empty message" }
-        }
-        return nil
-    }
-
-    public static func check(_ bytes: [UInt8]) {
-        if let f = failure(bytes) {
-            FileHandle.standardError.write(Data("fuzz-config: \(f)\n".utf8))
             abort()
         }
     }

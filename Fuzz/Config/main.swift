@@ -8,6 +8,7 @@
 // ConfigError with a message; it never crashes.
 // The checks themselves are in Fuzz/Checks (FuzzChecks), shared with the tests.
 import FuzzChecks
+import FuzzConfigChecks
 #if canImport(Glibc)
 import Glibc
 #endif

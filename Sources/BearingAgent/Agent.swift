@@ -13,8 +13,9 @@ import Glibc
 ///
 /// 1. sources on their own threads (`GPSDClient`, `MagnetometerReader`) report to adapters, which send
 ///    into subjects;
-/// 2. every value moves onto the one pipeline queue (`receive(on:)`) — ordering, draining at shutdown
-///    and thread-safety have that one answer whatever the config;
+/// 2. every value enters the one pipeline queue (`receive(on: PipelineEntry)`: a `sync` block on the queue,
+///    run on the source's thread, no hop) — ordering, draining at shutdown and thread-safety have that one
+///    answer whatever the config;
 /// 3. the compass stages (calibration, orientation, declination) turn samples into attitudes;
 /// 4. the `PublishingHub` runs the default, named and per-client operator chains and routes lines;
 /// 5. the `SocketTransport` writes them to clients; the data log and journal take the default chains.
@@ -102,7 +103,7 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
     }
 
     private func wire() {
-        let q = pipelineQueue
+        let q = PipelineEntry(pipelineQueue)
         let hub = self.hub
         hub.observer = { [weak self] className, line in self?.record(className, line) }
 
@@ -129,7 +130,7 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
     }
 
     private func wireCompass() {
-        let q = pipelineQueue
+        let q = PipelineEntry(pipelineQueue)
         let hub = self.hub
         if let calibration {
             let subject = calibrations

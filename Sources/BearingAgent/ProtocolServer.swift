@@ -83,22 +83,14 @@ final class ProtocolServer: SocketTransportDelegate, @unchecked Sendable { // `s
             }
             hub.reply(client, WireEncoding.calibration(calibration.status))
         case .definePipeline(let p):
-            guard authorize(client, peer, "PIPELINE") else { return }
-            if let existing = hub.named[p.name], existing.origin == .config {
-                hub.reply(client, WireEncoding.error("PIPELINE: \"\(p.name)\" is defined in the config file; change it there"))
-                return
-            }
+            guard mayChange(p.name, client, peer) else { return }
             hub.define(p)
             persist(client)
             logger.notice("pipeline defined", metadata: ["name": "\(p.name)", "by": "\(peer.map { "\($0)" } ?? "?")",
                                                          "chains": "\(WireEncoding.chains(p.chains))"])
             hub.reply(client, hub.pipelinesObject())
         case .deletePipeline(let name):
-            guard authorize(client, peer, "PIPELINE") else { return }
-            if let existing = hub.named[name], existing.origin == .config {
-                hub.reply(client, WireEncoding.error("PIPELINE: \"\(name)\" is defined in the config file; change it there"))
-                return
-            }
+            guard mayChange(name, client, peer) else { return }
             guard hub.remove(named: name) else {
                 hub.reply(client, WireEncoding.error("PIPELINE: no pipeline named \"\(name)\""))
                 return
@@ -111,11 +103,19 @@ final class ProtocolServer: SocketTransportDelegate, @unchecked Sendable { // `s
         }
     }
 
-    private func authorize(_ client: ClientID, _ peer: Peer?, _ request: String) -> Bool {
-        if let uid = peer?.uid, uid == 0 || pipelineWriters.contains(uid) { return true }
-        let who = peer?.uid.map { "uid \($0)" } ?? "a TCP client"
-        hub.reply(client, WireEncoding.error("\(request): \(who) may not change pipelines; allowed: root and the uids in socket.pipeline_writers, over the UNIX socket"))
-        return false
+    /// Whether this peer may define or delete the pipeline `name`: root or a listed writer over the UNIX
+    /// socket, and never one the config file defines. Otherwise the client is told why.
+    private func mayChange(_ name: String, _ client: ClientID, _ peer: Peer?) -> Bool {
+        guard let uid = peer?.uid, uid == 0 || pipelineWriters.contains(uid) else {
+            let who = peer?.uid.map { "uid \($0)" } ?? "a TCP client"
+            hub.reply(client, WireEncoding.error("PIPELINE: \(who) may not change pipelines; allowed: root and the uids in socket.pipeline_writers, over the UNIX socket"))
+            return false
+        }
+        if hub.named[name]?.origin == .config {
+            hub.reply(client, WireEncoding.error("PIPELINE: \"\(name)\" is defined in the config file; change it there"))
+            return false
+        }
+        return true
     }
 
     /// Writes the client-defined pipelines; a failed write is reported to the client and logged (the

@@ -30,6 +30,8 @@ public final class PublishingServer: @unchecked Sendable { // `transport` is set
     /// The one serial context for the pipelines; `hub` is touched only there.
     public let queue: DispatchQueue
     public let hub: PublishingHub<DispatchQueue.OCombine>
+    /// How values enter `queue` from the sources' threads (see `PipelineEntry`).
+    public let entry: PipelineEntry
     private let logger: Logger
     private let calibration: CalibrationStore?
     private let box = TransportBox()
@@ -41,6 +43,7 @@ public final class PublishingServer: @unchecked Sendable { // `transport` is set
         self.logger = logger
         self.calibration = calibration
         self.queue = queue
+        entry = PipelineEntry(queue)
         let box = self.box
         hub = PublishingHub(defaults: configuration.defaults, named: configuration.named, devices: configuration.devices,
                             release: configuration.release, scheduler: queue.ocombine) { line, clients in
@@ -89,14 +92,14 @@ public final class PublishingServer: @unchecked Sendable { // `transport` is set
     /// Writes, drops and loop turns so far; nil before `start()`.
     public var transportStatistics: SocketTransport.Statistics? { box.transport?.statistics }
 
-    /// One unfiltered value, from any thread.
+    /// One unfiltered value, from any thread; published before this returns.
     public func publish(_ report: Report, from source: StreamSource) {
-        queue.async { [hub] in hub.publish(report, from: source) }
+        entry.run { hub.publish(report, from: source) }
     }
 
     /// A source's STATE object, from any thread.
     public func publishState(source: String, line: String) {
-        queue.async { [hub] in hub.publishState(source: source, line: line) }
+        entry.run { hub.publishState(source: source, line: line) }
     }
 
     /// The UNIX socket (with its mode and group) and, when configured, the TCP door.
@@ -128,7 +131,7 @@ public final class PublishingServer: @unchecked Sendable { // `transport` is set
             }
             do {
                 let tfd = try TCPSocket.listen(host: tcp.host, port: tcp.port)
-                listeners.append(Listener(fd: tfd, kind: .tcp, name: tcp.host.contains(":") ? "[\(tcp.host)]:\(tcp.port)" : "\(tcp.host):\(tcp.port)", unlinkPath: nil))
+                listeners.append(Listener(fd: tfd, kind: .tcp, name: TCPSocket.name(tcp.host, tcp.port), unlinkPath: nil))
             } catch {
                 abandon()
                 throw error

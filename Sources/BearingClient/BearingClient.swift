@@ -1,5 +1,5 @@
 import BearingCore
-import BearingIO
+import BearingPOSIX
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,7 +22,7 @@ public final class BearingClient {
         public var description: String {
             switch self {
             case .unix(let path): return path
-            case .tcp(let host, let port): return host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+            case .tcp(let host, let port): return TCPSocket.name(host, port)
             }
         }
     }

@@ -35,7 +35,7 @@ public final class GPSDClient: @unchecked Sendable { // `delegate` is set before
         public var retryInitial: Double = 0.5
         public var retryMax: Double = 5
         public init() {}
-        public var endpoint: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+        public var endpoint: String { TCPSocket.name(host, port) }
     }
 
     public let configuration: Configuration

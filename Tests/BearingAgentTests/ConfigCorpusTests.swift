@@ -1,4 +1,5 @@
 import FuzzChecks
+import FuzzConfigChecks
 import XCTest
 
 /// Replays the config fuzzing corpus (Fuzz/corpus/config, grown by `scripts/fuzz`) and the hand-written

@@ -6,21 +6,29 @@ import Glibc
 public enum TCPSocket {
     /// A numeric IPv4/IPv6 address and port as a socket address.
     static func resolve(_ host: String, _ port: Int) throws(SystemError) -> (family: Int32, storage: sockaddr_storage, length: socklen_t) {
+        let family = host.contains(":") ? AF_INET6 : AF_INET
         var storage = sockaddr_storage()
-        if host.contains(":") {
-            var a = sockaddr_in6()
-            a.sin6_family = sa_family_t(AF_INET6)
-            a.sin6_port = in_port_t(UInt16(port).bigEndian)
-            guard inet_pton(AF_INET6, host, &a.sin6_addr) == 1 else { throw SystemError("inet_pton", host, errno: EINVAL) }
-            withUnsafeMutableBytes(of: &storage) { dst in withUnsafeBytes(of: a) { dst.copyMemory(from: $0) } }
-            return (AF_INET6, storage, socklen_t(MemoryLayout<sockaddr_in6>.size))
+        let parsed = withUnsafeMutableBytes(of: &storage) { raw -> Bool in
+            if family == AF_INET6 {
+                var a = sockaddr_in6()
+                a.sin6_family = sa_family_t(AF_INET6)
+                a.sin6_port = in_port_t(UInt16(port).bigEndian)
+                defer { withUnsafeBytes(of: a) { raw.copyMemory(from: $0) } }
+                return inet_pton(AF_INET6, host, &a.sin6_addr) == 1
+            }
+            var a = sockaddr_in()
+            a.sin_family = sa_family_t(AF_INET)
+            a.sin_port = in_port_t(UInt16(port).bigEndian)
+            defer { withUnsafeBytes(of: a) { raw.copyMemory(from: $0) } }
+            return inet_pton(AF_INET, host, &a.sin_addr) == 1
         }
-        var a = sockaddr_in()
-        a.sin_family = sa_family_t(AF_INET)
-        a.sin_port = in_port_t(UInt16(port).bigEndian)
-        guard inet_pton(AF_INET, host, &a.sin_addr) == 1 else { throw SystemError("inet_pton", host, errno: EINVAL) }
-        withUnsafeMutableBytes(of: &storage) { dst in withUnsafeBytes(of: a) { dst.copyMemory(from: $0) } }
-        return (AF_INET, storage, socklen_t(MemoryLayout<sockaddr_in>.size))
+        guard parsed else { throw SystemError("inet_pton", host, errno: EINVAL) }
+        return (family, storage, socklen_t(family == AF_INET6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size))
+    }
+
+    /// `host:port`, with brackets around an IPv6 address.
+    public static func name(_ host: String, _ port: Int) -> String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
     /// Whether `host` is a loopback address (127.0.0.0/8 or ::1).
@@ -33,7 +41,7 @@ public enum TCPSocket {
 
     /// A non-blocking listening socket on `host:port` (SO_REUSEADDR, so a restart does not wait out TIME_WAIT).
     public static func listen(host: String, port: Int, backlog: Int32 = 64) throws(SystemError) -> Int32 {
-        let subject = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        let subject = name(host, port)
         var (family, storage, length) = try resolve(host, port)
         let fd = try Syscall.check("socket", subject) { socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
         do {
@@ -53,7 +61,7 @@ public enum TCPSocket {
 
     /// Connects to `host:port`; returns a blocking descriptor.
     public static func connect(host: String, port: Int) throws(SystemError) -> Int32 {
-        let subject = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        let subject = name(host, port)
         var (family, storage, length) = try resolve(host, port)
         let fd = try Syscall.check("socket", subject) { socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
         let r = withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, length) } }

@@ -1,5 +1,5 @@
 import BearingCore
-import BearingIO
+import BearingPOSIX
 import Foundation
 import TestSupport
 import XCTest
