@@ -61,7 +61,7 @@ public enum AtomicFile {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
-            let n = try Syscall.checkSize("read", path) { chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }
+            let n = try Syscall.check("read", path) { chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }
             if n == 0 { break }
             bytes.append(contentsOf: chunk[0..<n])
             if bytes.count > limit { throw SystemError("read", "\(path): larger than \(limit) bytes", errno: EFBIG) }

@@ -43,7 +43,7 @@ public struct LineReader {
                 if ready == 0 { continue }
             }
             let fd = self.fd
-            let n = try Syscall.checkSize("read", subject) { buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
+            let n = try Syscall.check("read", subject) { buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
             if n == 0 { return .end }
             pending.append(contentsOf: buffer[0..<n])
         }

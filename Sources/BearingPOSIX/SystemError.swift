@@ -27,17 +27,9 @@ public struct SystemError: Error, Equatable, CustomStringConvertible {
 /// Thin wrappers: every syscall the project makes goes through one of these, retried on EINTR and
 /// turned into a `SystemError` that names the operation.
 public enum Syscall {
+    /// Runs `call` until it is not interrupted; a negative result becomes a `SystemError` naming `operation`.
     @discardableResult
-    public static func check(_ operation: String, _ subject: String? = nil, _ call: () -> Int32) throws(SystemError) -> Int32 {
-        while true {
-            let r = call()
-            if r >= 0 { return r }
-            if errno == EINTR { continue }
-            throw SystemError(operation, subject)
-        }
-    }
-
-    public static func checkSize(_ operation: String, _ subject: String? = nil, _ call: () -> Int) throws(SystemError) -> Int {
+    public static func check<Result: BinaryInteger>(_ operation: String, _ subject: String? = nil, _ call: () -> Result) throws(SystemError) -> Result {
         while true {
             let r = call()
             if r >= 0 { return r }
@@ -60,7 +52,7 @@ public enum Syscall {
     public static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, _ subject: String? = nil) throws(SystemError) {
         var offset = 0
         while offset < bytes.count {
-            let n = try checkSize("write", subject) { write(fd, bytes.baseAddress! + offset, bytes.count - offset) }
+            let n = try check("write", subject) { write(fd, bytes.baseAddress! + offset, bytes.count - offset) }
             offset += n
         }
     }
