@@ -260,6 +260,15 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
 
     /// Connections now.
     public var clientCount: Int { server.clientCount }
+
+    /// One line for `systemctl status`: each source's state and how many readers are connected.
+    public var statusLine: String {
+        var parts = ["gpsd \(gpsAdapter.currentState.name)"]
+        if reader != nil { parts.append("magnetometer \(magAdapter.currentState.name)") }
+        let n = clientCount
+        parts.append("\(n) reader\(n == 1 ? "" : "s")")
+        return parts.joined(separator: ", ")
+    }
 }
 
 /// How one source's state changes are logged: a retry loop against an absent source logs its first

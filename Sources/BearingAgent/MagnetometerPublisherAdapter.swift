@@ -18,6 +18,7 @@ public final class MagnetometerPublisherAdapter: MagnetometerReaderDelegate, @un
     /// Replays the current state on subscription, then every change.
     public var states: AnyPublisher<ConnectionState, Never> { stateSubject.eraseToAnyPublisher() }
     public var failures: AnyPublisher<MagnetometerError, Never> { failureSubject.eraseToAnyPublisher() }
+    public var currentState: ConnectionState { stateSubject.value }
 
     public func magnetometerReader(_ reader: MagnetometerReader, didReceive sample: MagneticSample) { sampleSubject.send(sample) }
     public func magnetometerReader(_ reader: MagnetometerReader, didChangeState state: ConnectionState) { stateSubject.send(state) }

@@ -57,6 +57,7 @@ struct Run: AsyncParsableCommand {
         let logger = Logger(label: "bearing")
         Syscall.ignoreSIGPIPE()
 
+        let notifier = SystemdNotification(logger: logger)
         let agent = Agent(config: config, logger: logger, openBus: BusOpener.open)
         do {
             try agent.start()
@@ -73,23 +74,76 @@ struct Run: AsyncParsableCommand {
         // start-up pages the first left (bench/rss: 1.1–1.4 MB less).
         DispatchQueue.global().asyncAfter(deadline: .now() + 10) { Syscall.trimExecutableMappings() }
 
+
         // SIGHUP reopens the data log (logrotate's postrotate sends it) and reloads the calibration file.
         signal(SIGHUP, SIG_IGN)
         let hup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
         hup.setEventHandler {
+            notifier.tell { try $0.reloading(status: "reloading: data log reopened, calibration file read again") }
             agent.reopenLogs()
             agent.reloadCalibration(reason: "SIGHUP")
+            notifier.ready(agent.statusLine)
         }
         hup.resume()
 
         // One service per part; a service group shuts services down in reverse order, each after the one
         // before it has returned: the sources, then the socket server, then the data log.
         let group = ServiceGroup(configuration: .init(
-            services: Agent.Part.allCases.map { .init(service: AgentPartService(agent: agent, part: $0)) },
+            // Last in the list, so the first to hear of a shutdown: it sends STOPPING=1.
+            services: Agent.Part.allCases.map { .init(service: AgentPartService(agent: agent, part: $0)) }
+                + [.init(service: NotifyService(notifier: notifier, agent: agent))],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
         try await group.run()
         hup.cancel()
+    }
+}
+
+/// Bearing's side of systemd's notification protocol: READY, STATUS (only when it changed), RELOADING and
+/// STOPPING through a `ServiceNotifier`, when systemd gave one; a failed notification is logged once.
+final class SystemdNotification: @unchecked Sendable { // `lock` guards `lastStatus` and `failed`
+    private let notifier: ServiceNotifier?
+    private let logger: Logger
+    private let lock = NSLock()
+    private var lastStatus = ""
+    private var failed = false
+
+    init(logger: Logger) {
+        self.logger = logger
+        do {
+            notifier = try ServiceNotifier.fromEnvironment()
+        } catch {
+            logger.warning("systemd notifications off: \(error)")
+            notifier = nil
+        }
+    }
+
+    func tell(_ message: (ServiceNotifier) throws -> Void) {
+        guard let notifier else { return }
+        do {
+            try message(notifier)
+        } catch {
+            let first = lock.withLock { () -> Bool in
+                defer { failed = true }
+                return !failed
+            }
+            if first { logger.warning("systemd notification failed: \(error)") }
+        }
+    }
+
+    /// READY=1 with `status`, which later updates then compare against.
+    func ready(_ status: String) {
+        lock.withLock { lastStatus = status }
+        tell { try $0.ready(status: status) }
+    }
+
+    /// STATUS=, only when it differs from the last one sent.
+    func updateStatus(_ status: String) {
+        let changed = lock.withLock { () -> Bool in
+            defer { lastStatus = status }
+            return status != lastStatus
+        }
+        if changed { tell { try $0.status(status) } }
     }
 }
 
@@ -103,5 +157,24 @@ struct AgentPartService: Service, CustomStringConvertible {
     func run() async throws {
         try? await gracefulShutdown()
         agent.stop(part)
+    }
+}
+
+/// systemd's view of the daemon (Type=notify): READY=1 once the group runs — the agent has started (config,
+/// boards, calibration loaded, the socket listening) and SIGTERM is handled — then STATUS every 2 s when
+/// it changed, and STOPPING=1 when a shutdown begins. Nothing when not under systemd.
+struct NotifyService: Service {
+    let notifier: SystemdNotification
+    let agent: Agent
+
+    func run() async throws {
+        notifier.ready(agent.statusLine)
+        try? await cancelWhenGracefulShutdown {
+            while true {
+                try await Task.sleep(for: .seconds(2))
+                notifier.updateStatus(agent.statusLine)
+            }
+        }
+        notifier.tell { try $0.stopping(status: "stopping: sources, then the socket server, then the data log") }
     }
 }

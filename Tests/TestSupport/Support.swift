@@ -288,3 +288,28 @@ public func requireSharedData(_ subdirectory: String) throws -> URL {
     }
     return url
 }
+
+/// A datagram socket bound to `name` (a path, or `@…` for the abstract namespace) that reads with a deadline.
+public final class DatagramReceiver {
+    public let fd: Int32
+    public init(_ name: String) throws {
+        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        var bytes = Array(name.utf8)
+        if bytes.first == UInt8(ascii: "@") { bytes[0] = 0 }
+        withUnsafeMutableBytes(of: &addr.sun_path) { $0.copyBytes(from: bytes) }
+        let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + (bytes.first == 0 ? 0 : 1))
+        let r = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        guard r == 0 else { throw SystemError("bind", name) }
+    }
+    deinit { close(fd) }
+
+    public func next(timeout: Int32 = 5000) -> String? {
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&p, 1, timeout) == 1 else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = recv(fd, &buffer, buffer.count, 0)
+        return n < 0 ? nil : String(decoding: buffer[0..<n], as: UTF8.self)
+    }
+}
