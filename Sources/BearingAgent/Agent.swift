@@ -261,6 +261,35 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
     /// Connections now.
     public var clientCount: Int { server.clientCount }
 
+    /// Counts probes the pipeline queue has run (see `probePipeline`); guarded by `probeLock`.
+    private var pipelineProbes: UInt64 = 0
+    private let probeLock = NSLock()
+
+    /// Posts a probe to the pipeline queue: `liveness` counts it once the queue has run it.
+    public func probePipeline() {
+        pipelineQueue.async { [self] in probeLock.withLock { pipelineProbes &+= 1 } }
+    }
+
+    /// What each part shows of its progress, for the watchdog: the pipeline queue's probes, the socket
+    /// loop's turns (it turns at least once a second), and whether a source thread has been inside one
+    /// read for long.
+    public var liveness: [Liveness.Evidence] {
+        var out: [Liveness.Evidence] = [
+            .progress("pipeline queue", probeLock.withLock { pipelineProbes }),
+            .progress("socket loop", UInt64(server.transportStatistics?.turns ?? 0)),
+            .call("gpsd client", since: gpsd.inCallSince),
+        ]
+        if let reader { out.append(.call("magnetometer reader", since: reader.inCallSince)) }
+        return out
+    }
+
+    #if DEBUG
+    /// Fault injection for the watchdog tests (debug builds only): blocks the pipeline queue for good.
+    public func wedgePipelineForTesting() {
+        pipelineQueue.async { while true { sleep(3600) } }
+    }
+    #endif
+
     /// One line for `systemctl status`: each source's state and how many readers are connected.
     public var statusLine: String {
         var parts = ["gpsd \(gpsAdapter.currentState.name)"]

@@ -56,6 +56,10 @@ public final class GPSDClient: @unchecked Sendable { // `delegate` is set before
     }
 
     /// Stops the session and waits for the thread to close it (at most one wait period, 250 ms).
+    /// When the client entered the gpsd read it is in now (monotonic seconds); nil between reads. Opening
+    /// the connection is not counted: a TCP connect to an unreachable host may rightly take minutes.
+    public var inCallSince: Double? { worker.inCallSince }
+
     public func stop() {
         worker.stop()
     }
@@ -108,11 +112,11 @@ public final class GPSDClient: @unchecked Sendable { // `delegate` is set before
         var lastData = Syscall.monotonicSeconds()
         while true {
             if worker.isStopping { return .stopped }
-            if gps_waiting(data, 250_000) {
+            if worker.blockingCall({ gps_waiting(data, 250_000) }) {
                 data.pointee.set = 0
                 message[0] = 0
                 bearing_clear_errno()
-                let n = gps_read(data, message, Int32(bufferSize))
+                let n = worker.blockingCall { gps_read(data, message, Int32(bufferSize)) }
                 if n < 0 {
                     let code = bearing_errno()
                     return code == 0 ? .closedByPeer : .error(String(cString: strerror(code)))

@@ -56,6 +56,9 @@ public final class MagnetometerReader: @unchecked Sendable { // `endpointLock` g
     }
 
     /// Stops reading and waits for the thread (at most one sample period or backoff step).
+    /// When the reader entered the bus transfer it is in now (monotonic seconds); nil between reads.
+    public var inCallSince: Double? { worker.inCallSince }
+
     public func stop() {
         worker.stop()
     }
@@ -105,7 +108,7 @@ public final class MagnetometerReader: @unchecked Sendable { // `endpointLock` g
         while true {
             if worker.isStopping { return .stopped }
             do {
-                let r = try driver.read()
+                let r = try worker.blockingCall { () throws(MagnetometerError) in try driver.read() }
                 failures = 0
                 delegate?.magnetometerReader(self, didReceive: MagneticSample(
                     time: now(), device: device, chip: chip, field: r.field, overflow: r.overflow))

@@ -103,13 +103,15 @@ struct Run: AsyncParsableCommand {
 /// STOPPING through a `ServiceNotifier`, when systemd gave one; a failed notification is logged once.
 final class SystemdNotification: @unchecked Sendable { // `lock` guards `lastStatus` and `failed`
     private let notifier: ServiceNotifier?
-    private let logger: Logger
+    let log: Logger
+    /// WATCHDOG_USEC in seconds, when systemd watches this process.
+    var watchdogInterval: Double? { notifier?.watchdogInterval }
     private let lock = NSLock()
     private var lastStatus = ""
     private var failed = false
 
     init(logger: Logger) {
-        self.logger = logger
+        log = logger
         do {
             notifier = try ServiceNotifier.fromEnvironment()
         } catch {
@@ -127,7 +129,7 @@ final class SystemdNotification: @unchecked Sendable { // `lock` guards `lastSta
                 defer { failed = true }
                 return !failed
             }
-            if first { logger.warning("systemd notification failed: \(error)") }
+            if first { log.warning("systemd notification failed: \(error)") }
         }
     }
 
@@ -169,10 +171,33 @@ struct NotifyService: Service {
 
     func run() async throws {
         notifier.ready(agent.statusLine)
+        #if DEBUG
+        if ProcessInfo.processInfo.environment["BEARING_TEST_WEDGE"] == "pipeline" { agent.wedgePipelineForTesting() }
+        #endif
+        // With WatchdogSec=, WATCHDOG=1 every half interval — only while every part shows progress.
+        let watchdog = notifier.watchdogInterval
+        let tick = min(2, (watchdog ?? 4) / 2)
         try? await cancelWhenGracefulShutdown {
+            var liveness = Liveness(limit: watchdog ?? 0)
+            var reported: [String] = []
+            var sinceStatus = 0.0
             while true {
-                try await Task.sleep(for: .seconds(2))
-                notifier.updateStatus(agent.statusLine)
+                if watchdog != nil {
+                    agent.probePipeline()
+                    let stuck = liveness.stuck(agent.liveness, now: Syscall.monotonicSeconds())
+                    if stuck.isEmpty {
+                        notifier.tell { try $0.watchdog() }
+                    } else if stuck != reported {
+                        notifier.log.critical("watchdog not fed, systemd will restart the service: \(stuck.joined(separator: "; "))")
+                    }
+                    reported = stuck
+                }
+                try await Task.sleep(for: .seconds(tick))
+                sinceStatus += tick
+                if sinceStatus >= 2 {
+                    sinceStatus = 0
+                    notifier.updateStatus(agent.statusLine)
+                }
             }
         }
         notifier.tell { try $0.stopping(status: "stopping: sources, then the socket server, then the data log") }

@@ -40,3 +40,41 @@ final class SystemdNotifyTests: XCTestCase {
         XCTAssertEqual(agent.terminationStatus, 0)
     }
 }
+
+/// The watchdog: fed while every part makes progress, starved when one is wedged.
+final class WatchdogTests: XCTestCase {
+    func run(wedge: Bool) throws -> (pings: [Double], stderr: String) {
+        let dir = temporaryDirectory("watchdog")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let notify = dir.appendingPathComponent("notify").path
+        let receiver = try DatagramReceiver(notify)
+        var env = ["NOTIFY_SOCKET": notify, "WATCHDOG_USEC": "1000000"]
+        if wedge { env["BEARING_TEST_WEDGE"] = "pipeline" }
+        let (agent, _, err) = try launchBearing(["run", "--gpsd", "127.0.0.1:\(freePort())", "--socket", dir.appendingPathComponent("s.sock").path,
+                                                 "--log-level", "critical"], environment: env)
+        defer { if agent.isRunning { kill(agent.processIdentifier, SIGKILL) } }
+        let ready = try XCTUnwrap(receiver.next(timeout: 20000))
+        XCTAssertTrue(ready.hasPrefix("READY=1"), ready)
+        let start = Date()
+        var pings: [Double] = []
+        while Date().timeIntervalSince(start) < 4 {
+            if receiver.next(timeout: 200) == "WATCHDOG=1" { pings.append(Date().timeIntervalSince(start)) }
+        }
+        kill(agent.processIdentifier, SIGKILL)
+        agent.waitUntilExit()
+        return (pings, String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+    }
+
+    func testFedEveryHalfIntervalWhileEveryPartWorks() throws {
+        let (pings, _) = try run(wedge: false)
+        XCTAssertGreaterThanOrEqual(pings.count, 6, "WATCHDOG=1 every 0.5 s over 4 s: \(pings)")
+        XCTAssertGreaterThan(pings.last ?? 0, 3, "still fed at the end: \(pings)")
+    }
+
+    func testAWedgedPipelineQueueStarvesItAndSaysWhich() throws {
+        let (pings, stderr) = try run(wedge: true)
+        XCTAssertLessThanOrEqual(pings.count, 3, "at most the pings before 1 s without progress: \(pings)")
+        XCTAssertLessThan(pings.last ?? 0, 2, "none in the last 2 s: \(pings)")
+        XCTAssertTrue(stderr.contains("watchdog not fed") && stderr.contains("pipeline queue: no progress"), stderr)
+    }
+}
