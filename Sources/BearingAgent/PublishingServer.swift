@@ -77,7 +77,9 @@ public final class PublishingServer: @unchecked Sendable { // `transport` is set
             }
             throw error
         }
-        for l in listeners { logger.info("listening", metadata: ["on": "\(l.name)", "kind": "\(l.kind.rawValue)"]) }
+        for l in listeners {
+            logger.info("listening", metadata: ["on": "\(l.name)", "kind": "\(l.kind.rawValue)", "from": "\(l.unlinkPath == nil && l.kind == .unix ? "systemd" : "bearing")"])
+        }
     }
 
     /// Writes what is queued, closes every client and listener, removes the socket file.
@@ -102,8 +104,11 @@ public final class PublishingServer: @unchecked Sendable { // `transport` is set
         entry.run { hub.publishState(source: source, line: line) }
     }
 
-    /// The UNIX socket (with its mode and group) and, when configured, the TCP door.
+    /// The listeners systemd passed (socket activation), else the UNIX socket (with its mode and group)
+    /// and, when configured, the TCP door.
     private func openListeners() throws -> [Listener] {
+        let inherited = try SocketActivation.inheritedListeners()
+        if !inherited.isEmpty { return adopt(inherited) }
         let s = configuration.socket
         try UnixSocket.ensureParentDirectory(of: s.path)
         let fd = try UnixSocket.listen(path: s.path, mode: mode_t(s.mode))
@@ -138,6 +143,22 @@ public final class PublishingServer: @unchecked Sendable { // `transport` is set
             }
         }
         return listeners
+    }
+
+    /// Listeners systemd opened: their files, modes and groups are the socket unit's, and systemd removes
+    /// them, so none is unlinked here. Readers who connected before the service started are in the backlog.
+    private func adopt(_ inherited: [SocketActivation.Inherited]) -> [Listener] {
+        inherited.map { l in
+            switch l.address {
+            case .unix(let path):
+                if path != configuration.socket.path {
+                    logger.notice("socket activation: serving \(path) as systemd passed it; socket.path (\(configuration.socket.path)) is not used")
+                }
+                return Listener(fd: l.fd, kind: .unix, name: path, unlinkPath: nil)
+            case .tcp(let host, let port):
+                return Listener(fd: l.fd, kind: .tcp, name: TCPSocket.name(host, port), unlinkPath: nil)
+            }
+        }
     }
 
     private func loadStoredPipelines(_ store: NamedPipelineStore) {

@@ -78,3 +78,39 @@ final class WatchdogTests: XCTestCase {
         XCTAssertTrue(stderr.contains("watchdog not fed") && stderr.contains("pipeline queue: no progress"), stderr)
     }
 }
+
+/// Socket activation with systemd's own tool: `systemd-socket-activate` listens, a reader connects before
+/// Bearing runs, and Bearing, started on that first connection, serves it on the inherited socket.
+final class SocketActivationTests: XCTestCase {
+    func testAReaderWhoConnectsFirstIsServedOnTheInheritedSocket() throws {
+        let tool = "/usr/bin/systemd-socket-activate"
+        guard FileManager.default.isExecutableFile(atPath: tool) else { throw XCTSkip("SKIPPED: \(tool) missing (apt-get install systemd)") }
+        guard FileManager.default.isExecutableFile(atPath: bearingBinary.path) else { throw XCTSkip("SKIPPED: bearing not built") }
+        let dir = temporaryDirectory("activation")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let socket = dir.appendingPathComponent("bearing.sock").path
+        let notify = dir.appendingPathComponent("notify").path
+        let receiver = try DatagramReceiver(notify)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: tool)
+        // The config's socket.path differs on purpose: the inherited socket is what counts.
+        p.arguments = ["--listen=\(socket)", "--fdname=bearing", "-E", "NOTIFY_SOCKET=\(notify)", bearingBinary.path, "run",
+                       "--gpsd", "127.0.0.1:\(freePort())", "--socket", dir.appendingPathComponent("unused.sock").path, "--log-level", "error"]
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
+        var waited = 0
+        while !FileManager.default.fileExists(atPath: socket) && waited < 100 { usleep(50_000); waited += 1 }
+        XCTAssertNil(receiver.next(timeout: 300), "nothing runs Bearing before a reader connects")
+
+        let reader = try SocketClient(path: socket)
+        XCTAssertEqual(try XCTUnwrap(reader.message(timeout: 20)).className, "VERSION", "the first reader is served once Bearing is up")
+        XCTAssertTrue(try XCTUnwrap(receiver.next(timeout: 10)).hasPrefix("READY=1"))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.appendingPathComponent("unused.sock").path), "no socket of its own")
+
+        kill(p.processIdentifier, SIGTERM)
+        p.waitUntilExit()
+        XCTAssertEqual(p.terminationStatus, 0)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: socket), "the socket is systemd's: Bearing does not remove it")
+    }
+}
