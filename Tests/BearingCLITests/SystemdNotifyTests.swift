@@ -20,7 +20,7 @@ final class SystemdNotifyTests: XCTestCase {
                                               environment: ["NOTIFY_SOCKET": notify])
         defer { if agent.isRunning { kill(agent.processIdentifier, SIGKILL) } }
 
-        let ready = try XCTUnwrap(receiver.next(timeout: 20000), "READY=1 within 20 s")
+        let ready = try XCTUnwrap(receiver.next(timeout: 20), "READY=1 within 20 s")
         XCTAssertTrue(ready.hasPrefix("READY=1\nSTATUS=gpsd "), ready)
         XCTAssertTrue(ready.hasSuffix(", 0 readers"), ready)
         XCTAssertNoThrow(try SocketClient(path: socket), "by READY=1 the socket accepts")
@@ -53,12 +53,12 @@ final class WatchdogTests: XCTestCase {
         let (agent, _, err) = try launchBearing(["run", "--gpsd", "127.0.0.1:\(freePort())", "--socket", dir.appendingPathComponent("s.sock").path,
                                                  "--log-level", "critical"], environment: env)
         defer { if agent.isRunning { kill(agent.processIdentifier, SIGKILL) } }
-        let ready = try XCTUnwrap(receiver.next(timeout: 20000))
+        let ready = try XCTUnwrap(receiver.next(timeout: 20))
         XCTAssertTrue(ready.hasPrefix("READY=1"), ready)
         let start = Date()
         var pings: [Double] = []
         while Date().timeIntervalSince(start) < 4 {
-            if receiver.next(timeout: 200) == "WATCHDOG=1" { pings.append(Date().timeIntervalSince(start)) }
+            if receiver.next(timeout: 0.2) == "WATCHDOG=1" { pings.append(Date().timeIntervalSince(start)) }
         }
         kill(agent.processIdentifier, SIGKILL)
         agent.waitUntilExit()
@@ -101,7 +101,7 @@ final class SocketActivationTests: XCTestCase {
         defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
         var waited = 0
         while !FileManager.default.fileExists(atPath: socket) && waited < 100 { usleep(50_000); waited += 1 }
-        XCTAssertNil(receiver.next(timeout: 300), "nothing runs Bearing before a reader connects")
+        XCTAssertNil(receiver.next(timeout: 0.3), "nothing runs Bearing before a reader connects")
 
         let reader = try SocketClient(path: socket)
         XCTAssertEqual(try XCTUnwrap(reader.message(timeout: 20)).className, "VERSION", "the first reader is served once Bearing is up")

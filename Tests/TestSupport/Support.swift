@@ -305,11 +305,20 @@ public final class DatagramReceiver {
     }
     deinit { close(fd) }
 
-    public func next(timeout: Int32 = 5000) -> String? {
-        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&p, 1, timeout) == 1 else { return nil }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let n = recv(fd, &buffer, buffer.count, 0)
-        return n < 0 ? nil : String(decoding: buffer[0..<n], as: UTF8.self)
+    /// The next datagram, or nil when `timeout` seconds pass first. A signal (a child exiting) does not
+    /// cut the wait short.
+    public func next(timeout: Double = 5) -> String? {
+        let deadline = Syscall.monotonicSeconds() + timeout
+        while true {
+            let left = Int32(max(0, (deadline - Syscall.monotonicSeconds()) * 1000))
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let r = poll(&p, 1, left)
+            if r < 0 && errno == EINTR { continue }
+            guard r == 1 else { return nil }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let n = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            if n < 0 && (errno == EINTR || errno == EAGAIN) { continue }
+            return n < 0 ? nil : String(decoding: buffer[0..<n], as: UTF8.self)
+        }
     }
 }
