@@ -174,7 +174,8 @@ struct NotifyService: Service {
         #if DEBUG
         if ProcessInfo.processInfo.environment["BEARING_TEST_WEDGE"] == "pipeline" { agent.wedgePipelineForTesting() }
         #endif
-        // With WatchdogSec=, WATCHDOG=1 every half interval — only while every part shows progress.
+        // With WatchdogSec=, WATCHDOG=1 every 2 s (or half the interval, if shorter) — only while every part
+        // shows progress.
         let watchdog = notifier.watchdogInterval
         let tick = min(2, (watchdog ?? 4) / 2)
         try? await cancelWhenGracefulShutdown {
