@@ -138,3 +138,40 @@ public enum FuzzReplay {
         print("replayed \(count) inputs")
     }
 }
+
+/// A fuzz target's `main`: under `-DFUZZING` (scripts/fuzz) it hands the command line to libFuzzer's driver
+/// with `check` as the test callback; in a plain build it replays the corpus (`FuzzReplay`).
+public enum FuzzTarget {
+    public static func main(name: String, defaultPath: String, check: @escaping ([UInt8]) -> Void) -> Never {
+        #if FUZZING
+        activeCheck = check
+        var argc = CommandLine.argc
+        var argv = CommandLine.unsafeArgv
+        exit(LLVMFuzzerRunDriver(&argc, &argv) { data, size in LLVMFuzzerTestOneInput(data, size) })
+        #else
+        FuzzReplay.main(name: name, defaultPath: defaultPath, check: check)
+        exit(0)
+        #endif
+    }
+}
+
+#if FUZZING
+/// The running target's check: set once in `FuzzTarget.main`, before libFuzzer calls back (a C callback
+/// cannot carry a Swift closure).
+nonisolated(unsafe) private var activeCheck: ([UInt8]) -> Void = { _ in }
+
+/// libFuzzer's entry for one input. SwiftPM links every executable with `--defsym main=<module>_main`,
+/// so libFuzzer's own `main` is not the entry point, but its objects still name this symbol.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func LLVMFuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    activeCheck(data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? [])
+    return 0
+}
+
+/// libFuzzer's `int LLVMFuzzerRunDriver(int *argc, char ***argv, int (*cb)(const uint8_t *, size_t))`
+/// (pointer and integer arguments only, passed the same way by the Swift and C conventions).
+@_silgen_name("LLVMFuzzerRunDriver")
+func LLVMFuzzerRunDriver(_ argc: UnsafeMutablePointer<CInt>,
+                         _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+                         _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt) -> CInt
+#endif
