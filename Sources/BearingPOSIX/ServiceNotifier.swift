@@ -16,8 +16,7 @@ public final class ServiceNotifier: @unchecked Sendable { // immutable after ini
     public let watchdogInterval: Double?
 
     private let fd: Int32
-    private var address = sockaddr_un()
-    private let addressLength: socklen_t
+    private let address: UnixSocket.Address
     private let lock = NSLock()
     private var stoppingSent = false
 
@@ -35,17 +34,11 @@ public final class ServiceNotifier: @unchecked Sendable { // immutable after ini
     }
 
     public init(socketName: String, watchdogInterval: Double? = nil) throws(SystemError) {
-        var bytes = Array(socketName.utf8)
-        guard bytes.first == UInt8(ascii: "/") || bytes.first == UInt8(ascii: "@") else {
+        guard socketName.hasPrefix("/") || socketName.hasPrefix("@") else {
             throw SystemError("NOTIFY_SOCKET", socketName, errno: EAFNOSUPPORT)
         }
-        if bytes[0] == UInt8(ascii: "@") { bytes[0] = 0 }
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard bytes.count < capacity else { throw SystemError("NOTIFY_SOCKET", socketName, errno: ENAMETOOLONG) }
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        // The name's own length: an abstract name is not NUL-terminated, and its trailing bytes count.
-        addressLength = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count)
+        guard let address = UnixSocket.Address(socketName) else { throw SystemError("NOTIFY_SOCKET", socketName, errno: ENAMETOOLONG) }
+        self.address = address
         self.socketName = socketName
         self.watchdogInterval = watchdogInterval
         fd = try Syscall.check("socket(AF_UNIX, SOCK_DGRAM)", socketName) {
@@ -60,15 +53,9 @@ public final class ServiceNotifier: @unchecked Sendable { // immutable after ini
         // A value is one line: systemd reads the datagram line by line.
         let text = assignments.map { "\($0.key)=\($0.value.split(whereSeparator: \.isNewline).joined(separator: " "))" }.joined(separator: "\n")
         let bytes = Array(text.utf8)
-        var addr = address
-        let length = addressLength
         try Syscall.check("sendto", socketName) {
             bytes.withUnsafeBytes { raw in
-                withUnsafePointer(to: &addr) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        sendto(fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL), $0, length)
-                    }
-                }
+                address.withSockaddr { sendto(fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL), $0, $1) }
             }
         }
     }

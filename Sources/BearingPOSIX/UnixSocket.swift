@@ -20,30 +20,34 @@ public enum UnixSocket {
         }
     }
 
-    static func address(_ path: String) -> sockaddr_un? {
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        let capacity = MemoryLayout.size(ofValue: addr.sun_path)
-        guard !bytes.isEmpty, bytes.count < capacity else { return nil }
-        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        return addr
-    }
+    /// An AF_UNIX socket address: a file path, or, with a leading `@`, a name in Linux's abstract namespace
+    /// (as systemd writes `$NOTIFY_SOCKET`).
+    public struct Address {
+        private var storage = sockaddr_un()
+        /// The length to pass with it: the family and the name (a path with its NUL; an abstract name without).
+        public let length: socklen_t
 
-    private static func withAddress<R>(_ addr: inout sockaddr_un, _ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
-        withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        /// Nil when `name` is empty or longer than `sun_path` holds.
+        public init?(_ name: String) {
+            var bytes = Array(name.utf8)
+            guard !bytes.isEmpty, bytes.count < MemoryLayout.size(ofValue: storage.sun_path) else { return nil }
+            let abstract = bytes[0] == UInt8(ascii: "@")
+            if abstract { bytes[0] = 0 } else { bytes.append(0) }
+            storage.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &storage.sun_path) { $0.copyBytes(from: bytes) }
+            length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count)
+        }
+
+        public func withSockaddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
+            withUnsafePointer(to: storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, length) } }
         }
     }
 
     /// Connects to the socket at `path`; returns a blocking descriptor.
     public static func connect(path: String) throws(SystemError) -> Int32 {
-        guard var addr = address(path) else { throw SystemError("connect", path, errno: ENAMETOOLONG) }
+        guard let addr = Address(path) else { throw SystemError("connect", path, errno: ENAMETOOLONG) }
         let fd = try Syscall.check("socket", path) { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
-        let r = withAddress(&addr) { Glibc.connect(fd, $0, $1) }
+        let r = addr.withSockaddr { Glibc.connect(fd, $0, $1) }
         if r != 0 {
             let e = SystemError("connect", path)
             close(fd)
@@ -57,7 +61,7 @@ public enum UnixSocket {
     /// A socket file left by a crashed instance (connect is refused) is removed and replaced; a socket
     /// that someone accepts on is never taken over, and a non-socket file is never removed.
     public static func listen(path: String, mode: mode_t, backlog: Int32 = 64) throws(ListenError) -> Int32 {
-        guard var addr = address(path) else { throw .pathTooLong(path) }
+        guard let addr = Address(path) else { throw .pathTooLong(path) }
         var st = stat()
         if lstat(path, &st) == 0 {
             guard (st.st_mode & S_IFMT) == S_IFSOCK else { throw .notASocket(path) }
@@ -72,7 +76,7 @@ public enum UnixSocket {
             fd = try Syscall.check("socket", path) { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
         } catch { throw .system(error) }
         do {
-            try Syscall.check("bind", path) { withAddress(&addr) { bind(fd, $0, $1) } }
+            try Syscall.check("bind", path) { addr.withSockaddr { bind(fd, $0, $1) } }
             try Syscall.check("chmod", path) { chmod(path, mode) }
             try Syscall.check("listen", path) { Glibc.listen(fd, backlog) }
             try Syscall.setNonBlocking(fd)

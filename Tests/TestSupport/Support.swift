@@ -294,14 +294,8 @@ public final class DatagramReceiver {
     public let fd: Int32
     public init(_ name: String) throws {
         fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        var bytes = Array(name.utf8)
-        if bytes.first == UInt8(ascii: "@") { bytes[0] = 0 }
-        withUnsafeMutableBytes(of: &addr.sun_path) { $0.copyBytes(from: bytes) }
-        let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + (bytes.first == 0 ? 0 : 1))
-        let r = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        guard r == 0 else { throw SystemError("bind", name) }
+        guard let address = UnixSocket.Address(name) else { throw SystemError("bind", name, errno: ENAMETOOLONG) }
+        guard address.withSockaddr({ bind(fd, $0, $1) }) == 0 else { throw SystemError("bind", name) }
     }
     deinit { close(fd) }
 
