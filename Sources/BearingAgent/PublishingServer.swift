@@ -53,7 +53,9 @@ public final class PublishingServer: @unchecked Sendable { // `transport` is set
 
     /// Opens the listeners and starts serving; throws (having opened nothing) when one cannot be opened.
     public func start() throws {
-        let listeners = try openListeners()
+        // Listeners systemd passed (socket activation) are taken as they are; else Bearing opens its own.
+        let inherited = try SocketActivation.inheritedListeners()
+        let listeners = inherited.isEmpty ? try openListeners() : adopt(inherited)
         var tc = SocketTransport.Configuration()
         tc.maxClients = configuration.socket.maxClients
         tc.clientQueue = configuration.socket.clientQueue
@@ -78,7 +80,7 @@ public final class PublishingServer: @unchecked Sendable { // `transport` is set
             throw error
         }
         for l in listeners {
-            logger.info("listening", metadata: ["on": "\(l.name)", "kind": "\(l.kind.rawValue)", "from": "\(l.unlinkPath == nil && l.kind == .unix ? "systemd" : "bearing")"])
+            logger.info("listening", metadata: ["on": "\(l.name)", "kind": "\(l.kind.rawValue)", "opened by": "\(inherited.isEmpty ? "bearing" : "systemd")"])
         }
     }
 
@@ -104,11 +106,8 @@ public final class PublishingServer: @unchecked Sendable { // `transport` is set
         entry.run { hub.publishState(source: source, line: line) }
     }
 
-    /// The listeners systemd passed (socket activation), else the UNIX socket (with its mode and group)
-    /// and, when configured, the TCP door.
+    /// The UNIX socket (with its mode and group) and, when configured, the TCP door.
     private func openListeners() throws -> [Listener] {
-        let inherited = try SocketActivation.inheritedListeners()
-        if !inherited.isEmpty { return adopt(inherited) }
         let s = configuration.socket
         try UnixSocket.ensureParentDirectory(of: s.path)
         let fd = try UnixSocket.listen(path: s.path, mode: mode_t(s.mode))
