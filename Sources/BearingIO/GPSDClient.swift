@@ -55,11 +55,11 @@ public final class GPSDClient: @unchecked Sendable { // `delegate` is set before
         worker.start { [self] in run() }
     }
 
-    /// Stops the session and waits for the thread to close it (at most one wait period, 250 ms).
     /// When the client entered the gpsd read it is in now (monotonic seconds); nil between reads. Opening
     /// the connection is not counted: a TCP connect to an unreachable host may rightly take minutes.
     public var inCallSince: Double? { worker.inCallSince }
 
+    /// Stops the session and waits for the thread to close it (at most one wait period, 250 ms).
     public func stop() {
         worker.stop()
     }

@@ -265,12 +265,12 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `conn
             }
             if n < 0 {
                 if errno == EINTR { continue }
-                if errno == EAGAIN || errno == EWOULDBLOCK { block(c); return false }
+                if errno == EAGAIN || errno == EWOULDBLOCK { block(c); return c.failed }
                 c.failed = true
                 return true
             }
             c.consumed(n)
-            if !c.isDrained { block(c); return false }
+            if !c.isDrained { block(c); return c.failed }
         }
     }
 

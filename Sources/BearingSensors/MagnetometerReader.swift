@@ -55,10 +55,10 @@ public final class MagnetometerReader: @unchecked Sendable { // `endpointLock` g
         worker.start { [self] in run() }
     }
 
-    /// Stops reading and waits for the thread (at most one sample period or backoff step).
     /// When the reader entered the bus transfer it is in now (monotonic seconds); nil between reads.
     public var inCallSince: Double? { worker.inCallSince }
 
+    /// Stops reading and waits for the thread (at most one sample period or backoff step).
     public func stop() {
         worker.stop()
     }
