@@ -283,8 +283,8 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
         return out
     }
 
-    #if DEBUG
-    /// Fault injection for the watchdog tests (debug builds only): blocks the pipeline queue for good.
+    #if DEBUG || BEARING_FAULT_INJECTION
+    /// Fault injection for the watchdog tests (debug builds and `scripts/package --fault-injection` only): blocks the pipeline queue for good.
     public func wedgePipelineForTesting() {
         pipelineQueue.async { while true { sleep(3600) } }
     }

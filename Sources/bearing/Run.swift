@@ -171,7 +171,7 @@ struct NotifyService: Service {
 
     func run() async throws {
         notifier.ready(agent.statusLine)
-        #if DEBUG
+        #if DEBUG || BEARING_FAULT_INJECTION
         if ProcessInfo.processInfo.environment["BEARING_TEST_WEDGE"] == "pipeline" { agent.wedgePipelineForTesting() }
         #endif
         // With WatchdogSec=, WATCHDOG=1 every 2 s (or half the interval, if shorter) — only while every part
