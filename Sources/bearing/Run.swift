@@ -172,7 +172,24 @@ struct NotifyService: Service {
     func run() async throws {
         notifier.ready(agent.statusLine)
         #if DEBUG || BEARING_FAULT_INJECTION
-        if ProcessInfo.processInfo.environment["BEARING_TEST_WEDGE"] == "pipeline" { agent.wedgePipelineForTesting() }
+        // Fault injection for the watchdog tests: "pipeline" wedges the pipeline queue now, "pipeline-on-sigusr2"
+        // when SIGUSR2 comes (so that the instance systemd restarts runs normally).
+        var wedgeSignal: DispatchSourceSignal?
+        switch ProcessInfo.processInfo.environment["BEARING_TEST_WEDGE"] {
+        case "pipeline":
+            agent.wedgePipelineForTesting()
+        case "pipeline-on-sigusr2":
+            signal(SIGUSR2, SIG_IGN)
+            wedgeSignal = DispatchSource.makeSignalSource(signal: SIGUSR2, queue: .global())
+            wedgeSignal?.setEventHandler { [agent] in
+                notifier.log.warning("SIGUSR2: wedging the pipeline queue (fault injection)")
+                agent.wedgePipelineForTesting()
+            }
+            wedgeSignal?.resume()
+        default:
+            break
+        }
+        defer { wedgeSignal?.cancel() }
         #endif
         // With WatchdogSec=, WATCHDOG=1 every 2 s (or half the interval, if shorter) — only while every part
         // shows progress.

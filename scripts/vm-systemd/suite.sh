@@ -1,0 +1,212 @@
+# The Debian package under real systemd: runs in the VM that scripts/vm-systemd/run boots (systemd 252 as
+# PID 1, root in RAM over the host's), as root, with the .deb and reader.py in /vmshare.
+#
+#   scripts/vm-systemd/run scripts/vm-systemd/suite.sh .build/package/bearing_*.deb scripts/vm-systemd/reader.py
+#
+# Prints "SUITE-CHECK <name> PASS|FAIL <detail>" per check, "SUITE-VALUE <name> <value>" for figures, and
+# "SUITE-DONE passed=N failed=M" at the end. The .deb must be a --fault-injection build (the watchdog check).
+set -u
+share=/vmshare
+out=$share/out
+mkdir -p "$out"
+sock=/run/bearing/bearing.sock
+reader="python3 $share/reader.py $sock"
+passed=0
+failed=0
+
+check() { # name detail command...
+  local name=$1 detail=$2
+  shift 2
+  if "$@"; then
+    echo "SUITE-CHECK $name PASS $detail"; passed=$((passed + 1))
+  else
+    echo "SUITE-CHECK $name FAIL $detail"; failed=$((failed + 1))
+  fi
+}
+value() { echo "SUITE-VALUE $1 $2"; }
+as() { local user=$1; shift; runuser -u "$user" -- "$@"; }
+# Waits up to $2 seconds for command $3… to succeed.
+wait_for() { local what=$1 limit=$2; shift 2
+  local end=$((SECONDS + limit))
+  until "$@"; do [ $SECONDS -ge $end ] && { echo "SUITE-NOTE timed out waiting for $what"; return 1; }; sleep 0.2; done
+}
+prop() { systemctl show -P "$2" "$1"; }
+journal_since() { journalctl -u bearing.service --since "@$1" -o cat --no-pager; }
+now() { date +%s.%N; }
+
+# --- The compass: an HMC5883L on i2c-stub (ID "H43", data ready, X=+545 Z=-1090 Y=+218 counts) ---------
+modprobe i2c-dev && modprobe i2c-stub chip_addr=0x1e
+bus=$(i2cdetect -l | awk '/SMBus stub driver/ {sub("i2c-", "", $1); print $1; exit}')
+b() { i2cset -y "$bus" 0x1e "$1" "$2" b; }
+b 0x0a 0x48; b 0x0b 0x34; b 0x0c 0x33; b 0x09 0x01
+b 0x03 0x02; b 0x04 0x21; b 0x05 0xfb; b 0x06 0xbe; b 0x07 0x00; b 0x08 0xda
+udevadm settle
+echo "SUITE-NOTE $(ls -l /dev/i2c-$bus)"
+
+# --- Install ------------------------------------------------------------------------------------------
+deb=$(ls $share/bearing_*.deb)
+t0=$(now)
+dpkg -i "$deb" > "$out/dpkg-install.log" 2>&1
+check install "dpkg -i $(basename "$deb")" test $? -eq 0
+value install_seconds "$(echo "$(now) - $t0" | bc)"
+check verify "systemd-analyze verify prints nothing on stderr" \
+  sh -c 'systemd-analyze verify /lib/systemd/system/bearing.service /lib/systemd/system/bearing.socket 2> '"$out/verify.err"' && ! [ -s '"$out/verify.err"' ]'
+cat "$out/verify.err"
+exposure=$(systemd-analyze security --no-pager bearing.service | awk '/Overall exposure level/ {print $(NF-2)}')
+value exposure_in_vm "$exposure"
+check exposure "exposure $exposure <= 1.5" awk -v e="$exposure" 'BEGIN { exit !(e != "" && e <= 1.5) }'
+check groups "static groups bearing and i2c exist" sh -c 'getent group bearing > /dev/null && getent group i2c > /dev/null'
+check socket-active "bearing.socket active" test "$(systemctl is-active bearing.socket)" = active
+check socket-mode "socket root:bearing 0660" test "$(stat -c '%a %U %G' $sock)" = "660 root bearing"
+
+useradd -m -G bearing alice
+useradd -m bob
+
+# --- The compass in the config; the service stopped: the first connection starts it --------------------
+cat >> /etc/bearing/bearing.yaml <<EOF
+
+magnetometer:
+  bus: /dev/i2c-$bus
+  chip: hmc5883l
+  address: 0x1e
+  rate: 10
+EOF
+systemctl stop bearing.service
+check stopped-socket-stays "service inactive, socket still active" \
+  sh -c 'test "$(systemctl is-active bearing.service)" != active && test "$(systemctl is-active bearing.socket)" = active'
+t0=$(now)
+as alice $reader --seconds 4 --watch ATT --out "$out/first.txt"
+check first-connection-starts "a member's connection got VERSION and ATT from a service it started" \
+  sh -c "grep -q '\"class\":\"VERSION\"' $out/first.txt && grep -q '\"class\":\"ATT\"' $out/first.txt"
+first_line=$(awk '$2 !~ /^#/ {print $1; exit}' "$out/first.txt")
+value first_connection_seconds "$(echo "$first_line - $(awk 'NR==1 {print $1}' "$out/first.txt")" | bc)"
+check notify-active "Type=notify, active" sh -c 'test "$(systemctl show -P Type bearing.service)" = notify && test "$(systemctl is-active bearing.service)" = active'
+wait_for "STATUS with the magnetometer" 10 sh -c 'systemctl show -P StatusText bearing.service | grep -q "magnetometer connected"'
+status=$(prop bearing.service StatusText)
+check notify-status "STATUS=$status" sh -c "echo '$status' | grep -q 'gpsd' && echo '$status' | grep -q 'magnetometer connected'"
+as bob $reader --seconds 1 > /dev/null 2> "$out/bob.err"
+bob_status=$?
+check other-user-refused "bob (not in group bearing) refused: exit $bob_status, $(cat "$out/bob.err")" test $bob_status -eq 13
+heading=$(grep -o '"class":"ATT".*' "$out/first.txt" | head -1)
+echo "SUITE-NOTE $heading"
+check magnetometer-read "ATT carries a heading from the i2c-stub chip" sh -c "echo '$heading' | grep -q '\"heading\":'"
+check no-thread-priority-error "no libdispatch thread priority error in the journal" \
+  sh -c '! journalctl -b --no-pager -o cat | grep -q "Failed to set thread priority"'
+
+# --- Without DeviceAllow the compass is refused --------------------------------------------------------
+mkdir -p /run/systemd/system/bearing.service.d
+printf '[Service]\nDeviceAllow=\n' > /run/systemd/system/bearing.service.d/no-i2c.conf
+systemctl daemon-reload
+t0=$(now)
+systemctl restart bearing.service
+sleep 4
+journal_since "$t0" > "$out/no-i2c.log"
+check device-acl-refuses "without DeviceAllow=char-i2c the bus open is refused (EPERM)" \
+  sh -c "grep -q 'Operation not permitted' $out/no-i2c.log && ! systemctl show -P StatusText bearing.service | grep -q 'magnetometer connected'"
+grep -m2 "i2c" "$out/no-i2c.log" | sed 's/^/SUITE-NOTE /'
+rm /run/systemd/system/bearing.service.d/no-i2c.conf
+systemctl daemon-reload
+systemctl restart bearing.service
+
+# --- systemctl reload loads a new calibration ----------------------------------------------------------
+python3 - > "$out/samples.csv" <<'EOF'
+import math, random
+random.seed(1)
+print("x,y,z")
+for i in range(600):
+    u = random.uniform(-1, 1); t = random.uniform(0, 2 * math.pi); r = math.sqrt(1 - u * u)
+    print("%.3f,%.3f,%.3f" % (50 * r * math.cos(t) + 12, 50 * r * math.sin(t) - 7, 50 * u + 4))
+EOF
+bearing calibrate --samples "$out/samples.csv" --units uT --chip hmc5883l --field 50 --plain \
+  --output /var/lib/bearing/calibration.json > "$out/calibrate.log" 2>&1
+check calibrate-saved "bearing calibrate wrote /var/lib/bearing/calibration.json" test -s /var/lib/bearing/calibration.json
+restarts=$(prop bearing.service NRestarts)
+pid=$(prop bearing.service MainPID)
+t0=$(now)
+systemctl reload bearing.service
+reload_status=$?
+sleep 1
+check reload "systemctl reload: exit $reload_status, calibration loaded, same process" \
+  sh -c "test $reload_status -eq 0 && journalctl -u bearing.service --since @$t0 -o cat | grep -q 'calibration loaded (SIGHUP)' && test \"\$(systemctl show -P MainPID bearing.service)\" = $pid"
+
+# --- The watchdog: a wedged pipeline queue gets the service restarted -----------------------------------
+printf '[Service]\nEnvironment=BEARING_TEST_WEDGE=pipeline-on-sigusr2\nWatchdogSec=6\n' > /run/systemd/system/bearing.service.d/wedge.conf
+systemctl daemon-reload
+systemctl restart bearing.service
+wait_for "active" 10 sh -c 'test "$(systemctl is-active bearing.service)" = active'
+restarts=$(prop bearing.service NRestarts)
+as alice $reader --seconds 40 --watch ATT --reconnect --out "$out/watchdog.txt" &
+reader_pid=$!
+sleep 6
+t_wedge=$(now)
+systemctl kill -s USR2 --kill-whom=main bearing.service
+wait_for "a restart" 30 sh -c "test \"\$(systemctl show -P NRestarts bearing.service)\" -gt $restarts"
+t_restart=$(now)
+wait_for "active again" 15 sh -c 'test "$(systemctl is-active bearing.service)" = active'
+value watchdog_restart_seconds "$(echo "$t_restart - $t_wedge" | bc)"
+journal_since "$t_wedge" > "$out/watchdog.log"
+journalctl -u bearing.service --since "@$t_wedge" --no-pager | grep -i "watchdog" | sed 's/^/SUITE-NOTE /'
+check watchdog-restart "wedge → watchdog timeout → restarted → active" \
+  sh -c "journalctl -u bearing.service --since @$t_wedge --no-pager | grep -q 'Watchdog timeout' && test \"\$(systemctl is-active bearing.service)\" = active"
+wait $reader_pid
+# ATT every 0.5 s before the wedge and after the restart; one gap between them, nothing else missing.
+python3 - "$out/watchdog.txt" > "$out/watchdog-gaps.txt" <<'EOF'
+import json, sys
+times, connects = [], 0
+for line in open(sys.argv[1]):
+    t, _, rest = line.partition(" ")
+    if rest.startswith("#CONNECTED"):
+        connects += 1
+        continue
+    try:
+        obj = json.loads(rest)
+    except ValueError:
+        print("BAD", rest.strip()); continue
+    if obj.get("class") == "ATT":
+        times.append(float(t))
+gaps = [b - a for a, b in zip(times, times[1:])]
+big = [g for g in gaps if g > 1.5]
+odd = [g for g in gaps if 0.9 < g <= 1.5]
+print(f"att={len(times)} connects={connects} big_gaps={['%.1f' % g for g in big]} odd_gaps={len(odd)}")
+after = len([t for t in times if big and t > times[gaps.index(big[0]) + 1] - 0.01])
+print(f"after_restart={after}")
+ok = len(big) == 1 and not odd and connects >= 2 and after >= 5
+print("OK" if ok else "NOT-OK")
+EOF
+sed 's/^/SUITE-NOTE /' "$out/watchdog-gaps.txt"
+check watchdog-no-loss "a reconnecting reader misses nothing beyond the restart gap" grep -q '^OK$' "$out/watchdog-gaps.txt"
+rm /run/systemd/system/bearing.service.d/wedge.conf
+systemctl daemon-reload
+systemctl restart bearing.service
+sleep 3
+
+# --- systemctl stop: within 5 s, the data log whole ----------------------------------------------------
+t0=$(now)
+systemctl stop bearing.service
+stop_seconds=$(echo "$(now) - $t0" | bc)
+value stop_seconds "$stop_seconds"
+check stop-fast "systemctl stop took ${stop_seconds}s (< 5)" awk -v s="$stop_seconds" 'BEGIN { exit !(s < 5) }'
+python3 - /var/log/bearing/data.ndjson > "$out/datalog.txt" <<'EOF'
+import json, sys
+data = open(sys.argv[1], "rb").read()
+lines = data.split(b"\n")
+bad = [i for i, l in enumerate(lines[:-1], 1) if l and not json.loads(l)]
+whole = data.endswith(b"\n")
+print(f"lines={len(lines) - 1} ends_with_newline={whole}")
+print("OK" if whole and len(lines) > 10 else "NOT-OK")
+EOF
+sed 's/^/SUITE-NOTE /' "$out/datalog.txt"
+check datalog-intact "data log: every line JSON, ends with a newline" grep -q '^OK$' "$out/datalog.txt"
+
+# --- Purge: nothing stray -----------------------------------------------------------------------------
+dpkg -P bearing > "$out/dpkg-purge.log" 2>&1
+check purge "dpkg -P bearing" test $? -eq 0
+left=$(ls -d /etc/bearing /var/lib/bearing /var/lib/private/bearing /var/log/bearing /var/log/private/bearing \
+  $sock /usr/bin/bearing /lib/systemd/system/bearing.* /usr/lib/sysusers.d/bearing.conf 2>/dev/null; \
+  find /etc/systemd /run/systemd/system -name 'bearing*' 2>/dev/null; \
+  systemctl list-units --all --no-legend 'bearing*' | grep -v 'not-found' )
+check purge-clean "nothing of the package left: ${left:-none}" test -z "$left"
+echo "SUITE-NOTE groups kept after purge (by design): $(getent group bearing) $(getent group i2c)"
+
+echo "SUITE-DONE passed=$passed failed=$failed"
+[ $failed -eq 0 ]
