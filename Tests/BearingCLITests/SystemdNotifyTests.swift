@@ -113,4 +113,40 @@ final class SocketActivationTests: XCTestCase {
         XCTAssertEqual(p.terminationStatus, 0)
         XCTAssertTrue(FileManager.default.fileExists(atPath: socket), "the socket is systemd's: Bearing does not remove it")
     }
+
+    /// bearing.socket with the TCP door added (`ListenStream=127.0.0.1:PORT`): two listeners, in either order;
+    /// a gpsd client on the TCP port starts Bearing, and both doors are served without `socket.tcp`.
+    func testTheTCPDoorFromTheSocketUnitIsServedToo() throws {
+        let tool = "/usr/bin/systemd-socket-activate"
+        guard FileManager.default.isExecutableFile(atPath: tool) else { throw XCTSkip("SKIPPED: \(tool) missing (apt-get install systemd)") }
+        guard FileManager.default.isExecutableFile(atPath: bearingBinary.path) else { throw XCTSkip("SKIPPED: bearing not built") }
+        let dir = temporaryDirectory("activation-tcp")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let socket = dir.appendingPathComponent("bearing.sock").path
+        let port = freePort()
+        let notify = dir.appendingPathComponent("notify").path
+        let receiver = try DatagramReceiver(notify)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: tool)
+        p.arguments = ["--listen=127.0.0.1:\(port)", "--listen=\(socket)", "--fdname=bearing-tcp:bearing", "-E", "NOTIFY_SOCKET=\(notify)",
+                       bearingBinary.path, "run",
+                       "--gpsd", "127.0.0.1:\(freePort())", "--socket", dir.appendingPathComponent("unused.sock").path, "--log-level", "error"]
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
+        var waited = 0
+        while !FileManager.default.fileExists(atPath: socket) && waited < 100 { usleep(50_000); waited += 1 }
+
+        let door = try SocketClient(tcpPort: port)
+        XCTAssertEqual(try XCTUnwrap(door.message(timeout: 20)).className, "VERSION", "the TCP door's first client is served")
+        let reader = try SocketClient(path: socket)
+        XCTAssertEqual(try XCTUnwrap(reader.message(timeout: 10)).className, "VERSION", "and so is the UNIX socket's")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.appendingPathComponent("unused.sock").path), "no socket of its own")
+        // Readers are served from the moment the listeners are adopted; SIGTERM is handled from READY=1 on.
+        XCTAssertTrue(try XCTUnwrap(receiver.next(timeout: 10)).hasPrefix("READY=1"))
+
+        kill(p.processIdentifier, SIGTERM)
+        p.waitUntilExit()
+        XCTAssertEqual(p.terminationStatus, 0)
+    }
 }
