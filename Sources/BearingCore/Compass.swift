@@ -177,20 +177,24 @@ public enum Compass {
 /// (never as angles, which would put the mean of 359° and 1° at 180°); the field is averaged per axis.
 public struct AttitudeSmoother: Sendable {
     public let window: Int
-    private var recent: [Attitude] = []
+    /// The last `window` readings as heading unit vectors and fields, in a ring: each reading's sine and
+    /// cosine are computed once, not once per window it is in.
+    private var recent: [(cos: Double, sin: Double, field: Vector3)] = []
     private var next = 0
     public private(set) var smoothed: Attitude?
 
     public init(window: Int) { self.window = max(1, window) }
 
     public mutating func add(_ a: Attitude) {
-        if recent.count < window { recent.append(a) } else { recent[next] = a }
+        let radians = a.magneticHeading * .pi / 180
+        let entry = (cos: cos(radians), sin: sin(radians), field: a.field)
+        if recent.count < window { recent.append(entry) } else { recent[next] = entry }
         next = (next + 1) % window
         var sx = 0.0, sy = 0.0
         var field = Vector3.zero
         for r in recent {
-            sx += cos(r.magneticHeading * .pi / 180)
-            sy += sin(r.magneticHeading * .pi / 180)
+            sx += r.cos
+            sy += r.sin
             field = field + r.field
         }
         var out = a

@@ -23,27 +23,28 @@ public struct GPSTimestamp: Hashable, Comparable, Sendable, CustomStringConverti
 
     /// ISO 8601 in UTC with milliseconds, as gpsd writes it: `2024-05-01T12:00:00.000Z`.
     public var iso8601: String {
-        let (year, month, day, hour, minute, second) = CivilTime.fields(unixSeconds: seconds)
-        guard (0...9999).contains(year) else {
-            func pad(_ v: Int, _ width: Int) -> String {
-                let s = String(v)
-                return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
-            }
-            return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2)).\(pad(Int(nanoseconds / 1_000_000), 3))Z"
-        }
-        // Written digit by digit into a fixed buffer: this runs for every TPV, SKY and ATT.
-        var b = Array("0000-00-00T00:00:00.000Z".utf8)
-        func put(_ v: Int, at end: Int, width: Int) {
-            var v = v
-            for i in stride(from: end, to: end - width, by: -1) {
-                b[i] = UInt8(ascii: "0") + UInt8(v % 10)
-                v /= 10
-            }
-        }
-        put(year, at: 3, width: 4); put(month, at: 6, width: 2); put(day, at: 9, width: 2)
-        put(hour, at: 12, width: 2); put(minute, at: 15, width: 2); put(second, at: 18, width: 2)
-        put(Int(nanoseconds / 1_000_000), at: 22, width: 3)
+        var b: [UInt8] = []
+        appendISO8601(to: &b)
         return String(decoding: b, as: UTF8.self)
+    }
+
+    /// `iso8601`'s bytes, appended (this runs for every TPV, SKY and ATT). Years outside 0…9999 are
+    /// written with as many digits as they need.
+    public func appendISO8601(to b: inout [UInt8]) {
+        let (year, month, day, hour, minute, second) = CivilTime.fields(unixSeconds: seconds)
+        func put(_ v: Int, _ width: Int) {
+            if v < 0 { b.append(UInt8(ascii: "-")) }
+            let m = UInt(v.magnitude)
+            var w = width
+            var limit: UInt = 1
+            for _ in 0..<width { limit &*= 10 }
+            while m >= limit && w < 20 { w += 1; limit &*= 10 }
+            JSONObjectWriter.appendDigits(m, width: w, to: &b)
+        }
+        put(year, 4); b.append(UInt8(ascii: "-")); put(month, 2); b.append(UInt8(ascii: "-")); put(day, 2)
+        b.append(UInt8(ascii: "T")); put(hour, 2); b.append(UInt8(ascii: ":")); put(minute, 2)
+        b.append(UInt8(ascii: ":")); put(second, 2); b.append(UInt8(ascii: "."))
+        put(Int(nanoseconds / 1_000_000), 3); b.append(UInt8(ascii: "Z"))
     }
 
     /// Parses gpsd's `YYYY-MM-DDTHH:MM:SS[.fff…]Z`.

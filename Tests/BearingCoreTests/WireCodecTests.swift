@@ -124,15 +124,15 @@ final class ClientRequestTests: XCTestCase {
 /// The integer formatter must write exactly what printf's `%.*f` writes (gpsd's digits).
 final class FixedFormatTests: XCTestCase {
     func printf(_ v: Double, _ d: Int) -> String {
-        var s = ""
+        var s: [UInt8] = []
         JSONObjectWriter.appendFixedPrintf(v, decimals: d, to: &s)
-        return s
+        return String(decoding: s, as: UTF8.self)
     }
 
     func fast(_ v: Double, _ d: Int) -> String {
-        var s = ""
+        var s: [UInt8] = []
         JSONObjectWriter.appendFixed(v, decimals: d, to: &s)
-        return s
+        return String(decoding: s, as: UTF8.self)
     }
 
     func testMatchesPrintfOnTiesEdgesAndRandomValues() {

@@ -6,64 +6,82 @@ import Darwin
 
 /// Builds one JSON object in gpsd's style: keys in a fixed order, absent values left out,
 /// numbers with gpsd's fixed decimals (printf semantics, so values match gpsd digit for digit).
+///
+/// The object is built as UTF-8 bytes and becomes a `String` once, in `finished()`: appending to a
+/// `String` piece by piece cost most of an ATT line's instructions (`bench/compass-cost`).
 public struct JSONObjectWriter {
-    public private(set) var text: String
+    private var bytes: [UInt8]
     private var first = true
     /// When set, only these keys are written (a `fields` operator); `class` always is.
     public var keep: Set<String>? = nil
 
-    @inline(__always) private func wanted(_ k: String) -> Bool { keep?.contains(k) ?? true }
+    @inline(__always) private func wanted(_ k: StaticString) -> Bool {
+        guard let keep else { return true }
+        return keep.contains(k.description)
+    }
 
     public init(class className: String, keep: Set<String>? = nil) {
         self.keep = keep
-        text = "{\"class\":\""
-        text.reserveCapacity(256)
-        JSONObjectWriter.appendEscaped(className, to: &text)
-        text += "\""
+        bytes = []
+        bytes.reserveCapacity(256)
+        bytes.append(contentsOf: #"{"class":""#.utf8)
+        JSONObjectWriter.appendEscaped(className, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
         first = false
     }
 
-    public init() { text = "{" }
+    public init() { bytes = [UInt8(ascii: "{")] }
 
-    private mutating func key(_ k: String) {
-        if first { first = false } else { text += "," }
-        text += "\""
-        text += k
-        text += "\":"
+    private mutating func key(_ k: StaticString) {
+        if first { first = false } else { bytes.append(UInt8(ascii: ",")) }
+        bytes.append(UInt8(ascii: "\""))
+        k.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
     }
 
-    public mutating func string(_ k: String, _ v: String?) {
+    public mutating func string(_ k: StaticString, _ v: String?) {
         guard let v, wanted(k) else { return }
         key(k)
-        text += "\""
-        JSONObjectWriter.appendEscaped(v, to: &text)
-        text += "\""
+        bytes.append(UInt8(ascii: "\""))
+        JSONObjectWriter.appendEscaped(v, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
     }
 
-    public mutating func int(_ k: String, _ v: Int?) {
+    public mutating func int(_ k: StaticString, _ v: Int?) {
         guard let v, wanted(k) else { return }
         key(k)
-        text += String(v)
+        if v < 0 { bytes.append(UInt8(ascii: "-")) }
+        JSONObjectWriter.appendDigits(v.magnitude, to: &bytes)
     }
 
-    public mutating func bool(_ k: String, _ v: Bool?) {
+    public mutating func bool(_ k: StaticString, _ v: Bool?) {
         guard let v, wanted(k) else { return }
         key(k)
-        text += v ? "true" : "false"
+        bytes.append(contentsOf: (v ? "true" : "false").utf8)
+    }
+
+    /// A time as gpsd writes it (`GPSTimestamp.iso8601`), formatted straight into the object.
+    public mutating func time(_ k: StaticString, _ v: GPSTimestamp?) {
+        guard let v, wanted(k) else { return }
+        key(k)
+        bytes.append(UInt8(ascii: "\""))
+        v.appendISO8601(to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
     }
 
     /// A number with `decimals` places; non-finite values are left out (JSON has no NaN).
-    public mutating func fixed(_ k: String, _ v: Double?, _ decimals: Int) {
+    public mutating func fixed(_ k: StaticString, _ v: Double?, _ decimals: Int) {
         guard let v, v.isFinite, wanted(k) else { return }
         key(k)
-        JSONObjectWriter.appendFixed(v, decimals: decimals, to: &text)
+        JSONObjectWriter.appendFixed(v, decimals: decimals, to: &bytes)
     }
 
     /// A number in the shortest form that round-trips.
-    public mutating func number(_ k: String, _ v: Double?) {
+    public mutating func number(_ k: StaticString, _ v: Double?) {
         guard let v, v.isFinite, wanted(k) else { return }
         key(k)
-        text += Self.shortest(v)
+        bytes.append(contentsOf: Self.shortest(v).utf8)
     }
 
     /// `v` in the shortest form that round-trips (integers without a fraction); `null` when not finite.
@@ -73,19 +91,48 @@ public struct JSONObjectWriter {
     }
 
     /// Already-encoded JSON (an array or object).
-    public mutating func raw(_ k: String, _ json: String) {
+    public mutating func raw(_ k: StaticString, _ json: String) {
         guard wanted(k) else { return }
         key(k)
-        text += json
+        bytes.append(contentsOf: json.utf8)
     }
 
-    public func finished() -> String { text + "}" }
+    public func finished() -> String {
+        String(unsafeUninitializedCapacity: bytes.count + 1) { buffer in
+            _ = buffer.initialize(fromContentsOf: bytes)
+            buffer[bytes.count] = UInt8(ascii: "}")
+            return bytes.count + 1
+        }
+    }
+
+    /// The decimal digits of `v`, most significant first.
+    static func appendDigits(_ v: UInt, to out: inout [UInt8]) {
+        var width = 1
+        var limit: UInt = 10
+        while width < 20 && v >= limit { width += 1; limit &*= 10 }
+        appendDigits(v, width: width, to: &out)
+    }
+
+    /// The last `width` decimal digits of `v`, zero-padded on the left.
+    static func appendDigits(_ v: UInt, width: Int, to out: inout [UInt8]) {
+        let start = out.count
+        for _ in 0..<width { out.append(UInt8(ascii: "0")) }
+        out.withUnsafeMutableBufferPointer { buffer in
+            var v = v
+            var i = start + width - 1
+            while v > 0 && i >= start {
+                buffer[i] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v % 10)
+                v /= 10
+                i -= 1
+            }
+        }
+    }
 
     /// `v` with `decimals` places, digit for digit what printf's `%.*f` writes (glibc rounds the exact
     /// binary value to nearest, ties to even). Values below 1e9 with up to 9 places — every field gpsd
     /// writes — are formatted here with exact integer arithmetic; the rest go through `vsnprintf`.
     /// (Going through `withVaList` for every number cost most of an ATT or TPV line's instructions.)
-    public static func appendFixed(_ v: Double, decimals: Int, to out: inout String) {
+    public static func appendFixed(_ v: Double, decimals: Int, to out: inout [UInt8]) {
         let a = v.magnitude
         guard v.isFinite, a < 1e9, (0...9).contains(decimals) else { return appendFixedPrintf(v, decimals: decimals, to: &out) }
         var p: UInt64 = 1
@@ -102,51 +149,55 @@ public struct JSONObjectWriter {
             q = UInt64(n >> s)
             if r > half || (r == half && q & 1 == 1) { q += 1 }
         }
-        if v.sign == .minus { out += "-" }
-        out += String(q / p)
+        if v.sign == .minus { out.append(UInt8(ascii: "-")) }
+        appendDigits(UInt(q / p), to: &out)
         if decimals > 0 {
-            let frac = String(q % p)
-            out += "."
-            for _ in frac.count..<decimals { out += "0" }
-            out += frac
+            out.append(UInt8(ascii: "."))
+            appendDigits(UInt(q % p), width: decimals, to: &out)
         }
     }
 
-    static func appendFixedPrintf(_ v: Double, decimals: Int, to out: inout String) {
+    static func appendFixedPrintf(_ v: Double, decimals: Int, to out: inout [UInt8]) {
         withUnsafeTemporaryAllocation(of: CChar.self, capacity: 48) { buf in
             let n = withVaList([Int32(decimals), v]) { vsnprintf(buf.baseAddress!, 48, "%.*f", $0) }
             if n > 0 && n < 48 {
-                out += String(decoding: UnsafeRawBufferPointer(start: buf.baseAddress!, count: Int(n)), as: UTF8.self)
+                out.append(contentsOf: UnsafeRawBufferPointer(start: buf.baseAddress!, count: Int(n)))
             } else {
-                out += String(v)
+                out.append(contentsOf: String(v).utf8)
             }
         }
     }
 
-    public static func appendEscaped(_ s: String, to out: inout String) {
+    public static func appendEscaped(_ s: String, to out: inout [UInt8]) {
         // Most strings (times, device paths, class names) need no escaping: append them whole.
-        if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            out += s
-            return
+        let utf8 = s.utf8
+        let plain = utf8.withContiguousStorageIfAvailable { buffer -> Bool in
+            for b in buffer where b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") { return false }
+            out.append(contentsOf: buffer)
+            return true
         }
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
+        if plain == true { return }
+        for byte in utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out.append(contentsOf: #"\""#.utf8)
+            case UInt8(ascii: "\\"): out.append(contentsOf: #"\\"#.utf8)
+            case UInt8(ascii: "\n"): out.append(contentsOf: #"\n"#.utf8)
+            case UInt8(ascii: "\r"): out.append(contentsOf: #"\r"#.utf8)
+            case UInt8(ascii: "\t"): out.append(contentsOf: #"\t"#.utf8)
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                out.append(contentsOf: #"\u00"#.utf8)
+                out.append(hex[Int(byte >> 4)])
+                out.append(hex[Int(byte & 0xF)])
+            default: out.append(byte)
             }
         }
     }
 
     public static func escaped(_ s: String) -> String {
-        var out = "\""
+        var out: [UInt8] = [UInt8(ascii: "\"")]
         appendEscaped(s, to: &out)
-        return out + "\""
+        out.append(UInt8(ascii: "\""))
+        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -14,7 +14,7 @@ public enum WireEncoding {
         w.string("device", f.device)
         w.int("status", f.status)
         w.int("mode", f.mode.rawValue)
-        w.string("time", f.time?.iso8601)
+        w.time("time", f.time)
         w.fixed("ept", f.ept, 3)
         w.fixed("lat", f.latitude, 9)
         w.fixed("lon", f.longitude, 9)
@@ -41,7 +41,7 @@ public enum WireEncoding {
     public static func sky(_ s: SkyView, keep: Set<String>? = nil) -> String {
         var w = JSONObjectWriter(class: "SKY", keep: keep)
         w.string("device", s.device)
-        w.string("time", s.time?.iso8601)
+        w.time("time", s.time)
         w.fixed("xdop", s.xdop, 2)
         w.fixed("ydop", s.ydop, 2)
         w.fixed("vdop", s.vdop, 2)
@@ -76,7 +76,7 @@ public enum WireEncoding {
     public static func att(_ a: Attitude, keep: Set<String>? = nil) -> String {
         var w = JSONObjectWriter(class: "ATT", keep: keep)
         w.string("device", a.device)
-        w.string("time", a.time.iso8601)
+        w.time("time", a.time)
         w.fixed("heading", a.heading, 2)
         w.fixed("mheading", a.magneticHeading, 2)
         w.string("mag_st", a.magStatus)
@@ -96,7 +96,7 @@ public enum WireEncoding {
         var w = JSONObjectWriter(class: "MAG")
         w.string("device", s.device)
         w.string("chip", s.chip)
-        w.string("time", s.time.iso8601)
+        w.time("time", s.time)
         w.fixed("x", s.field.x, 4)
         w.fixed("y", s.field.y, 4)
         w.fixed("z", s.field.z, 4)
@@ -117,7 +117,7 @@ public enum WireEncoding {
             w.string("reason", reason.code)
             w.string("message", reason.description)
         }
-        w.string("time", s.time.iso8601)
+        w.time("time", s.time)
         return w.finished()
     }
 
@@ -198,7 +198,7 @@ public enum WireEncoding {
     /// The `POLL` answer: the latest TPV, SKY and ATT of the default chains.
     public static func poll(time: GPSTimestamp, tpv: String?, sky: String?, att: [String]) -> String {
         var w = JSONObjectWriter(class: "POLL")
-        w.string("time", time.iso8601)
+        w.time("time", time)
         w.int("active", tpv == nil ? 0 : 1)
         w.raw("tpv", "[" + (tpv ?? "") + "]")
         w.raw("sky", "[" + (sky ?? "") + "]")
@@ -232,7 +232,7 @@ public enum WireEncoding {
             w.string("chip", r.chip)
             w.string("model", r.model.rawValue)
             w.string("fitted", r.time)
-            w.string("loaded", c.loaded?.iso8601)
+            w.time("loaded", c.loaded)
             let list = { (values: [Double]) in "[" + values.map(JSONObjectWriter.shortest).joined(separator: ",") + "]" }
             w.raw("offset", list(r.offset))
             w.raw("matrix", "[" + r.matrix.map(list).joined(separator: ",") + "]")
