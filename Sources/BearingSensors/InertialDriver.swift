@@ -54,6 +54,12 @@ public protocol InertialDriver: ChipDriver {
     func configure(_ settings: InertialSettings) throws(SensorError) -> InertialConfiguration
     /// Waits (bounded) for data-ready and reads one sample, accelerometer and gyroscope in one transfer.
     func read() throws(SensorError) -> InertialReading
+    /// The chip `identify` found, e.g. "ST LSM6DSL" for a family driver.
+    var identifiedName: String { get }
+}
+
+extension InertialDriver {
+    public var identifiedName: String { Self.descriptor.displayName }
 }
 
 /// Every supported accelerometer + gyroscope chip.

@@ -58,6 +58,7 @@ public final class LSM6DSx: ChipDriverBase, InertialDriver {
     ]
 
     public private(set) var variant: Variant?
+    public var identifiedName: String { variant.map { "ST \($0.name)" } ?? Self.descriptor.displayName }
     private var accelScale = 0.0
     private var gyroScale = 0.0
 

@@ -65,6 +65,7 @@ public final class MPU6xxx: ChipDriverBase, InertialDriver {
     static let gyroRanges: [(fullScale: Double, lsbPerDPS: Double)] = [(250, 131), (500, 65.5), (1000, 32.8), (2000, 16.4)]
 
     public private(set) var variant: Variant?
+    public var identifiedName: String { variant.map { "InvenSense \($0.name)" } ?? Self.descriptor.displayName }
     private var accelScale = 0.0
     private var gyroScale = 0.0
 
