@@ -90,7 +90,8 @@ public final class AK8963: ChipDriverBase, MagnetometerDriver {
                     try checkAK8963()
                     return
                 } catch {
-                    lastError = error
+                    // A host that answered with the wrong WHO_AM_I says more than one that did not answer.
+                    if case .wrongChip = lastError {} else { lastError = error }
                 }
             }
             throw lastError
