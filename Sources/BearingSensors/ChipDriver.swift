@@ -11,6 +11,8 @@ public struct ChipDescriptor: Sendable {
     public var displayName: String
     public var addresses: [UInt8]
     public var idRegister: UInt8
+    /// The bytes read from `idRegister` on; for a family driver (`lsm6dsx`, `mpu6xxx`) the one-byte IDs
+    /// of its members, any of which identifies it.
     public var idValue: [UInt8]
     /// How far an ID match identifies the chip: `high` for distinctive IDs, `low` for IDs such as 0xFF
     /// that a floating bus also reads.

@@ -55,6 +55,12 @@ public enum ChipProbe {
             }
             out.append(f)
         }
+        // The LSM9DS1's magnetometer answers like a LIS3MDL (same WHO_AM_I and register map).
+        if out.contains(where: { $0.inertialChip == LSM9DS1.descriptor.name }) {
+            for i in out.indices where out[i].chip == LIS3MDL.descriptor.name {
+                out[i].displayName = "ST LIS3MDL (or the LSM9DS1's magnetometer)"
+            }
+        }
         return out
     }
 

@@ -409,6 +409,11 @@ final class InertialDriverTests: XCTestCase {
         XCTAssertEqual(found2[1].inertialDisplayName, "InvenSense MPU-6050")
         XCTAssertNil(found2[1].chip)
 
+        let c = SimulatedI2CBus()
+        ChipModels.attachInertial(chip: "lsm9ds1", to: c, address: 0x6B) { .level }
+        ChipModels.attach(chip: "lis3mdl", to: c, address: 0x1E) { Vector3(20, 0, 40) }
+        XCTAssertEqual(try ChipProbe.scan(c).first?.displayName, "ST LIS3MDL (or the LSM9DS1's magnetometer)")
+
         XCTAssertEqual(try ChipProbe.findInertial(a, chip: nil, address: nil).identifiedName, "ST LSM6DSL")
         XCTAssertEqual(try ChipProbe.findInertial(b, chip: "mpu6xxx", address: nil).address, 0x69)
         XCTAssertThrowsError(try ChipProbe.findInertial(b, chip: "bno055", address: nil)) { error in
