@@ -1,25 +1,4 @@
 import BearingCore
-import BearingIO
-#if canImport(Glibc)
-import Glibc
-#endif
-
-/// What identifies a chip on the bus: the addresses it can have and its ID registers.
-public struct ChipDescriptor: Sendable {
-    /// The config name, e.g. `hmc5883l`.
-    public var name: String
-    public var displayName: String
-    public var addresses: [UInt8]
-    public var idRegister: UInt8
-    public var idValue: [UInt8]
-    /// How far an ID match identifies the chip: `high` for distinctive IDs, `low` for IDs such as 0xFF
-    /// that a floating bus also reads.
-    public var confidence: Confidence
-    /// Where the register map, ID and sensitivities come from.
-    public var source: String
-
-    public enum Confidence: String, Sendable { case high, medium, low }
-}
 
 /// Read and conversion settings; each driver picks the nearest rate and range its chip supports.
 public struct MagnetometerSettings: Equatable, Sendable {
@@ -49,67 +28,19 @@ public struct DriverConfiguration: Equatable, Sendable, CustomStringConvertible 
     public var description: String { "\(rate) Hz, ±\(rangeMicrotesla) µT" }
 }
 
-public enum MagnetometerError: Error, Equatable, CustomStringConvertible {
-    case bus(I2CError)
-    /// The ID register did not hold the chip's ID: another chip (or none) is at that address.
-    case wrongChip(chip: String, bus: String, address: UInt8, register: UInt8, found: [UInt8], expected: [UInt8])
-    /// Data-ready never came within the bounded poll.
-    case dataNotReady(chip: String, bus: String, address: UInt8, polls: Int)
-    /// A setting the chip cannot do.
-    case unsupported(chip: String, String)
-
-    public var description: String {
-        switch self {
-        case .bus(let e): return e.description
-        case let .wrongChip(chip, bus, address, register, found, expected):
-            return "\(bus) \(I2CError.hex(address)): not a \(chip): ID register \(I2CError.hex(register)) reads \(Self.bytes(found)), expected \(Self.bytes(expected))"
-        case let .dataNotReady(chip, bus, address, polls):
-            return "\(bus) \(I2CError.hex(address)): \(chip) data not ready after \(polls) polls (is it in continuous mode and powered?)"
-        case let .unsupported(chip, what): return "\(chip): \(what)"
-        }
-    }
-
-    static func bytes(_ b: [UInt8]) -> String { b.map(I2CError.hex).joined(separator: " ") }
-}
-
 /// A magnetometer chip driver: a register map, an ID check, a configure step and a read that scales to µT.
 /// One file per chip under `Chips/`.
-public protocol MagnetometerDriver: AnyObject {
-    static var descriptor: ChipDescriptor { get }
-    var bus: I2CBus { get }
-    var address: UInt8 { get }
-    init(bus: I2CBus, address: UInt8)
-    /// Waits between data-ready polls and after resets (`DriverSleep.real`; tests pass a no-op).
-    var sleep: (Double) -> Void { get set }
-    /// Checks the ID registers; throws `wrongChip` when they do not match.
-    func identify() throws(MagnetometerError)
+public protocol MagnetometerDriver: ChipDriver {
     /// Sets rate, range and continuous mode; returns what it chose.
     func configure(_ settings: MagnetometerSettings) throws(MagnetometerError) -> DriverConfiguration
     /// Waits (bounded) for data-ready and reads one sample.
     func read() throws(MagnetometerError) -> MagneticReading
 }
 
-/// What every driver keeps: its bus and address, how it waits, and the rate and data-ready poll bound
-/// its `configure` chose. Drivers subclass it and add their chip's registers and conversion.
-open class ChipDriverBase {
-    public let bus: I2CBus
-    public let address: UInt8
-    public var sleep: (Double) -> Void = DriverSleep.real
-    /// Samples per second `configure` selected (sets the data-ready poll interval).
-    var rate = 10.0
-    /// Data-ready polls allowed per read (`MagnetometerSettings.readyPolls`).
-    var polls = 50
-
-    public required init(bus: I2CBus, address: UInt8) {
-        self.bus = bus
-        self.address = address
-    }
-}
-
 /// Every supported chip.
 public enum MagnetometerChips {
     public static let all: [any MagnetometerDriver.Type] = [
-        HMC5883L.self, QMC5883L.self, LIS3MDL.self, LIS2MDL.self, MMC5983MA.self, BMM150.self, AK09916.self,
+        HMC5883L.self, QMC5883L.self, LIS3MDL.self, LIS2MDL.self, MMC5983MA.self, BMM150.self, AK09916.self, AK8963.self,
     ]
 
     public static func driver(named name: String) -> (any MagnetometerDriver.Type)? {
@@ -119,76 +50,11 @@ public enum MagnetometerChips {
     public static var names: [String] { all.map { $0.descriptor.name } }
 }
 
-/// The register helpers every driver uses.
-extension MagnetometerDriver {
-    var chipName: String { Self.descriptor.name }
-
-    func reg(_ register: UInt8) throws(MagnetometerError) -> UInt8 {
-        do { return try bus.readByte(address: address, register: register) } catch { throw .bus(error) }
-    }
-
-    func set(_ register: UInt8, _ value: UInt8) throws(MagnetometerError) {
-        do { try bus.writeByte(address: address, register: register, value: value) } catch { throw .bus(error) }
-    }
-
-    func block(_ register: UInt8, _ count: Int) throws(MagnetometerError) -> [UInt8] {
-        let b: [UInt8]
-        do { b = try bus.readBlock(address: address, register: register, count: count) } catch { throw .bus(error) }
-        guard b.count == count else {
-            throw .bus(I2CError(bus: bus.path, address: address, register: register, operation: .readBlock,
-                                errno: EIO, detail: "short read: \(b.count) of \(count) bytes"))
-        }
-        return b
-    }
-
-    /// Reads `descriptor.idValue.count` bytes from the ID register (one byte read each) and compares.
-    func checkID() throws(MagnetometerError) {
-        let d = Self.descriptor
-        var found: [UInt8] = []
-        for i in 0..<d.idValue.count { found.append(try reg(d.idRegister &+ UInt8(i))) }
-        guard found == d.idValue else {
-            throw .wrongChip(chip: d.displayName, bus: bus.path, address: address, register: d.idRegister,
-                             found: found, expected: d.idValue)
-        }
-    }
-
-    /// Polls `register` until `mask` is set, at most `polls` times, calling `pause` between polls.
-    /// Returns the status byte that had the flag.
-    func waitReady(_ register: UInt8, mask: UInt8, polls: Int, pause: () -> Void) throws(MagnetometerError) -> UInt8 {
-        for i in 0..<max(1, polls) {
-            let s = try reg(register)
-            if s & mask != 0 { return s }
-            if i + 1 < polls { pause() }
-        }
-        throw .dataNotReady(chip: Self.descriptor.displayName, bus: bus.path, address: address, polls: polls)
-    }
-}
-
 extension MagnetometerDriver {
     /// Refuses a wanted range beyond the chip's full scale (`described` as the error shows it).
     func requireRange(_ settings: MagnetometerSettings, within fullScale: Double, described: String) throws(MagnetometerError) {
         if let wanted = settings.rangeMicrotesla, wanted > fullScale {
             throw .unsupported(chip: Self.descriptor.displayName, "range ±\(wanted) µT is beyond the chip's \(described)")
         }
-    }
-}
-
-/// The index of the smallest full scale ≥ `wanted`, or `default` when no range was asked for.
-func pickRange(_ fullScales: [Double], _ wanted: Double?, default index: Int) -> Int {
-    wanted.map { pick(fullScales, atLeast: $0) } ?? index
-}
-
-/// Picks the first option whose value is ≥ `wanted` (the last when none is), returning its index.
-func pick(_ options: [Double], atLeast wanted: Double) -> Int {
-    options.firstIndex { $0 >= wanted - 1e-9 } ?? options.count - 1
-}
-
-func int16BE(_ hi: UInt8, _ lo: UInt8) -> Int { Int(Int16(bitPattern: UInt16(hi) << 8 | UInt16(lo))) }
-func int16LE(_ lo: UInt8, _ hi: UInt8) -> Int { int16BE(hi, lo) }
-
-/// How drivers wait between data-ready polls and after resets; tests pass a no-op.
-public enum DriverSleep {
-    public static let real: @Sendable (Double) -> Void = { seconds in
-        if seconds > 0 { usleep(UInt32(min(seconds, 1) * 1_000_000)) }
     }
 }

@@ -5,7 +5,8 @@ import Foundation
 
 /// Opens a magnetometer bus by path: `/dev/i2c-N` through i2c-dev, or `simulator` — the in-memory bus of
 /// the simulator board, holding every chip model fed by one virtual board turning in place — or
-/// `simulator:tumble`, the same with the board also pitching and rolling (for `bearing calibrate`).
+/// `simulator:tumble`, the same with the board also pitching and rolling (for `bearing calibrate`). An
+/// LSM6DSOX lies still and level at 0x6a (and the ICM-20948 hosting the AK09916 does too).
 enum BusOpener {
     static func open(_ path: String) throws(I2CError) -> I2CBus {
         if path == "simulator" || path == "simulator:tumble" { return simulatedBus(path) }
@@ -30,6 +31,7 @@ enum BusOpener {
         }
         let flat = path == "simulator:tumble" ? VirtualCompass.tumbling(clock: clock) : VirtualCompass.demo(clock: clock)
         ChipModels.attach(chip: "ak09916", to: bus) { flat.field() }
+        ChipModels.attachInertial(chip: "lsm6dsox", to: bus) { .level }
         shared[path] = bus
         return bus
     }

@@ -7,10 +7,10 @@ import Foundation
 
 struct Probe: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Scan an I2C bus like i2cdetect, identify magnetometers by their ID registers, print config lines.")
+        abstract: "Scan an I2C bus like i2cdetect, identify magnetometers and accelerometer/gyroscopes by their ID registers, print config lines.")
 
     @Option(help: "The bus: /dev/i2c-N, a bus number, or simulator.") var bus: String = "/dev/i2c-1"
-    @Flag(help: "Also configure each identified chip and read one sample (µT, chip axes).") var read = false
+    @Flag(help: "Also configure each identified chip and read one sample (chip axes; µT, m/s², rad/s).") var read = false
     @Option(help: "With --read: samples per second to configure.") var rate: Double = 10
 
     func validate() throws {
@@ -27,13 +27,24 @@ struct Probe: ParsableCommand {
         do { found = try ChipProbe.scan(i2c) } catch { throw ProbeError(error.description) }
         print("bus \(path): \(found.count) address\(found.count == 1 ? "" : "es") answered (probe: quick write, read byte at 0x30-0x37 and 0x50-0x5f)")
         print("address  chip                                       confidence")
+        func row(_ address: UInt8, _ chip: String, _ confidence: ChipDescriptor.Confidence?) {
+            let column = chip.count < 42 ? chip.padding(toLength: 42, withPad: " ", startingAt: 0) : chip
+            print("\(I2CError.hex(address))     \(column) \(confidence?.rawValue ?? "-")")
+        }
         for f in found {
-            let chip = f.displayName ?? (f.answer == .busy ? "(owned by a kernel driver: UU)" : "(unknown device)")
-            print("\(I2CError.hex(f.address))     \(chip.padding(toLength: 42, withPad: " ", startingAt: 0)) \(f.confidence?.rawValue ?? "-")")
+            if let imu = f.inertialDisplayName { row(f.address, imu, f.inertialConfidence) }
+            if f.displayName != nil || f.inertialDisplayName == nil {
+                row(f.address, f.displayName ?? (f.answer == .busy ? "(owned by a kernel driver: UU)" : "(unknown device)"), f.confidence)
+            }
         }
         let chips = found.filter { $0.chip != nil }
+        let inertial = found.filter { $0.inertialChip != nil }
+        for f in inertial {
+            print("# accelerometer/gyroscope: \(f.inertialDisplayName!) at \(I2CError.hex(f.address)) (driver \(f.inertialChip!))")
+        }
         guard let first = chips.first else {
             print("no supported magnetometer found; supported: \(MagnetometerChips.names.joined(separator: ", "))")
+            if read, readInertial(inertial, i2c) { throw ExitCode(1) }
             throw ExitCode(2)
         }
         print("\nconfig (/etc/bearing/bearing.yaml):")
@@ -64,7 +75,34 @@ struct Probe: ParsableCommand {
                 failed = true
             }
         }
+        if readInertial(inertial, i2c) { failed = true }
         if failed { throw ExitCode(1) }
+    }
+
+    /// Configures and reads each identified accelerometer/gyroscope once; returns whether one failed.
+    func readInertial(_ found: [ProbeFinding], _ i2c: I2CBus) -> Bool {
+        var failed = false
+        for f in found {
+            guard let type = InertialChips.driver(named: f.inertialChip!) else { continue }
+            let d = type.init(bus: i2c, address: f.address)
+            var s = InertialSettings()
+            s.rate = rate
+            do {
+                try d.identify()
+                let chosen = try d.configure(s)
+                let r = try d.read()
+                let a = r.acceleration, g = r.angularRate
+                let temperature = r.temperature.map { String(format: " temperature %.1f °C", $0) } ?? ""
+                let flags = (r.accelerationSaturated ? " ACCEL SATURATED" : "") + (r.angularRateSaturated ? " GYRO SATURATED" : "")
+                print(String(format: "read %@ %@: accel x %.3f y %.3f z %.3f m/s² |a| %.3f gyro x %.4f y %.4f z %.4f rad/s%@%@ (%@)",
+                             f.inertialChip!, I2CError.hex(d.address), a.x, a.y, a.z, a.length, g.x, g.y, g.z,
+                             temperature, flags, chosen.description))
+            } catch {
+                print("read \(f.inertialChip!) \(I2CError.hex(d.address)): failed: \(error)")
+                failed = true
+            }
+        }
+        return failed
     }
 }
 

@@ -11,7 +11,7 @@ final class ChipDriverTests: XCTestCase {
     /// µT per count at each chip's default range, for the quantisation tolerance.
     let resolution: [String: Double] = [
         "hmc5883l": 1 / 10.9, "qmc5883l": 1 / 120, "lis3mdl": 1 / 68.42, "lis2mdl": 0.15,
-        "mmc5983ma": 1 / 163.84, "bmm150": 0.4, "ak09916": 0.15,
+        "mmc5983ma": 1 / 163.84, "bmm150": 0.4, "ak09916": 0.15, "ak8963": 0.15 * 1.2,
     ]
 
     struct Rig {
@@ -31,7 +31,7 @@ final class ChipDriverTests: XCTestCase {
         let box = FieldBox(field)
         let model = try XCTUnwrap(ChipModels.attach(chip: chip, to: bus, field: { box.value }))
         let type = try XCTUnwrap(MagnetometerChips.driver(named: chip))
-        let address = model is AK09916Model ? 0x0C : (model is LIS3MDLModel ? 0x1C : type.descriptor.addresses[0])
+        let address = model is AK09916Model || model is AK8963Model ? 0x0C : (model is LIS3MDLModel ? 0x1C : type.descriptor.addresses[0])
         let driver = type.init(bus: bus, address: address)
         let counter = Counter()
         driver.sleep = { _ in counter.value += 1 }
@@ -105,6 +105,7 @@ final class ChipDriverTests: XCTestCase {
             ("mmc5983ma", [(0x0A, 0x00), (0x0B, 0x00)]),
             ("bmm150", [(0x4B, 0x01), (0x51, 4), (0x52, 14), (0x4C, 4 << 3)]),         // 15 Hz, normal mode
             ("ak09916", [(0x32, 0x01), (0x31, 0x00), (0x31, 0x04)]),                    // soft reset, 20 Hz
+            ("ak8963", [(0x0B, 0x01), (0x0A, 0x00), (0x0A, 0x0F), (0x0A, 0x00), (0x0A, 0x16)]),  // fuse ROM, 16-bit 100 Hz
         ]
         for (chip, expected) in cases {
             let r = try rig(chip, field: Vector3(1, 1, 1))
@@ -121,7 +122,7 @@ final class ChipDriverTests: XCTestCase {
     func testOverflowIsReported() throws {
         let cases: [(String, Double)] = [
             ("hmc5883l", 200), ("qmc5883l", 300), ("lis3mdl", 600), ("lis2mdl", 5000),
-            ("mmc5983ma", 900), ("bmm150", 2500), ("ak09916", 5000),
+            ("mmc5983ma", 900), ("bmm150", 2500), ("ak09916", 5000), ("ak8963", 5000),
         ]
         for (chip, strength) in cases {
             let r = try rig(chip, field: Vector3(strength, 10, -10))
@@ -247,5 +248,57 @@ final class ChipDriverTests: XCTestCase {
         XCTAssertEqual(same, [0x3D, 0x3D, 0x3D])
         let inc = try bus.readBlock(address: 0x1C, register: 0x8F, count: 2)
         XCTAssertEqual(inc, [0x3D, 0x00])
+    }
+
+    func testAK8963IsReachedThroughTheMPU9250BypassAndAppliesItsFuseROMAdjustment() throws {
+        let bus = SimulatedI2CBus()
+        let model = try XCTUnwrap(ChipModels.attach(chip: "ak8963", to: bus) { Vector3(30, -20, 45) } as? AK8963Model)
+        XCTAssertEqual(try bus.probe(address: 0x0C), .absent, "hidden until the bypass opens")
+        let d = AK8963(bus: bus, address: 0x0C)
+        d.sleep = { _ in }
+        try d.identify()
+        XCTAssertEqual(d.host, 0x68)
+        _ = try d.configure(MagnetometerSettings())
+        // ASA 0xB0, 0xB3, 0xA7: (ASA − 128) × 0.5 / 128 + 1.
+        let asa = model.sensitivityAdjustment.map { (Double($0) - 128) * 0.5 / 128 + 1 }
+        XCTAssertEqual(d.sensitivityAdjustment, Vector3(asa[0], asa[1], asa[2]))
+        XCTAssertEqual(d.sensitivityAdjustment.x, 1.1875)
+        let r = try d.read()
+        XCTAssertEqual(r.field.x, 30, accuracy: 0.15 * asa[0])
+        XCTAssertEqual(r.field.y, -20, accuracy: 0.15 * asa[1])
+        XCTAssertEqual(r.field.z, 45, accuracy: 0.15 * asa[2])
+        // Outside fuse ROM mode the ASA registers read 0: an adjustment read there would halve the field.
+        XCTAssertEqual(try bus.readBlock(address: 0x0C, register: 0x10, count: 3), [0, 0, 0])
+    }
+
+    func testAK8963WithoutST2ReadGetsNoNewData() throws {
+        let bus = SimulatedI2CBus()
+        ChipModels.attach(chip: "ak8963", to: bus) { Vector3(1, 2, 3) }
+        let d = AK8963(bus: bus, address: 0x0C)
+        d.sleep = { _ in }
+        try d.identify()
+        _ = try d.configure(MagnetometerSettings())
+        XCTAssertEqual(try bus.readByte(address: 0x0C, register: 0x02) & 0x01, 0x01)
+        _ = try bus.readBlock(address: 0x0C, register: 0x03, count: 6)  // data without ST2
+        XCTAssertEqual(try bus.readByte(address: 0x0C, register: 0x02) & 0x01, 0x00, "held until ST2 is read")
+        _ = try bus.readByte(address: 0x0C, register: 0x09)
+        XCTAssertEqual(try bus.readByte(address: 0x0C, register: 0x02) & 0x01, 0x01)
+    }
+
+    func testAK8963DoesNotTakeAnAK09916() throws {
+        let bus = SimulatedI2CBus(path: "/dev/i2c-1")
+        ChipModels.attach(chip: "ak09916", to: bus) { .zero }
+        // Bypass closed: the only host is an ICM-20948, whose WHO_AM_I (75h on an MPU) is not an MPU-9250's.
+        XCTAssertThrowsError(try AK8963(bus: bus, address: 0x0C).identify()) { error in
+            XCTAssertTrue("\(error)".contains("not a InvenSense MPU-9250/9255: ID register 0x75 reads 0x00, expected one of 0x71, 0x73"), "\(error)")
+        }
+        let ak09916 = AK09916(bus: bus, address: 0x0C)
+        ak09916.sleep = { _ in }
+        try ak09916.identify()
+        // Bypass open: WIA matches, but 01h holds the AK09916's WIA2.
+        XCTAssertThrowsError(try AK8963(bus: bus, address: 0x0C).identify()) { error in
+            XCTAssertTrue("\(error)".contains("an AK09916's WIA2 (ICM-20948): use chip ak09916"), "\(error)")
+        }
+        XCTAssertEqual(ChipProbe.identify(bus, address: 0x0C)?.descriptor.name, "ak09916")
     }
 }

@@ -41,19 +41,21 @@ public final class AK09916: ChipDriverBase, MagnetometerDriver {
     /// The ICM-20948 whose bypass was opened, if any.
     public private(set) var host: UInt8?
 
-    /// Opens the bypass of an ICM-20948 at `hostAddress` so the AK09916 answers at 0x0C.
-    /// Throws `wrongChip` when no ICM-20948 is there.
+    /// Opens the bypass of an ICM-20948 at `hostAddress` so the AK09916 answers at 0x0C. Reads WHO_AM_I
+    /// before writing anything; throws `wrongChip` when no ICM-20948 is there.
     public func openBypass(hostAddress: UInt8) throws(MagnetometerError) {
         func hostSet(_ r: UInt8, _ v: UInt8) throws(MagnetometerError) {
             do { try bus.writeByte(address: hostAddress, register: r, value: v) } catch { throw .bus(error) }
         }
-        try hostSet(Host.bankSelect, 0x00)
+        // WHO_AM_I before any write: 0x68/0x69 is also where RTCs (DS1307, DS3231) and MPUs live. The chip
+        // powers up in bank 0, and the drivers here always leave it there.
         let who: UInt8
         do { who = try bus.readByte(address: hostAddress, register: Host.whoAmI) } catch { throw .bus(error) }
         guard who == Host.whoAmIValue else {
             throw .wrongChip(chip: "TDK ICM-20948", bus: bus.path, address: hostAddress, register: Host.whoAmI,
                              found: [who], expected: [Host.whoAmIValue])
         }
+        try hostSet(Host.bankSelect, 0x00)
         try hostSet(Host.powerManagement1, 0x01)  // wake, auto clock
         sleep(0.01)
         try hostSet(Host.userControl, 0x00)       // I2C master off, so the aux bus is free

@@ -22,7 +22,9 @@ public final class SimulatedI2CBus: I2CBus, @unchecked Sendable { // `lock` guar
     private var busy: Set<UInt8> = []
     private var unplugged: Set<UInt8> = []
     private var failAfter: (count: Int, errno: Int32)?
+    /// Successful transfers of any kind, and of them the I2C-block reads.
     public private(set) var transfers = 0
+    public private(set) var blockReads = 0
 
     public init(path: String = "simulator") {
         self.path = path
@@ -76,6 +78,7 @@ public final class SimulatedI2CBus: I2CBus, @unchecked Sendable { // `lock` guar
         }
         let d = try device(address, register, .readBlock)
         lock.lock(); defer { lock.unlock() }
+        blockReads += 1
         return d.readBlock(register, count: count)
     }
 

@@ -1,0 +1,107 @@
+import BearingCore
+
+/// Rate and ranges wanted from an accelerometer + gyroscope; each driver picks the nearest its chip supports.
+public struct InertialSettings: Equatable, Sendable {
+    /// Samples per second wanted; the driver selects the smallest output data rate at or above it.
+    public var rate: Double = 100
+    /// Accelerometer full scale wanted, g; the smallest range at or above it (nil: ±4 g).
+    public var accelerationRangeG: Double? = nil
+    /// Gyroscope full scale wanted, °/s; the smallest range at or above it (nil: ±500 °/s).
+    public var angularRateRangeDPS: Double? = nil
+    /// Polls of the data-ready flags before a read gives up (each poll waits a tenth of a sample period).
+    public var readyPolls: Int = 50
+    public init() {}
+}
+
+/// What an inertial driver chose: the output data rate and the two full scales.
+public struct InertialConfiguration: Equatable, Sendable, CustomStringConvertible {
+    public var rate: Double
+    public var accelerationRangeG: Double
+    public var angularRateRangeDPS: Double
+    public var description: String { "\(rate) Hz, ±\(accelerationRangeG) g, ±\(angularRateRangeDPS) °/s" }
+}
+
+/// One sample in the chip's axes.
+///
+/// `acceleration` is specific force (what an accelerometer measures: acceleration minus gravity), m/s²:
+/// a chip lying still and level, top face up, reads about +9.81 on Z. `angularRate` is rad/s, positive
+/// counter-clockwise about each axis seen from its positive end (right-hand rule). Every supported
+/// chip's datasheet uses these conventions, so no sign is changed in the drivers.
+public struct InertialReading: Equatable, Sendable {
+    public var acceleration: Vector3
+    public var angularRate: Vector3
+    /// An accelerometer axis sat at the end of its output range: the value is a lower bound.
+    public var accelerationSaturated: Bool
+    /// A gyroscope axis sat at the end of its output range.
+    public var angularRateSaturated: Bool
+    /// The die temperature, °C, where the chip reports one (it is not the air temperature).
+    public var temperature: Double?
+
+    public init(acceleration: Vector3, angularRate: Vector3, accelerationSaturated: Bool,
+                angularRateSaturated: Bool, temperature: Double?) {
+        self.acceleration = acceleration
+        self.angularRate = angularRate
+        self.accelerationSaturated = accelerationSaturated
+        self.angularRateSaturated = angularRateSaturated
+        self.temperature = temperature
+    }
+}
+
+/// An accelerometer + gyroscope chip driver: an ID check, a configure step and a burst read that
+/// scales to m/s² and rad/s. One file per chip family under `Chips/`.
+public protocol InertialDriver: ChipDriver {
+    /// Wakes the chip and sets rate and ranges; returns what it chose.
+    func configure(_ settings: InertialSettings) throws(SensorError) -> InertialConfiguration
+    /// Waits (bounded) for data-ready and reads one sample, accelerometer and gyroscope in one transfer.
+    func read() throws(SensorError) -> InertialReading
+    /// The chip `identify` found, e.g. "ST LSM6DSL" for a family driver.
+    var identifiedName: String { get }
+}
+
+extension InertialDriver {
+    public var identifiedName: String { Self.descriptor.displayName }
+}
+
+/// Every supported accelerometer + gyroscope chip.
+public enum InertialChips {
+    public static let all: [any InertialDriver.Type] = [
+        LSM6DSx.self, LSM9DS1.self, MPU6xxx.self, ICM20948.self,
+    ]
+
+    public static func driver(named name: String) -> (any InertialDriver.Type)? {
+        all.first { $0.descriptor.name == name.lowercased() }
+    }
+
+    public static var names: [String] { all.map { $0.descriptor.name } }
+}
+
+/// Unit conversions and the saturation test the inertial drivers share.
+enum Inertial {
+    /// Standard gravity (the "g" of accelerometer datasheets), m/s².
+    static let standardGravity = 9.80665
+    static let radiansPerDegree = Double.pi / 180
+    /// Default full scales when the settings ask for none.
+    static let defaultAccelerationRangeG = 4.0
+    static let defaultAngularRateRangeDPS = 500.0
+
+    /// Three raw counts times `scale`.
+    static func vector(_ raw: ArraySlice<Int>, _ scale: Double) -> Vector3 {
+        let r = Array(raw)
+        return Vector3(Double(r[0]) * scale, Double(r[1]) * scale, Double(r[2]) * scale)
+    }
+
+    /// Whether any count sits at an end of the 16-bit output range.
+    static func saturated(_ raw: ArraySlice<Int>) -> Bool {
+        raw.contains { $0 >= Int(Int16.max) || $0 <= Int(Int16.min) }
+    }
+
+    /// Three little-endian int16s from `bytes` at `offset`.
+    static func le(_ bytes: [UInt8], at offset: Int) -> ArraySlice<Int> {
+        (0..<3).map { int16LE(bytes[offset + 2 * $0], bytes[offset + 2 * $0 + 1]) }[...]
+    }
+
+    /// Three big-endian int16s from `bytes` at `offset`.
+    static func be(_ bytes: [UInt8], at offset: Int) -> ArraySlice<Int> {
+        (0..<3).map { int16BE(bytes[offset + 2 * $0], bytes[offset + 2 * $0 + 1]) }[...]
+    }
+}

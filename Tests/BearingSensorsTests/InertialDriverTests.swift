@@ -1,0 +1,426 @@
+import BearingCore
+import BearingSimulator
+@testable import BearingSensors
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Each accelerometer/gyroscope driver against its register-level model, through the I2CBus protocol.
+final class InertialDriverTests: XCTestCase {
+    static let g = 9.80665
+    static let radiansPerDegree = Double.pi / 180
+
+    /// A model name, the driver that must identify it and the name it must report.
+    struct Chip {
+        var model: String
+        var driver: String
+        var identifiedAs: String
+        /// The first register of the sample burst.
+        var burst: UInt8
+        /// °C per temperature LSB.
+        var temperatureLSB: Double
+    }
+
+    static let chips = [
+        Chip(model: "lsm6ds3", driver: "lsm6dsx", identifiedAs: "ST LSM6DS3", burst: 0x20, temperatureLSB: 1.0 / 16),
+        Chip(model: "lsm6dsl", driver: "lsm6dsx", identifiedAs: "ST LSM6DSL", burst: 0x20, temperatureLSB: 1.0 / 256),
+        Chip(model: "lsm6dsox", driver: "lsm6dsx", identifiedAs: "ST LSM6DSOX", burst: 0x20, temperatureLSB: 1.0 / 256),
+        Chip(model: "lsm9ds1", driver: "lsm9ds1", identifiedAs: "ST LSM9DS1 (accel/gyro)", burst: 0x15, temperatureLSB: 1.0 / 16),
+        Chip(model: "mpu6050", driver: "mpu6xxx", identifiedAs: "InvenSense MPU-6050", burst: 0x3B, temperatureLSB: 1.0 / 340),
+        Chip(model: "mpu6500", driver: "mpu6xxx", identifiedAs: "InvenSense MPU-6500", burst: 0x3B, temperatureLSB: 1.0 / 333.87),
+        Chip(model: "mpu9250", driver: "mpu6xxx", identifiedAs: "InvenSense MPU-9250", burst: 0x3B, temperatureLSB: 1.0 / 333.87),
+        Chip(model: "mpu9255", driver: "mpu6xxx", identifiedAs: "InvenSense MPU-9255", burst: 0x3B, temperatureLSB: 1.0 / 333.87),
+        Chip(model: "icm20948", driver: "icm20948", identifiedAs: "TDK ICM-20948 (accel/gyro)", burst: 0x2D, temperatureLSB: 1.0 / 333.87),
+    ]
+
+    /// Datasheet full scales and LSB sizes, written out here independently of the drivers' tables:
+    /// (full scale, m/s² per LSB) and (full scale, rad/s per LSB).
+    static func ranges(_ driver: String) -> (accel: [(Double, Double)], gyro: [(Double, Double)]) {
+        let mg = g / 1000, mdps = radiansPerDegree / 1000
+        switch driver {
+        case "lsm6dsx":
+            return ([(2, 0.061 * mg), (4, 0.122 * mg), (8, 0.244 * mg), (16, 0.488 * mg)],
+                    [(125, 4.375 * mdps), (245, 8.75 * mdps), (500, 17.5 * mdps), (1000, 35 * mdps), (2000, 70 * mdps)])
+        case "lsm9ds1":
+            return ([(2, 0.061 * mg), (4, 0.122 * mg), (8, 0.244 * mg), (16, 0.732 * mg)],
+                    [(245, 8.75 * mdps), (500, 17.5 * mdps), (2000, 70 * mdps)])
+        default:
+            return ([(2, g / 16384), (4, g / 8192), (8, g / 4096), (16, g / 2048)],
+                    [(250, radiansPerDegree / 131), (500, radiansPerDegree / 65.5), (1000, radiansPerDegree / 32.8),
+                     (2000, radiansPerDegree / 16.4)])
+        }
+    }
+
+    final class MotionBox: @unchecked Sendable {
+        var value: Motion
+        init(_ v: Motion) { value = v }
+    }
+
+    final class Counter: @unchecked Sendable { var value = 0 }
+
+    struct Rig {
+        let bus: SimulatedI2CBus
+        let model: InertialChipModel
+        let driver: any InertialDriver
+        let motion: MotionBox
+        let sleeps: Counter
+    }
+
+    func rig(_ chip: Chip, motion: Motion = .level, address: UInt8? = nil) throws -> Rig {
+        let bus = SimulatedI2CBus(path: "/dev/i2c-sim")
+        let box = MotionBox(motion)
+        let model = try XCTUnwrap(ChipModels.attachInertial(chip: chip.model, to: bus, address: address) { box.value })
+        let type = try XCTUnwrap(InertialChips.driver(named: chip.driver))
+        let driver = type.init(bus: bus, address: address ?? type.descriptor.addresses[0])
+        let sleeps = Counter()
+        driver.sleep = { _ in sleeps.value += 1 }
+        return Rig(bus: bus, model: model, driver: driver, motion: box, sleeps: sleeps)
+    }
+
+    func testEveryChipIsIdentifiedAsItsFamilyMember() throws {
+        for chip in Self.chips {
+            let r = try rig(chip)
+            try r.driver.identify()
+            XCTAssertEqual(r.driver.identifiedName, chip.identifiedAs, chip.model)
+            let bus = SimulatedI2CBus()
+            ChipModels.attachInertial(chip: chip.model, to: bus) { .level }
+            XCTAssertEqual(ChipProbe.identifyInertial(bus, address: type(of: r.driver).descriptor.addresses[0])?.identifiedName,
+                           chip.identifiedAs, chip.model)
+        }
+    }
+
+    func testWrongChipNamesBusAddressRegisterFoundAndExpected() throws {
+        // (driver, the model put at its address instead, WHO_AM_I register, what it reads, what was expected)
+        let cases: [(String, String, UInt8, UInt8, UInt8, [UInt8])] = [
+            ("lsm6dsx", "lsm9ds1", 0x6A, 0x0F, 0x68, [0x69, 0x6A, 0x6C]),
+            ("lsm9ds1", "lsm6dsox", 0x6B, 0x0F, 0x6C, [0x68]),
+            ("mpu6xxx", "icm20948", 0x68, 0x75, 0x00, [0x68, 0x70, 0x71, 0x73]),
+            ("icm20948", "mpu6050", 0x69, 0x00, 0x00, [0xEA]),
+        ]
+        for (driver, other, address, register, found, expected) in cases {
+            let bus = SimulatedI2CBus(path: "/dev/i2c-3")
+            ChipModels.attachInertial(chip: other, to: bus, address: address) { .level }
+            let d = try XCTUnwrap(InertialChips.driver(named: driver)).init(bus: bus, address: address)
+            XCTAssertThrowsError(try d.identify(), driver) { error in
+                guard case let .wrongChip(_, b, a, reg, f, e)? = error as? SensorError else { return XCTFail("\(driver): \(error)") }
+                XCTAssertEqual(b, "/dev/i2c-3")
+                XCTAssertEqual(a, address)
+                XCTAssertEqual(reg, register)
+                XCTAssertEqual(f, [found])
+                XCTAssertEqual(e, expected)
+                XCTAssertTrue("\(error)".hasPrefix("/dev/i2c-3 \(I2CError.hex(address)): not a "), "\(error)")
+            }
+        }
+        let bus = SimulatedI2CBus(path: "/dev/i2c-1")
+        ChipModels.attachInertial(chip: "lsm9ds1", to: bus) { .level }
+        XCTAssertThrowsError(try LSM6DSx(bus: bus, address: 0x6A).identify()) { error in
+            XCTAssertEqual("\(error)", "/dev/i2c-1 0x6a: not a ST LSM6DS3/LSM6DSL/LSM6DSOX: ID register 0x0f reads 0x68, expected one of 0x69, 0x6a, 0x6c")
+        }
+    }
+
+    func testConfigureWritesTheDocumentedRegisters() throws {
+        var s = InertialSettings()
+        s.rate = 100
+        s.accelerationRangeG = 5
+        s.angularRateRangeDPS = 300
+        // LSM6DSx: 104 Hz (code 4), ±8 g (FS_XL 11), ±500 °/s (FS_G 01); reset, then BDU + IF_INC.
+        // LSM9DS1: 119 Hz (code 3), ±8 g (11), ±500 °/s (01). MPU: divider 9 (100 Hz), DLPF 3 (42 Hz ≤ 50),
+        // FS_SEL 1, AFS_SEL 2, DATA_RDY_EN.
+        let cases: [(String, [(UInt8, UInt8)], InertialConfiguration)] = [
+            ("lsm6dsox", [(0x12, 0x05), (0x12, 0x44), (0x10, 0x4C), (0x11, 0x44)], .init(rate: 104, accelerationRangeG: 8, angularRateRangeDPS: 500)),
+            ("lsm9ds1", [(0x22, 0x05), (0x22, 0x44), (0x20, 0x78), (0x10, 0x68)], .init(rate: 119, accelerationRangeG: 8, angularRateRangeDPS: 500)),
+            ("mpu6050", [(0x6B, 0x01), (0x6C, 0x00), (0x1A, 0x03), (0x19, 9), (0x1B, 0x08), (0x1C, 0x10), (0x38, 0x01)],
+             .init(rate: 100, accelerationRangeG: 8, angularRateRangeDPS: 500)),
+            ("mpu9250", [(0x6B, 0x01), (0x6C, 0x00), (0x1A, 0x03), (0x19, 9), (0x1B, 0x08), (0x1C, 0x10), (0x1D, 0x03), (0x38, 0x01)],
+             .init(rate: 100, accelerationRangeG: 8, angularRateRangeDPS: 500)),
+        ]
+        for (model, expected, chosen) in cases {
+            let r = try rig(try XCTUnwrap(Self.chips.first { $0.model == model }))
+            try r.driver.identify()
+            XCTAssertEqual(try r.driver.configure(s), chosen, model)
+            let writes = r.model.writes.map { [$0.register, $0.value] }
+            XCTAssertEqual(writes, expected.map { [$0.0, $0.1] }, model)
+        }
+        // The MPU-6050 has no ACCEL_CONFIG2 (the 6500's 1Dh): nothing is written there.
+        let mpu = try rig(Self.chips[4])
+        _ = try mpu.driver.configure(s)
+        XCTAssertFalse(mpu.model.writes.contains { $0.register == 0x1D })
+    }
+
+    func testICM20948ConfiguresBank2AndEndsInBank0() throws {
+        var s = InertialSettings()
+        s.rate = 100
+        s.accelerationRangeG = 5
+        s.angularRateRangeDPS = 300
+        let r = try rig(Self.chips[8])
+        let model = try XCTUnwrap(r.model as? ICM20948Model)
+        try r.driver.identify()
+        // 1.1 kHz / (1 + 10) = 100 Hz; DLPF 4 (23.9 Hz ≤ 50); GYRO_FS_SEL 1, ACCEL_FS_SEL 2, FCHOICE 1.
+        XCTAssertEqual(try r.driver.configure(s), InertialConfiguration(rate: 100, accelerationRangeG: 8, angularRateRangeDPS: 500))
+        let writes = model.bankedWrites.filter { $0.register != 0x7F }.map { [$0.bank, Int($0.register), Int($0.value)] }
+        XCTAssertEqual(writes, [
+            [0, 0x06, 0x01], [0, 0x07, 0x00],
+            [2, 0x00, 10], [2, 0x01, 4 << 3 | 1 << 1 | 1], [2, 0x10, 0], [2, 0x11, 10], [2, 0x14, 4 << 3 | 2 << 1 | 1],
+            [0, 0x11, 0x01],
+        ])
+        XCTAssertEqual(model.bank, 0)
+        XCTAssertEqual(model.register(bank: 2, 0x01), 0x23)
+    }
+
+    func testScalingAtEveryFullScaleWithinOneLSB() throws {
+        for chip in Self.chips {
+            let (accelRanges, gyroRanges) = Self.ranges(chip.driver)
+            for (i, (accelFS, accelLSB)) in accelRanges.enumerated() {
+                let (gyroFS, gyroLSB) = gyroRanges[i % gyroRanges.count]
+                let force = Vector3(0.61, -0.37, 0.93) * (accelFS * Self.g)
+                let rate = Vector3(-0.83, 0.29, 0.51) * (gyroFS * Self.radiansPerDegree)
+                let r = try rig(chip, motion: Motion(specificForce: force, angularRate: rate, temperature: 31.7))
+                var s = InertialSettings()
+                s.accelerationRangeG = accelFS
+                s.angularRateRangeDPS = gyroFS
+                try r.driver.identify()
+                let chosen = try r.driver.configure(s)
+                XCTAssertEqual(chosen.accelerationRangeG, accelFS, chip.model)
+                XCTAssertEqual(chosen.angularRateRangeDPS, gyroFS, chip.model)
+                let reading = try r.driver.read()
+                let what = "\(chip.model) ±\(accelFS) g ±\(gyroFS) °/s"
+                for (got, want) in [(reading.acceleration.x, force.x), (reading.acceleration.y, force.y), (reading.acceleration.z, force.z)] {
+                    XCTAssertEqual(got, want, accuracy: accelLSB, what)
+                }
+                for (got, want) in [(reading.angularRate.x, rate.x), (reading.angularRate.y, rate.y), (reading.angularRate.z, rate.z)] {
+                    XCTAssertEqual(got, want, accuracy: gyroLSB, what)
+                }
+                XCTAssertFalse(reading.accelerationSaturated, what)
+                XCTAssertFalse(reading.angularRateSaturated, what)
+                XCTAssertEqual(reading.temperature ?? .nan, 31.7, accuracy: chip.temperatureLSB, what)
+            }
+            // The ±125 °/s gyro range only the LSM6DSx family has.
+            if chip.driver == "lsm6dsx" {
+                let rate = Vector3(1.5, -0.5, 0.25)
+                let r = try rig(chip, motion: Motion(specificForce: .zero, angularRate: rate))
+                var s = InertialSettings()
+                s.angularRateRangeDPS = 100
+                XCTAssertEqual(try r.driver.configure(s).angularRateRangeDPS, 125)
+                XCTAssertEqual(try r.driver.read().angularRate.x, 1.5, accuracy: 4.375 * Self.radiansPerDegree / 1000)
+            }
+        }
+    }
+
+    func testALevelBoardAtRestReadsOneGUpAndNoRotation() throws {
+        for chip in Self.chips {
+            let r = try rig(chip, motion: .level)
+            _ = try r.driver.configure(InertialSettings())
+            let reading = try r.driver.read()
+            XCTAssertEqual(reading.acceleration.z, 9.80665, accuracy: 0.01, chip.model)
+            XCTAssertEqual(reading.acceleration.x, 0, accuracy: 0.01, chip.model)
+            XCTAssertEqual(reading.acceleration.y, 0, accuracy: 0.01, chip.model)
+            XCTAssertEqual(reading.angularRate.length, 0, accuracy: 1e-9, chip.model)
+        }
+    }
+
+    func testSuccessiveReadsFollowTheMotion() throws {
+        for chip in Self.chips {
+            let r = try rig(chip)
+            _ = try r.driver.configure(InertialSettings())
+            for step in stride(from: -1.5, through: 1.5, by: 0.75) {
+                r.motion.value = Motion(specificForce: Vector3(step * Self.g, 0, Self.g), angularRate: Vector3(0, 0, step))
+                let reading = try r.driver.read()
+                XCTAssertEqual(reading.acceleration.x, step * Self.g, accuracy: 0.01, chip.model)
+                XCTAssertEqual(reading.angularRate.z, step, accuracy: 0.001, chip.model)
+            }
+        }
+    }
+
+    func testDataReadyIsWaitedForAndTheWaitIsBounded() throws {
+        for chip in Self.chips {
+            let slow = try rig(chip)
+            slow.model.readyAfterPolls = 3
+            _ = try slow.driver.configure(InertialSettings())
+            let before = slow.sleeps.value
+            XCTAssertEqual(try slow.driver.read().acceleration.z, Self.g, accuracy: 0.01, chip.model)
+            XCTAssertEqual(slow.sleeps.value - before, 3, chip.model)
+
+            let dead = try rig(chip)
+            dead.model.neverReady = true
+            var s = InertialSettings()
+            s.readyPolls = 7
+            _ = try dead.driver.configure(s)
+            let transfers = dead.bus.transfers
+            XCTAssertThrowsError(try dead.driver.read(), chip.model) { error in
+                guard case let .dataNotReady(_, bus, address, polls)? = error as? SensorError else { return XCTFail("\(chip.model): \(error)") }
+                XCTAssertEqual(polls, 7)
+                XCTAssertEqual(bus, "/dev/i2c-sim")
+                XCTAssertEqual(address, dead.driver.address)
+            }
+            XCTAssertEqual(dead.bus.transfers - transfers, 7, "\(chip.model): seven status polls, no data read")
+        }
+    }
+
+    func testSaturationIsReportedPerSensor() throws {
+        for chip in Self.chips {
+            // Defaults are ±4 g and ±500 °/s (±245/500 on the ST parts): 6 g and 700 °/s are beyond them.
+            let r = try rig(chip, motion: Motion(specificForce: Vector3(6 * Self.g, 0, Self.g)))
+            _ = try r.driver.configure(InertialSettings())
+            var reading = try r.driver.read()
+            XCTAssertTrue(reading.accelerationSaturated, chip.model)
+            XCTAssertFalse(reading.angularRateSaturated, chip.model)
+            r.motion.value = Motion(specificForce: Vector3(0, 0, Self.g), angularRate: Vector3(0, -700 * Self.radiansPerDegree, 0))
+            reading = try r.driver.read()
+            XCTAssertFalse(reading.accelerationSaturated, chip.model)
+            XCTAssertTrue(reading.angularRateSaturated, chip.model)
+        }
+    }
+
+    func testOneStatusPollAndOneBurstPerSample() throws {
+        for chip in Self.chips {
+            let r = try rig(chip)
+            _ = try r.driver.configure(InertialSettings())
+            for _ in 0..<3 {
+                let (transfers, blocks) = (r.bus.transfers, r.bus.blockReads)
+                _ = try r.driver.read()
+                XCTAssertEqual(r.bus.blockReads - blocks, 1, chip.model)
+                XCTAssertEqual(r.bus.transfers - transfers, 2, chip.model)
+            }
+        }
+    }
+
+    func testBusErrorMidwayNamesBusAddressAndRegisterAndTheNextReadRecovers() throws {
+        for chip in Self.chips {
+            let r = try rig(chip)
+            _ = try r.driver.configure(InertialSettings())
+            _ = try r.driver.read()
+            r.bus.fail(after: 1, errno: EREMOTEIO)   // the status poll passes, the burst fails
+            XCTAssertThrowsError(try r.driver.read(), chip.model) { error in
+                guard case .bus(let e)? = error as? SensorError else { return XCTFail("\(chip.model): \(error)") }
+                XCTAssertEqual(e.bus, "/dev/i2c-sim")
+                XCTAssertEqual(e.address, r.driver.address)
+                XCTAssertEqual(e.register, chip.burst, chip.model)
+                XCTAssertEqual(e.operation, .readBlock)
+                XCTAssertTrue(e.description.contains("/dev/i2c-sim"), e.description)
+            }
+            r.bus.clearFault()
+            XCTAssertEqual(try r.driver.read().acceleration.z, Self.g, accuracy: 0.01, "\(chip.model) recovers once the bus does")
+        }
+    }
+
+    func testSTBlockDataUpdateKeepsBothBytesOfOneSample() throws {
+        // A value that alternates between 255 and 256 counts (0x00FF / 0x0100) at ±2 g on each conversion.
+        let lsb = 0.061 * Self.g / 1000
+        let calls = Counter()
+        let bus = SimulatedI2CBus()
+        ChipModels.attachInertial(chip: "lsm6dsox", to: bus) {
+            calls.value += 1
+            return Motion(specificForce: Vector3(Double(calls.value % 2 == 0 ? 256 : 255) * lsb, 0, 0))
+        }
+        let d = LSM6DSx(bus: bus, address: 0x6A)
+        d.sleep = { _ in }
+        var s = InertialSettings()
+        s.accelerationRangeG = 2
+        _ = try d.configure(s)
+        for _ in 0..<4 {
+            let counts = (try d.read().acceleration.x / lsb).rounded()
+            XCTAssertTrue(counts == 255 || counts == 256, "\(counts)")
+        }
+        // Without BDU each output read sees a new conversion: the low byte of one, the high byte of the next.
+        try bus.writeByte(address: 0x6A, register: 0x12, value: 0x04)
+        let b = try bus.readBlock(address: 0x6A, register: 0x28, count: 2)
+        let torn = Int(Int16(bitPattern: UInt16(b[1]) << 8 | UInt16(b[0])))
+        XCTAssertTrue(torn == 0x01FF || torn == 0x0000, "\(torn)")
+    }
+
+    func testSTAutoIncrementNeedsIFINC() throws {
+        for (model, control) in [("lsm6dsox", UInt8(0x12)), ("lsm9ds1", UInt8(0x22))] {
+            let bus = SimulatedI2CBus()
+            ChipModels.attachInertial(chip: model, to: bus) { .level }
+            XCTAssertEqual(try bus.readBlock(address: 0x6A, register: 0x0E, count: 2).last, model == "lsm9ds1" ? 0x68 : 0x6C)
+            try bus.writeByte(address: 0x6A, register: control, value: 0x40)  // BDU only
+            let id: UInt8 = model == "lsm9ds1" ? 0x68 : 0x6C
+            XCTAssertEqual(try bus.readBlock(address: 0x6A, register: 0x0F, count: 3), [id, id, id], model)
+        }
+    }
+
+    func testMPU6050SleepsUntilConfigured() throws {
+        let r = try rig(Self.chips[4])
+        XCTAssertEqual(try r.bus.readByte(address: 0x68, register: 0x6B), 0x40, "asleep at reset")
+        XCTAssertEqual(try r.bus.readByte(address: 0x68, register: 0x3A), 0x00, "no data while asleep")
+        _ = try r.driver.configure(InertialSettings())
+        XCTAssertEqual(try r.bus.readByte(address: 0x68, register: 0x3A), 0x01)
+        XCTAssertEqual(try r.bus.readByte(address: 0x68, register: 0x3A) & 0x01, 0x01, "the next sample")
+    }
+
+    func testInertialConfigureKeepsTheMagnetometerBypassOpen() throws {
+        // ICM-20948 + AK09916: open the bypass, then configure the accel/gyro (through bank 2 and back).
+        let icmBus = SimulatedI2CBus()
+        ChipModels.attach(chip: "ak09916", to: icmBus) { Vector3(25, -5, 40) }
+        let ak09916 = AK09916(bus: icmBus, address: 0x0C)
+        ak09916.sleep = { _ in }
+        try ak09916.identify()
+        _ = try ak09916.configure(MagnetometerSettings())
+        let icm = ICM20948(bus: icmBus, address: 0x68)
+        icm.sleep = { _ in }
+        try icm.identify()
+        _ = try icm.configure(InertialSettings())
+        XCTAssertEqual(try icm.read().acceleration.z, Self.g, accuracy: 0.01)
+        XCTAssertEqual(try ak09916.read().field.x, 25, accuracy: 0.15)
+
+        // MPU-9250 + AK8963.
+        let mpuBus = SimulatedI2CBus()
+        ChipModels.attach(chip: "ak8963", to: mpuBus) { Vector3(25, -5, 40) }
+        let ak8963 = AK8963(bus: mpuBus, address: 0x0C)
+        ak8963.sleep = { _ in }
+        try ak8963.identify()
+        _ = try ak8963.configure(MagnetometerSettings())
+        let mpu = MPU6xxx(bus: mpuBus, address: 0x68)
+        mpu.sleep = { _ in }
+        _ = try mpu.configure(InertialSettings())
+        XCTAssertEqual(try mpu.read().acceleration.z, Self.g, accuracy: 0.01)
+        XCTAssertEqual(try ak8963.read().field.x, 25, accuracy: 0.2)
+    }
+
+    func testProbeIdentifiesInertialChipsByWhoAmIAtSharedAddresses() throws {
+        let a = SimulatedI2CBus()
+        let models = [
+            ChipModels.attachInertial(chip: "lsm6dsl", to: a, address: 0x6A) { .level },
+            ChipModels.attachInertial(chip: "lsm9ds1", to: a, address: 0x6B) { .level },
+            ChipModels.attachInertial(chip: "mpu9250", to: a, address: 0x68) { .level },
+        ]
+        let found = try ChipProbe.scan(a)
+        XCTAssertEqual(models.map { $0?.writes.count }, [0, 0, 0], "identification only reads")
+        XCTAssertEqual(found.map(\.address), [0x68, 0x6A, 0x6B], "the AK8963 stays hidden behind the closed bypass")
+        XCTAssertEqual(found[0].inertialChip, "mpu6xxx")
+        XCTAssertEqual(found[0].inertialDisplayName, "InvenSense MPU-9250")
+        XCTAssertEqual(found[0].chip, "ak8963")
+        XCTAssertEqual(found[0].driverAddress, 0x0C)
+        XCTAssertEqual(found[0].displayName, "InvenSense MPU-9250 (AK8963 via bypass at 0x0c)")
+        XCTAssertEqual(found[1].inertialDisplayName, "ST LSM6DSL")
+        XCTAssertNil(found[1].chip)
+        XCTAssertEqual(found[2].inertialChip, "lsm9ds1")
+        XCTAssertEqual(found[2].inertialConfidence, .high)
+        XCTAssertEqual(a.blockReads, 0)
+
+        let b = SimulatedI2CBus()
+        ChipModels.attachInertial(chip: "icm20948", to: b, address: 0x68) { .level }
+        ChipModels.attachInertial(chip: "mpu6050", to: b, address: 0x69) { .level }
+        let found2 = try ChipProbe.scan(b)
+        XCTAssertEqual(found2.map(\.address), [0x68, 0x69])
+        XCTAssertEqual(found2[0].inertialChip, "icm20948")
+        XCTAssertEqual(found2[0].chip, "ak09916")
+        XCTAssertEqual(found2[1].inertialDisplayName, "InvenSense MPU-6050")
+        XCTAssertNil(found2[1].chip)
+
+        let c = SimulatedI2CBus()
+        ChipModels.attachInertial(chip: "lsm9ds1", to: c, address: 0x6B) { .level }
+        ChipModels.attach(chip: "lis3mdl", to: c, address: 0x1E) { Vector3(20, 0, 40) }
+        XCTAssertEqual(try ChipProbe.scan(c).first?.displayName, "ST LIS3MDL (or the LSM9DS1's magnetometer)")
+
+        XCTAssertEqual(try ChipProbe.findInertial(a, chip: nil, address: nil).identifiedName, "ST LSM6DSL")
+        XCTAssertEqual(try ChipProbe.findInertial(b, chip: "mpu6xxx", address: nil).address, 0x69)
+        XCTAssertThrowsError(try ChipProbe.findInertial(b, chip: "bno055", address: nil)) { error in
+            XCTAssertTrue("\(error)".contains("unknown chip; supported: lsm6dsx, lsm9ds1, mpu6xxx, icm20948"), "\(error)")
+        }
+        XCTAssertThrowsError(try ChipProbe.findInertial(SimulatedI2CBus(path: "/dev/i2c-1"), chip: nil, address: nil)) { error in
+            XCTAssertTrue("\(error)".contains("no supported accelerometer/gyroscope found on /dev/i2c-1"), "\(error)")
+        }
+    }
+}
