@@ -45,7 +45,8 @@ public struct VirtualIMU: Sendable {
     public var magNoise = 0.0
 
     public var rate = 100.0
-    /// Each sample time is moved by up to ± this fraction of the interval (uniformly), keeping order.
+    /// Each sample time after the first is moved by up to ± this fraction of the interval (uniformly); below
+    /// 0.5 the samples stay in order.
     public var timeJitter = 0.0
     public var seed: UInt64 = 1
 
