@@ -77,6 +77,18 @@ public struct JSONObjectWriter {
         JSONObjectWriter.appendFixed(v, decimals: decimals, to: &bytes)
     }
 
+    /// An array of numbers with `decimals` places each; non-finite elements are written as `null`.
+    public mutating func fixedArray(_ k: String, _ values: [Double], _ decimals: Int) {
+        guard wanted(k) else { return }
+        key(k)
+        text += "["
+        for (i, v) in values.enumerated() {
+            if i > 0 { text += "," }
+            if v.isFinite { JSONObjectWriter.appendFixed(v, decimals: decimals, to: &text) } else { text += "null" }
+        }
+        text += "]"
+    }
+
     /// A number in the shortest form that round-trips.
     public mutating func number(_ k: StaticString, _ v: Double?) {
         guard let v, v.isFinite, wanted(k) else { return }

@@ -1,0 +1,119 @@
+import ArgumentParser
+import BearingCore
+import BearingIO
+import Foundation
+
+struct AttitudeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "attitude",
+        abstract: "Orientation from a recording of gyroscope, accelerometer and magnetometer samples.",
+        discussion: """
+            Runs the attitude filter the daemon uses (VQF's method, default parameters) over the samples of \
+            FILE and writes one line per sample: the quaternion that rotates sensor-frame vectors into \
+            east-north-up, and heading (clockwise from north, of the sensor's +x axis), pitch (+x up positive) \
+            and roll (right side down positive), in degrees. North is magnetic unless --declination or \
+            --position is given; then heading and quaternion are turned to true north. Without mag columns \
+            the heading is only relative to the start (6D). FILE is CSV with a header naming the columns \
+            t,acc_x,acc_y,acc_z,gyr_x,gyr_y,gyr_z and optionally mag_x,mag_y,mag_z, in any order, in s, \
+            m/s² (specific force, up at rest), rad/s and µT. Bad input exits with status 2 and names the \
+            line and column.
+            """)
+
+    @Option(help: ArgumentHelp("The recording (CSV, see above).", valueName: "file")) var samples: String
+    @Flag(help: "One JSON object per sample: t, quat_enu [w,x,y,z], heading, roll, pitch (else CSV lines).") var json = false
+    // Unconditional: the value may start with a minus (west, south).
+    @Option(parsing: .unconditional, help: "Declination in degrees, east positive: reference heading and quaternion to true north.") var declination: Double?
+    @Option(parsing: .unconditional, help: "Latitude,longitude[,height km]: the declination from the embedded WMM there, today.") var position: String?
+    @Option(help: "The sensor axes: flu (x forward, y left, z up) or frd (x forward, y right, z down).") var body: String = BodyAxes.forwardLeftUp.rawValue
+
+    func validate() throws {
+        if declination != nil && position != nil { throw ValidationError("give --declination or --position, not both") }
+        if let declination, !(declination.isFinite && abs(declination) <= 180) {
+            throw ValidationError("--declination \(declination): degrees within -180…180, east positive")
+        }
+        if let position, Calibrate.parsePosition(position) == nil {
+            throw ValidationError("--position \(position): expected latitude,longitude[,height km], e.g. 52.1,4.3 or -33.9,151.2,0.05")
+        }
+        if BodyAxes(rawValue: body) == nil {
+            throw ValidationError("--body \(body): allowed: \(BodyAxes.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+    }
+
+    /// Degrees east to turn magnetic into true north, 0 when neither option is given.
+    func trueNorthDeclination() -> Double {
+        if let declination { return declination }
+        guard let p = position.flatMap(Calibrate.parsePosition) else { return 0 }
+        let year = WorldMagneticModel.decimalYear(unixSeconds: Date().timeIntervalSince1970)
+        return WorldMagneticModel.wmm2025.field(latitude: p.x, longitude: p.y, heightKm: p.z, year: year).declination
+    }
+
+    func run() throws {
+        Syscall.ignoreSIGPIPE()
+        let file: IMUSampleFile
+        do {
+            file = try IMUSampleFile.parse(try String(contentsOfFile: samples, encoding: .utf8), source: samples)
+        } catch let e as IMUSampleFileError {
+            throw Self.badInput(e.description)
+        } catch {
+            throw Self.badInput("\(samples): cannot be read: \(error.localizedDescription)")
+        }
+        let axes = BodyAxes(rawValue: body) ?? .forwardLeftUp
+        let declination = trueNorthDeclination()
+        var output = StreamedOutput()
+        if !json { output.append("t,qw,qx,qy,qz,heading,pitch,roll\n") }
+
+        var filter = AttitudeFilter()
+        try filter.replay(file.samples) { i, q in
+            let oriented = declination == 0 ? q : q.trueNorth(declination: declination)
+            let angles = AttitudeAngles(oriented, body: axes)
+            let t = file.samples[i].time
+            if json {
+                var w = JSONObjectWriter()
+                w.number("t", t)
+                w.fixedArray("quat_enu", [oriented.w, oriented.x, oriented.y, oriented.z], 7)
+                w.fixed("heading", angles.heading, 3)
+                w.fixed("roll", angles.roll, 3)
+                w.fixed("pitch", angles.pitch, 3)
+                output.append(w.finished())
+            } else {
+                output.append(JSONObjectWriter.shortest(t))
+                for v in [oriented.w, oriented.x, oriented.y, oriented.z] { output.append(","); output.appendFixed(v, 7) }
+                for v in [angles.heading, angles.pitch, angles.roll] { output.append(","); output.appendFixed(v, 3) }
+            }
+            output.append("\n")
+            try output.flushIfFull()
+        }
+        try output.flush()
+    }
+
+    static func badInput(_ message: String) -> ExitCode {
+        FileHandle.standardError.write(Data("Error: \(message)\n".utf8))
+        return ExitCode(2)
+    }
+}
+
+/// Text for standard output, written in blocks of about 64 KiB as it is made.
+private struct StreamedOutput {
+    private var buffer = ""
+    private static let blockSize = 1 << 16
+
+    init() { buffer.reserveCapacity(Self.blockSize + 256) }
+
+    mutating func append(_ s: String) { buffer += s }
+    mutating func appendFixed(_ v: Double, _ decimals: Int) { JSONObjectWriter.appendFixed(v, decimals: decimals, to: &buffer) }
+
+    mutating func flushIfFull() throws {
+        if buffer.utf8.count >= Self.blockSize { try flush() }
+    }
+
+    /// Writes what is buffered; a closed pipe (the reader went away) ends the command quietly.
+    mutating func flush() throws {
+        guard !buffer.isEmpty else { return }
+        do {
+            try FileHandle.standardOutput.write(contentsOf: Data(buffer.utf8))
+        } catch {
+            throw ExitCode(1)
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+}

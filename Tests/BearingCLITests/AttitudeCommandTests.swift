@@ -1,0 +1,150 @@
+import BearingCore
+import BearingSimulator
+import Foundation
+import TestSupport
+import XCTest
+
+/// `bearing attitude --samples FILE` as a user runs it: one line per sample, true north on request, and bad
+/// files refused with exit status 2 and a message naming the line and column.
+final class AttitudeCommandTests: XCTestCase {
+    var directory: URL!
+
+    override func setUp() {
+        directory = temporaryDirectory("attitude")
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// A board heeled 15° turning from 60° at 5 °/s, 20 s at 100 Hz, as a CSV file; `edit` changes its lines.
+    func writeRecording(_ name: String, magnetometer: Bool = true, accScale: Double = 1,
+                        edit: (inout [String]) -> Void = { _ in }) throws -> (path: String, readings: [VirtualIMU.Reading]) {
+        var imu = VirtualIMU(heading: { t in 60 + 5 * t })
+        imu.roll = { _ in 15 }
+        imu.gyroNoise = 0.002
+        imu.accNoise = 0.03
+        imu.magNoise = 0.2
+        let readings = imu.readings(duration: 20)
+        var lines = [magnetometer ? IMUSampleFile.header : "t,acc_x,acc_y,acc_z,gyr_x,gyr_y,gyr_z"]
+        for r in readings {
+            let s = r.sample, a = s.accelerometer * accScale, g = s.gyroscope, m = s.magnetometer ?? .zero
+            var fields = [s.time, a.x, a.y, a.z, g.x, g.y, g.z].map { String(format: "%.7g", $0) }
+            if magnetometer { fields += [m.x, m.y, m.z].map { String(format: "%.6g", $0) } }
+            lines.append(fields.joined(separator: ","))
+        }
+        edit(&lines)
+        let url = directory.appendingPathComponent(name)
+        try (lines.joined(separator: "\n") + "\n").write(to: url, atomically: true, encoding: .utf8)
+        return (url.path, readings)
+    }
+
+    func objects(_ out: String) throws -> [[String: Any]] {
+        try out.split(separator: "\n").map { line in
+            try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], String(line))
+        }
+    }
+
+    func headingDifference(_ a: Double, _ b: Double) -> Double {
+        var d = (a - b).truncatingRemainder(dividingBy: 360)
+        if d > 180 { d -= 360 } else if d < -180 { d += 360 }
+        return d
+    }
+
+    func testOneJSONObjectPerSampleWithTheOrientation() throws {
+        let (path, readings) = try writeRecording("turn.csv")
+        let (status, out, err) = try runBearing(["attitude", "--samples", path, "--json"])
+        XCTAssertEqual(status, 0, err)
+        let lines = try objects(out)
+        XCTAssertEqual(lines.count, readings.count, "one line per input line")
+        for (k, o) in lines.enumerated() {
+            XCTAssertEqual(Set(o.keys), ["t", "quat_enu", "heading", "roll", "pitch"], "\(o)")
+            XCTAssertEqual(o["t"] as? Double ?? .nan, readings[k].sample.time, accuracy: 1e-9)
+            let q = o["quat_enu"] as? [Double] ?? []
+            XCTAssertEqual(q.count, 4)
+            XCTAssertEqual(q.map { $0 * $0 }.reduce(0, +), 1, accuracy: 1e-6)
+            if readings[k].sample.time >= 5 {
+                let truth = 60 + 5 * readings[k].sample.time
+                XCTAssertEqual(headingDifference(o["heading"] as? Double ?? .nan, truth), 0, accuracy: 1, "t = \(readings[k].sample.time)")
+                XCTAssertEqual(o["roll"] as? Double ?? .nan, 15, accuracy: 1)
+                XCTAssertEqual(o["pitch"] as? Double ?? .nan, 0, accuracy: 1)
+                let estimate = Quaternion(w: q[0], x: q[1], y: q[2], z: q[3])
+                XCTAssertLessThan(AttitudeError(estimate: estimate, reference: readings[k].truth).total * 180 / .pi, 1)
+            }
+        }
+        XCTAssertTrue(out.hasPrefix(#"{"t":0,"quat_enu":["#), String(out.prefix(80)))
+
+        // Declination turns heading and quaternion to true north; --position takes it from the WMM.
+        let east = try runBearing(["attitude", "--samples", path, "--json", "--declination", "12.5"])
+        XCTAssertEqual(east.0, 0, east.2)
+        let turned = try objects(east.1)
+        XCTAssertEqual(turned.count, lines.count)
+        XCTAssertEqual(headingDifference(turned.last?["heading"] as? Double ?? .nan, (lines.last?["heading"] as? Double ?? .nan) + 12.5), 0, accuracy: 0.002)
+        XCTAssertEqual(turned.last?["roll"] as? Double ?? .nan, lines.last?["roll"] as? Double ?? .nan, accuracy: 0.002)
+        let west = try runBearing(["attitude", "--samples", path, "--json", "--declination", "-3.5"])
+        XCTAssertEqual(west.0, 0, west.2)
+        XCTAssertEqual(headingDifference(try objects(west.1).last?["heading"] as? Double ?? .nan, (lines.last?["heading"] as? Double ?? .nan) - 3.5), 0, accuracy: 0.002)
+        let sydney = try runBearing(["attitude", "--samples", path, "--json", "--position", "-33.9,151.2"])
+        XCTAssertEqual(sydney.0, 0, sydney.2)
+        let year = WorldMagneticModel.decimalYear(unixSeconds: Date().timeIntervalSince1970)
+        let declination = WorldMagneticModel.wmm2025.field(latitude: -33.9, longitude: 151.2, heightKm: 0, year: year).declination
+        XCTAssertEqual(headingDifference(try objects(sydney.1).last?["heading"] as? Double ?? .nan, (lines.last?["heading"] as? Double ?? .nan) + declination), 0, accuracy: 0.002)
+
+        // Without --json: CSV with a header.
+        let csv = try runBearing(["attitude", "--samples", path])
+        XCTAssertEqual(csv.0, 0, csv.2)
+        let csvLines = csv.1.split(separator: "\n")
+        XCTAssertEqual(csvLines.first, "t,qw,qx,qy,qz,heading,pitch,roll")
+        XCTAssertEqual(csvLines.count, readings.count + 1)
+    }
+
+    func testA6DFileGivesAttitudeWithAFreeHeading() throws {
+        let (path, readings) = try writeRecording("six.csv", magnetometer: false)
+        let (status, out, err) = try runBearing(["attitude", "--samples", path, "--json"])
+        XCTAssertEqual(status, 0, err)
+        let lines = try objects(out)
+        XCTAssertEqual(lines.count, readings.count)
+        XCTAssertEqual(lines.last?["roll"] as? Double ?? .nan, 15, accuracy: 1)
+    }
+
+    func testABadNumberIsRefusedNamingLineAndColumn() throws {
+        let (path, _) = try writeRecording("bad.csv") { lines in
+            var f = lines[41].components(separatedBy: ",")
+            f[6] = "12..5"
+            lines[41] = f.joined(separator: ",")
+        }
+        let (status, out, err) = try runBearing(["attitude", "--samples", path, "--json"])
+        XCTAssertEqual(status, 2, err)
+        XCTAssertEqual(out, "", "nothing written before the file is known good")
+        XCTAssertTrue(err.contains("\(path) line 42, column gyr_z: \"12..5\" is not a finite number"), err)
+    }
+
+    func testTimeGoingBackIsRefused() throws {
+        let (path, _) = try writeRecording("back.csv") { lines in lines.swapAt(100, 101) }
+        let (status, _, err) = try runBearing(["attitude", "--samples", path])
+        XCTAssertEqual(status, 2, err)
+        XCTAssertTrue(err.contains("\(path) line 102, column t: time"), err)
+        XCTAssertTrue(err.contains("is not after line 101's"), err)
+    }
+
+    func testDataInGIsRefusedSayingSo() throws {
+        let (path, _) = try writeRecording("in-g.csv", accScale: 1 / 9.80665)
+        let (status, _, err) = try runBearing(["attitude", "--samples", path])
+        XCTAssertEqual(status, 2, err)
+        XCTAssertTrue(err.contains("\(path) column acc_x,acc_y,acc_z: the median |acc| is 1"), err)
+        XCTAssertTrue(err.contains("in g; give m/s²"), err)
+    }
+
+    func testAMissingFileAndBadOptions() throws {
+        let missing = try runBearing(["attitude", "--samples", directory.appendingPathComponent("none.csv").path])
+        XCTAssertEqual(missing.0, 2, missing.2)
+        XCTAssertTrue(missing.2.contains("none.csv: cannot be read"), missing.2)
+        let (path, _) = try writeRecording("ok.csv")
+        let both = try runBearing(["attitude", "--samples", path, "--declination", "3", "--position", "52,4"])
+        XCTAssertNotEqual(both.0, 0)
+        XCTAssertTrue(both.2.contains("not both"), both.2)
+        let body = try runBearing(["attitude", "--samples", path, "--body", "nwu"])
+        XCTAssertNotEqual(body.0, 0)
+        XCTAssertTrue(body.2.contains("allowed: flu, frd"), body.2)
+    }
+}
