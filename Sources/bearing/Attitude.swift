@@ -94,23 +94,23 @@ struct AttitudeCommand: ParsableCommand {
 
 /// Text for standard output, written in blocks of about 64 KiB as it is made.
 private struct StreamedOutput {
-    private var buffer = ""
+    private var buffer: [UInt8] = []
     private static let blockSize = 1 << 16
 
     init() { buffer.reserveCapacity(Self.blockSize + 256) }
 
-    mutating func append(_ s: String) { buffer += s }
+    mutating func append(_ s: String) { buffer.append(contentsOf: s.utf8) }
     mutating func appendFixed(_ v: Double, _ decimals: Int) { JSONObjectWriter.appendFixed(v, decimals: decimals, to: &buffer) }
 
     mutating func flushIfFull() throws {
-        if buffer.utf8.count >= Self.blockSize { try flush() }
+        if buffer.count >= Self.blockSize { try flush() }
     }
 
     /// Writes what is buffered; a closed pipe (the reader went away) ends the command quietly.
     mutating func flush() throws {
         guard !buffer.isEmpty else { return }
         do {
-            try FileHandle.standardOutput.write(contentsOf: Data(buffer.utf8))
+            try FileHandle.standardOutput.write(contentsOf: Data(buffer))
         } catch {
             throw ExitCode(1)
         }

@@ -78,15 +78,15 @@ public struct JSONObjectWriter {
     }
 
     /// An array of numbers with `decimals` places each; non-finite elements are written as `null`.
-    public mutating func fixedArray(_ k: String, _ values: [Double], _ decimals: Int) {
+    public mutating func fixedArray(_ k: StaticString, _ values: [Double], _ decimals: Int) {
         guard wanted(k) else { return }
         key(k)
-        text += "["
+        bytes.append(UInt8(ascii: "["))
         for (i, v) in values.enumerated() {
-            if i > 0 { text += "," }
-            if v.isFinite { JSONObjectWriter.appendFixed(v, decimals: decimals, to: &text) } else { text += "null" }
+            if i > 0 { bytes.append(UInt8(ascii: ",")) }
+            if v.isFinite { JSONObjectWriter.appendFixed(v, decimals: decimals, to: &bytes) } else { bytes.append(contentsOf: "null".utf8) }
         }
-        text += "]"
+        bytes.append(UInt8(ascii: "]"))
     }
 
     /// A number in the shortest form that round-trips.
