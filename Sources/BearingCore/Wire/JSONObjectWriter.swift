@@ -35,7 +35,9 @@ public struct JSONObjectWriter {
     private mutating func key(_ k: StaticString) {
         if first { first = false } else { bytes.append(UInt8(ascii: ",")) }
         bytes.append(UInt8(ascii: "\""))
-        k.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        // Byte by byte: keys are a few bytes long, where append(contentsOf:)'s set-up costs more than the copy.
+        let start = k.utf8Start
+        for i in 0..<k.utf8CodeUnitCount { bytes.append(start[i]) }
         bytes.append(UInt8(ascii: "\""))
         bytes.append(UInt8(ascii: ":"))
     }
@@ -154,7 +156,16 @@ public struct JSONObjectWriter {
         let m = subnormal ? a.significandBitPattern : a.significandBitPattern | (1 << 52)
         let s = subnormal ? 1074 : 1075 - Int(a.exponentBitPattern)
         var q: UInt64 = 0
-        if m != 0 && s < 128 {
+        if decimals <= 3 {
+            // m · p < 2^53 · 2^10 fits in 64 bits (most of gpsd's fields have 1–3 places).
+            let n = m * p
+            if m != 0 && s < 64 {
+                let r = n & ((1 << s) - 1)
+                let half: UInt64 = 1 << (s - 1)
+                q = n >> s
+                if r > half || (r == half && q & 1 == 1) { q += 1 }
+            }
+        } else if m != 0 && s < 128 {
             let n = UInt128(m) * UInt128(p)
             let r = n & ((UInt128(1) << s) - 1)
             let half = UInt128(1) << (s - 1)
