@@ -44,8 +44,10 @@ struct Probe: ParsableCommand {
         }
         guard let first = chips.first else {
             print("no supported magnetometer found; supported: \(MagnetometerChips.names.joined(separator: ", "))")
+            if !inertial.isEmpty { print("# an accelerometer/gyroscope alone gives roll and pitch; a heading needs a magnetometer") }
             if read, readInertial(inertial, i2c) { throw ExitCode(1) }
-            throw ExitCode(2)
+            if inertial.isEmpty { throw ExitCode(2) }
+            return
         }
         print("\nconfig (/etc/bearing/bearing.yaml):")
         print("magnetometer:\n  bus: \(path)\n  chip: \(first.chip!)\n  address: \(I2CError.hex(first.driverAddress ?? first.address))")

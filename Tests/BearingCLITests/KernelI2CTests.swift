@@ -32,9 +32,9 @@ final class KernelI2CTests: XCTestCase {
         XCTAssertTrue(text.contains("VM-GUEST-EXIT 0"), "the guest script did not finish")
 
         let rounds = text.components(separatedBy: "VM-ROUND-")
-        XCTAssertEqual(rounds.count, 4, "three rounds expected")
-        guard rounds.count == 4 else { return }
-        let round1 = rounds[1], round2 = rounds[2], round3 = rounds[3]
+        XCTAssertEqual(rounds.count, 5, "four rounds expected")
+        guard rounds.count == 5 else { return }
+        let round1 = rounds[1], round2 = rounds[2], round3 = rounds[3], round4 = rounds[4]
 
         // Identification table.
         for (address, chip) in [("0x0c", "AKM AK09916"), ("0x0d", "QST QMC5883L"), ("0x10", "Bosch BMM150"),
@@ -68,6 +68,37 @@ final class KernelI2CTests: XCTestCase {
         XCTAssertTrue(round3.contains("0x50     (unknown device)"), round3)
         XCTAssertTrue(round3.contains("no supported magnetometer found"), round3)
         XCTAssertTrue(round3.contains("VM-PROBE-EXIT 2"), round3)
+
+        // Accelerometer/gyroscope chips: identified, configured and read in one burst each.
+        XCTAssertNotNil(round4.range(of: "0x6a     ST LSM6DSOX"), round4)
+        XCTAssertNotNil(round4.range(of: "0x68     InvenSense MPU-6050"), round4)
+        let g = 9.80665, radiansPerDegree = Double.pi / 180
+        let inertial: [(String, [Double], [Double])] = [
+            ("lsm6dsx 0x6a", [1000, -2000, 8000].map { $0 * 0.122e-3 * g }, [100, -200, 400].map { $0 * 17.5e-3 * radiansPerDegree }),
+            ("mpu6xxx 0x68", [4096, -2048, 8192].map { $0 / 8192 * g }, [655, -131, 0].map { $0 / 65.5 * radiansPerDegree }),
+        ]
+        for (key, accel, gyro) in inertial {
+            guard let v = Self.inertialReading(round4, key) else { XCTFail("no reading for \(key)"); continue }
+            for i in 0..<3 {
+                XCTAssertEqual(v.accel[i], accel[i], accuracy: 0.002, "\(key) accel \(i)")
+                XCTAssertEqual(v.gyro[i], gyro[i], accuracy: 0.0002, "\(key) gyro \(i)")
+            }
+        }
+        XCTAssertTrue(round4.contains("temperature 36.5 °C"), "MPU-6050 temperature: raw 0 is 36.53 °C")
+        XCTAssertTrue(round4.contains("VM-PROBE-EXIT 0"), round4)
+    }
+
+    /// The accelerometer and gyroscope vectors of a `read CHIP ADDRESS: accel x … gyro x … rad/s` line.
+    static func inertialReading(_ text: String, _ key: String) -> (accel: [Double], gyro: [Double])? {
+        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("read \(key): accel x ") }) else { return nil }
+        let f = line.split(separator: " ")
+        func vector(after word: String) -> [Double]? {
+            guard let i = f.firstIndex(of: Substring(word)), f.count > i + 6, f[i + 1] == "x" else { return nil }
+            let values = [f[i + 2], f[i + 4], f[i + 6]].compactMap { Double($0) }
+            return values.count == 3 ? values : nil
+        }
+        guard let accel = vector(after: "accel"), let gyro = vector(after: "gyro") else { return nil }
+        return (accel, gyro)
     }
 
     /// The x, y, z of a `read CHIP ADDRESS: x … y … z … µT` line.
