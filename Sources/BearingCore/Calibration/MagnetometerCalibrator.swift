@@ -344,40 +344,23 @@ public struct MagnetometerCalibrator: Sendable {
             return MagneticCalibration(offset: Vector3(p[0], p[1], p[2]), matrix: w)
         }
         func cost(_ c: MagneticCalibration) -> Double {
+            let w = c.matrix.rows, o = c.offset
+            let (w0, w1, w2) = (w[0], w[1], w[2])
             var s = 0.0
-            for x in points { let r = c.apply(x).length - field; s += r * r }
+            for x in points {
+                let d = x - o
+                let r = Vector3(w0.dot(d), w1.dot(d), w2.dot(d)).length - field
+                s += r * r
+            }
             return s
         }
         var current = cost(unpack(p))
         var damping = 1e-6
-        var row = [Double](repeating: 0, count: np)
         for _ in 0..<20 {
             let c = unpack(p)
             var jtj = DenseMatrix(rows: np, columns: np)
             var jtr = DenseMatrix(rows: np, columns: 1)
-            for x in points {
-                let d = x - c.offset
-                let v = c.matrix * d
-                let len = v.length
-                guard len > 0 else { continue }
-                let u = v / len
-                let wu = c.matrix.transposed * u
-                row[0] = -wu.x; row[1] = -wu.y; row[2] = -wu.z
-                switch np {
-                case 9:
-                    row[3] = u.x * d.x; row[4] = u.y * d.y; row[5] = u.z * d.z
-                    row[6] = u.y * d.z + u.z * d.y; row[7] = u.x * d.z + u.z * d.x; row[8] = u.x * d.y + u.y * d.x
-                case 6:
-                    row[3] = u.x * d.x; row[4] = u.y * d.y; row[5] = u.z * d.z
-                default:
-                    row[3] = u.dot(d)
-                }
-                let r = len - field
-                for i in 0..<np {
-                    jtr[i, 0] += row[i] * r
-                    for j in i..<np { jtj[i, j] += row[i] * row[j] }
-                }
-            }
+            Self.accumulateNormalEquations(points, c, field: field, parameters: np, jtj: &jtj.values, jtr: &jtr.values)
             for i in 0..<np { for j in 0..<i { jtj[i, j] = jtj[j, i] } }
             var improved = false
             while damping < 1e6 {
@@ -400,6 +383,48 @@ public struct MagnetometerCalibrator: Sendable {
         }
         let result = unpack(p)
         return result.matrix.determinant > 0 ? result : nil
+    }
+
+    /// Adds each sample's Jacobian row J (of |W·(x − c)| − field, over the parameters `refine` orders) to
+    /// the upper triangle of JᵀJ and to Jᵀr, both row-major with `parameters` (9, 6 or 4) columns.
+    private static func accumulateNormalEquations(_ points: [Vector3], _ c: MagneticCalibration, field: Double, parameters np: Int,
+                                                  jtj: inout [Double], jtr: inout [Double]) {
+        precondition(jtj.count == np * np && jtr.count == np && (np == 9 || np == 6 || np == 4))
+        let w = c.matrix.rows, o = c.offset
+        let (w0, w1, w2) = (w[0], w[1], w[2])
+        jtj.withUnsafeMutableBufferPointer { jtj in
+            jtr.withUnsafeMutableBufferPointer { jtr in
+                withUnsafeTemporaryAllocation(of: Double.self, capacity: 9) { row in
+                    row.initialize(repeating: 0)
+                    for x in points {
+                        let d = x - o
+                        let v = Vector3(w0.dot(d), w1.dot(d), w2.dot(d))
+                        let len = v.length
+                        guard len > 0 else { continue }
+                        let u = v / len
+                        // Wᵀu, as W's columns dotted with u.
+                        row[0] = -(w0.x * u.x + w1.x * u.y + w2.x * u.z)
+                        row[1] = -(w0.y * u.x + w1.y * u.y + w2.y * u.z)
+                        row[2] = -(w0.z * u.x + w1.z * u.y + w2.z * u.z)
+                        switch np {
+                        case 9:
+                            row[3] = u.x * d.x; row[4] = u.y * d.y; row[5] = u.z * d.z
+                            row[6] = u.y * d.z + u.z * d.y; row[7] = u.x * d.z + u.z * d.x; row[8] = u.x * d.y + u.y * d.x
+                        case 6:
+                            row[3] = u.x * d.x; row[4] = u.y * d.y; row[5] = u.z * d.z
+                        default:
+                            row[3] = u.dot(d)
+                        }
+                        let r = len - field
+                        for i in 0..<np {
+                            let ri = row[i]
+                            jtr[i] += ri * r
+                            for j in i..<np { jtj[i * np + j] += ri * row[j] }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     func fitWithRejection(_ all: [Vector3], model: CalibrationModel, normal: Vector3) -> CalibrationFit? {

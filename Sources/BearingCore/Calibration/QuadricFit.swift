@@ -66,21 +66,25 @@ enum QuadricFit {
 
         let n = nq + 4
         var s = [Double](repeating: 0, count: n * n)
-        var f = [Double](repeating: 0, count: n)
-        for p in points {
-            let x = (p.x - mean.x) / scale, y = (p.y - mean.y) / scale, z = (p.z - mean.z) / scale
-            switch terms {
-            case .full:
-                f[0] = x * x; f[1] = y * y; f[2] = z * z; f[3] = 2 * y * z; f[4] = 2 * x * z; f[5] = 2 * x * y
-            case .axes:
-                f[0] = x * x; f[1] = y * y; f[2] = z * z
-            case .sphere:
-                f[0] = x * x + y * y + z * z
-            }
-            f[nq] = 2 * x; f[nq + 1] = 2 * y; f[nq + 2] = 2 * z; f[nq + 3] = 1
-            for i in 0..<n {
-                let fi = f[i]
-                for j in i..<n { s[i * n + j] += fi * f[j] }
+        s.withUnsafeMutableBufferPointer { s in
+            withUnsafeTemporaryAllocation(of: Double.self, capacity: n) { f in
+                f.initialize(repeating: 0)
+                for p in points {
+                    let x = (p.x - mean.x) / scale, y = (p.y - mean.y) / scale, z = (p.z - mean.z) / scale
+                    switch terms {
+                    case .full:
+                        f[0] = x * x; f[1] = y * y; f[2] = z * z; f[3] = 2 * y * z; f[4] = 2 * x * z; f[5] = 2 * x * y
+                    case .axes:
+                        f[0] = x * x; f[1] = y * y; f[2] = z * z
+                    case .sphere:
+                        f[0] = x * x + y * y + z * z
+                    }
+                    f[nq] = 2 * x; f[nq + 1] = 2 * y; f[nq + 2] = 2 * z; f[nq + 3] = 1
+                    for i in 0..<n {
+                        let fi = f[i]
+                        for j in i..<n { s[i * n + j] += fi * f[j] }
+                    }
+                }
             }
         }
         var sm = DenseMatrix(rows: n, columns: n)
