@@ -386,10 +386,23 @@ public struct MagnetometerCalibrator: Sendable {
     }
 
     /// Adds each sample's Jacobian row J (of |W·(x − c)| − field, over the parameters `refine` orders) to
-    /// the upper triangle of JᵀJ and to Jᵀr, both row-major with `parameters` (9, 6 or 4) columns.
+    /// JᵀJ and Jᵀr, row-major with `parameters` (9, 6 or 4) columns. The whole square, though symmetric:
+    /// rows of a fixed length vectorise, a triangle's do not.
     private static func accumulateNormalEquations(_ points: [Vector3], _ c: MagneticCalibration, field: Double, parameters np: Int,
                                                   jtj: inout [Double], jtr: inout [Double]) {
-        precondition(jtj.count == np * np && jtr.count == np && (np == 9 || np == 6 || np == 4))
+        precondition(jtj.count == np * np && jtr.count == np)
+        // A literal count lets the compiler unroll the products.
+        switch np {
+        case 9: accumulateNormalEquations(points, c, field: field, count: 9, jtj: &jtj, jtr: &jtr)
+        case 6: accumulateNormalEquations(points, c, field: field, count: 6, jtj: &jtj, jtr: &jtr)
+        case 4: accumulateNormalEquations(points, c, field: field, count: 4, jtj: &jtj, jtr: &jtr)
+        default: preconditionFailure("refine has 9, 6 or 4 parameters, not \(np)")
+        }
+    }
+
+    @inline(__always)
+    private static func accumulateNormalEquations(_ points: [Vector3], _ c: MagneticCalibration, field: Double, count np: Int,
+                                                  jtj: inout [Double], jtr: inout [Double]) {
         let w = c.matrix.rows, o = c.offset
         let (w0, w1, w2) = (w[0], w[1], w[2])
         jtj.withUnsafeMutableBufferPointer { jtj in
@@ -419,7 +432,7 @@ public struct MagnetometerCalibrator: Sendable {
                         for i in 0..<np {
                             let ri = row[i]
                             jtr[i] += ri * r
-                            for j in i..<np { jtj[i * np + j] += ri * row[j] }
+                            for j in 0..<np { jtj[i &* np &+ j] += ri * row[j] }
                         }
                     }
                 }

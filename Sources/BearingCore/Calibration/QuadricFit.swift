@@ -66,6 +66,33 @@ enum QuadricFit {
 
         let n = nq + 4
         var s = [Double](repeating: 0, count: n * n)
+        // A literal size lets the compiler unroll the products.
+        switch terms {
+        case .full: addMoments(points, mean: mean, scale: scale, terms: .full, quadratic: 6, to: &s)
+        case .axes: addMoments(points, mean: mean, scale: scale, terms: .axes, quadratic: 3, to: &s)
+        case .sphere: addMoments(points, mean: mean, scale: scale, terms: .sphere, quadratic: 1, to: &s)
+        }
+        var sm = DenseMatrix(rows: n, columns: n)
+        for i in 0..<n { for j in i..<n { sm[i, j] = s[i * n + j]; sm[j, i] = s[i * n + j] } }
+        guard let (quad, linear) = solveConstrained(sm, quadratic: nq, constraint: constraint) else { return nil }
+
+        let q6 = (b * DenseMatrix(quad.map { [$0] })).column(0)
+        let m = Matrix3([q6[0], q6[5], q6[4]], [q6[5], q6[1], q6[3]], [q6[4], q6[3], q6[2]])
+        let lin = Vector3(linear[0], linear[1], linear[2])
+        guard let mInv = m.inverse else { return nil }
+        let center = -(mInv * lin)
+        let k0 = center.dot(m * center) - linear[3]
+        guard k0 != 0, k0.isFinite else { return nil }
+        let shape = m * (1 / k0)
+        guard shape.symmetricEigen.values.allSatisfy({ $0 > 0 }) else { return nil }
+        return Ellipsoid(center: mean + center * scale, shape: shape * (1 / (scale * scale)))
+    }
+
+    /// Adds f·fᵀ of each point's terms f = (quadratic terms, 2x, 2y, 2z, 1) of the centred, scaled point
+    /// to the upper triangle of the row-major (nq + 4)² matrix `s`.
+    @inline(__always)
+    private static func addMoments(_ points: [Vector3], mean: Vector3, scale: Double, terms: Terms, quadratic nq: Int, to s: inout [Double]) {
+        let n = nq + 4
         s.withUnsafeMutableBufferPointer { s in
             withUnsafeTemporaryAllocation(of: Double.self, capacity: n) { f in
                 f.initialize(repeating: 0)
@@ -82,25 +109,11 @@ enum QuadricFit {
                     f[nq] = 2 * x; f[nq + 1] = 2 * y; f[nq + 2] = 2 * z; f[nq + 3] = 1
                     for i in 0..<n {
                         let fi = f[i]
-                        for j in i..<n { s[i * n + j] += fi * f[j] }
+                        for j in i..<n { s[i &* n &+ j] += fi * f[j] }
                     }
                 }
             }
         }
-        var sm = DenseMatrix(rows: n, columns: n)
-        for i in 0..<n { for j in i..<n { sm[i, j] = s[i * n + j]; sm[j, i] = s[i * n + j] } }
-        guard let (quad, linear) = solveConstrained(sm, quadratic: nq, constraint: constraint) else { return nil }
-
-        let q6 = (b * DenseMatrix(quad.map { [$0] })).column(0)
-        let m = Matrix3([q6[0], q6[5], q6[4]], [q6[5], q6[1], q6[3]], [q6[4], q6[3], q6[2]])
-        let lin = Vector3(linear[0], linear[1], linear[2])
-        guard let mInv = m.inverse else { return nil }
-        let center = -(mInv * lin)
-        let k0 = center.dot(m * center) - linear[3]
-        guard k0 != 0, k0.isFinite else { return nil }
-        let shape = m * (1 / k0)
-        guard shape.symmetricEigen.values.allSatisfy({ $0 > 0 }) else { return nil }
-        return Ellipsoid(center: mean + center * scale, shape: shape * (1 / (scale * scale)))
     }
 
     /// Fits an ellipse to 2-D points (Fitzgibbon's constraint 4ac − b² = 1 in conic terms).
