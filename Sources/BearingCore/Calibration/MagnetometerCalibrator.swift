@@ -452,9 +452,10 @@ public struct MagnetometerCalibrator: Sendable {
         var warnings: [String] = []
         for _ in 0..<3 {
             let residuals = points.map { radialResidual($0, sol.calibration, field: sol.field, normal: sol.normal) }
-            let sorted = residuals.sorted()
-            let median = sorted[sorted.count / 2]
-            let mad = (sorted.map { abs($0 - median) }.sorted())[sorted.count / 2]
+            var scratch = residuals
+            let median = Self.kthSmallest(&scratch, residuals.count / 2)
+            for i in scratch.indices { scratch[i] = abs(residuals[i] - median) }
+            let mad = Self.kthSmallest(&scratch, residuals.count / 2)
             let limit = max(4 * 1.4826 * mad, 0.01)
             let keep = points.indices.filter { abs(residuals[$0] - median) <= limit }
             if keep.count == points.count { break }
@@ -472,6 +473,38 @@ public struct MagnetometerCalibrator: Sendable {
         return CalibrationFit(calibration: sol.calibration, model: model, field: sol.field, figures: figures,
                               samples: all.count, used: points.count, outliers: outliers, radii: sol.radii,
                               regionCounts: counts, warnings: warnings)
+    }
+
+    /// The value at `k` of `values.sorted()`, found by quickselect (Hoare partitions, median-of-three
+    /// pivots) instead of a sort; `values` comes back reordered.
+    static func kthSmallest(_ values: inout [Double], _ k: Int) -> Double {
+        precondition(values.indices.contains(k))
+        return values.withUnsafeMutableBufferPointer { v in
+            var lo = 0, hi = v.count - 1
+            while lo < hi {
+                let (a, b, c) = (v[lo], v[lo + (hi - lo) / 2], v[hi])
+                let pivot = max(min(a, b), min(max(a, b), c))
+                var i = lo, j = hi
+                while i <= j {
+                    while v[i] < pivot { i += 1 }
+                    while pivot < v[j] { j -= 1 }
+                    if i <= j {
+                        v.swapAt(i, j)
+                        i += 1
+                        j -= 1
+                    }
+                }
+                // Now v[lo...j] ≤ pivot ≤ v[i...hi], and everything between equals the pivot.
+                if k <= j {
+                    hi = j
+                } else if k >= i {
+                    lo = i
+                } else {
+                    return v[k]
+                }
+            }
+            return v[k]
+        }
     }
 
     /// (|calibrated| − field) / field; in-plane magnitude for a planar fit.
@@ -561,6 +594,8 @@ public struct MagnetometerCalibrator: Sendable {
         var state: UInt64 = 0x2545_F491_4F6C_DD1D
         for _ in 0..<4 {
             var a: [Vector3] = [], b: [Vector3] = []
+            a.reserveCapacity(points.count)
+            b.reserveCapacity(points.count)
             for p in points {
                 state = state &* 6364136223846793005 &+ 1442695040888963407
                 if state >> 63 == 0 { a.append(p) } else { b.append(p) }
