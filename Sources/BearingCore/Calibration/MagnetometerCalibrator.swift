@@ -344,40 +344,23 @@ public struct MagnetometerCalibrator: Sendable {
             return MagneticCalibration(offset: Vector3(p[0], p[1], p[2]), matrix: w)
         }
         func cost(_ c: MagneticCalibration) -> Double {
+            let w = c.matrix.rows, o = c.offset
+            let (w0, w1, w2) = (w[0], w[1], w[2])
             var s = 0.0
-            for x in points { let r = c.apply(x).length - field; s += r * r }
+            for x in points {
+                let d = x - o
+                let r = Vector3(w0.dot(d), w1.dot(d), w2.dot(d)).length - field
+                s += r * r
+            }
             return s
         }
         var current = cost(unpack(p))
         var damping = 1e-6
-        var row = [Double](repeating: 0, count: np)
         for _ in 0..<20 {
             let c = unpack(p)
             var jtj = DenseMatrix(rows: np, columns: np)
             var jtr = DenseMatrix(rows: np, columns: 1)
-            for x in points {
-                let d = x - c.offset
-                let v = c.matrix * d
-                let len = v.length
-                guard len > 0 else { continue }
-                let u = v / len
-                let wu = c.matrix.transposed * u
-                row[0] = -wu.x; row[1] = -wu.y; row[2] = -wu.z
-                switch np {
-                case 9:
-                    row[3] = u.x * d.x; row[4] = u.y * d.y; row[5] = u.z * d.z
-                    row[6] = u.y * d.z + u.z * d.y; row[7] = u.x * d.z + u.z * d.x; row[8] = u.x * d.y + u.y * d.x
-                case 6:
-                    row[3] = u.x * d.x; row[4] = u.y * d.y; row[5] = u.z * d.z
-                default:
-                    row[3] = u.dot(d)
-                }
-                let r = len - field
-                for i in 0..<np {
-                    jtr[i, 0] += row[i] * r
-                    for j in i..<np { jtj[i, j] += row[i] * row[j] }
-                }
-            }
+            Self.accumulateNormalEquations(points, c, field: field, parameters: np, jtj: &jtj.values, jtr: &jtr.values)
             for i in 0..<np { for j in 0..<i { jtj[i, j] = jtj[j, i] } }
             var improved = false
             while damping < 1e6 {
@@ -402,6 +385,61 @@ public struct MagnetometerCalibrator: Sendable {
         return result.matrix.determinant > 0 ? result : nil
     }
 
+    /// Adds each sample's Jacobian row J (of |W·(x − c)| − field, over the parameters `refine` orders) to
+    /// JᵀJ and Jᵀr, row-major with `parameters` (9, 6 or 4) columns. The whole square, though symmetric:
+    /// rows of a fixed length vectorise, a triangle's do not.
+    private static func accumulateNormalEquations(_ points: [Vector3], _ c: MagneticCalibration, field: Double, parameters np: Int,
+                                                  jtj: inout [Double], jtr: inout [Double]) {
+        precondition(jtj.count == np * np && jtr.count == np)
+        // A literal count lets the compiler unroll the products.
+        switch np {
+        case 9: accumulateNormalEquations(points, c, field: field, count: 9, jtj: &jtj, jtr: &jtr)
+        case 6: accumulateNormalEquations(points, c, field: field, count: 6, jtj: &jtj, jtr: &jtr)
+        case 4: accumulateNormalEquations(points, c, field: field, count: 4, jtj: &jtj, jtr: &jtr)
+        default: preconditionFailure("refine has 9, 6 or 4 parameters, not \(np)")
+        }
+    }
+
+    @inline(__always)
+    private static func accumulateNormalEquations(_ points: [Vector3], _ c: MagneticCalibration, field: Double, count np: Int,
+                                                  jtj: inout [Double], jtr: inout [Double]) {
+        let w = c.matrix.rows, o = c.offset
+        let (w0, w1, w2) = (w[0], w[1], w[2])
+        jtj.withUnsafeMutableBufferPointer { jtj in
+            jtr.withUnsafeMutableBufferPointer { jtr in
+                withUnsafeTemporaryAllocation(of: Double.self, capacity: 9) { row in
+                    row.initialize(repeating: 0)
+                    for x in points {
+                        let d = x - o
+                        let v = Vector3(w0.dot(d), w1.dot(d), w2.dot(d))
+                        let len = v.length
+                        guard len > 0 else { continue }
+                        let u = v / len
+                        // Wᵀu, as W's columns dotted with u.
+                        row[0] = -(w0.x * u.x + w1.x * u.y + w2.x * u.z)
+                        row[1] = -(w0.y * u.x + w1.y * u.y + w2.y * u.z)
+                        row[2] = -(w0.z * u.x + w1.z * u.y + w2.z * u.z)
+                        switch np {
+                        case 9:
+                            row[3] = u.x * d.x; row[4] = u.y * d.y; row[5] = u.z * d.z
+                            row[6] = u.y * d.z + u.z * d.y; row[7] = u.x * d.z + u.z * d.x; row[8] = u.x * d.y + u.y * d.x
+                        case 6:
+                            row[3] = u.x * d.x; row[4] = u.y * d.y; row[5] = u.z * d.z
+                        default:
+                            row[3] = u.dot(d)
+                        }
+                        let r = len - field
+                        for i in 0..<np {
+                            let ri = row[i]
+                            jtr[i] += ri * r
+                            for j in 0..<np { jtj[i &* np &+ j] += ri * row[j] }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     func fitWithRejection(_ all: [Vector3], model: CalibrationModel, normal: Vector3) -> CalibrationFit? {
         guard all.count >= model.minimumSamples, var sol = solve(all, model: model, normal: normal) else { return nil }
 
@@ -414,9 +452,10 @@ public struct MagnetometerCalibrator: Sendable {
         var warnings: [String] = []
         for _ in 0..<3 {
             let residuals = points.map { radialResidual($0, sol.calibration, field: sol.field, normal: sol.normal) }
-            let sorted = residuals.sorted()
-            let median = sorted[sorted.count / 2]
-            let mad = (sorted.map { abs($0 - median) }.sorted())[sorted.count / 2]
+            var scratch = residuals
+            let median = Self.kthSmallest(&scratch, residuals.count / 2)
+            for i in scratch.indices { scratch[i] = abs(residuals[i] - median) }
+            let mad = Self.kthSmallest(&scratch, residuals.count / 2)
             let limit = max(4 * 1.4826 * mad, 0.01)
             let keep = points.indices.filter { abs(residuals[$0] - median) <= limit }
             if keep.count == points.count { break }
@@ -434,6 +473,38 @@ public struct MagnetometerCalibrator: Sendable {
         return CalibrationFit(calibration: sol.calibration, model: model, field: sol.field, figures: figures,
                               samples: all.count, used: points.count, outliers: outliers, radii: sol.radii,
                               regionCounts: counts, warnings: warnings)
+    }
+
+    /// The value at `k` of `values.sorted()`, found by quickselect (Hoare partitions, median-of-three
+    /// pivots) instead of a sort; `values` comes back reordered.
+    static func kthSmallest(_ values: inout [Double], _ k: Int) -> Double {
+        precondition(values.indices.contains(k))
+        return values.withUnsafeMutableBufferPointer { v in
+            var lo = 0, hi = v.count - 1
+            while lo < hi {
+                let (a, b, c) = (v[lo], v[lo + (hi - lo) / 2], v[hi])
+                let pivot = max(min(a, b), min(max(a, b), c))
+                var i = lo, j = hi
+                while i <= j {
+                    while v[i] < pivot { i += 1 }
+                    while pivot < v[j] { j -= 1 }
+                    if i <= j {
+                        v.swapAt(i, j)
+                        i += 1
+                        j -= 1
+                    }
+                }
+                // Now v[lo...j] ≤ pivot ≤ v[i...hi], and everything between equals the pivot.
+                if k <= j {
+                    hi = j
+                } else if k >= i {
+                    lo = i
+                } else {
+                    return v[k]
+                }
+            }
+            return v[k]
+        }
     }
 
     /// (|calibrated| − field) / field; in-plane magnitude for a planar fit.
@@ -523,6 +594,8 @@ public struct MagnetometerCalibrator: Sendable {
         var state: UInt64 = 0x2545_F491_4F6C_DD1D
         for _ in 0..<4 {
             var a: [Vector3] = [], b: [Vector3] = []
+            a.reserveCapacity(points.count)
+            b.reserveCapacity(points.count)
             for p in points {
                 state = state &* 6364136223846793005 &+ 1442695040888963407
                 if state >> 63 == 0 { a.append(p) } else { b.append(p) }

@@ -66,22 +66,11 @@ enum QuadricFit {
 
         let n = nq + 4
         var s = [Double](repeating: 0, count: n * n)
-        var f = [Double](repeating: 0, count: n)
-        for p in points {
-            let x = (p.x - mean.x) / scale, y = (p.y - mean.y) / scale, z = (p.z - mean.z) / scale
-            switch terms {
-            case .full:
-                f[0] = x * x; f[1] = y * y; f[2] = z * z; f[3] = 2 * y * z; f[4] = 2 * x * z; f[5] = 2 * x * y
-            case .axes:
-                f[0] = x * x; f[1] = y * y; f[2] = z * z
-            case .sphere:
-                f[0] = x * x + y * y + z * z
-            }
-            f[nq] = 2 * x; f[nq + 1] = 2 * y; f[nq + 2] = 2 * z; f[nq + 3] = 1
-            for i in 0..<n {
-                let fi = f[i]
-                for j in i..<n { s[i * n + j] += fi * f[j] }
-            }
+        // A literal size lets the compiler unroll the products.
+        switch terms {
+        case .full: addMoments(points, mean: mean, scale: scale, terms: .full, quadratic: 6, to: &s)
+        case .axes: addMoments(points, mean: mean, scale: scale, terms: .axes, quadratic: 3, to: &s)
+        case .sphere: addMoments(points, mean: mean, scale: scale, terms: .sphere, quadratic: 1, to: &s)
         }
         var sm = DenseMatrix(rows: n, columns: n)
         for i in 0..<n { for j in i..<n { sm[i, j] = s[i * n + j]; sm[j, i] = s[i * n + j] } }
@@ -97,6 +86,34 @@ enum QuadricFit {
         let shape = m * (1 / k0)
         guard shape.symmetricEigen.values.allSatisfy({ $0 > 0 }) else { return nil }
         return Ellipsoid(center: mean + center * scale, shape: shape * (1 / (scale * scale)))
+    }
+
+    /// Adds f·fᵀ of each point's terms f = (quadratic terms, 2x, 2y, 2z, 1) of the centred, scaled point
+    /// to the upper triangle of the row-major (nq + 4)² matrix `s`.
+    @inline(__always)
+    private static func addMoments(_ points: [Vector3], mean: Vector3, scale: Double, terms: Terms, quadratic nq: Int, to s: inout [Double]) {
+        let n = nq + 4
+        s.withUnsafeMutableBufferPointer { s in
+            withUnsafeTemporaryAllocation(of: Double.self, capacity: n) { f in
+                f.initialize(repeating: 0)
+                for p in points {
+                    let x = (p.x - mean.x) / scale, y = (p.y - mean.y) / scale, z = (p.z - mean.z) / scale
+                    switch terms {
+                    case .full:
+                        f[0] = x * x; f[1] = y * y; f[2] = z * z; f[3] = 2 * y * z; f[4] = 2 * x * z; f[5] = 2 * x * y
+                    case .axes:
+                        f[0] = x * x; f[1] = y * y; f[2] = z * z
+                    case .sphere:
+                        f[0] = x * x + y * y + z * z
+                    }
+                    f[nq] = 2 * x; f[nq + 1] = 2 * y; f[nq + 2] = 2 * z; f[nq + 3] = 1
+                    for i in 0..<n {
+                        let fi = f[i]
+                        for j in i..<n { s[i &* n &+ j] += fi * f[j] }
+                    }
+                }
+            }
+        }
     }
 
     /// Fits an ellipse to 2-D points (Fitzgibbon's constraint 4ac − b² = 1 in conic terms).
