@@ -12,12 +12,8 @@ public protocol InertialReaderDelegate: AnyObject {
 /// Reads an accelerometer + gyroscope at a fixed rate on its own thread, as `MagnetometerReader` reads a
 /// magnetometer (the same `SensorReaderLoop`: find and identify the chip, configure it, read on a deadline
 /// schedule, re-probe with backoff after repeated failures). Samples are in the chip's axes, m/s² and rad/s.
-public final class InertialReader: @unchecked Sendable { // the loop guards its own state; `delegate` is set before start()
-    public typealias Configuration = SensorReaderConfiguration<InertialSettings>
-
-    public var configuration: Configuration { loop.configuration }
+public final class InertialReader: SensorReader<InertialSettings, InertialSample>, @unchecked Sendable { // see SensorReader
     public weak var delegate: InertialReaderDelegate?
-    private let loop: SensorReaderLoop<Kind>
 
     enum Kind: ReaderKind {
         static func find(_ bus: I2CBus, chip: String?, address: UInt8?) throws(SensorError) -> any InertialDriver {
@@ -34,12 +30,9 @@ public final class InertialReader: @unchecked Sendable { // the loop guards its 
         }
     }
 
-    /// `i2c:BUS:ADDRESS` of the chip in use (or being looked for); read from any thread.
-    public var endpoint: String { loop.endpoint }
-
     public init(configuration: Configuration, openBus: @escaping (String) throws(I2CError) -> I2CBus,
                 now: @escaping () -> GPSTimestamp) {
-        loop = SensorReaderLoop(configuration: configuration, threadName: "bearing.imu", openBus: openBus, now: now)
+        super.init(loop: SensorReaderLoop<Kind>(configuration: configuration, threadName: "bearing.imu", openBus: openBus, now: now))
     }
 
     public func start() {
@@ -48,10 +41,4 @@ public final class InertialReader: @unchecked Sendable { // the loop guards its 
             state: { [weak self] s in if let self { self.delegate?.inertialReader(self, didChangeState: s) } },
             failure: { [weak self] e in if let self { self.delegate?.inertialReader(self, didFail: e) } }))
     }
-
-    /// When the reader entered the bus transfer it is in now (monotonic seconds); nil between reads.
-    public var inCallSince: Double? { loop.inCallSince }
-
-    /// Stops reading and waits for the thread (at most one sample period or backoff step).
-    public func stop() { loop.stop() }
 }

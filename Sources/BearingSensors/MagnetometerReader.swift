@@ -13,12 +13,8 @@ public protocol MagnetometerReaderDelegate: AnyObject {
 /// identify the chip, configure it, read on a deadline schedule. Read failures are reported; after
 /// `failuresBeforeReprobe` in a row (or at once when nothing answers) the bus is closed and the chip found
 /// again, with backoff.
-public final class MagnetometerReader: @unchecked Sendable { // the loop guards its own state; `delegate` is set before start()
-    public typealias Configuration = SensorReaderConfiguration<MagnetometerSettings>
-
-    public var configuration: Configuration { loop.configuration }
+public final class MagnetometerReader: SensorReader<MagnetometerSettings, MagneticSample>, @unchecked Sendable { // see SensorReader
     public weak var delegate: MagnetometerReaderDelegate?
-    private let loop: SensorReaderLoop<Kind>
 
     enum Kind: ReaderKind {
         static func find(_ bus: I2CBus, chip: String?, address: UInt8?) throws(SensorError) -> any MagnetometerDriver {
@@ -34,12 +30,9 @@ public final class MagnetometerReader: @unchecked Sendable { // the loop guards 
         }
     }
 
-    /// `i2c:BUS:ADDRESS` of the chip in use (or being looked for); read from any thread.
-    public var endpoint: String { loop.endpoint }
-
     public init(configuration: Configuration, openBus: @escaping (String) throws(I2CError) -> I2CBus,
                 now: @escaping () -> GPSTimestamp) {
-        loop = SensorReaderLoop(configuration: configuration, threadName: "bearing.magnetometer", openBus: openBus, now: now)
+        super.init(loop: SensorReaderLoop<Kind>(configuration: configuration, threadName: "bearing.magnetometer", openBus: openBus, now: now))
     }
 
     public func start() {
@@ -48,10 +41,4 @@ public final class MagnetometerReader: @unchecked Sendable { // the loop guards 
             state: { [weak self] s in if let self { self.delegate?.magnetometerReader(self, didChangeState: s) } },
             failure: { [weak self] e in if let self { self.delegate?.magnetometerReader(self, didFail: e) } }))
     }
-
-    /// When the reader entered the bus transfer it is in now (monotonic seconds); nil between reads.
-    public var inCallSince: Double? { loop.inCallSince }
-
-    /// Stops reading and waits for the thread (at most one sample period or backoff step).
-    public func stop() { loop.stop() }
 }

@@ -38,17 +38,50 @@ protocol ReaderKind {
     static func read(_ driver: Driver, device: String, time: () -> GPSTimestamp) throws(SensorError) -> Sample
 }
 
+/// Where a reader loop reports to, on its thread, in order.
+struct ReaderEvents<Sample>: Sendable {
+    var sample: @Sendable (Sample) -> Void
+    var state: @Sendable (ConnectionState) -> Void
+    var failure: @Sendable (SensorError) -> Void
+}
+
+/// A reader loop seen from the reader that owns it, whatever kind of chip it reads.
+protocol ReaderLoopControl<Settings, Sample>: AnyObject, Sendable {
+    associatedtype Settings: ReaderSettings
+    associatedtype Sample
+    var configuration: SensorReaderConfiguration<Settings> { get }
+    var endpoint: String { get }
+    var inCallSince: Double? { get }
+    func start(_ events: ReaderEvents<Sample>)
+    func stop()
+}
+
+/// What `MagnetometerReader` and `InertialReader` share: their loop, its configuration, endpoint and
+/// watchdog evidence, and stopping. Each subclass adds its delegate and starts the loop with it.
+public class SensorReader<Settings: ReaderSettings, Sample>: @unchecked Sendable { // the loop guards its own state; subclasses' `delegate` is set before start()
+    public typealias Configuration = SensorReaderConfiguration<Settings>
+    let loop: any ReaderLoopControl<Settings, Sample>
+
+    init(loop: any ReaderLoopControl<Settings, Sample>) { self.loop = loop }
+
+    public var configuration: Configuration { loop.configuration }
+
+    /// `i2c:BUS:ADDRESS` of the chip in use (or being looked for); read from any thread.
+    public var endpoint: String { loop.endpoint }
+
+    /// When the reader entered the bus transfer it is in now (monotonic seconds); nil between reads.
+    public var inCallSince: Double? { loop.inCallSince }
+
+    /// Stops reading and waits for the thread (at most one sample period or backoff step).
+    public func stop() { loop.stop() }
+}
+
 /// The reader loop both readers run on their own `WorkerThread`: open the bus, find and identify the chip,
 /// configure it, read on a deadline schedule and report each sample. Read failures are reported; after
 /// `failuresBeforeReprobe` in a row (or at once when nothing answers) the bus is closed and the chip found
 /// again, with backoff.
-final class SensorReaderLoop<Kind: ReaderKind>: @unchecked Sendable { // `endpointLock` guards `currentEndpoint`; the rest lives on the worker thread
-    /// Where the loop reports to, on its thread, in order.
-    struct Events: Sendable {
-        var sample: @Sendable (Kind.Sample) -> Void
-        var state: @Sendable (ConnectionState) -> Void
-        var failure: @Sendable (SensorError) -> Void
-    }
+final class SensorReaderLoop<Kind: ReaderKind>: ReaderLoopControl, @unchecked Sendable { // `endpointLock` guards `currentEndpoint`; the rest lives on the worker thread
+    typealias Events = ReaderEvents<Kind.Sample>
 
     let configuration: SensorReaderConfiguration<Kind.Settings>
     private let openBus: (String) throws(I2CError) -> I2CBus
