@@ -11,12 +11,13 @@ import Glibc
 
 /// The daemon's wiring, read top to bottom:
 ///
-/// 1. sources on their own threads (`GPSDClient`, `MagnetometerReader`) report to adapters, which send
-///    into subjects;
+/// 1. sources on their own threads (`GPSDClient`, `MagnetometerReader`, `InertialReader`) report to
+///    adapters, which send into subjects;
 /// 2. every value enters the one pipeline queue (`receive(on: PipelineEntry)`: a `sync` block on the queue,
 ///    run on the source's thread, no hop) — ordering, draining at shutdown and thread-safety have that one
 ///    answer whatever the config;
-/// 3. the compass stages (calibration, orientation, declination) turn samples into attitudes;
+/// 3. the compass stages (calibration, orientation, declination) turn samples into attitudes; with an
+///    accelerometer + gyroscope, one `AttitudeFusion` stage takes both sensors' samples instead;
 /// 4. the `PublishingHub` runs the default, named and per-client operator chains and routes lines;
 /// 5. the `SocketTransport` writes them to clients; the data log and journal take the default chains.
 ///
@@ -35,6 +36,9 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
     private let gpsd: GPSDClient
     private let magAdapter = MagnetometerPublisherAdapter(initialState: .connecting(attempt: 0))
     private let reader: MagnetometerReader?
+    private let imuAdapter = InertialPublisherAdapter(initialState: .connecting(attempt: 0))
+    /// The accelerometer + gyroscope; only with a magnetometer.
+    private let imuReader: InertialReader?
     /// The calibration in force; nil without a magnetometer.
     public let calibration: CalibrationStore?
     private let calibrations = CurrentValueSubject<ActiveCalibration?, Never>(nil)
@@ -48,9 +52,13 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
     private var magnetometerLog = SourceStateLog(source: "magnetometer", connecting: "looking for the magnetometer",
                                                  lost: "magnetometer unavailable", stillLost: "magnetometer still unavailable",
                                                  stopped: "magnetometer stopped")
+    private var imuLog = SourceStateLog(source: "imu", connecting: "looking for the accelerometer/gyroscope",
+                                        lost: "accelerometer/gyroscope unavailable", stillLost: "accelerometer/gyroscope still unavailable",
+                                        stopped: "accelerometer/gyroscope stopped")
     private var lastMagFailure: String?
+    private var lastIMUFailure: String?
 
-    /// `openBus` opens the magnetometer's bus by path (a `LinuxI2CBus`, or a simulated bus for the demo).
+    /// `openBus` opens the magnetometer's (and the IMU's) bus by path (a `LinuxI2CBus`, or a simulated bus for the demo).
     public init(config: AgentConfig, logger: Logger,
                 openBus: @escaping (String) throws(I2CError) -> I2CBus = { path throws(I2CError) in try LinuxI2CBus(path: path) }) {
         self.config = config
@@ -63,13 +71,16 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
             reader = nil
             calibration = nil
         }
+        imuReader = config.magnetometer.enabled && config.imu.enabled
+            ? InertialReader(configuration: config.imu.reader, openBus: openBus, now: GPSTimestamp.now) : nil
         var sc = PublishingServer.Configuration(socket: config.socket, defaults: config.pipelines)
         sc.named = config.namedPipelines
-        sc.devices = ["gpsd://\(config.gpsd.endpoint)"] + (reader.map { [$0.endpoint] } ?? [])
+        sc.devices = ["gpsd://\(config.gpsd.endpoint)"] + (reader.map { [$0.endpoint] } ?? []) + (imuReader.map { [$0.endpoint] } ?? [])
         sc.pipelineStore = config.pipelineStore
         server = PublishingServer(configuration: sc, logger: logger, calibration: calibration)
         gpsd.delegate = gpsAdapter
         reader?.delegate = magAdapter
+        imuReader?.delegate = imuAdapter
     }
 
     /// Opens the listeners and the data log, wires the stages and the hub, starts the sources. Throws
@@ -99,6 +110,15 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
                 "calibration": "\(calibration.current.map { "\($0.model.rawValue) fitted \($0.time)" } ?? "none")",
             ])
             reader.start()
+            if let imuReader {
+                let i = config.imu
+                logger.info("reading accelerometer/gyroscope", metadata: [
+                    "bus": "\(i.reader.bus)", "chip": "\(i.reader.chip ?? "auto")",
+                    "address": "\(i.reader.address.map(I2CError.hex) ?? "auto")", "rate": "\(i.reader.settings.rate)",
+                    "orientation": "\(i.orientation)",
+                ])
+                imuReader.start()
+            }
         }
     }
 
@@ -151,6 +171,43 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
         samples.first().sink { [weak self] sample in self?.calibration?.dropIfMismatched(chip: sample.chip) }
             .store(in: &subscriptions)
 
+        if imuReader != nil {
+            wireFusion(samples)
+        } else {
+            wireMagnetometerOnly(samples)
+        }
+
+        wireReports(magAdapter, name: "magnetometer", log: \.magnetometerLog, lastFailure: \.lastMagFailure) { [reader] in reader?.endpoint ?? "" }
+    }
+
+    /// A sensor's STATE (published and logged) and failures: a sensor that keeps failing the same way is
+    /// logged once loudly, then quietly.
+    private func wireReports<Sample>(_ adapter: SensorSubjects<Sample>, name: String,
+                                     log: ReferenceWritableKeyPath<Agent, SourceStateLog>,
+                                     lastFailure: ReferenceWritableKeyPath<Agent, String?>,
+                                     endpoint: @escaping () -> String) {
+        let q = PipelineEntry(pipelineQueue)
+        adapter.states.receive(on: q).removeDuplicates()
+            .sink { [weak self] state in
+                guard let self else { return }
+                if state == .connected { self[keyPath: lastFailure] = nil }
+                self.publishState(state, log: &self[keyPath: log], endpoint: endpoint())
+            }
+            .store(in: &subscriptions)
+        adapter.failures.receive(on: q)
+            .sink { [weak self] failure in
+                guard let self else { return }
+                let text = failure.description
+                if text == self[keyPath: lastFailure] { self.logger.debug("\(name): \(text)") } else { self.logger.warning("\(name): \(text)") }
+                self[keyPath: lastFailure] = text
+            }
+            .store(in: &subscriptions)
+    }
+
+    /// The magnetometer alone: calibration, orientation, heading for a level board, declination.
+    private func wireMagnetometerOnly(_ samples: AnyPublisher<MagneticSample, Never>) {
+        let q = PipelineEntry(pipelineQueue)
+        let hub = self.hub
         let declinations: AnyPublisher<Declination?, Never>
         if config.heading.trueNorth {
             let fallback = config.heading.fallbackPosition.map { p -> Declination in
@@ -173,23 +230,34 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
                                 orientation: config.magnetometer.orientation)
             .sink { hub.publish(Report(.attitude($0)), from: .compass) }
             .store(in: &subscriptions)
+    }
 
-        magAdapter.states.receive(on: q).removeDuplicates()
-            .sink { [weak self] state in
-                guard let self, let reader = self.reader else { return }
-                if state == .connected { self.lastMagFailure = nil }
-                self.publishState(state, log: &self.magnetometerLog, endpoint: reader.endpoint)
+    /// Magnetometer and accelerometer + gyroscope: both sensors' samples and the WMM field at the fix (or
+    /// the fallback position) enter one `AttitudeFusion` on the pipeline queue, which gives an attitude per
+    /// inertial sample; the ATT chains (`pipeline.att`) throttle them.
+    private func wireFusion(_ samples: AnyPublisher<MagneticSample, Never>) {
+        let q = PipelineEntry(pipelineQueue)
+        let hub = self.hub
+        let fallback = config.heading.fallbackPosition.map { p in
+            LocalField.wmm(.wmm2025, latitude: p.x, longitude: p.y, heightKm: p.z,
+                           year: WorldMagneticModel.decimalYear(unixSeconds: GPSTimestamp.now().unixTime), source: .fallback)
+        }
+        // Not shared, as in the magnetometer-only path: each subscriber gets the fallback first.
+        let fields = { CompassStages.localFields(self.gpsAdapter.fixes.receive(on: q).eraseToAnyPublisher(), model: .wmm2025, fallback: fallback) }
+        fields().sink { [weak self] f in
+            if let f, f.declination.source == .fix {
+                self?.logger.debug("declination \(String(format: "%.2f", f.declination.value))°, field \(String(format: "%.1f", f.reference.norm)) µT dipping \(String(format: "%.1f", f.reference.dip))° at the GPS fix (WMM2025)")
             }
+        }
+        .store(in: &subscriptions)
+        let fusion = AttitudeFusion(imuOrientation: config.imu.orientation, magnetometerOrientation: config.magnetometer.orientation,
+                                    trueNorth: config.heading.trueNorth)
+        CompassStages.fusedAttitudes(inertial: imuAdapter.samples.receive(on: q).eraseToAnyPublisher(), magnetic: samples,
+                                     calibrations: calibrations.eraseToAnyPublisher(), localFields: fields(), fusion: fusion)
+            .sink { hub.publish(Report(.attitude($0)), from: .compass) }
             .store(in: &subscriptions)
-        magAdapter.failures.receive(on: q)
-            .sink { [weak self] failure in
-                guard let self else { return }
-                // A sensor that keeps failing the same way is logged once loudly, then quietly.
-                let text = failure.description
-                if text == self.lastMagFailure { self.logger.debug("magnetometer: \(text)") } else { self.logger.warning("magnetometer: \(text)") }
-                self.lastMagFailure = text
-            }
-            .store(in: &subscriptions)
+
+        wireReports(imuAdapter, name: "imu", log: \.imuLog, lastFailure: \.lastIMUFailure) { [imuReader] in imuReader?.endpoint ?? "" }
     }
 
     /// The data log and the journal's trace level see every object of the default chains and every state.
@@ -240,6 +308,7 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
     }
 
     private func stopSources() {
+        imuReader?.stop()
         reader?.stop()
         gpsd.stop()
         pipelineQueue.sync {
@@ -280,6 +349,7 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
             .call("gpsd client", since: gpsd.inCallSince),
         ]
         if let reader { out.append(.call("magnetometer reader", since: reader.inCallSince)) }
+        if let imuReader { out.append(.call("imu reader", since: imuReader.inCallSince)) }
         return out
     }
 
@@ -294,6 +364,7 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
     public var statusLine: String {
         var parts = ["gpsd \(gpsAdapter.currentState.name)"]
         if reader != nil { parts.append("magnetometer \(magAdapter.currentState.name)") }
+        if imuReader != nil { parts.append("imu \(imuAdapter.currentState.name)") }
         let n = clientCount
         parts.append("\(n) reader\(n == 1 ? "" : "s")")
         return parts.joined(separator: ", ")

@@ -58,6 +58,14 @@ public struct AgentConfig: Equatable, Sendable {
         public var calibrationFile: String? = nil
     }
 
+    /// The accelerometer + gyroscope that tilt-compensates the compass: which bus and chip, how it is
+    /// mounted, how often it is read. Used only together with a magnetometer.
+    public struct IMU: Equatable, Sendable {
+        public var enabled = false
+        public var reader = InertialReader.Configuration()
+        public var orientation = Orientation.identity
+    }
+
     /// How headings are referred to true north.
     public struct Heading: Equatable, Sendable {
         /// Apply WMM declination (false: publish magnetic heading only).
@@ -69,6 +77,7 @@ public struct AgentConfig: Equatable, Sendable {
     public var gpsd = GPSDClient.Configuration()
     public var socket = Socket()
     public var magnetometer = Magnetometer()
+    public var imu = IMU()
     public var heading = Heading()
     /// The default chain of each stream (config `pipeline.tpv`, `pipeline.att`, `pipeline.gpsd_att`, …).
     public var pipelines: [StreamKey: [OperatorSpec]] = AgentConfig.defaultPipelines
@@ -152,6 +161,7 @@ extension AgentConfig {
         var config = base
         guard let root else { return config }
         let r = ConfigReader(source: source)
+        var imuNode: Node?
         do {
         try r.section(root, "", [
             "gpsd": { node in
@@ -196,9 +206,28 @@ extension AgentConfig {
                     "retry_max": { config.magnetometer.reader.retryMax = try r.seconds($0, "magnetometer.retry_max", 0.1...3600) },
                 ])
                 if let orientationNode {
-                    do { config.magnetometer.orientation = try Orientation(axes: axes, rollPitchYaw: rotation) } catch {
-                        throw ConfigError("\(r.at(orientationNode)): magnetometer.\(error); allowed: three signed axes such as +X-Y-Z forming a rotation")
-                    }
+                    config.magnetometer.orientation = try r.orientation(orientationNode, "magnetometer", axes: axes, rotation: rotation)
+                }
+            },
+            "imu": { node in
+                config.imu.enabled = true
+                imuNode = node
+                var axes = config.imu.orientation.axes
+                var rotation = config.imu.orientation.rotation
+                var orientationNode: Node?
+                try r.section(node, "imu", [
+                    "enabled": { config.imu.enabled = try r.bool($0, "imu.enabled") },
+                    "bus": { config.imu.reader.bus = try r.busPath($0, "imu.bus") },
+                    "chip": { config.imu.reader.chip = try r.inertialChip($0, "imu.chip", allowAuto: true) },
+                    "address": { config.imu.reader.address = try r.i2cAddress($0, "imu.address") },
+                    "rate": { config.imu.reader.settings.rate = try r.number($0, "imu.rate", 1...1000, "samples per second") },
+                    "orientation": { axes = try r.scalar($0, "imu.orientation"); orientationNode = $0 },
+                    "rotation": { rotation = try r.rotation($0, "imu.rotation"); orientationNode = orientationNode ?? $0 },
+                    "retry_initial": { config.imu.reader.retryInitial = try r.seconds($0, "imu.retry_initial", 0.01...10) },
+                    "retry_max": { config.imu.reader.retryMax = try r.seconds($0, "imu.retry_max", 0.1...3600) },
+                ])
+                if let orientationNode {
+                    config.imu.orientation = try r.orientation(orientationNode, "imu", axes: axes, rotation: rotation)
                 }
             },
             "heading": { node in
@@ -233,7 +262,12 @@ extension AgentConfig {
         if let tcp = config.socket.tcp, !config.socket.tcpAllowRemote, !TCPSocket.isLoopback(tcp.host) {
             throw ConfigError("\(source): socket.tcp: \(tcp.host) is not a loopback address; the TCP door has no authentication, so a non-loopback address needs socket.tcp_allow_remote: true")
         }
+        if config.imu.enabled && !config.magnetometer.enabled {
+            let at = imuNode.map(r.at) ?? source
+            throw ConfigError("\(at): imu: an accelerometer/gyroscope only tilt-compensates a compass; it needs a magnetometer section (enabled) too")
+        }
         for (section, initial, max) in [("magnetometer", config.magnetometer.reader.retryInitial, config.magnetometer.reader.retryMax),
+                                         ("imu", config.imu.reader.retryInitial, config.imu.reader.retryMax),
                                          ("gpsd", config.gpsd.retryInitial, config.gpsd.retryMax)] where max < initial {
             throw ConfigError("\(source): \(section).retry_max (\(max)) must be ≥ \(section).retry_initial (\(initial))")
         }
@@ -419,6 +453,23 @@ struct ConfigReader {
             throw fail(node, key, "\"\(c)\"", "one of \(allowAuto ? "auto, " : "")\(MagnetometerChips.names.joined(separator: ", "))")
         }
         return c
+    }
+
+    /// An accelerometer + gyroscope driver name (`auto` gives nil when allowed).
+    func inertialChip(_ node: Node, _ key: String, allowAuto: Bool) throws -> String? {
+        let c = try scalar(node, key).lowercased()
+        if allowAuto && c == "auto" { return nil }
+        guard InertialChips.driver(named: c) != nil else {
+            throw fail(node, key, "\"\(c)\"", "one of \(allowAuto ? "auto, " : "")\(InertialChips.names.joined(separator: ", "))")
+        }
+        return c
+    }
+
+    /// A mounting orientation from its axes and rotation, the error naming `section` and the node's line.
+    func orientation(_ node: Node, _ section: String, axes: String, rotation: Vector3 = .zero) throws -> Orientation {
+        do { return try Orientation(axes: axes, rollPitchYaw: rotation) } catch {
+            throw ConfigError("\(at(node)): \(section).\(error); allowed: three signed axes such as +X-Y-Z forming a rotation")
+        }
     }
 
     func busPath(_ node: Node, _ key: String) throws -> String {

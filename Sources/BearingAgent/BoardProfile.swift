@@ -13,6 +13,15 @@ public struct BoardProfile: Equatable, Sendable {
         public var chip: String
         public var address: UInt8
         public var orientation: Orientation
+        /// The module's accelerometer + gyroscope, if it has one.
+        public var imu: InertialUnit? = nil
+    }
+
+    /// An accelerometer + gyroscope on a module: chip, address and mounting orientation.
+    public struct InertialUnit: Equatable, Sendable {
+        public var chip: String
+        public var address: UInt8
+        public var orientation: Orientation
     }
 
     public var name: String
@@ -94,10 +103,9 @@ public struct BoardProfile: Equatable, Sendable {
                             "chip": { m.chip = try r.chip($0, "\(key).chip", allowAuto: false) ?? "" },
                             "address": { m.address = try r.i2cAddress($0, "\(key).address") ?? 0 },
                             "orientation": { axes = try r.scalar($0, "\(key).orientation") },
+                            "imu": { m.imu = try inertialUnit($0, "\(key).imu", r) },
                         ])
-                        do { m.orientation = try Orientation(axes: axes) } catch {
-                            throw ConfigError("\(r.at(item)): \(key).\(error)")
-                        }
+                        m.orientation = try r.orientation(item, key, axes: axes)
                         guard !m.name.isEmpty, !m.chip.isEmpty, m.address != 0 else {
                             throw ConfigError("\(r.at(item)): \(key): name, chip and address are required")
                         }
@@ -120,6 +128,17 @@ public struct BoardProfile: Equatable, Sendable {
         return p
     }
 
+    private static func inertialUnit(_ node: Node, _ key: String, _ r: ConfigReader) throws -> InertialUnit {
+        var chip: String?, address: UInt8?, axes = "+X+Y+Z"
+        try r.section(node, key, [
+            "chip": { chip = try r.inertialChip($0, "\(key).chip", allowAuto: false) },
+            "address": { address = try r.i2cAddress($0, "\(key).address") },
+            "orientation": { axes = try r.scalar($0, "\(key).orientation") },
+        ])
+        guard let chip, let address else { throw ConfigError("\(r.at(node)): \(key): chip and address are required") }
+        return InertialUnit(chip: chip, address: address, orientation: try r.orientation(node, key, axes: axes))
+    }
+
     public func module(named name: String?) throws(ConfigError) -> Module {
         let wanted = name ?? defaultModule
         guard let m = modules.first(where: { $0.name == wanted }) else {
@@ -138,6 +157,13 @@ public struct BoardProfile: Equatable, Sendable {
         c.magnetometer.reader.chip = m.chip
         c.magnetometer.reader.address = m.address
         c.magnetometer.orientation = m.orientation
+        if let imu = m.imu {
+            c.imu.enabled = true
+            c.imu.reader.bus = i2cBus
+            c.imu.reader.chip = imu.chip
+            c.imu.reader.address = imu.address
+            c.imu.orientation = imu.orientation
+        }
         return c
     }
 }

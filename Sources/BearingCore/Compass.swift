@@ -121,6 +121,21 @@ public struct Attitude: Equatable, Sendable {
     public var declination: Double?
     public var declinationSource: DeclinationSource?
 
+    // The fields below come only from the fused (IMU + magnetometer) path; nil on a magnetometer alone.
+
+    /// Roll, pitch and yaw of the board (x forward, y right, z down), degrees, as `AttitudeAngles` defines
+    /// them: roll positive right side down (−180…180), pitch positive nose up (−90…90), yaw the heading
+    /// of `quaternion`'s north (true when `declination` is known, else magnetic), 0..<360.
+    public var roll: Double?
+    public var pitch: Double?
+    public var yaw: Double?
+    /// Specific force in the board frame, m/s² (about 9.81 up, i.e. −9.81 on a level board's z, at rest).
+    public var acceleration: Vector3?
+    /// Angular rate in the board frame, °/s, right-hand rule about each axis.
+    public var angularRate: Vector3?
+    /// Board → ENU rotation (`v_ENU = q ⊗ v ⊗ q*`), y true north when `declination` is known, else magnetic.
+    public var quaternion: Quaternion?
+
     public var magLength: Double { field.length }
 
     public init(time: GPSTimestamp, device: String, heading: Double?, magneticHeading: Double, field: Vector3, dip: Double,
@@ -137,8 +152,8 @@ public struct Attitude: Equatable, Sendable {
     }
 }
 
-/// Heading maths for a level board (x forward, y right, z down). Tilt compensation needs an accelerometer,
-/// which no supported chip reports here: a tilted board reads a heading error that grows with the dip.
+/// Heading maths for a level board (x forward, y right, z down). A tilted board reads a heading error
+/// that grows with the dip; with an accelerometer + gyroscope configured, `AttitudeFusion` compensates it.
 public enum Compass {
     /// Magnetic heading in [0, 360) of a board-frame field.
     public static func magneticHeading(_ b: Vector3) -> Double {

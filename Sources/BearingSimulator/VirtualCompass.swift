@@ -22,6 +22,9 @@ public final class VirtualCompass: @unchecked Sendable { // configured before us
     /// full turn about its long axis every `rollPeriod` s) while it turns, so its field sweeps the whole
     /// sphere, as a calibration needs.
     public var tumble: (pitchAmplitude: Double, pitchPeriod: Double, rollPeriod: Double)?
+    /// When set, the board-frame field (x forward, y right, z down, µT) at a time, from a model of the
+    /// board's whole motion (`VirtualIMU.boardField`) that an IMU model shares; replaces the turn and tumble.
+    public var board: (@Sendable (Double) -> Vector3)?
     private let clock: () -> Double
     private var rng: SplitMix64
 
@@ -66,7 +69,9 @@ public final class VirtualCompass: @unchecked Sendable { // configured before us
     /// What the chip senses now, µT, chip axes.
     public func field() -> Vector3 {
         var board = Self.boardField(earth: earthField, heading: heading)
-        if let t = tumble {
+        if let moving = self.board {
+            board = moving(clock())
+        } else if let t = tumble {
             let now = clock()
             let pitch = t.pitchAmplitude * sin(2 * .pi * now / t.pitchPeriod)
             let roll = 360 * now / t.rollPeriod

@@ -77,6 +77,42 @@ public struct VirtualIMU: Sendable {
         return q
     }
 
+    /// What the sensors read at time `t`, without noise, bias or vibration, in sensor axes: the specific
+    /// force (m/s²), the angular rate (rad/s, from the truth a millisecond either side) and the field. For
+    /// register models read at times of their own (the simulator board, the agent tests).
+    public func sensed(at t: Double) -> (specificForce: Vector3, angularRate: Vector3, field: Vector3) {
+        let h = 1e-3
+        let q = truth(at: t)
+        let rate = (truth(at: t - h).conjugate * truth(at: t + h)).rotationVector / (2 * h)
+        let toSensor = q.conjugate
+        return (toSensor.rotate(acceleration(t) + Vector3(0, 0, gravity)), rate, toSensor.rotate(earthField + disturbance(t)))
+    }
+
+    /// The field at time `t` in Bearing's board frame (x forward, y right, z down): the sensor's
+    /// forward-left-up axes with y and z turned round. For a `VirtualCompass` on the same board.
+    public func boardField(at t: Double) -> Vector3 {
+        let f = sensed(at: t).field
+        return Vector3(f.x, -f.y, -f.z)
+    }
+
+    /// The motion an inertial register model senses at time `t`, its chip lying in the sensor's axes.
+    public func motion(at t: Double) -> Motion {
+        let s = sensed(at: t)
+        return Motion(specificForce: s.specificForce, angularRate: s.angularRate)
+    }
+
+    /// A board like the demo's: heading, roll and pitch profiles with the Earth field of `earth`
+    /// (north, east, down µT; its small east part is left out, as magnetic north is the reference).
+    public static func board(earth: Vector3, heading: @escaping Profile, pitch: @escaping Profile, roll: @escaping Profile) -> VirtualIMU {
+        var v = VirtualIMU(heading: heading)
+        v.pitch = pitch
+        v.roll = roll
+        let horizontal = (earth.x * earth.x + earth.y * earth.y).squareRoot()
+        v.fieldNorm = earth.length
+        v.dip = atan2(earth.z, horizontal) * 180 / .pi
+        return v
+    }
+
     /// `duration` seconds of readings, the first at t = 0.
     public func readings(duration: Double) -> [Reading] {
         var rng = SplitMix64(seed: seed)

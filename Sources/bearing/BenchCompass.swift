@@ -12,15 +12,29 @@ import Glibc
 /// The compass path's cost per sample, for `bench/compass-cost`: a QMC5883L model on the simulated bus,
 /// the driver's read (data-ready poll + block read + scaling), orientation, heading, declination,
 /// smoothing, the ATT line, and a write to a UNIX socket whose other end is drained. No sleeps.
+///
+/// With `--imu`, the 9-axis path per inertial sample: an LSM6DSOX model read by its driver (data-ready
+/// poll + 12-byte burst + scaling) at 100 Hz, a QMC5883L read every fifth sample (20 Hz), both fed to
+/// `AttitudeFusion` at their own times, and the fused ATT line (roll, pitch, acc, gyro, quat) written for
+/// every inertial sample: the cost of an unthrottled ATT reader at the gyroscope's rate.
 struct BenchCompass: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "bench-compass", shouldDisplay: false)
 
     @Option var samples: Int = 10_000
+    @Flag var imu = false
 
     func run() throws {
         let bus = SimulatedI2CBus()
         var t = 0.0
         let compass = VirtualCompass(turnRate: 3, noise: 0.2, clock: { t })
+        compass.orientation = try Orientation(axes: "+X-Y-Z")
+        let board = VirtualIMU.board(earth: compass.earthField, heading: { 3 * $0 }, pitch: { 5 * sin($0) }, roll: { 10 * sin(0.7 * $0) })
+        if imu {
+            compass.board = { board.boardField(at: $0) }
+            ChipModels.attachInertial(chip: "lsm6dsox", to: bus) { board.motion(at: t) }
+        } else {
+            compass.orientation = .identity
+        }
         ChipModels.attach(chip: "qmc5883l", to: bus) { compass.field() }
         let driver = QMC5883L(bus: bus, address: 0x0D)
         driver.sleep = { _ in }
@@ -34,24 +48,49 @@ struct BenchCompass: ParsableCommand {
             while read(reader, &buf, buf.count) > 0 {}
         }
         drain.start()
-        let declination = WorldMagneticModel.wmm2025.field(latitude: 50.8, longitude: -1.1, heightKm: 0, year: 2026.5).declination
+        let field = LocalField.wmm(.wmm2025, latitude: 50.8, longitude: -1.1, heightKm: 0, year: 2026.5, source: .fallback)
         let orientation = try Orientation(axes: "+X-Y-Z")
-        var smoother = AttitudeSmoother(window: 5)
         var bytes = 0
         let start = Syscall.monotonicSeconds()
-        for i in 0..<samples {
-            t = Double(i) * 0.1
-            let r = try driver.read()
-            let sample = MagneticSample(time: GPSTimestamp(unixTime: 1_780_000_000 + t), device: "bench", chip: "qmc5883l",
-                                        field: r.field, overflow: r.overflow)
-            smoother.add(Compass.attitude(sample, orientation: orientation, calibration: .identity,
-                                          declination: (declination, .fallback)))
-            var line = WireEncoding.att(smoother.smoothed!) + "\n"
+        let write = { (line: String) in
+            var line = line + "\n"
             bytes += line.utf8.count
-            _ = line.withUTF8 { write(fds[0], $0.baseAddress, $0.count) }
+            _ = line.withUTF8 { Glibc.write(fds[0], $0.baseAddress, $0.count) }
+        }
+        if imu {
+            let gyro = LSM6DSx(bus: bus, address: 0x6A)
+            gyro.sleep = { _ in }
+            try gyro.identify()
+            _ = try gyro.configure(InertialSettings())
+            var fusion = AttitudeFusion(imuOrientation: orientation, magnetometerOrientation: orientation, trueNorth: true)
+            fusion.step(.localField(field))
+            for i in 0..<samples {
+                t = Double(i) * 0.01
+                let time = GPSTimestamp(unixTime: 1_780_000_000 + t)
+                if i % 5 == 0 {
+                    let r = try driver.read()
+                    fusion.step(.magnetic(MagneticSample(time: time, device: "bench", chip: "qmc5883l", field: r.field, overflow: r.overflow)))
+                }
+                let r = try gyro.read()
+                fusion.step(.inertial(InertialSample(time: time, device: "bench", chip: "lsm6dsx", acceleration: r.acceleration,
+                                                     angularRate: r.angularRate)))
+                if let a = fusion.emitted { write(WireEncoding.att(a)) }
+            }
+        } else {
+            var smoother = AttitudeSmoother(window: 5)
+            for i in 0..<samples {
+                t = Double(i) * 0.1
+                let r = try driver.read()
+                let sample = MagneticSample(time: GPSTimestamp(unixTime: 1_780_000_000 + t), device: "bench", chip: "qmc5883l",
+                                            field: r.field, overflow: r.overflow)
+                smoother.add(Compass.attitude(sample, orientation: orientation, calibration: .identity,
+                                              declination: (field.declination.value, .fallback)))
+                write(WireEncoding.att(smoother.smoothed!))
+            }
         }
         let elapsed = Syscall.monotonicSeconds() - start
         close(fds[0])
-        print(String(format: "%d samples in %.3f s: %.0f samples/s on one core, %d bytes of ATT", samples, elapsed, Double(samples) / elapsed, bytes))
+        print(String(format: "%d %@ samples in %.3f s: %.0f samples/s on one core, %d bytes of ATT", samples, imu ? "inertial" : "compass",
+                     elapsed, Double(samples) / elapsed, bytes))
     }
 }

@@ -3,10 +3,12 @@ import BearingIO
 import BearingSimulator
 import Foundation
 
-/// Opens a magnetometer bus by path: `/dev/i2c-N` through i2c-dev, or `simulator` — the in-memory bus of
-/// the simulator board, holding every chip model fed by one virtual board turning in place — or
-/// `simulator:tumble`, the same with the board also pitching and rolling (for `bearing calibrate`). An
-/// LSM6DSOX lies still and level at 0x6a (and the ICM-20948 hosting the AK09916 does too).
+/// Opens a sensor bus by path: `/dev/i2c-N` through i2c-dev, or `simulator` — the in-memory bus of the
+/// simulator board, holding every chip model fed by one virtual board — or `simulator:tumble`, the same
+/// with the board also pitching and rolling briskly (for `bearing calibrate`). On `simulator` the board
+/// turns at 6°/s while rolling ±12° (every 5 s) and pitching ±5° (every 7 s), and an LSM6DSOX at 0x6a
+/// senses that same motion, so the fused ATT shows roll, pitch and a tilt-compensated heading; on
+/// `simulator:tumble` the LSM6DSOX lies still and level. The ICM-20948 hosting the AK09916 is level.
 enum BusOpener {
     static func open(_ path: String) throws(I2CError) -> I2CBus {
         if path == "simulator" || path == "simulator:tumble" { return simulatedBus(path) }
@@ -25,13 +27,20 @@ enum BusOpener {
         let compass = path == "simulator:tumble" ? VirtualCompass.tumbling(clock: clock) : VirtualCompass.demo(clock: clock)
         // The simulator board mounts its chips "+X-Y-Z" (chip Z up); the AK09916 sits in Bearing's frame.
         compass.orientation = try! Orientation(axes: "+X-Y-Z")
+        let board = VirtualIMU.board(earth: compass.earthField, heading: { 6 * $0 },
+                                     pitch: { 5 * sin(2 * .pi * $0 / 7) }, roll: { 12 * sin(2 * .pi * $0 / 5) })
+        if path == "simulator" { compass.board = { board.boardField(at: $0) } }
         let bus = SimulatedI2CBus(path: path)
         for chip in ["qmc5883l", "lis3mdl", "mmc5983ma", "bmm150"] {
             ChipModels.attach(chip: chip, to: bus) { compass.field() }
         }
         let flat = path == "simulator:tumble" ? VirtualCompass.tumbling(clock: clock) : VirtualCompass.demo(clock: clock)
         ChipModels.attach(chip: "ak09916", to: bus) { flat.field() }
-        ChipModels.attachInertial(chip: "lsm6dsox", to: bus) { .level }
+        if path == "simulator" {
+            ChipModels.attachInertial(chip: "lsm6dsox", to: bus) { board.motion(at: clock()) }
+        } else {
+            ChipModels.attachInertial(chip: "lsm6dsox", to: bus) { .level }
+        }
         shared[path] = bus
         return bus
     }

@@ -20,16 +20,46 @@ public struct ActiveCalibration: Equatable, Sendable {
     }
 }
 
+/// The WMM field where the board is: the declination in force and the field's norm (µT) and dip, the
+/// reference the attitude filter judges magnetic disturbances by.
+public struct LocalField: Equatable, Sendable {
+    public var declination: Declination
+    public var reference: MagneticFieldReference
+    public init(declination: Declination, reference: MagneticFieldReference) {
+        self.declination = declination
+        self.reference = reference
+    }
+
+    /// The WMM field at a position and time, `source` saying where the position came from.
+    public static func wmm(_ model: WorldMagneticModel, latitude: Double, longitude: Double, heightKm: Double, year: Double,
+                           source: DeclinationSource) -> LocalField {
+        let f = model.field(latitude: latitude, longitude: longitude, heightKm: heightKm, year: year)
+        return LocalField(declination: Declination(f.declination, source),
+                          reference: MagneticFieldReference(norm: f.totalIntensity / 1000, dip: f.inclination))
+    }
+}
+
 /// What the declination stage remembers: the WMM value at the last position it was computed for.
 /// Recomputed only when the position moves by about 1 km or the date by a day: declination changes far
 /// more slowly than that.
 public struct DeclinationState: Equatable, Sendable {
     public private(set) var current: Declination?
+    /// The field's norm and dip at the same place, for the attitude filter.
+    public private(set) var reference: MagneticFieldReference?
     private var at: (lat: Double, lon: Double, year: Double)?
 
-    public init(fallback: Declination? = nil) { current = fallback }
+    public init(fallback: Declination? = nil, reference: MagneticFieldReference? = nil) {
+        current = fallback
+        self.reference = fallback == nil ? nil : reference
+    }
 
-    public static func == (a: Self, b: Self) -> Bool { a.current == b.current }
+    public static func == (a: Self, b: Self) -> Bool { a.current == b.current && a.reference == b.reference }
+
+    /// Declination and reference together, when both are known.
+    public var field: LocalField? {
+        guard let current, let reference else { return nil }
+        return LocalField(declination: current, reference: reference)
+    }
 
     public func updated(with fix: GPSFix, model: WorldMagneticModel) -> DeclinationState {
         guard fix.mode >= .twoD, let lat = fix.latitude, let lon = fix.longitude, let time = fix.time else { return self }
@@ -38,8 +68,9 @@ public struct DeclinationState: Equatable, Sendable {
             return self
         }
         var s = self
-        let d = model.field(latitude: lat, longitude: lon, heightKm: (fix.altHAE ?? 0) / 1000, year: year).declination
-        s.current = Declination(d, .fix)
+        let f = LocalField.wmm(model, latitude: lat, longitude: lon, heightKm: (fix.altHAE ?? 0) / 1000, year: year, source: .fix)
+        s.current = f.declination
+        s.reference = f.reference
         s.at = (lat, lon, year)
         return s
     }
@@ -60,6 +91,47 @@ public enum CompassStages {
             .prepend(fallback)
             .removeDuplicates()
             .eraseToAnyPublisher()
+    }
+
+    /// The local WMM field (declination, norm, dip) from fixes, starting with `fallback` until the first
+    /// fix; duplicates removed. The fused path's counterpart of `declinations`.
+    public static func localFields(
+        _ fixes: AnyPublisher<GPSFix, Never>, model: WorldMagneticModel, fallback: LocalField?
+    ) -> AnyPublisher<LocalField?, Never> {
+        fixes.scan(DeclinationState(fallback: fallback?.declination, reference: fallback?.reference)) { $0.updated(with: $1, model: model) }
+            .map(\.field)
+            .prepend(fallback)
+            .removeDuplicates()
+            .eraseToAnyPublisher()
+    }
+
+    /// Attitudes from an accelerometer + gyroscope and a magnetometer: every input enters one
+    /// `AttitudeFusion` in arrival order (on the pipeline queue), each sample fed to the filter at its own
+    /// time, and each inertial sample (once a field sample has come) gives an `Attitude`: at the gyroscope's
+    /// rate, for the ATT chains to throttle.
+    public static func fusedAttitudes(
+        inertial: AnyPublisher<InertialSample, Never>,
+        magnetic: AnyPublisher<MagneticSample, Never>,
+        calibrations: AnyPublisher<ActiveCalibration?, Never>,
+        localFields: AnyPublisher<LocalField?, Never>,
+        fusion: AttitudeFusion
+    ) -> AnyPublisher<Attitude, Never> {
+        // OpenCombine has no Merge: a flatMap over the four inputs merges them, subscribing in this order
+        // (so the calibration and field in force come before the first sample).
+        Publishers.Sequence<[AnyPublisher<FusionInput, Never>], Never>(sequence: [
+            calibrations.map(FusionInput.calibration).eraseToAnyPublisher(),
+            localFields.map(FusionInput.localField).eraseToAnyPublisher(),
+            magnetic.map(FusionInput.magnetic).eraseToAnyPublisher(),
+            inertial.map(FusionInput.inertial).eraseToAnyPublisher(),
+        ])
+        .flatMap { $0 }
+        .scan(fusion) { state, input in
+            var next = state
+            next.step(input)
+            return next
+        }
+        .compactMap { (state: AttitudeFusion) in state.emitted }
+        .eraseToAnyPublisher()
     }
 
     /// Attitudes from raw samples: each sample corrected by the calibration in force when it arrives

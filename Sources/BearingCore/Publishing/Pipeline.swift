@@ -52,8 +52,11 @@ public enum Pipeline {
         case .fields(let names):
             return p.map { $0.keeping(names) }.eraseToAnyPublisher()
         case .smooth(let n):
+            // A fused attitude (one with a quaternion) passes unchanged: the attitude filter already is its
+            // low-pass (inclination over `tauAcc`, heading over `tauMag`, seconds), and averaging roll,
+            // pitch and heading as separate angles would tear the rotation apart.
             return p.scan((smoother: AttitudeSmoother(window: n), out: Report?.none)) { s, r in
-                guard case .attitude(let a) = r.payload else { return (s.smoother, r) }
+                guard case .attitude(let a) = r.payload, a.quaternion == nil else { return (s.smoother, r) }
                 var smoother = s.smoother
                 smoother.add(a)
                 return (smoother, smoother.smoothed.map { Report(.attitude($0), keep: r.keep) })

@@ -73,6 +73,13 @@ public enum WireEncoding {
     /// gpsd's `ATT` object for a compass: `heading` (true) and `mheading` (magnetic) in degrees, the
     /// board-frame field `mag_x/y/z` and `mag_len` in µT, `dip` in degrees, `mag_st`; plus Bearing's
     /// `declination` (degrees east) and `decl_src` (`fix` or `fallback`).
+    ///
+    /// With an accelerometer + gyroscope (the fused path) also gpsd's `roll`, `pitch`, `yaw` in degrees,
+    /// `acc_x/y/z` and `acc_len` in m/s² and `gyro_x/y/z` in deg/s, the units gpsd_json(5) gives for ATT
+    /// ("X component of acceleration (m/s^2)", "X component of angular rate (deg/s)": gpsd's
+    /// `man/gpsd_json.adoc`, ATT object), all in the board frame (x forward, y right, z down); and
+    /// Bearing's `quat`, `[w,x,y,z]`, the board → ENU rotation (y true north when the declination is
+    /// known, else magnetic). Without those sensors these fields are absent and the line is as before.
     public static func att(_ a: Attitude, keep: Set<String>? = nil) -> String {
         var w = JSONObjectWriter(class: "ATT", keep: keep)
         w.string("device", a.device)
@@ -80,13 +87,28 @@ public enum WireEncoding {
         w.fixed("heading", a.heading, 2)
         w.fixed("mheading", a.magneticHeading, 2)
         w.string("mag_st", a.magStatus)
+        w.fixed("pitch", a.pitch, 2)
+        w.fixed("yaw", a.yaw, 2)
+        w.fixed("roll", a.roll, 2)
         w.fixed("dip", a.dip, 3)
         w.fixed("mag_len", a.magLength, 3)
         w.fixed("mag_x", a.field.x, 3)
         w.fixed("mag_y", a.field.y, 3)
         w.fixed("mag_z", a.field.z, 3)
+        if let acc = a.acceleration {
+            w.fixed("acc_len", acc.length, 3)
+            w.fixed("acc_x", acc.x, 3)
+            w.fixed("acc_y", acc.y, 3)
+            w.fixed("acc_z", acc.z, 3)
+        }
+        if let g = a.angularRate {
+            w.fixed("gyro_x", g.x, 3)
+            w.fixed("gyro_y", g.y, 3)
+            w.fixed("gyro_z", g.z, 3)
+        }
         w.fixed("declination", a.declination, 2)
         w.string("decl_src", a.declinationSource?.rawValue)
+        if let q = a.quaternion { w.fixedArray("quat", [q.w, q.x, q.y, q.z], 6) }
         return w.finished()
     }
 

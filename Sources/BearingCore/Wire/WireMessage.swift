@@ -71,10 +71,24 @@ public struct WireMessage: Sendable, Equatable {
     public var attitude: Attitude? {
         guard className == "ATT", let time, let device = string("device"), let m = number("mheading"),
               let x = number("mag_x"), let y = number("mag_y"), let z = number("mag_z") else { return nil }
-        return Attitude(time: time, device: device, heading: number("heading"), magneticHeading: m,
-                        field: Vector3(x, y, z), dip: number("dip") ?? Compass.dip(Vector3(x, y, z)),
-                        magStatus: string("mag_st") ?? "C", declination: number("declination"),
-                        declinationSource: string("decl_src").flatMap(DeclinationSource.init(rawValue:)))
+        var a = Attitude(time: time, device: device, heading: number("heading"), magneticHeading: m,
+                         field: Vector3(x, y, z), dip: number("dip") ?? Compass.dip(Vector3(x, y, z)),
+                         magStatus: string("mag_st") ?? "C", declination: number("declination"),
+                         declinationSource: string("decl_src").flatMap(DeclinationSource.init(rawValue:)))
+        a.roll = number("roll")
+        a.pitch = number("pitch")
+        a.yaw = number("yaw")
+        a.acceleration = vector("acc_x", "acc_y", "acc_z")
+        a.angularRate = vector("gyro_x", "gyro_y", "gyro_z")
+        if let q = object["quat"]?.list?.compactMap(\.number), q.count == 4 {
+            a.quaternion = Quaternion(w: q[0], x: q[1], y: q[2], z: q[3])
+        }
+        return a
+    }
+
+    private func vector(_ x: String, _ y: String, _ z: String) -> Vector3? {
+        guard let x = number(x), let y = number(y), let z = number(z) else { return nil }
+        return Vector3(x, y, z)
     }
 
     /// MAG as a raw sample.

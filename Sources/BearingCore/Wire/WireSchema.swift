@@ -8,14 +8,14 @@ public enum WireSchema {
         .sky: ["device", "time", "xdop", "ydop", "vdop", "tdop", "hdop", "gdop", "pdop", "nSat", "uSat", "satellites"],
         .att: ["device", "time", "timeTag", "heading", "mheading", "mag_st", "pitch", "pitch_st", "yaw", "yaw_st", "roll", "roll_st",
                "rot", "dip", "mag_len", "mag_x", "mag_y", "mag_z", "acc_len", "acc_x", "acc_y", "acc_z", "gyro_temp", "gyro_x",
-               "gyro_y", "gyro_z", "depth", "temp", "declination", "decl_src"],
+               "gyro_y", "gyro_z", "depth", "temp", "declination", "decl_src", "quat"],
         .gst: ["device", "time", "rms", "major", "minor", "orient", "lat", "lon", "alt"],
         .pps: ["device", "real_sec", "real_nsec", "clock_sec", "clock_nsec", "precision", "shm", "qErr"],
         .toff: ["device", "real_sec", "real_nsec", "clock_sec", "clock_nsec", "precision", "shm"],
     ]
 
     private static let textFields: Set<String> = ["device", "time", "timeTag", "mag_st", "pitch_st", "yaw_st", "roll_st",
-                                                  "decl_src", "satellites", "shm"]
+                                                  "decl_src", "satellites", "shm", "quat"]
 
     /// The numeric fields of each class (what `deadband` with `field` may watch).
     public static let numericFields: [StreamClass: [String]] = fields.mapValues { $0.filter { !textFields.contains($0) } }
@@ -72,6 +72,16 @@ public enum WireSchema {
         case "mag_y": return a.field.y
         case "mag_z": return a.field.z
         case "declination": return a.declination
+        case "roll": return a.roll
+        case "pitch": return a.pitch
+        case "yaw": return a.yaw
+        case "acc_len": return a.acceleration?.length
+        case "acc_x": return a.acceleration?.x
+        case "acc_y": return a.acceleration?.y
+        case "acc_z": return a.acceleration?.z
+        case "gyro_x": return a.angularRate?.x
+        case "gyro_y": return a.angularRate?.y
+        case "gyro_z": return a.angularRate?.z
         default: return nil
         }
     }

@@ -1,0 +1,99 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What enters the fusion stage, in the order it reaches the pipeline queue.
+public enum FusionInput: Sendable {
+    case inertial(InertialSample)
+    case magnetic(MagneticSample)
+    /// The calibration in force from now on (nil: none).
+    case calibration(ActiveCalibration?)
+    /// The WMM field where the board is (nil: no fix and no fallback position).
+    case localField(LocalField?)
+}
+
+/// The fused compass as a value: an `AttitudeFilter` fed with each sensor's samples at their own times,
+/// in the board frame (x forward, y right, z down), and the `Attitude` the latest input produced.
+///
+/// Magnetometer samples are corrected by the calibration in force (only if fitted for their chip) and
+/// turned into the board frame by the magnetometer's orientation; inertial samples by the IMU's. The WMM
+/// field's norm and dip become the filter's disturbance reference only while a calibration is in force:
+/// an uncalibrated field (hard iron of tens of µT) would count as disturbed for good, so until then the
+/// filter learns the reference from the field itself.
+public struct AttitudeFusion: Sendable {
+    public private(set) var filter: AttitudeFilter
+    public let imuOrientation: Orientation
+    public let magnetometerOrientation: Orientation
+    /// Refer `heading` and `quaternion` to true north when the WMM declination is known.
+    public let trueNorth: Bool
+    /// The attitude the last input gave: one per inertial sample once a field sample has been used.
+    public private(set) var emitted: Attitude?
+
+    private var calibration: ActiveCalibration?
+    private var local: LocalField?
+    private var referenceGiven: MagneticFieldReference?
+    /// The latest field sample, board frame, µT, with its status letter.
+    private var field: (value: Vector3, status: String)?
+
+    public init(imuOrientation: Orientation, magnetometerOrientation: Orientation, trueNorth: Bool,
+                parameters: AttitudeFilterParameters = AttitudeFilterParameters()) {
+        filter = AttitudeFilter(parameters: parameters)
+        self.imuOrientation = imuOrientation
+        self.magnetometerOrientation = magnetometerOrientation
+        self.trueNorth = trueNorth
+    }
+
+    public mutating func step(_ input: FusionInput) {
+        emitted = nil
+        switch input {
+        case .calibration(let c):
+            calibration = c
+            updateReference()
+        case .localField(let f):
+            local = f
+            updateReference()
+        case .magnetic(let s):
+            let correction = calibration.flatMap { $0.chip == s.chip ? $0.correction : nil } ?? .identity
+            let b = magnetometerOrientation.toBoard(correction.apply(s.field))
+            field = (b, s.overflow ? "P" : (correction.isIdentity ? "C" : "N"))
+            if !s.overflow { filter.updateMagnetometer(b, at: s.time.unixTime) }
+        case .inertial(let s):
+            let t = s.time.unixTime
+            let acc = imuOrientation.toBoard(s.acceleration)
+            let rate = imuOrientation.toBoard(s.angularRate)
+            filter.updateGyroscope(rate, at: t)
+            filter.updateAccelerometer(acc, at: t)
+            if filter.hasMagnetometer, let field { emitted = attitude(s, acceleration: acc, angularRate: rate, field: field) }
+        }
+    }
+
+    private mutating func updateReference() {
+        let wanted = calibration.flatMap { $0.correction.isIdentity ? nil : local?.reference }
+        guard let wanted, wanted != referenceGiven else { return }
+        filter.setMagneticReference(wanted)
+        referenceGiven = wanted
+    }
+
+    private func attitude(_ s: InertialSample, acceleration: Vector3, angularRate: Vector3,
+                          field: (value: Vector3, status: String)) -> Attitude {
+        let magnetic = filter.quaternion
+        let declination = trueNorth ? local?.declination : nil
+        let q = declination.map { magnetic.trueNorth(declination: $0.value) } ?? magnetic
+        let angles = AttitudeAngles(q, body: .forwardRightDown)
+        let magneticHeading = declination.map { Compass.normalize(angles.heading - $0.value) } ?? angles.heading
+        let enu = q.rotate(field.value)
+        let dip = atan2(-enu.z, (enu.x * enu.x + enu.y * enu.y).squareRoot()) * 180 / .pi
+        var a = Attitude(time: s.time, device: s.device, heading: declination == nil ? nil : angles.heading,
+                         magneticHeading: magneticHeading, field: field.value, dip: dip, magStatus: field.status,
+                         declination: declination?.value, declinationSource: declination?.source)
+        a.roll = angles.roll
+        a.pitch = angles.pitch
+        a.yaw = angles.heading
+        a.acceleration = acceleration
+        a.angularRate = angularRate * (180 / .pi)
+        a.quaternion = q
+        return a
+    }
+}

@@ -1,0 +1,173 @@
+import BearingCore
+import BearingIO
+import Foundation
+
+/// What a reader is told: the bus, which chip where, the driver settings, and how it retries.
+public struct SensorReaderConfiguration<Settings: ReaderSettings>: Equatable, Sendable {
+    public var bus: String = "/dev/i2c-1"
+    /// A driver name; nil finds any supported chip.
+    public var chip: String? = nil
+    public var address: UInt8? = nil
+    public var settings = Settings()
+    public var retryInitial: Double = 0.5
+    public var retryMax: Double = 30
+    public var failuresBeforeReprobe = 3
+    public init() {}
+}
+
+/// Driver settings a reader can schedule by: a default and a sample rate.
+public protocol ReaderSettings: Equatable, Sendable {
+    init()
+    /// Samples per second wanted.
+    var rate: Double { get }
+}
+
+extension MagnetometerSettings: ReaderSettings {}
+extension InertialSettings: ReaderSettings {}
+
+/// How a reader finds, configures and reads one kind of chip: all that `MagnetometerReader` and
+/// `InertialReader` differ in.
+protocol ReaderKind {
+    associatedtype Driver
+    associatedtype Settings: ReaderSettings
+    associatedtype Sample
+    static func find(_ bus: I2CBus, chip: String?, address: UInt8?) throws(SensorError) -> Driver
+    static func configure(_ driver: Driver, _ settings: Settings) throws(SensorError)
+    static func address(of driver: Driver) -> UInt8
+    /// One sample (a bounded data-ready wait, then a read), stamped with `time`.
+    static func read(_ driver: Driver, device: String, time: () -> GPSTimestamp) throws(SensorError) -> Sample
+}
+
+/// Where a reader loop reports to, on its thread, in order.
+struct ReaderEvents<Sample>: Sendable {
+    var sample: @Sendable (Sample) -> Void
+    var state: @Sendable (ConnectionState) -> Void
+    var failure: @Sendable (SensorError) -> Void
+}
+
+/// A reader loop seen from the reader that owns it, whatever kind of chip it reads.
+protocol ReaderLoopControl<Settings, Sample>: AnyObject, Sendable {
+    associatedtype Settings: ReaderSettings
+    associatedtype Sample
+    var configuration: SensorReaderConfiguration<Settings> { get }
+    var endpoint: String { get }
+    var inCallSince: Double? { get }
+    func start(_ events: ReaderEvents<Sample>)
+    func stop()
+}
+
+/// What `MagnetometerReader` and `InertialReader` share: their loop, its configuration, endpoint and
+/// watchdog evidence, and stopping. Each subclass adds its delegate and starts the loop with it.
+public class SensorReader<Settings: ReaderSettings, Sample>: @unchecked Sendable { // the loop guards its own state; subclasses' `delegate` is set before start()
+    public typealias Configuration = SensorReaderConfiguration<Settings>
+    let loop: any ReaderLoopControl<Settings, Sample>
+
+    init(loop: any ReaderLoopControl<Settings, Sample>) { self.loop = loop }
+
+    public var configuration: Configuration { loop.configuration }
+
+    /// `i2c:BUS:ADDRESS` of the chip in use (or being looked for); read from any thread.
+    public var endpoint: String { loop.endpoint }
+
+    /// When the reader entered the bus transfer it is in now (monotonic seconds); nil between reads.
+    public var inCallSince: Double? { loop.inCallSince }
+
+    /// Stops reading and waits for the thread (at most one sample period or backoff step).
+    public func stop() { loop.stop() }
+}
+
+/// The reader loop both readers run on their own `WorkerThread`: open the bus, find and identify the chip,
+/// configure it, read on a deadline schedule and report each sample. Read failures are reported; after
+/// `failuresBeforeReprobe` in a row (or at once when nothing answers) the bus is closed and the chip found
+/// again, with backoff.
+final class SensorReaderLoop<Kind: ReaderKind>: ReaderLoopControl, @unchecked Sendable { // `endpointLock` guards `currentEndpoint`; the rest lives on the worker thread
+    typealias Events = ReaderEvents<Kind.Sample>
+
+    let configuration: SensorReaderConfiguration<Kind.Settings>
+    private let openBus: (String) throws(I2CError) -> I2CBus
+    private let now: () -> GPSTimestamp
+    private let worker: WorkerThread
+    private let endpointLock = NSLock()
+    private var currentEndpoint: String
+
+    init(configuration: SensorReaderConfiguration<Kind.Settings>, threadName: String,
+         openBus: @escaping (String) throws(I2CError) -> I2CBus, now: @escaping () -> GPSTimestamp) {
+        self.configuration = configuration
+        self.openBus = openBus
+        self.now = now
+        worker = WorkerThread(name: threadName)
+        currentEndpoint = Self.endpoint(configuration.bus, configuration.address)
+    }
+
+    static func endpoint(_ bus: String, _ address: UInt8?) -> String {
+        "i2c:\(bus)" + (address.map { ":\(I2CError.hex($0))" } ?? "")
+    }
+
+    var endpoint: String {
+        endpointLock.lock(); defer { endpointLock.unlock() }
+        return currentEndpoint
+    }
+
+    var inCallSince: Double? { worker.inCallSince }
+
+    func start(_ events: Events) {
+        worker.start { [self] in run(events) }
+    }
+
+    func stop() { worker.stop() }
+
+    private func run(_ events: Events) {
+        var attempt = 0
+        var backoff = Backoff(initial: configuration.retryInitial, maximum: configuration.retryMax)
+        while !worker.isStopping {
+            attempt += 1
+            events.state(.connecting(attempt: attempt))
+            let reason: DisconnectReason
+            do {
+                let bus = try openBus(configuration.bus)
+                let driver = try Kind.find(bus, chip: configuration.chip, address: configuration.address)
+                try Kind.configure(driver, configuration.settings)
+                let device = Self.endpoint(bus.path, Kind.address(of: driver))
+                endpointLock.lock(); currentEndpoint = device; endpointLock.unlock()
+                events.state(.connected)
+                attempt = 0
+                backoff.reset()
+                reason = readLoop(driver, device: device, events)
+            } catch let e as I2CError {
+                events.failure(.bus(e))
+                reason = .openFailed(e.description)
+            } catch let e as SensorError {
+                events.failure(e)
+                reason = .openFailed(e.description)
+            } catch {
+                reason = .error("\(error)")
+            }
+            if reason == .stopped { break }
+            events.state(.disconnected(reason))
+            if !worker.pause(backoff.delay()) { break }
+        }
+        events.state(.disconnected(.stopped))
+    }
+
+    /// Reads until stopped or the chip is lost; returns why it ended.
+    private func readLoop(_ driver: Kind.Driver, device: String, _ events: Events) -> DisconnectReason {
+        let period = 1 / max(0.01, configuration.settings.rate)
+        var next = Date()
+        var failures = 0
+        while true {
+            if worker.isStopping { return .stopped }
+            do {
+                let sample = try worker.blockingCall { () throws(SensorError) in try Kind.read(driver, device: device, time: now) }
+                failures = 0
+                events.sample(sample)
+            } catch {
+                events.failure(error)
+                failures += 1
+                if case .bus(let e) = error, e.isNoAnswer { return .error(error.description) }
+                if failures >= configuration.failuresBeforeReprobe { return .error(error.description) }
+            }
+            next = max(next.addingTimeInterval(period), Date().addingTimeInterval(-period))
+            if !worker.pause(until: next) { return .stopped }
+        }
+    }
+}

@@ -1,0 +1,162 @@
+import BearingCore
+import BearingSimulator
+import OpenCombine
+import XCTest
+
+/// The fused compass stage on exact sensor values from `VirtualIMU`, each sensor on its own clock.
+final class AttitudeFusionTests: XCTestCase {
+    static let start = 1_780_000_000.0
+    static let sydney = LocalField.wmm(.wmm2025, latitude: -33.9, longitude: 151.2, heightKm: 0, year: 2026.4, source: .fallback)
+
+    /// A board heeled 20° to starboard, nose 5° up, heading 100° magnetic, in Sydney's field (dip ≈ −64°).
+    func heeledBoard() -> VirtualIMU {
+        var v = VirtualIMU(heading: { _ in 100 })
+        v.roll = { _ in 20 }
+        v.pitch = { _ in 5 }
+        v.fieldNorm = Self.sydney.reference.norm
+        v.dip = Self.sydney.reference.dip
+        return v
+    }
+
+    /// The sensors in their chips' axes: both chips mounted "+X-Y-Z" (chip Z up, board z down), the IMU at
+    /// 100 Hz, the magnetometer at 20 Hz three milliseconds later.
+    func inputs(_ board: VirtualIMU, seconds: Double) -> [FusionInput] {
+        let chip = try! Orientation(axes: "+X-Y-Z")
+        func toChip(_ flu: Vector3) -> Vector3 { chip.matrix.transposed * Vector3(flu.x, -flu.y, -flu.z) }
+        var out: [FusionInput] = [.calibration(nil), .localField(Self.sydney)]
+        for k in 0...Int(seconds * 100) {
+            let t = Double(k) / 100
+            let s = board.sensed(at: t)
+            out.append(.inertial(InertialSample(time: GPSTimestamp(unixTime: Self.start + t), device: "imu", chip: "lsm6dsx",
+                                                acceleration: toChip(s.specificForce), angularRate: toChip(s.angularRate))))
+            if k % 5 == 0 {
+                let tm = t + 0.003
+                out.append(.magnetic(MagneticSample(time: GPSTimestamp(unixTime: Self.start + tm), device: "mag", chip: "qmc5883l",
+                                                    field: toChip(board.sensed(at: tm).field))))
+            }
+        }
+        return out
+    }
+
+    func fusion() -> AttitudeFusion {
+        let chip = try! Orientation(axes: "+X-Y-Z")
+        return AttitudeFusion(imuOrientation: chip, magnetometerOrientation: chip, trueNorth: true)
+    }
+
+    func testHeeledBoardReadsTrueTiltCompensatedHeadingRollAndPitch() throws {
+        var f = fusion()
+        var last: Attitude?
+        var emitted = 0
+        for input in inputs(heeledBoard(), seconds: 10) {
+            f.step(input)
+            if let a = f.emitted { last = a; emitted += 1 }
+        }
+        let a = try XCTUnwrap(last)
+        // One attitude per inertial sample from the second field sample on (the first starts the
+        // magnetometer's clock): the five inertial samples before 0.053 s give none.
+        XCTAssertEqual(emitted, 995)
+        let declination = Self.sydney.declination.value
+        XCTAssertEqual(a.magneticHeading, 100, accuracy: 1)
+        XCTAssertEqual(try XCTUnwrap(a.heading), Compass.normalize(100 + declination), accuracy: 1)
+        XCTAssertEqual(try XCTUnwrap(a.roll), 20, accuracy: 0.5)
+        XCTAssertEqual(try XCTUnwrap(a.pitch), 5, accuracy: 0.5)
+        XCTAssertEqual(try XCTUnwrap(a.yaw), try XCTUnwrap(a.heading), accuracy: 1e-9, "yaw is the quaternion's heading, true here")
+        XCTAssertEqual(a.declination, declination)
+        XCTAssertEqual(a.declinationSource, .fallback)
+        XCTAssertEqual(a.magStatus, "C")
+        XCTAssertEqual(a.dip, Self.sydney.reference.dip, accuracy: 1, "the dip is the field's own, not the board's tilt")
+
+        // The same board read as a level compass would be far off: that is what the IMU fixes.
+        let levelHeading = Compass.magneticHeading(a.field)
+        var levelError = abs(levelHeading - 100).truncatingRemainder(dividingBy: 360)
+        if levelError > 180 { levelError = 360 - levelError }
+        XCTAssertGreaterThan(levelError, 10)
+
+        // Specific force in m/s² in the board frame (z down: about −g·cos(heel)·cos(pitch) on z).
+        let acc = try XCTUnwrap(a.acceleration)
+        XCTAssertEqual(acc.length, 9.81, accuracy: 0.01)
+        XCTAssertEqual(acc.z, -9.81 * cos(20 * .pi / 180) * cos(5 * .pi / 180), accuracy: 0.01)
+        XCTAssertEqual(try XCTUnwrap(a.angularRate).length, 0, accuracy: 1e-6)
+        let q = try XCTUnwrap(a.quaternion)
+        XCTAssertEqual(AttitudeAngles(q, body: .forwardRightDown).heading, try XCTUnwrap(a.heading), accuracy: 1e-9)
+    }
+
+    func testGyroFieldsAreDegreesPerSecond() throws {
+        var board = heeledBoard()
+        board.roll = { _ in 0 }
+        board.pitch = { _ in 0 }
+        board.heading = { 100 + 30 * $0 }  // turning clockwise at 30°/s
+        var f = fusion()
+        var last: Attitude?
+        for input in inputs(board, seconds: 3) { f.step(input); last = f.emitted ?? last }
+        let g = try XCTUnwrap(last?.angularRate)
+        // Clockwise seen from above is about +z in a z-down frame.
+        XCTAssertEqual(g.z, 30, accuracy: 0.01)
+        XCTAssertEqual(g.x, 0, accuracy: 0.01)
+    }
+
+    func testNothingIsEmittedBeforeAFieldSampleAndMagneticOnlyWithoutDeclination() {
+        let chip = try! Orientation(axes: "+X-Y-Z")
+        var f = AttitudeFusion(imuOrientation: chip, magnetometerOrientation: chip, trueNorth: true)
+        let all = inputs(heeledBoard(), seconds: 1)
+        let inertialOnly = all.filter { if case .inertial = $0 { return true }; return false }
+        for i in inertialOnly { f.step(i); XCTAssertNil(f.emitted) }
+        var g = AttitudeFusion(imuOrientation: chip, magnetometerOrientation: chip, trueNorth: true)
+        var last: Attitude?
+        for i in all where { if case .localField = $0 { return false }; return true }(i) { g.step(i); last = g.emitted ?? last }
+        XCTAssertNotNil(last)
+        XCTAssertNil(last?.heading, "no declination: no true heading")
+        XCTAssertNil(last?.declination)
+        XCTAssertNotNil(last?.quaternion)
+    }
+
+    func testThePublisherStageFusesSamplesArrivingThroughSubjects() throws {
+        let inertial = PassthroughSubject<InertialSample, Never>()
+        let magnetic = PassthroughSubject<MagneticSample, Never>()
+        let calibrations = CurrentValueSubject<ActiveCalibration?, Never>(nil)
+        let fields = CurrentValueSubject<LocalField?, Never>(Self.sydney)
+        var out: [Attitude] = []
+        let c = CompassStages.fusedAttitudes(inertial: inertial.eraseToAnyPublisher(), magnetic: magnetic.eraseToAnyPublisher(),
+                                             calibrations: calibrations.eraseToAnyPublisher(), localFields: fields.eraseToAnyPublisher(),
+                                             fusion: fusion())
+            .sink { out.append($0) }
+        defer { c.cancel() }
+        for input in inputs(heeledBoard(), seconds: 5) {
+            switch input {
+            case .inertial(let s): inertial.send(s)
+            case .magnetic(let s): magnetic.send(s)
+            default: break
+            }
+        }
+        XCTAssertEqual(out.count, 495)
+        let last = try XCTUnwrap(out.last)
+        XCTAssertEqual(try XCTUnwrap(last.heading), Compass.normalize(100 + Self.sydney.declination.value), accuracy: 1)
+        XCTAssertEqual(last.declinationSource, .fallback)
+    }
+
+    func testFusedATTCarriesGpsdsFieldsAndPassesSmoothUnchanged() throws {
+        var f = fusion()
+        var last: Attitude?
+        for input in inputs(heeledBoard(), seconds: 2) { f.step(input); last = f.emitted ?? last }
+        let a = try XCTUnwrap(last)
+        let line = WireEncoding.att(a)
+        let m = try WireMessage(line: line)
+        for key in ["roll", "pitch", "yaw", "acc_x", "acc_y", "acc_z", "acc_len", "gyro_x", "gyro_y", "gyro_z", "heading", "mheading"] {
+            XCTAssertNotNil(m.number(key), "\(key) missing from \(line)")
+        }
+        let decoded = try XCTUnwrap(m.attitude)
+        XCTAssertEqual(try XCTUnwrap(decoded.quaternion).w, try XCTUnwrap(a.quaternion).w, accuracy: 1e-6)
+        XCTAssertEqual(try XCTUnwrap(decoded.roll), try XCTUnwrap(a.roll), accuracy: 0.01)
+        XCTAssertEqual(WireEncoding.att(a, keep: ["roll", "quat"]).contains("\"mag_x\""), false)
+        XCTAssertTrue(WireEncoding.att(a, keep: ["roll", "quat"]).contains("\"quat\":["))
+        XCTAssertNoThrow(try OperatorSpec.validate([.fields(["roll", "pitch", "yaw", "quat", "acc_len", "gyro_z"])], for: .att, path: "t"))
+
+        let smoothed = PassthroughSubject<Report, Never>()
+        var passed: [Report] = []
+        let c = Pipeline.build(smoothed.eraseToAnyPublisher(), [.smooth(samples: 5)], for: .att, scheduler: ImmediateScheduler.shared)
+            .sink { passed.append($0) }
+        defer { c.cancel() }
+        smoothed.send(Report(.attitude(a)))
+        XCTAssertEqual(passed.first?.line, WireEncoding.att(a), "a fused attitude passes smooth unchanged")
+    }
+}

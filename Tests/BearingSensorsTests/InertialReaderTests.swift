@@ -1,0 +1,158 @@
+import BearingCore
+import BearingSimulator
+@testable import BearingSensors
+import Foundation
+import XCTest
+
+/// `InertialReader` (and the reader loop it shares with `MagnetometerReader`) against register models on
+/// a simulated bus: find and identify, read and stamp, lose the chip and find it again.
+final class InertialReaderTests: XCTestCase {
+    /// What a reader reported, in order; `wait` blocks (bounded) until a condition on it holds.
+    final class Recorder: InertialReaderDelegate, MagnetometerReaderDelegate, @unchecked Sendable { // `condition` guards `events`
+        enum Event: Equatable {
+            case sample(String, Vector3)
+            case state(ConnectionState)
+            case failure(String)
+        }
+        private let condition = NSCondition()
+        private var events: [Event] = []
+        var inertial: [InertialSample] = []
+
+        private func add(_ e: Event) { condition.lock(); events.append(e); condition.broadcast(); condition.unlock() }
+
+        func inertialReader(_ reader: InertialReader, didReceive sample: InertialSample) {
+            condition.lock(); inertial.append(sample); condition.unlock()
+            add(.sample(sample.device, sample.acceleration))
+        }
+        func inertialReader(_ reader: InertialReader, didChangeState state: ConnectionState) { add(.state(state)) }
+        func inertialReader(_ reader: InertialReader, didFail error: SensorError) { add(.failure(error.description)) }
+        func magnetometerReader(_ reader: MagnetometerReader, didReceive sample: MagneticSample) { add(.sample(sample.device, sample.field)) }
+        func magnetometerReader(_ reader: MagnetometerReader, didChangeState state: ConnectionState) { add(.state(state)) }
+        func magnetometerReader(_ reader: MagnetometerReader, didFail error: MagnetometerError) { add(.failure(error.description)) }
+
+        /// Waits up to `timeout` for `done` to hold over the events so far; returns them.
+        @discardableResult
+        func wait(_ timeout: Double = 10, until done: ([Event]) -> Bool) -> [Event] {
+            let deadline = Date(timeIntervalSinceNow: timeout)
+            condition.lock(); defer { condition.unlock() }
+            while !done(events), condition.wait(until: deadline) {}
+            return events
+        }
+
+        func samples(after index: Int = 0) -> Int {
+            condition.lock(); defer { condition.unlock() }
+            return events.dropFirst(index).filter { if case .sample = $0 { return true }; return false }.count
+        }
+        var count: Int { condition.lock(); defer { condition.unlock() }; return events.count }
+    }
+
+    static func sampleCount(_ events: [Recorder.Event]) -> Int {
+        events.filter { if case .sample = $0 { return true }; return false }.count
+    }
+
+    func reader(_ bus: SimulatedI2CBus, chip: String? = nil, rate: Double = 200) -> (InertialReader, Recorder) {
+        var c = InertialReader.Configuration()
+        c.bus = bus.path
+        c.chip = chip
+        c.settings.rate = rate
+        c.retryInitial = 0.01
+        c.retryMax = 0.05
+        let r = InertialReader(configuration: c, openBus: { _ in bus }, now: GPSTimestamp.now)
+        let recorder = Recorder()
+        r.delegate = recorder
+        return (r, recorder)
+    }
+
+    func testFindsIdentifiesAndReadsTheChipWithTimestamps() throws {
+        let bus = SimulatedI2CBus(path: "sim")
+        let tilted = Motion(specificForce: Vector3(0, 3.0, 9.3), angularRate: Vector3(0.1, -0.2, 0.3))
+        ChipModels.attachInertial(chip: "lsm6dsox", to: bus) { tilted }
+        let (r, rec) = reader(bus)
+        XCTAssertEqual(r.endpoint, "i2c:sim")
+        let before = GPSTimestamp.now()
+        r.start()
+        defer { r.stop() }
+        let events = rec.wait { Self.sampleCount($0) >= 5 }
+        XCTAssertEqual(Array(events.prefix(2)), [.state(.connecting(attempt: 1)), .state(.connected)])
+        XCTAssertGreaterThanOrEqual(Self.sampleCount(events), 5)
+        XCTAssertEqual(r.endpoint, "i2c:sim:0x6a", "auto found the LSM6DSOX at its first address")
+        r.stop()
+        let s = try XCTUnwrap(rec.inertial.first)
+        XCTAssertEqual(s.chip, "lsm6dsx")
+        XCTAssertEqual(s.device, "i2c:sim:0x6a")
+        XCTAssertEqual(s.acceleration.x, 0, accuracy: 0.01)
+        XCTAssertEqual(s.acceleration.y, 3.0, accuracy: 0.01)
+        XCTAssertEqual(s.acceleration.z, 9.3, accuracy: 0.01)
+        XCTAssertEqual(s.angularRate.x, 0.1, accuracy: 0.001)
+        XCTAssertEqual(s.angularRate.y, -0.2, accuracy: 0.001)
+        XCTAssertEqual(s.angularRate.z, 0.3, accuracy: 0.001)
+        XCTAssertFalse(s.saturated)
+        XCTAssertGreaterThanOrEqual(s.time.unixTime, before.unixTime)
+        let times = rec.inertial.map(\.time.unixTime)
+        XCTAssertEqual(times, times.sorted(), "samples are stamped in order")
+        XCTAssertEqual(rec.wait { $0.last == .state(.disconnected(.stopped)) }.last, .state(.disconnected(.stopped)))
+    }
+
+    func testAChipThatIsNotThereIsReportedAndLookedForAgainWithBackoff() {
+        let bus = SimulatedI2CBus(path: "empty")
+        let (r, rec) = reader(bus, chip: "icm20948")
+        r.start()
+        defer { r.stop() }
+        let events = rec.wait { $0.contains(.state(.connecting(attempt: 3))) }
+        XCTAssertTrue(events.contains(.state(.connecting(attempt: 3))), "no retries: \(events)")
+        let failure = events.compactMap { if case .failure(let f) = $0 { return f }; return nil }.first ?? ""
+        XCTAssertTrue(failure.contains("empty"), "the failure names the bus: \(failure)")
+        XCTAssertTrue(events.contains { if case .state(.disconnected(.openFailed)) = $0 { return true }; return false })
+    }
+
+    func testALostChipIsProbedAgainAndReadingResumesWhenItReturns() {
+        let bus = SimulatedI2CBus(path: "sim")
+        ChipModels.attachInertial(chip: "lsm6dsl", to: bus) { .level }
+        let (r, rec) = reader(bus, chip: "lsm6dsx")
+        r.start()
+        defer { r.stop() }
+        rec.wait { Self.sampleCount($0) >= 3 }
+        bus.unplug(0x6A)
+        let down = rec.wait { $0.contains { if case .state(.disconnected(.error)) = $0 { return true }; return false } }
+        XCTAssertTrue(down.contains { if case .failure(let f) = $0 { return f.contains("0x6a") }; return false }, "the failure names the address")
+        XCTAssertTrue(down.contains { if case .state(.disconnected(.error)) = $0 { return true }; return false }, "the lost chip was not reported")
+        let mark = rec.count
+        rec.wait { $0.dropFirst(mark).contains(.state(.connecting(attempt: 2))) }
+        bus.plug(0x6A)
+        let back = rec.wait { events in
+            guard let i = events.dropFirst(mark).firstIndex(of: .state(.connected)) else { return false }
+            return Self.sampleCount(Array(events[i...])) >= 3
+        }
+        XCTAssertTrue(back.dropFirst(mark).contains(.state(.connected)), "not found again: \(back.suffix(5))")
+        XCTAssertGreaterThanOrEqual(rec.samples(after: mark), 3, "reading did not resume")
+    }
+
+    func testRepeatedReadFailuresMakeTheReaderProbeAgain() {
+        let bus = SimulatedI2CBus(path: "sim")
+        ChipModels.attachInertial(chip: "lsm6dsox", to: bus) { .level }
+        let (r, rec) = reader(bus)
+        r.start()
+        defer { r.stop() }
+        rec.wait { Self.sampleCount($0) >= 2 }
+        bus.fail(after: 0, errno: EIO)
+        let events = rec.wait { $0.contains { if case .state(.disconnected(.error)) = $0 { return true }; return false } }
+        XCTAssertTrue(events.contains { if case .state(.disconnected(.error)) = $0 { return true }; return false },
+                      "failing transfers never made the reader give up the chip: \(events.suffix(5))")
+    }
+
+    func testTheMagnetometerReaderRunsTheSameLoop() {
+        let bus = SimulatedI2CBus(path: "sim")
+        ChipModels.attach(chip: "qmc5883l", to: bus) { Vector3(20, 0, 40) }
+        var c = MagnetometerReader.Configuration()
+        c.bus = "sim"
+        c.settings.rate = 100
+        let r = MagnetometerReader(configuration: c, openBus: { _ in bus }, now: GPSTimestamp.now)
+        let rec = Recorder()
+        r.delegate = rec
+        r.start()
+        defer { r.stop() }
+        let events = rec.wait { Self.sampleCount($0) >= 2 }
+        XCTAssertEqual(Array(events.prefix(2)), [.state(.connecting(attempt: 1)), .state(.connected)])
+        XCTAssertEqual(r.endpoint, "i2c:sim:0x0d")
+    }
+}
