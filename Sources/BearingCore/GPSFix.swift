@@ -30,7 +30,7 @@ public struct GPSTimestamp: Hashable, Comparable, Sendable, CustomStringConverti
 
     /// `iso8601`'s bytes, appended (this runs for every TPV, SKY and ATT). Years outside 0…9999 are
     /// written with as many digits as they need.
-    public func appendISO8601(to b: inout [UInt8]) {
+    public func appendISO8601<Sink: ByteSink & ~Copyable>(to b: inout Sink) {
         let (year, month, day, hour, minute, second) = CivilTime.fields(unixSeconds: seconds)
         func put(_ v: Int, _ width: Int) {
             if v < 0 { b.append(UInt8(ascii: "-")) }

@@ -4,13 +4,75 @@ import Glibc
 import Darwin
 #endif
 
+/// Where the number and string formatters write: a byte array, or a JSON writer's own buffer.
+public protocol ByteSink: ~Copyable {
+    mutating func append(_ byte: UInt8)
+}
+
+extension Array: ByteSink where Element == UInt8 {}
+
+/// A growable byte buffer whose appends are a bounds check and a store: the JSON writer's storage.
+/// (`[UInt8].append` also checks uniqueness on every byte, which cost a third of an ATT line.)
+struct JSONBytes: ~Copyable, ByteSink {
+    private var base: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    private(set) var count = 0
+
+    init(capacity: Int) {
+        self.capacity = max(capacity, 16)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    deinit { base.deallocate() }
+
+    @inline(__always) mutating func append(_ byte: UInt8) {
+        if count == capacity { grow(to: count + 1) }
+        base[count] = byte
+        count += 1
+    }
+
+    mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+        if count + bytes.count > capacity { grow(to: count + bytes.count) }
+        (base + count).initialize(from: source, count: bytes.count)
+        count += bytes.count
+    }
+
+    mutating func append(_ text: StaticString) {
+        text.withUTF8Buffer { append($0) }
+    }
+
+    mutating func append(_ text: String) {
+        var text = text
+        text.withUTF8 { append($0) }
+    }
+
+    private mutating func grow(to needed: Int) {
+        let larger = max(needed, capacity * 2)
+        let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: larger)
+        moved.initialize(from: base, count: count)
+        base.deallocate()
+        base = moved
+        capacity = larger
+    }
+
+    /// The bytes as a `String`, with `last` appended.
+    func string(appending last: UInt8) -> String {
+        String(unsafeUninitializedCapacity: count + 1) { buffer in
+            buffer.baseAddress!.initialize(from: base, count: count)
+            buffer[count] = last
+            return count + 1
+        }
+    }
+}
+
 /// Builds one JSON object in gpsd's style: keys in a fixed order, absent values left out,
 /// numbers with gpsd's fixed decimals (printf semantics, so values match gpsd digit for digit).
 ///
 /// The object is built as UTF-8 bytes and becomes a `String` once, in `finished()`: appending to a
 /// `String` piece by piece cost most of an ATT line's instructions (`bench/compass-cost`).
-public struct JSONObjectWriter {
-    private var bytes: [UInt8]
+public struct JSONObjectWriter: ~Copyable {
+    private var bytes: JSONBytes
     private var first = true
     /// When set, only these keys are written (a `fields` operator); `class` always is.
     public var keep: Set<String>? = nil
@@ -22,15 +84,17 @@ public struct JSONObjectWriter {
 
     public init(class className: String, keep: Set<String>? = nil) {
         self.keep = keep
-        bytes = []
-        bytes.reserveCapacity(256)
-        bytes.append(contentsOf: #"{"class":""#.utf8)
+        bytes = JSONBytes(capacity: 320)
+        bytes.append(#"{"class":""#)
         JSONObjectWriter.appendEscaped(className, to: &bytes)
         bytes.append(UInt8(ascii: "\""))
         first = false
     }
 
-    public init() { bytes = [UInt8(ascii: "{")] }
+    public init() {
+        bytes = JSONBytes(capacity: 64)
+        bytes.append(UInt8(ascii: "{"))
+    }
 
     private mutating func key(_ k: StaticString) {
         if first { first = false } else { bytes.append(UInt8(ascii: ",")) }
@@ -60,7 +124,7 @@ public struct JSONObjectWriter {
     public mutating func bool(_ k: StaticString, _ v: Bool?) {
         guard let v, wanted(k) else { return }
         key(k)
-        bytes.append(contentsOf: (v ? "true" : "false").utf8)
+        bytes.append(v ? "true" : "false")
     }
 
     /// A time as gpsd writes it (`GPSTimestamp.iso8601`), formatted straight into the object.
@@ -86,7 +150,7 @@ public struct JSONObjectWriter {
         bytes.append(UInt8(ascii: "["))
         for (i, v) in values.enumerated() {
             if i > 0 { bytes.append(UInt8(ascii: ",")) }
-            if v.isFinite { JSONObjectWriter.appendFixed(v, decimals: decimals, to: &bytes) } else { bytes.append(contentsOf: "null".utf8) }
+            if v.isFinite { JSONObjectWriter.appendFixed(v, decimals: decimals, to: &bytes) } else { bytes.append("null") }
         }
         bytes.append(UInt8(ascii: "]"))
     }
@@ -95,7 +159,7 @@ public struct JSONObjectWriter {
     public mutating func number(_ k: StaticString, _ v: Double?) {
         guard let v, v.isFinite, wanted(k) else { return }
         key(k)
-        bytes.append(contentsOf: Self.shortest(v).utf8)
+        bytes.append(Self.shortest(v))
     }
 
     /// `v` in the shortest form that round-trips (integers without a fraction); `null` when not finite.
@@ -108,37 +172,29 @@ public struct JSONObjectWriter {
     public mutating func raw(_ k: StaticString, _ json: String) {
         guard wanted(k) else { return }
         key(k)
-        bytes.append(contentsOf: json.utf8)
+        bytes.append(json)
     }
 
-    public func finished() -> String {
-        String(unsafeUninitializedCapacity: bytes.count + 1) { buffer in
-            _ = buffer.initialize(fromContentsOf: bytes)
-            buffer[bytes.count] = UInt8(ascii: "}")
-            return bytes.count + 1
-        }
-    }
+    public consuming func finished() -> String { bytes.string(appending: UInt8(ascii: "}")) }
 
     /// The decimal digits of `v`, most significant first.
-    static func appendDigits(_ v: UInt, to out: inout [UInt8]) {
+    static func appendDigits<Sink: ByteSink & ~Copyable>(_ v: UInt, to out: inout Sink) {
         var width = 1
         var limit: UInt = 10
         while width < 20 && v >= limit { width += 1; limit &*= 10 }
         appendDigits(v, width: width, to: &out)
     }
 
-    /// The last `width` decimal digits of `v`, zero-padded on the left.
-    static func appendDigits(_ v: UInt, width: Int, to out: inout [UInt8]) {
-        let start = out.count
-        for _ in 0..<width { out.append(UInt8(ascii: "0")) }
-        out.withUnsafeMutableBufferPointer { buffer in
-            var v = v
-            var i = start + width - 1
-            while v > 0 && i >= start {
-                buffer[i] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v % 10)
-                v /= 10
-                i -= 1
-            }
+    /// The last `width` (at most 20) decimal digits of `v`, zero-padded on the left.
+    static func appendDigits<Sink: ByteSink & ~Copyable>(_ v: UInt, width: Int, to out: inout Sink) {
+        var divisor: UInt = 1
+        for _ in 1..<min(max(width, 1), 20) { divisor &*= 10 }
+        var v = width < 20 ? v % (divisor &* 10) : v
+        while divisor > 0 {
+            let digit = v / divisor
+            v -= digit &* divisor
+            out.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: digit))
+            divisor /= 10
         }
     }
 
@@ -146,7 +202,7 @@ public struct JSONObjectWriter {
     /// binary value to nearest, ties to even). Values below 1e9 with up to 9 places — every field gpsd
     /// writes — are formatted here with exact integer arithmetic; the rest go through `vsnprintf`.
     /// (Going through `withVaList` for every number cost most of an ATT or TPV line's instructions.)
-    public static func appendFixed(_ v: Double, decimals: Int, to out: inout [UInt8]) {
+    public static func appendFixed<Sink: ByteSink & ~Copyable>(_ v: Double, decimals: Int, to out: inout Sink) {
         let a = v.magnitude
         guard v.isFinite, a < 1e9, (0...9).contains(decimals) else { return appendFixedPrintf(v, decimals: decimals, to: &out) }
         var p: UInt64 = 1
@@ -180,38 +236,26 @@ public struct JSONObjectWriter {
         }
     }
 
-    static func appendFixedPrintf(_ v: Double, decimals: Int, to out: inout [UInt8]) {
-        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 48) { buf in
-            let n = withVaList([Int32(decimals), v]) { vsnprintf(buf.baseAddress!, 48, "%.*f", $0) }
-            if n > 0 && n < 48 {
-                out.append(contentsOf: UnsafeRawBufferPointer(start: buf.baseAddress!, count: Int(n)))
-            } else {
-                out.append(contentsOf: String(v).utf8)
-            }
-        }
+    static func appendFixedPrintf<Sink: ByteSink & ~Copyable>(_ v: Double, decimals: Int, to out: inout Sink) {
+        var buffer = [CChar](repeating: 0, count: 48)
+        let n = withVaList([Int32(decimals), v]) { vsnprintf(&buffer, 48, "%.*f", $0) }
+        let text = n > 0 && n < 48 ? buffer[0..<Int(n)].map { UInt8(bitPattern: $0) } : Array(String(v).utf8)
+        for byte in text { out.append(byte) }
     }
 
-    public static func appendEscaped(_ s: String, to out: inout [UInt8]) {
-        // Most strings (times, device paths, class names) need no escaping: append them whole.
-        let utf8 = s.utf8
-        let plain = utf8.withContiguousStorageIfAvailable { buffer -> Bool in
-            for b in buffer where b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") { return false }
-            out.append(contentsOf: buffer)
-            return true
-        }
-        if plain == true { return }
-        for byte in utf8 {
+    public static func appendEscaped<Sink: ByteSink & ~Copyable>(_ s: String, to out: inout Sink) {
+        for byte in s.utf8 {
             switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: #"\""#.utf8)
-            case UInt8(ascii: "\\"): out.append(contentsOf: #"\\"#.utf8)
-            case UInt8(ascii: "\n"): out.append(contentsOf: #"\n"#.utf8)
-            case UInt8(ascii: "\r"): out.append(contentsOf: #"\r"#.utf8)
-            case UInt8(ascii: "\t"): out.append(contentsOf: #"\t"#.utf8)
+            case UInt8(ascii: "\""): out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "\""))
+            case UInt8(ascii: "\\"): out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "\\"))
+            case UInt8(ascii: "\n"): out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "n"))
+            case UInt8(ascii: "\r"): out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "r"))
+            case UInt8(ascii: "\t"): out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "t"))
             case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                out.append(contentsOf: #"\u00"#.utf8)
-                out.append(hex[Int(byte >> 4)])
-                out.append(hex[Int(byte & 0xF)])
+                let hex: StaticString = "0123456789abcdef"
+                for c in "\\u00".utf8 { out.append(c) }
+                out.append(hex.utf8Start[Int(byte >> 4)])
+                out.append(hex.utf8Start[Int(byte & 0xF)])
             default: out.append(byte)
             }
         }
