@@ -7,6 +7,22 @@ import Darwin
 /// Where the number and string formatters write: a byte array, or a JSON writer's own buffer.
 public protocol ByteSink: ~Copyable {
     mutating func append(_ byte: UInt8)
+    /// The last `width` (1…20) decimal digits of `v`, zero-padded on the left.
+    mutating func appendDigits(_ v: UInt, width: Int)
+}
+
+extension ByteSink where Self: ~Copyable {
+    public mutating func appendDigits(_ v: UInt, width: Int) {
+        var divisor: UInt = 1
+        for _ in 1..<min(max(width, 1), 20) { divisor &*= 10 }
+        var v = width < 20 ? v % (divisor &* 10) : v
+        while divisor > 0 {
+            let digit = v / divisor
+            v -= digit &* divisor
+            append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: digit))
+            divisor /= 10
+        }
+    }
 }
 
 extension Array: ByteSink where Element == UInt8 {}
@@ -29,6 +45,20 @@ struct JSONBytes: ~Copyable, ByteSink {
         if count == capacity { grow(to: count + 1) }
         base[count] = byte
         count += 1
+    }
+
+    /// Written from the last digit back, straight into the buffer.
+    mutating func appendDigits(_ v: UInt, width: Int) {
+        let width = min(max(width, 1), 20)
+        if count + width > capacity { grow(to: count + width) }
+        var v = v
+        var i = count + width
+        while i > count {
+            i -= 1
+            base[i] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v % 10)
+            v /= 10
+        }
+        count += width
     }
 
     mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
@@ -187,15 +217,7 @@ public struct JSONObjectWriter: ~Copyable {
 
     /// The last `width` (at most 20) decimal digits of `v`, zero-padded on the left.
     static func appendDigits<Sink: ByteSink & ~Copyable>(_ v: UInt, width: Int, to out: inout Sink) {
-        var divisor: UInt = 1
-        for _ in 1..<min(max(width, 1), 20) { divisor &*= 10 }
-        var v = width < 20 ? v % (divisor &* 10) : v
-        while divisor > 0 {
-            let digit = v / divisor
-            v -= digit &* divisor
-            out.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: digit))
-            divisor /= 10
-        }
+        out.appendDigits(v, width: width)
     }
 
     /// `v` with `decimals` places, digit for digit what printf's `%.*f` writes (glibc rounds the exact
