@@ -40,10 +40,10 @@ public enum ChipProbe {
             if let type = identify(bus, address: address) {
                 let d = type.descriptor
                 f.chip = d.name; f.displayName = d.displayName; f.confidence = d.confidence; f.driverAddress = address
-            } else if AK8963.Host.addresses.contains(address), let host = mpu9250(bus, address) {
+            } else if AK8963.bypassHost.addresses.contains(address), let host = mpu9250(bus, address) {
                 f.chip = AK8963.descriptor.name; f.displayName = "InvenSense \(host) (AK8963 via bypass at 0x0c)"
                 f.confidence = .high; f.driverAddress = 0x0C
-            } else if AK09916.Host.addresses.contains(address), isICM20948(bus, address) {
+            } else if AK09916.bypassHost.addresses.contains(address), isICM20948(bus, address) {
                 let d = AK09916.descriptor
                 f.chip = d.name; f.displayName = "TDK ICM-20948 (AK09916 via bypass at 0x0c)"
                 f.confidence = .high; f.driverAddress = 0x0C

@@ -23,16 +23,10 @@ public final class AK09916: ChipDriverBase, MagnetometerDriver {
     }
 
     /// The ICM-20948 host: its addresses and the registers that open the bypass.
-    public enum Host {
-        public static let addresses: [UInt8] = [0x68, 0x69]
-        static let bankSelect: UInt8 = 0x7F
-        static let whoAmI: UInt8 = 0x00
-        static let whoAmIValue: UInt8 = 0xEA
-        static let userControl: UInt8 = 0x03
-        static let powerManagement1: UInt8 = 0x06
-        static let intPinConfig: UInt8 = 0x0F
-        static let bypassEnable: UInt8 = 0x02
-    }
+    /// The ICM-20948 whose bypass the AK09916 sits behind (it powers up in bank 0; the drivers leave it there).
+    public static let bypassHost = BypassHost(name: "TDK ICM-20948", addresses: [0x68, 0x69], whoAmI: 0x00,
+                                              whoAmIValues: [0xEA], bankSelect: 0x7F, powerManagement1: 0x06,
+                                              userControl: 0x03, intPinConfig: 0x0F)
 
     static let modes: [(rate: Double, mode: UInt8)] = [(10, 0x02), (20, 0x04), (50, 0x06), (100, 0x08)]
     static let microteslaPerLSB = 0.15
@@ -41,26 +35,9 @@ public final class AK09916: ChipDriverBase, MagnetometerDriver {
     /// The ICM-20948 whose bypass was opened, if any.
     public private(set) var host: UInt8?
 
-    /// Opens the bypass of an ICM-20948 at `hostAddress` so the AK09916 answers at 0x0C. Reads WHO_AM_I
-    /// before writing anything; throws `wrongChip` when no ICM-20948 is there.
+    /// Opens the bypass of an ICM-20948 at `hostAddress` so the AK09916 answers at 0x0C (`openBypass(of:at:)`).
     public func openBypass(hostAddress: UInt8) throws(MagnetometerError) {
-        func hostSet(_ r: UInt8, _ v: UInt8) throws(MagnetometerError) {
-            do { try bus.writeByte(address: hostAddress, register: r, value: v) } catch { throw .bus(error) }
-        }
-        // WHO_AM_I before any write: 0x68/0x69 is also where RTCs (DS1307, DS3231) and MPUs live. The chip
-        // powers up in bank 0, and the drivers here always leave it there.
-        let who: UInt8
-        do { who = try bus.readByte(address: hostAddress, register: Host.whoAmI) } catch { throw .bus(error) }
-        guard who == Host.whoAmIValue else {
-            throw .wrongChip(chip: "TDK ICM-20948", bus: bus.path, address: hostAddress, register: Host.whoAmI,
-                             found: [who], expected: [Host.whoAmIValue])
-        }
-        try hostSet(Host.bankSelect, 0x00)
-        try hostSet(Host.powerManagement1, 0x01)  // wake, auto clock
-        sleep(0.01)
-        try hostSet(Host.userControl, 0x00)       // I2C master off, so the aux bus is free
-        try hostSet(Host.intPinConfig, Host.bypassEnable)
-        sleep(0.001)
+        try openBypass(of: Self.bypassHost, at: hostAddress)
         host = hostAddress
     }
 
@@ -71,7 +48,7 @@ public final class AK09916: ChipDriverBase, MagnetometerDriver {
             return
         } catch .bus(let e) where e.isNoAnswer {
             var lastError = MagnetometerError.bus(e)
-            for h in Host.addresses {
+            for h in Self.bypassHost.addresses {
                 do {
                     try openBypass(hostAddress: h)
                     try checkID()

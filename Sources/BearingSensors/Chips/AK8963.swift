@@ -35,15 +35,10 @@ public final class AK8963: ChipDriverBase, MagnetometerDriver {
     }
 
     /// The MPU-9250/9255 host: its addresses and the registers that open the bypass.
-    public enum Host {
-        public static let addresses: [UInt8] = [0x68, 0x69]
-        static let whoAmI: UInt8 = 0x75
-        static let whoAmIValues: [UInt8] = [0x71, 0x73]
-        static let userControl: UInt8 = 0x6A
-        static let powerManagement1: UInt8 = 0x6B
-        static let intPinConfig: UInt8 = 0x37
-        static let bypassEnable: UInt8 = 0x02
-    }
+    /// The MPU-9250/9255 whose bypass the AK8963 sits behind.
+    public static let bypassHost = BypassHost(name: "InvenSense MPU-9250/9255", addresses: [0x68, 0x69], whoAmI: 0x75,
+                                              whoAmIValues: [0x71, 0x73], bankSelect: nil, powerManagement1: 0x6B,
+                                              userControl: 0x6A, intPinConfig: 0x37)
 
     static let modes: [(rate: Double, mode: UInt8)] = [(8, 0x02), (100, 0x06)]
     static let microteslaPerLSB = 0.15
@@ -56,23 +51,9 @@ public final class AK8963: ChipDriverBase, MagnetometerDriver {
     /// Per-axis sensitivity adjustment from the fuse ROM (1 = nominal), read by `configure`.
     public private(set) var sensitivityAdjustment = Vector3(1, 1, 1)
 
-    /// Opens the bypass of an MPU-9250/9255 at `hostAddress` so the AK8963 answers at 0x0C. Reads WHO_AM_I
-    /// before writing anything; throws `wrongChip` when no MPU-9250/9255 is there.
+    /// Opens the bypass of an MPU-9250/9255 at `hostAddress` so the AK8963 answers at 0x0C (`openBypass(of:at:)`).
     public func openBypass(hostAddress: UInt8) throws(MagnetometerError) {
-        func hostSet(_ r: UInt8, _ v: UInt8) throws(MagnetometerError) {
-            do { try bus.writeByte(address: hostAddress, register: r, value: v) } catch { throw .bus(error) }
-        }
-        let who: UInt8
-        do { who = try bus.readByte(address: hostAddress, register: Host.whoAmI) } catch { throw .bus(error) }
-        guard Host.whoAmIValues.contains(who) else {
-            throw .wrongChip(chip: "InvenSense MPU-9250/9255", bus: bus.path, address: hostAddress, register: Host.whoAmI,
-                             found: [who], expected: Host.whoAmIValues)
-        }
-        try hostSet(Host.powerManagement1, 0x01)  // wake, gyro PLL clock
-        sleep(0.01)
-        try hostSet(Host.userControl, 0x00)       // I2C master off, so the aux bus is free
-        try hostSet(Host.intPinConfig, Host.bypassEnable)
-        sleep(0.001)
+        try openBypass(of: Self.bypassHost, at: hostAddress)
         host = hostAddress
     }
 
@@ -84,7 +65,7 @@ public final class AK8963: ChipDriverBase, MagnetometerDriver {
             return
         } catch .bus(let e) where e.isNoAnswer {
             var lastError = MagnetometerError.bus(e)
-            for h in Host.addresses {
+            for h in Self.bypassHost.addresses {
                 do {
                     try openBypass(hostAddress: h)
                     try checkAK8963()
