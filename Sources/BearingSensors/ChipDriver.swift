@@ -116,6 +116,18 @@ extension ChipDriver {
         }
     }
 
+    /// For a chip family whose `descriptor.idValue` lists one ID byte per member: reads the ID register once
+    /// and returns the member whose ID it holds; throws `wrongChip` naming every member's ID otherwise.
+    func identifyMember<Member>(of members: [Member], id: (Member) -> UInt8) throws(SensorError) -> Member {
+        let d = Self.descriptor
+        let who = try reg(d.idRegister)
+        guard let member = members.first(where: { id($0) == who }) else {
+            throw .wrongChip(chip: d.displayName, bus: bus.path, address: address, register: d.idRegister,
+                             found: [who], expected: d.idValue)
+        }
+        return member
+    }
+
     /// Polls `register` until every bit of `mask` is set, at most `polls` times, calling `pause` between
     /// polls. Returns the status byte that had the flags.
     func waitReady(_ register: UInt8, mask: UInt8, polls: Int, pause: () -> Void) throws(SensorError) -> UInt8 {

@@ -63,12 +63,7 @@ public final class LSM6DSx: ChipDriverBase, InertialDriver {
     private var gyroScale = 0.0
 
     public func identify() throws(SensorError) {
-        let who = try reg(Register.whoAmI)
-        guard let v = Variant.all.first(where: { $0.id == who }) else {
-            throw .wrongChip(chip: Self.descriptor.displayName, bus: bus.path, address: address, register: Register.whoAmI,
-                             found: [who], expected: Self.descriptor.idValue)
-        }
-        variant = v
+        variant = try identifyMember(of: Variant.all) { $0.id }
     }
 
     public func configure(_ settings: InertialSettings) throws(SensorError) -> InertialConfiguration {
