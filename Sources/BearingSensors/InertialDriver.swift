@@ -13,23 +13,34 @@ public struct InertialSettings: Equatable, Sendable {
     public init() {}
 }
 
-/// What an inertial driver chose: the output data rate and the two full scales.
+/// What an inertial driver chose: the output data rate and the full scales.
 public struct InertialConfiguration: Equatable, Sendable, CustomStringConvertible {
     public var rate: Double
     public var accelerationRangeG: Double
-    public var angularRateRangeDPS: Double
-    public var description: String { "\(rate) Hz, ±\(accelerationRangeG) g, ±\(angularRateRangeDPS) °/s" }
+    /// nil for an accelerometer without a gyroscope.
+    public var angularRateRangeDPS: Double?
+
+    public init(rate: Double, accelerationRangeG: Double, angularRateRangeDPS: Double?) {
+        self.rate = rate
+        self.accelerationRangeG = accelerationRangeG
+        self.angularRateRangeDPS = angularRateRangeDPS
+    }
+
+    public var description: String {
+        "\(rate) Hz, ±\(accelerationRangeG) g" + (angularRateRangeDPS.map { ", ±\($0) °/s" } ?? ", no gyroscope")
+    }
 }
 
 /// One sample in the chip's axes.
 ///
 /// `acceleration` is specific force (what an accelerometer measures: acceleration minus gravity), m/s²:
 /// a chip lying still and level, top face up, reads about +9.81 on Z. `angularRate` is rad/s, positive
-/// counter-clockwise about each axis seen from its positive end (right-hand rule). Every supported
-/// chip's datasheet uses these conventions, so no sign is changed in the drivers.
+/// counter-clockwise about each axis seen from its positive end (right-hand rule); nil from an
+/// accelerometer without a gyroscope (LSM303). Every supported chip's datasheet uses these conventions,
+/// so no sign is changed in the drivers.
 public struct InertialReading: Equatable, Sendable {
     public var acceleration: Vector3
-    public var angularRate: Vector3
+    public var angularRate: Vector3?
     /// An accelerometer axis sat at the end of its output range: the value is a lower bound.
     public var accelerationSaturated: Bool
     /// A gyroscope axis sat at the end of its output range.
@@ -37,7 +48,7 @@ public struct InertialReading: Equatable, Sendable {
     /// The die temperature, °C, where the chip reports one (it is not the air temperature).
     public var temperature: Double?
 
-    public init(acceleration: Vector3, angularRate: Vector3, accelerationSaturated: Bool,
+    public init(acceleration: Vector3, angularRate: Vector3?, accelerationSaturated: Bool,
                 angularRateSaturated: Bool, temperature: Double?) {
         self.acceleration = acceleration
         self.angularRate = angularRate
@@ -47,12 +58,14 @@ public struct InertialReading: Equatable, Sendable {
     }
 }
 
-/// An accelerometer + gyroscope chip driver: an ID check, a configure step and a burst read that
-/// scales to m/s² and rad/s. One file per chip family under `Chips/`.
+/// An accelerometer (+ gyroscope) chip driver: an ID check, a configure step and a burst read that
+/// scales to m/s² and rad/s. One file per chip family under `Chips/`. Without a gyroscope the fusion
+/// falls back to an accelerometer-tilted compass (`AttitudeFilterParameters.withoutGyroscope`).
 public protocol InertialDriver: ChipDriver {
     /// Wakes the chip and sets rate and ranges; returns what it chose.
     func configure(_ settings: InertialSettings) throws(SensorError) -> InertialConfiguration
-    /// Waits (bounded) for data-ready and reads one sample, accelerometer and gyroscope in one transfer.
+    /// Waits (bounded) for data-ready and reads one sample, accelerometer and gyroscope in one transfer
+    /// (`angularRate` nil when the chip has no gyroscope).
     func read() throws(SensorError) -> InertialReading
     /// The chip `identify` found, e.g. "ST LSM6DSL" for a family driver.
     var identifiedName: String { get }

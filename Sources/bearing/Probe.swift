@@ -93,11 +93,12 @@ struct Probe: ParsableCommand {
                 try d.identify()
                 let chosen = try d.configure(s)
                 let r = try d.read()
-                let a = r.acceleration, g = r.angularRate
+                let a = r.acceleration
+                let gyro = r.angularRate.map { String(format: " gyro x %.4f y %.4f z %.4f rad/s", $0.x, $0.y, $0.z) } ?? ""
                 let temperature = r.temperature.map { String(format: " temperature %.1f °C", $0) } ?? ""
                 let flags = (r.accelerationSaturated ? " ACCEL SATURATED" : "") + (r.angularRateSaturated ? " GYRO SATURATED" : "")
-                print(String(format: "read %@ %@: accel x %.3f y %.3f z %.3f m/s² |a| %.3f gyro x %.4f y %.4f z %.4f rad/s%@%@ (%@)",
-                             f.inertialChip!, I2CError.hex(d.address), a.x, a.y, a.z, a.length, g.x, g.y, g.z,
+                print(String(format: "read %@ %@: accel x %.3f y %.3f z %.3f m/s² |a| %.3f%@%@%@ (%@)",
+                             f.inertialChip!, I2CError.hex(d.address), a.x, a.y, a.z, a.length, gyro,
                              temperature, flags, chosen.description))
             } catch {
                 print("read \(f.inertialChip!) \(I2CError.hex(d.address)): failed: \(error)")

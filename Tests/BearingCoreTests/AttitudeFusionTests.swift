@@ -20,7 +20,7 @@ final class AttitudeFusionTests: XCTestCase {
 
     /// The sensors in their chips' axes: both chips mounted "+X-Y-Z" (chip Z up, board z down), the IMU at
     /// 100 Hz, the magnetometer at 20 Hz three milliseconds later.
-    func inputs(_ board: VirtualIMU, seconds: Double) -> [FusionInput] {
+    func inputs(_ board: VirtualIMU, seconds: Double, gyroscope: Bool = true) -> [FusionInput] {
         let chip = try! Orientation(axes: "+X-Y-Z")
         func toChip(_ flu: Vector3) -> Vector3 { chip.matrix.transposed * Vector3(flu.x, -flu.y, -flu.z) }
         var out: [FusionInput] = [.calibration(nil), .localField(Self.sydney)]
@@ -28,7 +28,8 @@ final class AttitudeFusionTests: XCTestCase {
             let t = Double(k) / 100
             let s = board.sensed(at: t)
             out.append(.inertial(InertialSample(time: GPSTimestamp(unixTime: Self.start + t), device: "imu", chip: "lsm6dsx",
-                                                acceleration: toChip(s.specificForce), angularRate: toChip(s.angularRate))))
+                                                acceleration: toChip(s.specificForce),
+                                                angularRate: gyroscope ? toChip(s.angularRate) : nil)))
             if k % 5 == 0 {
                 let tm = t + 0.003
                 out.append(.magnetic(MagneticSample(time: GPSTimestamp(unixTime: Self.start + tm), device: "mag", chip: "qmc5883l",
@@ -79,6 +80,36 @@ final class AttitudeFusionTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(a.angularRate).length, 0, accuracy: 1e-6)
         let q = try XCTUnwrap(a.quaternion)
         XCTAssertEqual(AttitudeAngles(q, body: .forwardRightDown).heading, try XCTUnwrap(a.heading), accuracy: 1e-9)
+    }
+
+    /// An accelerometer without a gyroscope (LSM303): the same stage becomes a tilt-compensated compass
+    /// with short time constants, and ATT carries no gyro fields.
+    func testAccelerometerWithoutGyroscopeTiltCompensatesAndFollowsATurn() throws {
+        var f = fusion()
+        var last: Attitude?
+        for input in inputs(heeledBoard(), seconds: 10, gyroscope: false) { f.step(input); last = f.emitted ?? last }
+        XCTAssertEqual(f.filter.parameters, .withoutGyroscope)
+        var a = try XCTUnwrap(last)
+        XCTAssertNil(a.angularRate)
+        XCTAssertEqual(a.magneticHeading, 100, accuracy: 0.5)
+        XCTAssertEqual(try XCTUnwrap(a.roll), 20, accuracy: 0.5)
+        XCTAssertEqual(try XCTUnwrap(a.pitch), 5, accuracy: 0.5)
+
+        // A step turn of 90°: with τ = 1 s the heading is within a degree after 8 s (a gyro-less filter
+        // with VQF's τ_mag = 9 s would still be ~37° short).
+        var turned = heeledBoard()
+        turned.heading = { _ in 190 }
+        let later = { (t: GPSTimestamp) in GPSTimestamp(unixTime: t.unixTime + 10.01) }
+        for input in inputs(turned, seconds: 8, gyroscope: false).dropFirst(2) {
+            switch input {
+            case .inertial(var s): s.time = later(s.time); f.step(.inertial(s))
+            case .magnetic(var s): s.time = later(s.time); f.step(.magnetic(s))
+            default: continue
+            }
+            last = f.emitted ?? last
+        }
+        a = try XCTUnwrap(last)
+        XCTAssertEqual(a.magneticHeading, 190, accuracy: 1)
     }
 
     func testGyroFieldsAreDegreesPerSecond() throws {

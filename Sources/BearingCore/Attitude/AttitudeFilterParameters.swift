@@ -71,6 +71,22 @@ public struct AttitudeFilterParameters: Codable, Equatable, Sendable {
 
     public init() {}
 
+    /// The defaults for an accelerometer without a gyroscope (LSM303): the same filter then is a
+    /// tilt-compensated compass (as in Freescale AN4248, "Implementing a tilt-compensated eCompass using
+    /// accelerometer and magnetometer sensors"), inclination from the low-passed specific force, heading
+    /// from the field in that frame. With nothing to carry the attitude between corrections, both time
+    /// constants are short (1 s: a heading that follows a turn within seconds, still averaging a boat's
+    /// vibration), bias estimation is off, and a new field is accepted without turning (no rate to judge).
+    public static var withoutGyroscope: AttitudeFilterParameters {
+        var p = AttitudeFilterParameters()
+        p.tauAcc = 1
+        p.tauMag = 1
+        p.motionBiasEstimation = false
+        p.restBiasEstimation = false
+        p.magNewMinGyro = 0
+        return p
+    }
+
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let d = AttitudeFilterParameters()

@@ -22,8 +22,13 @@ public enum FusionInput: Sendable {
 /// field's norm and dip become the filter's disturbance reference only while a calibration is in force:
 /// an uncalibrated field (hard iron of tens of µT) would count as disturbed for good, so until then the
 /// filter learns the reference from the field itself.
+///
+/// Inertial samples without an angular rate (an accelerometer with no gyroscope) switch the filter to
+/// `parametersWithoutGyroscope`, a tilt-compensated compass; samples with one switch it back.
 public struct AttitudeFusion: Sendable {
     public private(set) var filter: AttitudeFilter
+    public let parameters: AttitudeFilterParameters
+    public let parametersWithoutGyroscope: AttitudeFilterParameters
     public let imuOrientation: Orientation
     public let magnetometerOrientation: Orientation
     /// Refer `heading` and `quaternion` to true north when the WMM declination is known.
@@ -38,8 +43,11 @@ public struct AttitudeFusion: Sendable {
     private var field: (value: Vector3, status: String)?
 
     public init(imuOrientation: Orientation, magnetometerOrientation: Orientation, trueNorth: Bool,
-                parameters: AttitudeFilterParameters = AttitudeFilterParameters()) {
+                parameters: AttitudeFilterParameters = AttitudeFilterParameters(),
+                parametersWithoutGyroscope: AttitudeFilterParameters = .withoutGyroscope) {
         filter = AttitudeFilter(parameters: parameters)
+        self.parameters = parameters
+        self.parametersWithoutGyroscope = parametersWithoutGyroscope
         self.imuOrientation = imuOrientation
         self.magnetometerOrientation = magnetometerOrientation
         self.trueNorth = trueNorth
@@ -62,8 +70,10 @@ public struct AttitudeFusion: Sendable {
         case .inertial(let s):
             let t = s.time.unixTime
             let acc = imuOrientation.toBoard(s.acceleration)
-            let rate = imuOrientation.toBoard(s.angularRate)
-            filter.updateGyroscope(rate, at: t)
+            let rate = s.angularRate.map(imuOrientation.toBoard)
+            let wanted = rate == nil ? parametersWithoutGyroscope : parameters
+            if filter.parameters != wanted { filter = AttitudeFilter(parameters: wanted, magneticReference: referenceGiven) }
+            if let rate { filter.updateGyroscope(rate, at: t) }
             filter.updateAccelerometer(acc, at: t)
             if filter.hasMagnetometer, let field { emitted = attitude(s, acceleration: acc, angularRate: rate, field: field) }
         }
@@ -76,7 +86,7 @@ public struct AttitudeFusion: Sendable {
         referenceGiven = wanted
     }
 
-    private func attitude(_ s: InertialSample, acceleration: Vector3, angularRate: Vector3,
+    private func attitude(_ s: InertialSample, acceleration: Vector3, angularRate: Vector3?,
                           field: (value: Vector3, status: String)) -> Attitude {
         let magnetic = filter.quaternion
         let declination = trueNorth ? local?.declination : nil
@@ -92,7 +102,7 @@ public struct AttitudeFusion: Sendable {
         a.pitch = angles.pitch
         a.yaw = angles.heading
         a.acceleration = acceleration
-        a.angularRate = angularRate * (180 / .pi)
+        a.angularRate = angularRate.map { $0 * (180 / .pi) }
         a.quaternion = q
         return a
     }
