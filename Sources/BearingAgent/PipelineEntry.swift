@@ -25,7 +25,7 @@ public struct PipelineEntry: Scheduler, @unchecked Sendable { // a queue and a k
         queue.setSpecific(key: key, value: ObjectIdentifier(queue))
     }
 
-    private nonisolated(unsafe) static let onQueue = DispatchSpecificKey<ObjectIdentifier>() // written once, read-only after
+    private static let onQueue = DispatchSpecificKey<ObjectIdentifier>()
 
     /// Runs `action` on the queue's serial context, on this thread.
     public func run(_ action: () -> Void) {

@@ -77,9 +77,9 @@ extension InertialDriver {
 
 /// Every supported accelerometer + gyroscope chip.
 public enum InertialChips {
-    public static let all: [any InertialDriver.Type] = [
+    public static var all: [any InertialDriver.Type] { [
         LSM6DSx.self, LSM9DS1.self, MPU6xxx.self, ICM20948.self,
-    ]
+    ] }
 
     public static func driver(named name: String) -> (any InertialDriver.Type)? {
         all.first { $0.descriptor.name == name.lowercased() }

@@ -39,9 +39,9 @@ public protocol MagnetometerDriver: ChipDriver {
 
 /// Every supported chip.
 public enum MagnetometerChips {
-    public static let all: [any MagnetometerDriver.Type] = [
+    public static var all: [any MagnetometerDriver.Type] { [
         HMC5883L.self, QMC5883L.self, LIS3MDL.self, LIS2MDL.self, MMC5983MA.self, BMM150.self, AK09916.self, AK8963.self,
-    ]
+    ] }
 
     public static func driver(named name: String) -> (any MagnetometerDriver.Type)? {
         all.first { $0.descriptor.name == name.lowercased() }

@@ -17,29 +17,56 @@ import Glibc
 /// poll + 12-byte burst + scaling) at 100 Hz, a QMC5883L read every fifth sample (20 Hz), both fed to
 /// `AttitudeFusion` at their own times, and the fused ATT line (roll, pitch, acc, gyro, quat) written for
 /// every inertial sample: the cost of an unthrottled ATT reader at the gyroscope's rate.
+///
+/// With `--replay`, the drivers read through a `ReplayI2CBus`: the chip models answer the first 1,000
+/// samples' reads, which are then replayed in a loop, so the count is Bearing's own work per sample (as
+/// on a board, where the chip computes its values and the kernel moves the bytes).
 struct BenchCompass: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "bench-compass", shouldDisplay: false)
 
     @Option var samples: Int = 10_000
     @Flag var imu = false
+    @Flag var replay = false
+
+    /// Samples whose reads the replaying bus records (a multiple of 5, the magnetometer's period in samples).
+    static let recorded = 1_000
 
     func run() throws {
-        let bus = SimulatedI2CBus()
+        let models = SimulatedI2CBus()
+        let replaying = ReplayI2CBus(models)
+        let bus: I2CBus = replay ? replaying : models
         var t = 0.0
         let compass = VirtualCompass(turnRate: 3, noise: 0.2, clock: { t })
         compass.orientation = try Orientation(axes: "+X-Y-Z")
         let board = VirtualIMU.board(earth: compass.earthField, heading: { 3 * $0 }, pitch: { 5 * sin($0) }, roll: { 10 * sin(0.7 * $0) })
         if imu {
             compass.board = { board.boardField(at: $0) }
-            ChipModels.attachInertial(chip: "lsm6dsox", to: bus) { board.motion(at: t) }
+            ChipModels.attachInertial(chip: "lsm6dsox", to: models) { board.motion(at: t) }
         } else {
             compass.orientation = .identity
         }
-        ChipModels.attach(chip: "qmc5883l", to: bus) { compass.field() }
+        ChipModels.attach(chip: "qmc5883l", to: models) { compass.field() }
         let driver = QMC5883L(bus: bus, address: 0x0D)
         driver.sleep = { _ in }
         try driver.identify()
         _ = try driver.configure(MagnetometerSettings())
+        var gyro: LSM6DSx?
+        if imu {
+            let g = LSM6DSx(bus: bus, address: 0x6A)
+            g.sleep = { _ in }
+            try g.identify()
+            _ = try g.configure(InertialSettings())
+            gyro = g
+        }
+        if replay {
+            replaying.startRecording()
+            for i in 0..<Self.recorded {
+                t = Double(i) * (imu ? 0.01 : 0.1)
+                if !imu || i % 5 == 0 { _ = try driver.read() }
+                _ = try gyro?.read()
+            }
+            try replaying.replay()
+        }
         var fds: [Int32] = [0, 0]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0 else { throw ExitCode(1) }
         let reader = fds[1]
@@ -57,11 +84,7 @@ struct BenchCompass: ParsableCommand {
             bytes += line.utf8.count
             _ = line.withUTF8 { Glibc.write(fds[0], $0.baseAddress, $0.count) }
         }
-        if imu {
-            let gyro = LSM6DSx(bus: bus, address: 0x6A)
-            gyro.sleep = { _ in }
-            try gyro.identify()
-            _ = try gyro.configure(InertialSettings())
+        if let gyro {
             var fusion = AttitudeFusion(imuOrientation: orientation, magnetometerOrientation: orientation, trueNorth: true)
             fusion.step(.localField(field))
             for i in 0..<samples {

@@ -166,7 +166,7 @@ final class PublishingServerTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: path), "stop removes the socket file")
 
         // A regular file in the way is never removed.
-        FileManager.default.createFile(atPath: path, contents: Data("precious".utf8))
+        _ = FileManager.default.createFile(atPath: path, contents: Data("precious".utf8))
         XCTAssertThrowsError(try makeServer(path: path).start()) { XCTAssertTrue("\($0)".contains("not a socket")) }
         XCTAssertEqual(try String(contentsOfFile: path, encoding: .utf8), "precious")
     }

@@ -51,8 +51,8 @@ final class TCPDoorTests: XCTestCase {
         }
         let name = URL(fileURLWithPath: executable).lastPathComponent + "-\(UInt32.random(in: 0...UInt32.max))"
         let outFile = dir.appendingPathComponent("\(name).out"), errFile = dir.appendingPathComponent("\(name).err")
-        FileManager.default.createFile(atPath: outFile.path, contents: nil)
-        FileManager.default.createFile(atPath: errFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: outFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errFile.path, contents: nil)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable)
         p.arguments = arguments

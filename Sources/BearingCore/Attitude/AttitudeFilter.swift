@@ -38,7 +38,12 @@ public struct AttitudeFilter: Sendable {
     /// Almost-inertial frame → 6D earth frame (z up, arbitrary heading).
     public private(set) var inclinationCorrection = Quaternion.identity
     /// δ: 6D earth frame → ENU (y magnetic north), radians about z, in [−π, π].
-    public private(set) var headingOffset = 0.0
+    public private(set) var headingOffset = 0.0 {
+        didSet { headingRotation = .aboutZ(headingOffset) }
+    }
+    /// `Quaternion.aboutZ(headingOffset)`, kept with it: δ changes with field samples, the orientation is
+    /// asked for with every inertial sample.
+    private var headingRotation = Quaternion.identity
     /// The gyroscope bias estimate, rad/s, subtracted from every gyroscope sample.
     public private(set) var gyroBias = Vector3.zero
     public private(set) var rest: RestDetector
@@ -77,7 +82,7 @@ public struct AttitudeFilter: Sendable {
     public var quaternion6D: Quaternion { inclinationCorrection * strapdown }
 
     /// Sensor → ENU with y magnetic north (9D); the same as `quaternion6D` until a magnetometer sample came.
-    public var quaternion: Quaternion { Quaternion.aboutZ(headingOffset) * quaternion6D }
+    public var quaternion: Quaternion { headingRotation * quaternion6D }
 
     /// One standard deviation of the bias estimate in its worst direction, rad/s (a bound from the
     /// covariance's largest row sum).

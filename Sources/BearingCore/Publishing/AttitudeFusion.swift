@@ -37,7 +37,13 @@ public struct AttitudeFusion: Sendable {
     public private(set) var emitted: Attitude?
 
     private var calibration: ActiveCalibration?
-    private var local: LocalField?
+    private var local: LocalField? {
+        didSet { northTurn = local.map { Quaternion.aboutZ(-$0.declination.value * .pi / 180) } }
+    }
+    /// The turn from magnetic to true north at `local` (`Quaternion.trueNorth(declination:)`'s), kept with it.
+    private var northTurn: Quaternion?
+    /// Whether the filter runs with `parametersWithoutGyroscope`.
+    private var withoutGyroscope = false
     private var referenceGiven: MagneticFieldReference?
     /// The latest field sample, board frame, µT, with its status letter.
     private var field: (value: Vector3, status: String)?
@@ -71,8 +77,10 @@ public struct AttitudeFusion: Sendable {
             let t = s.time.unixTime
             let acc = imuOrientation.toBoard(s.acceleration)
             let rate = s.angularRate.map(imuOrientation.toBoard)
-            let wanted = rate == nil ? parametersWithoutGyroscope : parameters
-            if filter.parameters != wanted { filter = AttitudeFilter(parameters: wanted, magneticReference: referenceGiven) }
+            if (rate == nil) != withoutGyroscope {
+                withoutGyroscope = rate == nil
+                filter = AttitudeFilter(parameters: withoutGyroscope ? parametersWithoutGyroscope : parameters, magneticReference: referenceGiven)
+            }
             if let rate { filter.updateGyroscope(rate, at: t) }
             filter.updateAccelerometer(acc, at: t)
             if filter.hasMagnetometer, let field { emitted = attitude(s, acceleration: acc, angularRate: rate, field: field) }
@@ -90,7 +98,7 @@ public struct AttitudeFusion: Sendable {
                           field: (value: Vector3, status: String)) -> Attitude {
         let magnetic = filter.quaternion
         let declination = trueNorth ? local?.declination : nil
-        let q = declination.map { magnetic.trueNorth(declination: $0.value) } ?? magnetic
+        let q = declination == nil ? magnetic : (northTurn ?? .identity) * magnetic
         let angles = AttitudeAngles(q, body: .forwardRightDown)
         let magneticHeading = declination.map { Compass.normalize(angles.heading - $0.value) } ?? angles.heading
         let enu = q.rotate(field.value)

@@ -9,9 +9,25 @@ public protocol ByteSink: ~Copyable {
     mutating func append(_ byte: UInt8)
     /// The last `width` (1…20) decimal digits of `v`, zero-padded on the left.
     mutating func appendDigits(_ v: UInt, width: Int)
+    /// `q` as a decimal with a point before its last `decimals` (1…19) digits, e.g. 12345, 3 → `12.345`
+    /// and 5, 3 → `0.005`.
+    mutating func appendDecimal(_ q: UInt64, decimals: Int)
+    mutating func append(_ bytes: UnsafeBufferPointer<UInt8>)
 }
 
 extension ByteSink where Self: ~Copyable {
+    public mutating func appendDecimal(_ q: UInt64, decimals: Int) {
+        var p: UInt64 = 1
+        for _ in 0..<decimals { p &*= 10 }
+        JSONObjectWriter.appendDigits(UInt(q / p), to: &self)
+        append(UInt8(ascii: "."))
+        appendDigits(UInt(q % p), width: decimals)
+    }
+
+    public mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        for byte in bytes { append(byte) }
+    }
+
     public mutating func appendDigits(_ v: UInt, width: Int) {
         var divisor: UInt = 1
         for _ in 1..<min(max(width, 1), 20) { divisor &*= 10 }
@@ -59,6 +75,87 @@ struct JSONBytes: ~Copyable, ByteSink {
             v /= 10
         }
         count += width
+    }
+
+    /// Digits written from the last back, two at a time from a table, the point placed on the way.
+    mutating func appendDecimal(_ q: UInt64, decimals: Int) {
+        var digits = decimals + 1
+        while digits < 20 && q >= Self.powerOf10(digits) { digits += 1 }
+        let width = digits + 1
+        if count + width > capacity { grow(to: count + width) }
+        let pairs = Self.digitPairs.utf8Start
+        var q = q
+        var p = base + count + width
+        var fraction = decimals
+        while fraction >= 2 {
+            let r = Int(q % 100) &* 2
+            q /= 100
+            p -= 2
+            p[0] = pairs[r]; p[1] = pairs[r &+ 1]
+            fraction -= 2
+        }
+        if fraction == 1 {
+            p -= 1
+            p[0] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: q % 10)
+            q /= 10
+        }
+        p -= 1
+        p[0] = UInt8(ascii: ".")
+        let start = base + count
+        while p - start >= 2 {
+            let r = Int(q % 100) &* 2
+            q /= 100
+            p -= 2
+            p[0] = pairs[r]; p[1] = pairs[r &+ 1]
+        }
+        if p > start { p[-1] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: q % 10) }
+        count += width
+    }
+
+    /// "00" to "99", for writing two digits per division.
+    private static let digitPairs: StaticString =
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+
+    /// 10ⁿ for n in 0...19 (a table the compiler builds from the switch, not a loop per call).
+    static func powerOf10(_ n: Int) -> UInt64 {
+        switch n {
+        case 0: 1
+        case 1: 10
+        case 2: 100
+        case 3: 1_000
+        case 4: 10_000
+        case 5: 100_000
+        case 6: 1_000_000
+        case 7: 10_000_000
+        case 8: 100_000_000
+        case 9: 1_000_000_000
+        case 10: 10_000_000_000
+        case 11: 100_000_000_000
+        case 12: 1_000_000_000_000
+        case 13: 10_000_000_000_000
+        case 14: 100_000_000_000_000
+        case 15: 1_000_000_000_000_000
+        case 16: 10_000_000_000_000_000
+        case 17: 100_000_000_000_000_000
+        case 18: 1_000_000_000_000_000_000
+        default: 10_000_000_000_000_000_000
+        }
+    }
+
+    /// `,"key":` (the comma unless `first`), the key copied byte by byte (a few bytes: cheaper than memcpy's set-up).
+    mutating func appendKey(_ k: StaticString, first: Bool) {
+        let n = k.utf8CodeUnitCount
+        if count + n + 4 > capacity { grow(to: count + n + 4) }
+        var p = base + count
+        if !first { p.pointee = UInt8(ascii: ","); p += 1 }
+        p.pointee = UInt8(ascii: "\"")
+        p += 1
+        let key = k.utf8Start
+        for i in 0..<n { p[i] = key[i] }
+        p += n
+        p[0] = UInt8(ascii: "\"")
+        p[1] = UInt8(ascii: ":")
+        count = p + 2 - base
     }
 
     mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
@@ -127,13 +224,8 @@ public struct JSONObjectWriter: ~Copyable {
     }
 
     private mutating func key(_ k: StaticString) {
-        if first { first = false } else { bytes.append(UInt8(ascii: ",")) }
-        bytes.append(UInt8(ascii: "\""))
-        // Byte by byte: keys are a few bytes long, where append(contentsOf:)'s set-up costs more than the copy.
-        let start = k.utf8Start
-        for i in 0..<k.utf8CodeUnitCount { bytes.append(start[i]) }
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(UInt8(ascii: ":"))
+        bytes.appendKey(k, first: first)
+        first = false
     }
 
     public mutating func string(_ k: StaticString, _ v: String?) {
@@ -174,12 +266,14 @@ public struct JSONObjectWriter: ~Copyable {
     }
 
     /// An array of numbers with `decimals` places each; non-finite elements are written as `null`.
-    public mutating func fixedArray(_ k: StaticString, _ values: [Double], _ decimals: Int) {
+    /// (An `InlineArray`: a quaternion's four numbers need no heap array per line.)
+    public mutating func fixedArray<let n: Int>(_ k: StaticString, _ values: InlineArray<n, Double>, _ decimals: Int) {
         guard wanted(k) else { return }
         key(k)
         bytes.append(UInt8(ascii: "["))
-        for (i, v) in values.enumerated() {
+        for i in values.indices {
             if i > 0 { bytes.append(UInt8(ascii: ",")) }
+            let v = values[i]
             if v.isFinite { JSONObjectWriter.appendFixed(v, decimals: decimals, to: &bytes) } else { bytes.append("null") }
         }
         bytes.append(UInt8(ascii: "]"))
@@ -227,8 +321,7 @@ public struct JSONObjectWriter: ~Copyable {
     public static func appendFixed<Sink: ByteSink & ~Copyable>(_ v: Double, decimals: Int, to out: inout Sink) {
         let a = v.magnitude
         guard v.isFinite, a < 1e9, (0...9).contains(decimals) else { return appendFixedPrintf(v, decimals: decimals, to: &out) }
-        var p: UInt64 = 1
-        for _ in 0..<decimals { p *= 10 }
+        let p = JSONBytes.powerOf10(decimals)
         // a = m · 2^-s exactly (a < 1e9 < 2^52 makes the exponent negative).
         let subnormal = a.exponentBitPattern == 0
         let m = subnormal ? a.significandBitPattern : a.significandBitPattern | (1 << 52)
@@ -251,11 +344,7 @@ public struct JSONObjectWriter: ~Copyable {
             if r > half || (r == half && q & 1 == 1) { q += 1 }
         }
         if v.sign == .minus { out.append(UInt8(ascii: "-")) }
-        appendDigits(UInt(q / p), to: &out)
-        if decimals > 0 {
-            out.append(UInt8(ascii: "."))
-            appendDigits(UInt(q % p), width: decimals, to: &out)
-        }
+        if decimals > 0 { out.appendDecimal(q, decimals: decimals) } else { appendDigits(UInt(q), to: &out) }
     }
 
     static func appendFixedPrintf<Sink: ByteSink & ~Copyable>(_ v: Double, decimals: Int, to out: inout Sink) {
@@ -266,6 +355,15 @@ public struct JSONObjectWriter: ~Copyable {
     }
 
     public static func appendEscaped<Sink: ByteSink & ~Copyable>(_ s: String, to out: inout Sink) {
+        // Most strings (device paths, status letters) need no escape: one copy then.
+        let plain: Bool? = s.utf8.withContiguousStorageIfAvailable { utf8 in
+            utf8.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+        }
+        if plain == true {
+            var s = s
+            s.withUTF8 { out.append($0) }
+            return
+        }
         for byte in s.utf8 {
             switch byte {
             case UInt8(ascii: "\""): out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "\""))
