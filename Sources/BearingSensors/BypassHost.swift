@@ -37,4 +37,26 @@ extension MagnetometerDriver {
         try hostSet(host.intPinConfig, host.bypassEnable)
         sleep(0.001)
     }
+
+    /// Runs `check` (the magnetometer's ID check); when nothing answers, opens the bypass of each of
+    /// `host`'s addresses in turn (`open`) and checks again. The error reported when none works is the
+    /// most telling one: a host that answered with the wrong WHO_AM_I says more than one that did not answer.
+    func identifyBehindBypass(of host: BypassHost, open: (UInt8) throws(MagnetometerError) -> Void,
+                              check: () throws(MagnetometerError) -> Void) throws(MagnetometerError) {
+        do {
+            try check()
+        } catch .bus(let e) where e.isNoAnswer {
+            var reported = MagnetometerError.bus(e)
+            for address in host.addresses {
+                do {
+                    try open(address)
+                    try check()
+                    return
+                } catch {
+                    if case .wrongChip = reported {} else { reported = error }
+                }
+            }
+            throw reported
+        }
+    }
 }

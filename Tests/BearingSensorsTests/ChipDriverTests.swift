@@ -241,6 +241,21 @@ final class ChipDriverTests: XCTestCase {
         }
     }
 
+    /// Another chip at a host address (an MPU-6050 at 0x68) and nothing at the other: the wrong WHO_AM_I
+    /// is what gets reported, not the silence at 0x69 — the same rule as the AK8963's.
+    func testAK09916ReportsAHostWithTheWrongIDOverOneThatDoesNotAnswer() {
+        let bus = SimulatedI2CBus(path: "/dev/i2c-1")
+        ChipModels.attachInertial(chip: "mpu6050", to: bus) { .level }
+        let d = AK09916(bus: bus, address: 0x0C)
+        d.sleep = { _ in }
+        XCTAssertThrowsError(try d.identify()) { error in
+            guard case .wrongChip(_, _, let address, _, _, _)? = error as? MagnetometerError else {
+                return XCTFail("expected a wrong-chip error, got \(error)")
+            }
+            XCTAssertEqual(address, 0x68, "\(error)")
+        }
+    }
+
     func testLIS3MDLModelRefusesAutoIncrementWithoutTheSubAddressFlag() throws {
         let bus = SimulatedI2CBus()
         ChipModels.attach(chip: "lis3mdl", to: bus) { .zero }

@@ -43,22 +43,7 @@ public final class AK09916: ChipDriverBase, MagnetometerDriver {
 
     /// Checks WIA1/WIA2; when nothing answers at 0x0C, first opens the bypass of an ICM-20948 at 0x68 or 0x69.
     public func identify() throws(MagnetometerError) {
-        do {
-            try checkID()
-            return
-        } catch .bus(let e) where e.isNoAnswer {
-            var lastError = MagnetometerError.bus(e)
-            for h in Self.bypassHost.addresses {
-                do {
-                    try openBypass(hostAddress: h)
-                    try checkID()
-                    return
-                } catch {
-                    lastError = error
-                }
-            }
-            throw lastError
-        }
+        try identifyBehindBypass(of: Self.bypassHost, open: openBypass(hostAddress:), check: checkID)
     }
 
     public func configure(_ settings: MagnetometerSettings) throws(MagnetometerError) -> DriverConfiguration {

@@ -60,23 +60,7 @@ public final class AK8963: ChipDriverBase, MagnetometerDriver {
     /// Checks WIA (and that it is no AK09916); when nothing answers at 0x0C, first opens the bypass of an
     /// MPU-9250/9255 at 0x68 or 0x69.
     public func identify() throws(MagnetometerError) {
-        do {
-            try checkAK8963()
-            return
-        } catch .bus(let e) where e.isNoAnswer {
-            var lastError = MagnetometerError.bus(e)
-            for h in Self.bypassHost.addresses {
-                do {
-                    try openBypass(hostAddress: h)
-                    try checkAK8963()
-                    return
-                } catch {
-                    // A host that answered with the wrong WHO_AM_I says more than one that did not answer.
-                    if case .wrongChip = lastError {} else { lastError = error }
-                }
-            }
-            throw lastError
-        }
+        try identifyBehindBypass(of: Self.bypassHost, open: openBypass(hostAddress:), check: checkAK8963)
     }
 
     private func checkAK8963() throws(MagnetometerError) {
