@@ -34,9 +34,9 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
 
     private let gpsAdapter = GPSPublisherAdapter(initialState: .connecting(attempt: 0))
     private let gpsd: GPSDClient
-    private let magAdapter = MagnetometerPublisherAdapter(initialState: .connecting(attempt: 0))
+    private let magAdapter = SensorSubjects<MagneticSample>(initialState: .connecting(attempt: 0))
     private let reader: MagnetometerReader?
-    private let imuAdapter = InertialPublisherAdapter(initialState: .connecting(attempt: 0))
+    private let imuAdapter = SensorSubjects<InertialSample>(initialState: .connecting(attempt: 0))
     /// The accelerometer + gyroscope; only with a magnetometer.
     private let imuReader: InertialReader?
     /// The calibration in force; nil without a magnetometer.

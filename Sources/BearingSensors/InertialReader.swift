@@ -2,19 +2,10 @@ import BearingCore
 import BearingIO
 import Foundation
 
-/// Receives what an `InertialReader` reads. All calls come on the reader's own thread, in order.
-public protocol InertialReaderDelegate: AnyObject {
-    func inertialReader(_ reader: InertialReader, didReceive sample: InertialSample)
-    func inertialReader(_ reader: InertialReader, didChangeState state: ConnectionState)
-    func inertialReader(_ reader: InertialReader, didFail error: SensorError)
-}
-
 /// Reads an accelerometer + gyroscope at a fixed rate on its own thread, as `MagnetometerReader` reads a
 /// magnetometer (the same `SensorReaderLoop`: find and identify the chip, configure it, read on a deadline
 /// schedule, re-probe with backoff after repeated failures). Samples are in the chip's axes, m/s² and rad/s.
 public final class InertialReader: SensorReader<InertialSettings, InertialSample>, @unchecked Sendable { // see SensorReader
-    public weak var delegate: InertialReaderDelegate?
-
     enum Kind: ReaderKind {
         static func find(_ bus: I2CBus, chip: String?, address: UInt8?) throws(SensorError) -> any InertialDriver {
             try ChipProbe.findInertial(bus, chip: chip, address: address)
@@ -33,12 +24,5 @@ public final class InertialReader: SensorReader<InertialSettings, InertialSample
     public init(configuration: Configuration, openBus: @escaping (String) throws(I2CError) -> I2CBus,
                 now: @escaping () -> GPSTimestamp) {
         super.init(loop: SensorReaderLoop<Kind>(configuration: configuration, threadName: "bearing.imu", openBus: openBus, now: now))
-    }
-
-    public func start() {
-        loop.start(.init(
-            sample: { [weak self] s in if let self { self.delegate?.inertialReader(self, didReceive: s) } },
-            state: { [weak self] s in if let self { self.delegate?.inertialReader(self, didChangeState: s) } },
-            failure: { [weak self] e in if let self { self.delegate?.inertialReader(self, didFail: e) } }))
     }
 }

@@ -2,20 +2,11 @@ import BearingCore
 import BearingIO
 import Foundation
 
-/// Receives what a `MagnetometerReader` reads. All calls come on the reader's own thread, in order.
-public protocol MagnetometerReaderDelegate: AnyObject {
-    func magnetometerReader(_ reader: MagnetometerReader, didReceive sample: MagneticSample)
-    func magnetometerReader(_ reader: MagnetometerReader, didChangeState state: ConnectionState)
-    func magnetometerReader(_ reader: MagnetometerReader, didFail error: MagnetometerError)
-}
-
 /// Reads a magnetometer at a fixed rate on its own thread (`SensorReaderLoop`): open the bus, find and
 /// identify the chip, configure it, read on a deadline schedule. Read failures are reported; after
 /// `failuresBeforeReprobe` in a row (or at once when nothing answers) the bus is closed and the chip found
 /// again, with backoff.
 public final class MagnetometerReader: SensorReader<MagnetometerSettings, MagneticSample>, @unchecked Sendable { // see SensorReader
-    public weak var delegate: MagnetometerReaderDelegate?
-
     enum Kind: ReaderKind {
         static func find(_ bus: I2CBus, chip: String?, address: UInt8?) throws(SensorError) -> any MagnetometerDriver {
             try ChipProbe.find(bus, chip: chip, address: address)
@@ -33,12 +24,5 @@ public final class MagnetometerReader: SensorReader<MagnetometerSettings, Magnet
     public init(configuration: Configuration, openBus: @escaping (String) throws(I2CError) -> I2CBus,
                 now: @escaping () -> GPSTimestamp) {
         super.init(loop: SensorReaderLoop<Kind>(configuration: configuration, threadName: "bearing.magnetometer", openBus: openBus, now: now))
-    }
-
-    public func start() {
-        loop.start(.init(
-            sample: { [weak self] s in if let self { self.delegate?.magnetometerReader(self, didReceive: s) } },
-            state: { [weak self] s in if let self { self.delegate?.magnetometerReader(self, didChangeState: s) } },
-            failure: { [weak self] e in if let self { self.delegate?.magnetometerReader(self, didFail: e) } }))
     }
 }

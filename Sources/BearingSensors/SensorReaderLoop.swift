@@ -56,13 +56,32 @@ protocol ReaderLoopControl<Settings, Sample>: AnyObject, Sendable {
     func stop()
 }
 
+/// Receives what a sensor reader (`MagnetometerReader`, `InertialReader`) reads. All calls come on the
+/// reader's own thread, in order.
+public protocol SensorReaderDelegate<Sample>: AnyObject {
+    associatedtype Sample
+    func sensorReader(didReceive sample: Sample)
+    func sensorReader(didChangeState state: ConnectionState)
+    func sensorReader(didFail error: SensorError)
+}
+
 /// What `MagnetometerReader` and `InertialReader` share: their loop, its configuration, endpoint and
-/// watchdog evidence, and stopping. Each subclass adds its delegate and starts the loop with it.
-public class SensorReader<Settings: ReaderSettings, Sample>: @unchecked Sendable { // the loop guards its own state; subclasses' `delegate` is set before start()
+/// watchdog evidence, the delegate it reports to, starting and stopping. Each subclass says which kind
+/// of chip it reads.
+public class SensorReader<Settings: ReaderSettings, Sample>: @unchecked Sendable { // the loop guards its own state; `delegate` is set before start()
     public typealias Configuration = SensorReaderConfiguration<Settings>
     let loop: any ReaderLoopControl<Settings, Sample>
+    public weak var delegate: (any SensorReaderDelegate<Sample>)?
 
     init(loop: any ReaderLoopControl<Settings, Sample>) { self.loop = loop }
+
+    /// Starts reading on the reader's own thread, reporting to `delegate`.
+    public func start() {
+        loop.start(.init(
+            sample: { [weak self] s in self?.delegate?.sensorReader(didReceive: s) },
+            state: { [weak self] s in self?.delegate?.sensorReader(didChangeState: s) },
+            failure: { [weak self] e in self?.delegate?.sensorReader(didFail: e) }))
+    }
 
     public var configuration: Configuration { loop.configuration }
 

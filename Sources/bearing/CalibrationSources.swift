@@ -141,7 +141,7 @@ final class DaemonSampleSource: @unchecked Sendable { // `client` is used by the
 }
 
 /// Raw samples straight from the sensor (no daemon running): the daemon's own reader on its thread.
-final class SensorSampleSource: MagnetometerReaderDelegate, @unchecked Sendable { // immutable after init; callbacks come on the reader thread
+final class SensorSampleSource: SensorReaderDelegate, @unchecked Sendable { // immutable after init; callbacks come on the reader thread
     private let reader: MagnetometerReader
     private let collector: SampleCollector
     private var lastFailure: String?
@@ -159,15 +159,15 @@ final class SensorSampleSource: MagnetometerReaderDelegate, @unchecked Sendable 
 
     func stop() { reader.stop() }
 
-    func magnetometerReader(_ reader: MagnetometerReader, didReceive sample: MagneticSample) {
+    func sensorReader(didReceive sample: MagneticSample) {
         collector.add(sample.field, time: sample.time, chip: sample.chip, device: sample.device, overflow: sample.overflow)
     }
 
-    func magnetometerReader(_ reader: MagnetometerReader, didChangeState state: ConnectionState) {
+    func sensorReader(didChangeState state: ConnectionState) {
         if case .disconnected(let reason) = state { collector.setStatus("magnetometer unavailable: \(reason)") }
     }
 
-    func magnetometerReader(_ reader: MagnetometerReader, didFail error: MagnetometerError) {
+    func sensorReader(didFail error: SensorError) {
         collector.setStatus("magnetometer: \(error.description)")
     }
 }

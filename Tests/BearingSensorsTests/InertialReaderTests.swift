@@ -8,7 +8,7 @@ import XCTest
 /// a simulated bus: find and identify, read and stamp, lose the chip and find it again.
 final class InertialReaderTests: XCTestCase {
     /// What a reader reported, in order; `wait` blocks (bounded) until a condition on it holds.
-    final class Recorder: InertialReaderDelegate, MagnetometerReaderDelegate, @unchecked Sendable { // `condition` guards `events`
+    final class Recorder<Sample>: SensorReaderDelegate, @unchecked Sendable { // `condition` guards `events`
         enum Event: Equatable {
             case sample(String, Vector3)
             case state(ConnectionState)
@@ -16,19 +16,20 @@ final class InertialReaderTests: XCTestCase {
         }
         private let condition = NSCondition()
         private var events: [Event] = []
-        var inertial: [InertialSample] = []
+        private let describe: (Sample) -> (device: String, value: Vector3)
+        var received: [Sample] = []
+
+        init(_ describe: @escaping (Sample) -> (device: String, value: Vector3)) { self.describe = describe }
 
         private func add(_ e: Event) { condition.lock(); events.append(e); condition.broadcast(); condition.unlock() }
 
-        func inertialReader(_ reader: InertialReader, didReceive sample: InertialSample) {
-            condition.lock(); inertial.append(sample); condition.unlock()
-            add(.sample(sample.device, sample.acceleration))
+        func sensorReader(didReceive sample: Sample) {
+            condition.lock(); received.append(sample); condition.unlock()
+            let d = describe(sample)
+            add(.sample(d.device, d.value))
         }
-        func inertialReader(_ reader: InertialReader, didChangeState state: ConnectionState) { add(.state(state)) }
-        func inertialReader(_ reader: InertialReader, didFail error: SensorError) { add(.failure(error.description)) }
-        func magnetometerReader(_ reader: MagnetometerReader, didReceive sample: MagneticSample) { add(.sample(sample.device, sample.field)) }
-        func magnetometerReader(_ reader: MagnetometerReader, didChangeState state: ConnectionState) { add(.state(state)) }
-        func magnetometerReader(_ reader: MagnetometerReader, didFail error: MagnetometerError) { add(.failure(error.description)) }
+        func sensorReader(didChangeState state: ConnectionState) { add(.state(state)) }
+        func sensorReader(didFail error: SensorError) { add(.failure(error.description)) }
 
         /// Waits up to `timeout` for `done` to hold over the events so far; returns them.
         @discardableResult
@@ -46,11 +47,17 @@ final class InertialReaderTests: XCTestCase {
         var count: Int { condition.lock(); defer { condition.unlock() }; return events.count }
     }
 
-    static func sampleCount(_ events: [Recorder.Event]) -> Int {
+    typealias Event = Recorder<InertialSample>.Event
+
+    /// Recorders of each reader's samples: the device and the acceleration or field.
+    static func inertialRecorder() -> Recorder<InertialSample> { Recorder { ($0.device, $0.acceleration) } }
+    static func magneticRecorder() -> Recorder<MagneticSample> { Recorder { ($0.device, $0.field) } }
+
+    static func sampleCount<S>(_ events: [Recorder<S>.Event]) -> Int {
         events.filter { if case .sample = $0 { return true }; return false }.count
     }
 
-    func reader(_ bus: SimulatedI2CBus, chip: String? = nil, rate: Double = 200) -> (InertialReader, Recorder) {
+    func reader(_ bus: SimulatedI2CBus, chip: String? = nil, rate: Double = 200) -> (InertialReader, Recorder<InertialSample>) {
         var c = InertialReader.Configuration()
         c.bus = bus.path
         c.chip = chip
@@ -58,7 +65,7 @@ final class InertialReaderTests: XCTestCase {
         c.retryInitial = 0.01
         c.retryMax = 0.05
         let r = InertialReader(configuration: c, openBus: { _ in bus }, now: GPSTimestamp.now)
-        let recorder = Recorder()
+        let recorder = Self.inertialRecorder()
         r.delegate = recorder
         return (r, recorder)
     }
@@ -77,7 +84,7 @@ final class InertialReaderTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(Self.sampleCount(events), 5)
         XCTAssertEqual(r.endpoint, "i2c:sim:0x6a", "auto found the LSM6DSOX at its first address")
         r.stop()
-        let s = try XCTUnwrap(rec.inertial.first)
+        let s = try XCTUnwrap(rec.received.first)
         XCTAssertEqual(s.chip, "lsm6dsx")
         XCTAssertEqual(s.device, "i2c:sim:0x6a")
         XCTAssertEqual(s.acceleration.x, 0, accuracy: 0.01)
@@ -89,7 +96,7 @@ final class InertialReaderTests: XCTestCase {
         XCTAssertEqual(rate.z, 0.3, accuracy: 0.001)
         XCTAssertFalse(s.saturated)
         XCTAssertGreaterThanOrEqual(s.time.unixTime, before.unixTime)
-        let times = rec.inertial.map(\.time.unixTime)
+        let times = rec.received.map(\.time.unixTime)
         XCTAssertEqual(times, times.sorted(), "samples are stamped in order")
         XCTAssertEqual(rec.wait { $0.last == .state(.disconnected(.stopped)) }.last, .state(.disconnected(.stopped)))
     }
@@ -148,7 +155,7 @@ final class InertialReaderTests: XCTestCase {
         c.bus = "sim"
         c.settings.rate = 100
         let r = MagnetometerReader(configuration: c, openBus: { _ in bus }, now: GPSTimestamp.now)
-        let rec = Recorder()
+        let rec = Self.magneticRecorder()
         r.delegate = rec
         r.start()
         defer { r.stop() }
