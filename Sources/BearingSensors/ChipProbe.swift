@@ -61,6 +61,12 @@ public enum ChipProbe {
                 out[i].displayName = "ST LIS3MDL (or the LSM9DS1's magnetometer)"
             }
         }
+        // The LSM303DLHC's magnetometer answers like an HMC5883L (same ID and data registers, other gains).
+        if out.contains(where: { $0.inertialChip == LSM303.descriptor.name }) {
+            for i in out.indices where out[i].chip == HMC5883L.descriptor.name {
+                out[i].displayName = "Honeywell HMC5883L (or the LSM303DLHC's magnetometer)"
+            }
+        }
         return out
     }
 

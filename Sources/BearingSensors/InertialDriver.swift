@@ -75,10 +75,10 @@ extension InertialDriver {
     public var identifiedName: String { Self.descriptor.displayName }
 }
 
-/// Every supported accelerometer + gyroscope chip.
+/// Every supported accelerometer + gyroscope chip, and the accelerometer-only LSM303.
 public enum InertialChips {
     public static var all: [any InertialDriver.Type] { [
-        LSM6DSx.self, LSM9DS1.self, MPU6xxx.self, ICM20948.self,
+        LSM6DSx.self, LSM9DS1.self, MPU6xxx.self, ICM20948.self, LSM303.self,
     ] }
 
     public static func driver(named name: String) -> (any InertialDriver.Type)? {
@@ -103,9 +103,11 @@ enum Inertial {
         return Vector3(Double(r[0]) * scale, Double(r[1]) * scale, Double(r[2]) * scale)
     }
 
-    /// Whether any count sits at an end of the 16-bit output range.
-    static func saturated(_ raw: ArraySlice<Int>) -> Bool {
-        raw.contains { $0 >= Int(Int16.max) || $0 <= Int(Int16.min) }
+    /// Whether any count sits at an end of the `bits`-wide signed output range (16 bits, or 12 for the
+    /// LSM303's high-resolution mode).
+    static func saturated(_ raw: ArraySlice<Int>, bits: Int = 16) -> Bool {
+        let top = 1 << (bits - 1) - 1
+        return raw.contains { $0 >= top || $0 <= -top - 1 }
     }
 
     /// Three little-endian int16s from `bytes` at `offset`.

@@ -117,7 +117,11 @@ public enum ChipModels {
 
     /// Attaches the model of the accelerometer + gyroscope `chip` (an inertial driver name; for a family,
     /// `variant` picks the member) at `address` (default: the chip's first address), sensing `motion`.
-    /// An `icm20948` gets its AK09916 at 0x0C, an `mpu9250` its AK8963, both sensing no field.
+    /// An `icm20948` gets its AK09916 at 0x0C, an `mpu9250` its AK8963, both sensing no field. An
+    /// `lsm303agr` gets its magnetometer at 0x1E (a `LIS2MDLModel`), an `lsm303dlhc` an `HMC5883LModel`
+    /// there standing in for the DLHC's magnetometer (same ID and data registers; the DLHC's gains differ),
+    /// both sensing no field; `lsm303` is the DLHC's accelerometer alone, which the driver cannot tell
+    /// from an AGR.
     @discardableResult
     public static func attachInertial(chip: String, to bus: SimulatedI2CBus, address: UInt8? = nil,
                                       motion: @escaping () -> Motion) -> InertialChipModel? {
@@ -141,13 +145,20 @@ public enum ChipModels {
             let ak = AK09916Model { .zero }
             bus.attach(ak, at: 0x0C)
             return add(ICM20948Model(magnetometer: ak, motion: motion), address ?? 0x68)
+        case "lsm303": return add(LSM303Model(variant: .dlhc, motion: motion), address ?? 0x19)
+        case "lsm303dlhc":
+            bus.attach(HMC5883LModel { .zero }, at: 0x1E)
+            return add(LSM303Model(variant: .dlhc, motion: motion), address ?? 0x19)
+        case "lsm303agr":
+            bus.attach(LIS2MDLModel { .zero }, at: 0x1E)
+            return add(LSM303Model(variant: .agr, motion: motion), address ?? 0x19)
         default: return nil
         }
     }
 
     /// The inertial models `attachInertial` knows: every member of each family.
     public static let inertialNames = ["lsm6ds3", "lsm6dsl", "lsm6dsox", "lsm9ds1", "mpu6050", "mpu6500", "mpu9250",
-                                       "mpu9255", "icm20948"]
+                                       "mpu9255", "icm20948", "lsm303", "lsm303dlhc", "lsm303agr"]
 
     private static func put(_ m: RegisterChipModel, _ bus: SimulatedI2CBus, _ a: UInt8) -> RegisterChipModel {
         bus.attach(m, at: a)

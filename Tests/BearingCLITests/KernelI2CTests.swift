@@ -4,7 +4,7 @@ import XCTest
 
 /// Bearing's own binary against the real kernel I2C stack (i2c-dev + i2c-stub) in a qemu VM:
 /// `bearing probe --read` must identify each chip from its ID registers and scale its raw data to the
-/// µT values the guest script put there (scripts/vm-i2c/guest.sh), and name missing buses.
+/// µT, m/s² and rad/s values the guest script put there (scripts/vm-i2c/guest.sh), and name missing buses.
 final class KernelI2CTests: XCTestCase {
     var binary: URL { bearingBinary }
 
@@ -32,9 +32,10 @@ final class KernelI2CTests: XCTestCase {
         XCTAssertTrue(text.contains("VM-GUEST-EXIT 0"), "the guest script did not finish")
 
         let rounds = text.components(separatedBy: "VM-ROUND-")
-        XCTAssertEqual(rounds.count, 5, "four rounds expected")
-        guard rounds.count == 5 else { return }
-        let round1 = rounds[1], round2 = rounds[2], round3 = rounds[3], round4 = rounds[4]
+        XCTAssertEqual(rounds.count, 7, "six rounds expected")
+        guard rounds.count == 7 else { return }
+        let round1 = rounds[1], round2 = rounds[2], round3 = rounds[3], round4 = rounds[4], round5 = rounds[5]
+        let round6 = rounds[6]
 
         // Identification table.
         for (address, chip) in [("0x0c", "AKM AK09916"), ("0x0d", "QST QMC5883L"), ("0x10", "Bosch BMM150"),
@@ -53,6 +54,11 @@ final class KernelI2CTests: XCTestCase {
             (round1, "ak09916 0x0c", 30, -60, 150),            // 200, −400, 1000 at 0.15 µT
             (round1, "mmc5983ma 0x30", 0, 0, 0),               // same data after SET and RESET: all offset
             (round2, "lis2mdl 0x1e", -30, 15, 45),
+            (round5, "ak09916 0x0c", 30, -60, 150),
+            (round5, "lis2mdl 0x1e", 30, -15, -45),            // the LSM303AGR's magnetometer
+            // The LSM303DLHC's magnetometer through the HMC5883L driver: 1100, 550, −980 counts at 1090/G,
+            // not the DLHC's 1100 (X, Y) and 980 (Z) LSB/G, which would give 100, 50, −100 µT.
+            (round6, "hmc5883l 0x1e", 1100 / 10.9, 550 / 10.9, -980 / 10.9),
         ]
         for (round, key, x, y, z) in expected {
             guard let v = Self.reading(round, key) else { XCTFail("no reading for \(key)"); continue }
@@ -73,23 +79,57 @@ final class KernelI2CTests: XCTestCase {
         XCTAssertNotNil(round4.range(of: "0x6a     ST LSM6DSOX"), round4)
         XCTAssertNotNil(round4.range(of: "0x68     InvenSense MPU-6050"), round4)
         let g = 9.80665, radiansPerDegree = Double.pi / 180
-        let inertial: [(String, [Double], [Double])] = [
-            ("lsm6dsx 0x6a", [1000, -2000, 8000].map { $0 * 0.122e-3 * g }, [100, -200, 400].map { $0 * 17.5e-3 * radiansPerDegree }),
-            ("mpu6xxx 0x68", [4096, -2048, 8192].map { $0 / 8192 * g }, [655, -131, 0].map { $0 / 65.5 * radiansPerDegree }),
+        // Round 5: the LSM9DS1 and the ICM-20948 at their second addresses, the LSM303AGR's accelerometer
+        // (told from a DLHC by its magnetometer at 0x1e); round 6: the LSM303DLHC, whose magnetometer the
+        // probe names as possibly the HMC5883L it answers like.
+        // (round, address, chip column, confidence) of the identification table.
+        let rows: [(String, String, String, String)] = [
+            (round5, "0x6b", "ST LSM9DS1 (accel/gyro)", "high"), (round5, "0x69", "TDK ICM-20948 (accel/gyro)", "high"),
+            (round5, "0x69", "TDK ICM-20948 (AK09916 via bypass at 0x0c)", "high"),
+            (round5, "0x19", "ST LSM303AGR (accelerometer)", "medium"), (round5, "0x1e", "ST LIS2MDL / LSM303AGR", "high"),
+            (round6, "0x19", "ST LSM303DLHC (accelerometer)", "medium"),
+            (round6, "0x1e", "Honeywell HMC5883L (or the LSM303DLHC's magnetometer)", "high"),
         ]
-        for (key, accel, gyro) in inertial {
-            guard let v = Self.inertialReading(round4, key) else { XCTFail("no reading for \(key)"); continue }
+        for (round, address, chip, confidence) in rows {
+            let row = "\(address)     \(chip.count < 42 ? chip.padding(toLength: 42, withPad: " ", startingAt: 0) : chip) \(confidence)\n"
+            XCTAssertNotNil(round.range(of: row), "\(row) not in\n\(round)")
+        }
+        let inertial: [(String, String, [Double], [Double]?)] = [
+            (round4, "lsm6dsx 0x6a", [1000, -2000, 8000].map { $0 * 0.122e-3 * g }, [100, -200, 400].map { $0 * 17.5e-3 * radiansPerDegree }),
+            (round4, "mpu6xxx 0x68", [4096, -2048, 8192].map { $0 / 8192 * g }, [655, -131, 0].map { $0 / 65.5 * radiansPerDegree }),
+            (round5, "lsm9ds1 0x6b", [2000, -4000, 8000].map { $0 * 0.122e-3 * g }, [200, -400, 800].map { $0 * 17.5e-3 * radiansPerDegree }),
+            (round5, "icm20948 0x69", [-4096, 2048, 8192].map { $0 / 8192 * g }, [131, -655, 0].map { $0 / 65.5 * radiansPerDegree }),
+            // 12-bit digits (the register pair shifted right by four) at 1.95 mg (AGR) and 2 mg (DLHC) at ±4 g.
+            (round5, "lsm303 0x19", [512, -1024, 1000].map { $0 * 1.95e-3 * g }, nil),
+            (round6, "lsm303 0x19", [-300, 700, 950].map { $0 * 2e-3 * g }, nil),
+        ]
+        for (round, key, accel, gyro) in inertial {
+            guard let v = Self.inertialReading(round, key) else { XCTFail("no reading for \(key)"); continue }
+            XCTAssertEqual(v.gyro == nil, gyro == nil, "\(key): a gyroscope reading where there is none, or none where there is one")
             for i in 0..<3 {
                 XCTAssertEqual(v.accel[i], accel[i], accuracy: 0.002, "\(key) accel \(i)")
-                XCTAssertEqual(v.gyro[i], gyro[i], accuracy: 0.0002, "\(key) gyro \(i)")
+                if let got = v.gyro, let want = gyro { XCTAssertEqual(got[i], want[i], accuracy: 0.0002, "\(key) gyro \(i)") }
             }
         }
         XCTAssertTrue(round4.contains("temperature 36.5 °C"), "MPU-6050 temperature: raw 0 is 36.53 °C")
         XCTAssertTrue(round4.contains("VM-PROBE-EXIT 0"), round4)
+        func line(_ round: String, _ key: String) -> String {
+            round.split(separator: "\n").first { $0.hasPrefix("read \(key): ") }.map(String.init) ?? ""
+        }
+        XCTAssertTrue(line(round5, "lsm9ds1 0x6b").contains("temperature 30.0 °C"), "LSM9DS1: 80 / 16 + 25 °C")
+        XCTAssertTrue(line(round5, "icm20948 0x69").contains("temperature 31.0 °C"), "ICM-20948: 3339 / 333.87 + 21 °C")
+        for round in [round5, round6] {
+            let lsm303 = line(round, "lsm303 0x19")
+            XCTAssertTrue(lsm303.hasSuffix("(10.0 Hz, ±4.0 g, no gyroscope)"), lsm303)
+            XCTAssertFalse(lsm303.contains("temperature") || lsm303.contains("SATURATED"), lsm303)
+        }
+        XCTAssertTrue(round5.contains("VM-PROBE-EXIT 0"), round5)
+        XCTAssertTrue(round6.contains("VM-PROBE-EXIT 0"), round6)
     }
 
-    /// The accelerometer and gyroscope vectors of a `read CHIP ADDRESS: accel x … gyro x … rad/s` line.
-    static func inertialReading(_ text: String, _ key: String) -> (accel: [Double], gyro: [Double])? {
+    /// The accelerometer and gyroscope vectors of a `read CHIP ADDRESS: accel x … [gyro x … rad/s]` line
+    /// (no gyroscope vector from an accelerometer alone).
+    static func inertialReading(_ text: String, _ key: String) -> (accel: [Double], gyro: [Double]?)? {
         guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("read \(key): accel x ") }) else { return nil }
         let f = line.split(separator: " ")
         func vector(after word: String) -> [Double]? {
@@ -97,8 +137,8 @@ final class KernelI2CTests: XCTestCase {
             let values = [f[i + 2], f[i + 4], f[i + 6]].compactMap { Double($0) }
             return values.count == 3 ? values : nil
         }
-        guard let accel = vector(after: "accel"), let gyro = vector(after: "gyro") else { return nil }
-        return (accel, gyro)
+        guard let accel = vector(after: "accel") else { return nil }
+        return (accel, vector(after: "gyro"))
     }
 
     /// The x, y, z of a `read CHIP ADDRESS: x … y … z … µT` line.

@@ -6,7 +6,8 @@ import XCTest
 import Glibc
 #endif
 
-/// Each accelerometer/gyroscope driver against its register-level model, through the I2CBus protocol.
+/// Each accelerometer/gyroscope driver (and the accelerometer-only LSM303) against its register-level
+/// model, through the I2CBus protocol.
 final class InertialDriverTests: XCTestCase {
     static let g = 9.80665
     static let radiansPerDegree = Double.pi / 180
@@ -16,10 +17,13 @@ final class InertialDriverTests: XCTestCase {
         var model: String
         var driver: String
         var identifiedAs: String
-        /// The first register of the sample burst.
+        /// The first register of the sample burst (as the driver sends it: the LSM303's has bit 7 set).
         var burst: UInt8
-        /// °C per temperature LSB.
-        var temperatureLSB: Double
+        /// °C per temperature LSB; nil for a chip that reports no temperature.
+        var temperatureLSB: Double?
+
+        /// The LSM303 is an accelerometer alone.
+        var hasGyroscope: Bool { driver != "lsm303" }
     }
 
     static let chips = [
@@ -32,13 +36,23 @@ final class InertialDriverTests: XCTestCase {
         Chip(model: "mpu9250", driver: "mpu6xxx", identifiedAs: "InvenSense MPU-9250", burst: 0x3B, temperatureLSB: 1.0 / 333.87),
         Chip(model: "mpu9255", driver: "mpu6xxx", identifiedAs: "InvenSense MPU-9255", burst: 0x3B, temperatureLSB: 1.0 / 333.87),
         Chip(model: "icm20948", driver: "icm20948", identifiedAs: "TDK ICM-20948 (accel/gyro)", burst: 0x2D, temperatureLSB: 1.0 / 333.87),
+        Chip(model: "lsm303dlhc", driver: "lsm303", identifiedAs: "ST LSM303DLHC (accelerometer)", burst: 0xA8, temperatureLSB: nil),
+        Chip(model: "lsm303agr", driver: "lsm303", identifiedAs: "ST LSM303AGR (accelerometer)", burst: 0xA8, temperatureLSB: nil),
+        // Without a magnetometer at 0x1E the two cannot be told apart.
+        Chip(model: "lsm303", driver: "lsm303", identifiedAs: "ST LSM303DLHC/LSM303AGR (accelerometer)", burst: 0xA8,
+             temperatureLSB: nil),
     ]
 
     /// Datasheet full scales and LSB sizes, written out here independently of the drivers' tables:
-    /// (full scale, m/s² per LSB) and (full scale, rad/s per LSB).
-    static func ranges(_ driver: String) -> (accel: [(Double, Double)], gyro: [(Double, Double)]) {
+    /// (full scale, m/s² per LSB) and (full scale, rad/s per LSB; none without a gyroscope). The LSM303's
+    /// LSB is one 12-bit high-resolution digit: the DLHC's (also used when the variant is unknown) or the AGR's.
+    static func ranges(_ chip: Chip) -> (accel: [(Double, Double)], gyro: [(Double, Double)]) {
         let mg = g / 1000, mdps = radiansPerDegree / 1000
-        switch driver {
+        switch chip.driver {
+        case "lsm303" where chip.model == "lsm303agr":
+            return ([(2, 0.98 * mg), (4, 1.95 * mg), (8, 3.9 * mg), (16, 11.72 * mg)], [])
+        case "lsm303":
+            return ([(2, 1 * mg), (4, 2 * mg), (8, 4 * mg), (16, 12 * mg)], [])
         case "lsm6dsx":
             return ([(2, 0.061 * mg), (4, 0.122 * mg), (8, 0.244 * mg), (16, 0.488 * mg)],
                     [(125, 4.375 * mdps), (245, 8.75 * mdps), (500, 17.5 * mdps), (1000, 35 * mdps), (2000, 70 * mdps)])
@@ -97,6 +111,8 @@ final class InertialDriverTests: XCTestCase {
             ("lsm9ds1", "lsm6dsox", 0x6B, 0x0F, 0x6C, [0x68]),
             ("mpu6xxx", "icm20948", 0x68, 0x75, 0x00, [0x68, 0x70, 0x71, 0x73]),
             ("icm20948", "mpu6050", 0x69, 0x00, 0x00, [0xEA]),
+            ("lsm303", "lsm6dsox", 0x19, 0x0F, 0x6C, [0x33]),
+            ("lsm6dsx", "lsm303agr", 0x6A, 0x0F, 0x33, [0x69, 0x6A, 0x6C]),
         ]
         for (driver, other, address, register, found, expected) in cases {
             let bus = SimulatedI2CBus(path: "/dev/i2c-3")
@@ -117,6 +133,10 @@ final class InertialDriverTests: XCTestCase {
         XCTAssertThrowsError(try LSM6DSx(bus: bus, address: 0x6A).identify()) { error in
             XCTAssertEqual("\(error)", "/dev/i2c-1 0x6a: not a ST LSM6DS3/LSM6DSL/LSM6DSOX: ID register 0x0f reads 0x68, expected one of 0x69, 0x6a, 0x6c")
         }
+        ChipModels.attachInertial(chip: "mpu6050", to: bus, address: 0x19) { .level }
+        XCTAssertThrowsError(try LSM303(bus: bus, address: 0x19).identify()) { error in
+            XCTAssertEqual("\(error)", "/dev/i2c-1 0x19: not a ST LSM303DLHC/LSM303AGR (accelerometer): ID register 0x0f reads 0x00, expected 0x33")
+        }
     }
 
     func testConfigureWritesTheDocumentedRegisters() throws {
@@ -126,7 +146,8 @@ final class InertialDriverTests: XCTestCase {
         s.angularRateRangeDPS = 300
         // LSM6DSx: 104 Hz (code 4), ±8 g (FS_XL 11), ±500 °/s (FS_G 01); reset, then BDU + IF_INC.
         // LSM9DS1: 119 Hz (code 3), ±8 g (11), ±500 °/s (01). MPU: divider 9 (100 Hz), DLPF 3 (42 Hz ≤ 50),
-        // FS_SEL 1, AFS_SEL 2, DATA_RDY_EN.
+        // FS_SEL 1, AFS_SEL 2, DATA_RDY_EN. LSM303: BDU + FS 10 (±8 g) + HR, high-pass filter off, then 100 Hz
+        // (code 5) with X/Y/Z on; the gyroscope range asked for is ignored.
         let cases: [(String, [(UInt8, UInt8)], InertialConfiguration)] = [
             ("lsm6dsox", [(0x12, 0x05), (0x12, 0x44), (0x10, 0x4C), (0x11, 0x44)], .init(rate: 104, accelerationRangeG: 8, angularRateRangeDPS: 500)),
             ("lsm9ds1", [(0x22, 0x05), (0x22, 0x44), (0x20, 0x78), (0x10, 0x68)], .init(rate: 119, accelerationRangeG: 8, angularRateRangeDPS: 500)),
@@ -134,6 +155,8 @@ final class InertialDriverTests: XCTestCase {
              .init(rate: 100, accelerationRangeG: 8, angularRateRangeDPS: 500)),
             ("mpu9250", [(0x6B, 0x01), (0x6C, 0x00), (0x1A, 0x03), (0x19, 9), (0x1B, 0x08), (0x1C, 0x10), (0x1D, 0x03), (0x38, 0x01)],
              .init(rate: 100, accelerationRangeG: 8, angularRateRangeDPS: 500)),
+            ("lsm303dlhc", [(0x23, 0xA8), (0x21, 0x00), (0x20, 0x57)], .init(rate: 100, accelerationRangeG: 8, angularRateRangeDPS: nil)),
+            ("lsm303agr", [(0x23, 0xA8), (0x21, 0x00), (0x20, 0x57)], .init(rate: 100, accelerationRangeG: 8, angularRateRangeDPS: nil)),
         ]
         for (model, expected, chosen) in cases {
             let r = try rig(try XCTUnwrap(Self.chips.first { $0.model == model }))
@@ -170,9 +193,11 @@ final class InertialDriverTests: XCTestCase {
 
     func testScalingAtEveryFullScaleWithinOneLSB() throws {
         for chip in Self.chips {
-            let (accelRanges, gyroRanges) = Self.ranges(chip.driver)
+            let (accelRanges, gyroRanges) = Self.ranges(chip)
             for (i, (accelFS, accelLSB)) in accelRanges.enumerated() {
-                let (gyroFS, gyroLSB) = gyroRanges[i % gyroRanges.count]
+                // Without a gyroscope the range asked for is ignored and the motion's rotation not sensed.
+                let gyro = gyroRanges.isEmpty ? nil : gyroRanges[i % gyroRanges.count]
+                let gyroFS = gyro?.0 ?? 500
                 let force = Vector3(0.61, -0.37, 0.93) * (accelFS * Self.g)
                 let rate = Vector3(-0.83, 0.29, 0.51) * (gyroFS * Self.radiansPerDegree)
                 let r = try rig(chip, motion: Motion(specificForce: force, angularRate: rate, temperature: 31.7))
@@ -182,19 +207,27 @@ final class InertialDriverTests: XCTestCase {
                 try r.driver.identify()
                 let chosen = try r.driver.configure(s)
                 XCTAssertEqual(chosen.accelerationRangeG, accelFS, chip.model)
-                XCTAssertEqual(chosen.angularRateRangeDPS, gyroFS, chip.model)
+                XCTAssertEqual(chosen.angularRateRangeDPS, gyro?.0, chip.model)
                 let reading = try r.driver.read()
-                let what = "\(chip.model) ±\(accelFS) g ±\(gyroFS) °/s"
+                let what = "\(chip.model) ±\(accelFS) g" + (gyro.map { " ±\($0.0) °/s" } ?? "")
                 for (got, want) in [(reading.acceleration.x, force.x), (reading.acceleration.y, force.y), (reading.acceleration.z, force.z)] {
                     XCTAssertEqual(got, want, accuracy: accelLSB, what)
                 }
-                let g = try XCTUnwrap(reading.angularRate, what)
-                for (got, want) in [(g.x, rate.x), (g.y, rate.y), (g.z, rate.z)] {
-                    XCTAssertEqual(got, want, accuracy: gyroLSB, what)
+                if let gyro {
+                    let g = try XCTUnwrap(reading.angularRate, what)
+                    for (got, want) in [(g.x, rate.x), (g.y, rate.y), (g.z, rate.z)] {
+                        XCTAssertEqual(got, want, accuracy: gyro.1, what)
+                    }
+                } else {
+                    XCTAssertNil(reading.angularRate, what)
                 }
                 XCTAssertFalse(reading.accelerationSaturated, what)
                 XCTAssertFalse(reading.angularRateSaturated, what)
-                XCTAssertEqual(reading.temperature ?? .nan, 31.7, accuracy: chip.temperatureLSB, what)
+                if let lsb = chip.temperatureLSB {
+                    XCTAssertEqual(reading.temperature ?? .nan, 31.7, accuracy: lsb, what)
+                } else {
+                    XCTAssertNil(reading.temperature, what)
+                }
             }
             // The ±125 °/s gyro range only the LSM6DSx family has.
             if chip.driver == "lsm6dsx" {
@@ -216,7 +249,11 @@ final class InertialDriverTests: XCTestCase {
             XCTAssertEqual(reading.acceleration.z, 9.80665, accuracy: 0.01, chip.model)
             XCTAssertEqual(reading.acceleration.x, 0, accuracy: 0.01, chip.model)
             XCTAssertEqual(reading.acceleration.y, 0, accuracy: 0.01, chip.model)
-            XCTAssertEqual(try XCTUnwrap(reading.angularRate).length, 0, accuracy: 1e-9, chip.model)
+            if chip.hasGyroscope {
+                XCTAssertEqual(try XCTUnwrap(reading.angularRate).length, 0, accuracy: 1e-9, chip.model)
+            } else {
+                XCTAssertNil(reading.angularRate, chip.model)
+            }
         }
     }
 
@@ -228,7 +265,11 @@ final class InertialDriverTests: XCTestCase {
                 r.motion.value = Motion(specificForce: Vector3(step * Self.g, 0, Self.g), angularRate: Vector3(0, 0, step))
                 let reading = try r.driver.read()
                 XCTAssertEqual(reading.acceleration.x, step * Self.g, accuracy: 0.01, chip.model)
-                XCTAssertEqual(try XCTUnwrap(reading.angularRate).z, step, accuracy: 0.001, chip.model)
+                if chip.hasGyroscope {
+                    XCTAssertEqual(try XCTUnwrap(reading.angularRate).z, step, accuracy: 0.001, chip.model)
+                } else {
+                    XCTAssertNil(reading.angularRate, chip.model)
+                }
             }
         }
     }
@@ -260,7 +301,8 @@ final class InertialDriverTests: XCTestCase {
 
     func testSaturationIsReportedPerSensor() throws {
         for chip in Self.chips {
-            // Defaults are ±4 g and ±500 °/s (±245/500 on the ST parts): 6 g and 700 °/s are beyond them.
+            // Defaults are ±4 g and ±500 °/s (±245/500 on the ST parts): 6 g and 700 °/s are beyond them
+            // (the LSM303's ±4 g reaches 4.09 g at 2 mg per digit; it senses no rotation).
             let r = try rig(chip, motion: Motion(specificForce: Vector3(6 * Self.g, 0, Self.g)))
             _ = try r.driver.configure(InertialSettings())
             var reading = try r.driver.read()
@@ -269,7 +311,7 @@ final class InertialDriverTests: XCTestCase {
             r.motion.value = Motion(specificForce: Vector3(0, 0, Self.g), angularRate: Vector3(0, -700 * Self.radiansPerDegree, 0))
             reading = try r.driver.read()
             XCTAssertFalse(reading.accelerationSaturated, chip.model)
-            XCTAssertTrue(reading.angularRateSaturated, chip.model)
+            XCTAssertEqual(reading.angularRateSaturated, chip.hasGyroscope, chip.model)
         }
     }
 
@@ -418,10 +460,109 @@ final class InertialDriverTests: XCTestCase {
         XCTAssertEqual(try ChipProbe.findInertial(a, chip: nil, address: nil).identifiedName, "ST LSM6DSL")
         XCTAssertEqual(try ChipProbe.findInertial(b, chip: "mpu6xxx", address: nil).address, 0x69)
         XCTAssertThrowsError(try ChipProbe.findInertial(b, chip: "bno055", address: nil)) { error in
-            XCTAssertTrue("\(error)".contains("unknown chip; supported: lsm6dsx, lsm9ds1, mpu6xxx, icm20948"), "\(error)")
+            XCTAssertTrue("\(error)".contains("unknown chip; supported: lsm6dsx, lsm9ds1, mpu6xxx, icm20948, lsm303"), "\(error)")
         }
         XCTAssertThrowsError(try ChipProbe.findInertial(SimulatedI2CBus(path: "/dev/i2c-1"), chip: nil, address: nil)) { error in
             XCTAssertTrue("\(error)".contains("no supported accelerometer/gyroscope found on /dev/i2c-1"), "\(error)")
         }
+    }
+
+    func testLSM303RatesRangesAndTwelveBitLeftJustifiedData() throws {
+        // (rate, range wanted) → CTRL_REG1_A (ODR code << 4 | X/Y/Z on), CTRL_REG4_A (BDU | FS << 4 | HR), chosen.
+        let cases: [(Double, Double?, UInt8, UInt8, Double, Double)] = [
+            (1, 2, 0x17, 0x88, 1, 2),
+            (0.2, nil, 0x17, 0x98, 1, 4),          // nothing slower than 1 Hz; ±4 g by default
+            (30, 3, 0x47, 0x98, 50, 4),
+            (400, 16, 0x77, 0xB8, 400, 16),
+            (401, 9, 0x97, 0xB8, 1344, 16),        // 1.344 kHz is code 9 (code 8 is low-power only)
+            (5000, 40, 0x97, 0xB8, 1344, 16),      // the fastest and widest when nothing is enough
+        ]
+        let chip = try XCTUnwrap(Self.chips.first { $0.model == "lsm303dlhc" })
+        for (wantedRate, wantedRange, ctrl1, ctrl4, rate, range) in cases {
+            let r = try rig(chip)
+            var s = InertialSettings()
+            s.rate = wantedRate
+            s.accelerationRangeG = wantedRange
+            s.angularRateRangeDPS = 2000
+            let chosen = try r.driver.configure(s)
+            XCTAssertEqual(chosen, InertialConfiguration(rate: rate, accelerationRangeG: range, angularRateRangeDPS: nil), "\(wantedRate) Hz")
+            XCTAssertEqual(chosen.description, "\(rate) Hz, ±\(range) g, no gyroscope")
+            XCTAssertEqual(r.model.registers[0x20], ctrl1, "\(wantedRate) Hz")
+            XCTAssertEqual(r.model.registers[0x23], ctrl4, "\(wantedRate) Hz")
+        }
+
+        // −1.5 g, +0.25 g, +1 g at ±2 g (1 mg per digit): −1500, 250, 1000 digits, shifted left by four.
+        let r = try rig(chip, motion: Motion(specificForce: Vector3(-1.5, 0.25, 1) * Self.g))
+        var s = InertialSettings()
+        s.accelerationRangeG = 2
+        _ = try r.driver.configure(s)
+        let reading = try r.driver.read()
+        let raw = (0..<3).map { Int(Int16(bitPattern: UInt16(r.model.registers[0x29 + 2 * $0]) << 8 | UInt16(r.model.registers[0x28 + 2 * $0]))) }
+        XCTAssertEqual(raw, [-1500 << 4, 250 << 4, 1000 << 4])
+        XCTAssertEqual(reading.acceleration.x, -1.5 * Self.g, accuracy: 1e-9, "−1500 digits: the shift keeps the sign")
+        XCTAssertEqual(reading.acceleration.y, 0.25 * Self.g, accuracy: 1e-9)
+        XCTAssertEqual(reading.acceleration.z, Self.g, accuracy: 1e-9)
+        XCTAssertFalse(reading.accelerationSaturated)
+
+        // The 12-bit ends: 2047 and −2048 digits (±2.047/2.048 g at ±2 g) are saturated, 2046 is not.
+        for (force, saturated) in [(2.046, false), (2.3, true), (-2.3, true), (-2.047, false)] {
+            r.motion.value = Motion(specificForce: Vector3(0, force * Self.g, 0))
+            XCTAssertEqual(try r.driver.read().accelerationSaturated, saturated, "\(force) g")
+        }
+        r.motion.value = Motion(specificForce: Vector3(0, 0, -2.0484 * Self.g))
+        XCTAssertTrue(try r.driver.read().accelerationSaturated, "−2048 digits")
+        XCTAssertEqual(r.model.registers[0x2D], 0x80)
+    }
+
+    func testLSM303MultiByteReadsNeedTheSubAddressMSBAndItStartsPoweredDown() throws {
+        let bus = SimulatedI2CBus()
+        ChipModels.attachInertial(chip: "lsm303", to: bus) { .level }
+        XCTAssertEqual(try bus.readBlock(address: 0x19, register: 0x0F, count: 3), [0x33, 0x33, 0x33], "no MSB: one register")
+        XCTAssertEqual(try bus.readBlock(address: 0x19, register: 0x8E, count: 2), [0x00, 0x33], "MSB: auto-increment")
+        XCTAssertEqual(try bus.readByte(address: 0x19, register: 0x20), 0x07, "power-down, axes enabled at reset")
+        XCTAssertEqual(try bus.readByte(address: 0x19, register: 0x27), 0x00, "no data while powered down")
+        let d = LSM303(bus: bus, address: 0x19)
+        d.sleep = { _ in }
+        _ = try d.configure(InertialSettings())
+        XCTAssertEqual(d.identifiedName, "ST LSM303DLHC/LSM303AGR (accelerometer)", "configure identifies first")
+        XCTAssertEqual(try bus.readByte(address: 0x19, register: 0x27) & 0x08, 0x08, "ZYXDA once running")
+        XCTAssertEqual(try d.read().acceleration.z, Self.g, accuracy: 0.02)
+    }
+
+    func testLSM303IsToldApartByTheMagnetometerBesideIt() throws {
+        // AGR: its magnetometer is the LIS2MDL's chip (WHO_AM_I_M 4Fh = 0x40).
+        let agr = SimulatedI2CBus()
+        ChipModels.attachInertial(chip: "lsm303agr", to: agr) { .level }
+        let a = try ChipProbe.scan(agr)
+        XCTAssertEqual(a.map(\.address), [0x19, 0x1E])
+        XCTAssertEqual(a[0].inertialChip, "lsm303")
+        XCTAssertEqual(a[0].inertialDisplayName, "ST LSM303AGR (accelerometer)")
+        XCTAssertEqual(a[0].inertialConfidence, .medium, "0x33 is also the LIS3DH's and LIS2DH12's WHO_AM_I")
+        XCTAssertNil(a[0].chip)
+        XCTAssertEqual(a[1].chip, "lis2mdl")
+        XCTAssertEqual(a[1].displayName, "ST LIS2MDL / LSM303AGR")
+
+        // DLHC: its magnetometer answers "H43" like an HMC5883L; identification only reads, on both devices.
+        let dlhc = SimulatedI2CBus()
+        let accel = try XCTUnwrap(ChipModels.attachInertial(chip: "lsm303", to: dlhc) { .level })
+        let mag = HMC5883LModel { .zero }
+        dlhc.attach(mag, at: 0x1E)
+        let d = try ChipProbe.scan(dlhc)
+        XCTAssertEqual(d.map(\.address), [0x19, 0x1E])
+        XCTAssertEqual(d[0].inertialDisplayName, "ST LSM303DLHC (accelerometer)")
+        XCTAssertEqual(d[1].chip, "hmc5883l")
+        XCTAssertEqual(d[1].displayName, "Honeywell HMC5883L (or the LSM303DLHC's magnetometer)")
+        XCTAssertEqual(accel.writes.count + mag.writes.count, 0, "identification only reads")
+        XCTAssertEqual(try ChipProbe.findInertial(dlhc, chip: "lsm303", address: nil).identifiedName, "ST LSM303DLHC (accelerometer)")
+
+        // Neither: the accelerometer alone, with the DLHC's (and Linux's) sensitivities.
+        let alone = SimulatedI2CBus()
+        ChipModels.attachInertial(chip: "lsm303", to: alone) { .level }
+        XCTAssertEqual(try ChipProbe.findInertial(alone, chip: nil, address: nil).identifiedName,
+                       "ST LSM303DLHC/LSM303AGR (accelerometer)")
+        // An HMC5883L with no LSM303 keeps its own name.
+        let hmc = SimulatedI2CBus()
+        ChipModels.attach(chip: "hmc5883l", to: hmc) { .zero }
+        XCTAssertEqual(try ChipProbe.scan(hmc).first?.displayName, "Honeywell HMC5883L")
     }
 }

@@ -101,6 +101,23 @@ final class InertialReaderTests: XCTestCase {
         XCTAssertEqual(rec.wait { $0.last == .state(.disconnected(.stopped)) }.last, .state(.disconnected(.stopped)))
     }
 
+    func testAnAccelerometerWithoutGyroscopeIsFoundAndReadWithNoAngularRate() throws {
+        let bus = SimulatedI2CBus(path: "sim")
+        ChipModels.attachInertial(chip: "lsm303agr", to: bus) { Motion(specificForce: Vector3(0, 3.0, 9.3)) }
+        let (r, rec) = reader(bus, rate: 100)
+        r.start()
+        defer { r.stop() }
+        rec.wait { Self.sampleCount($0) >= 3 }
+        r.stop()
+        XCTAssertEqual(r.endpoint, "i2c:sim:0x19", "auto found the LSM303AGR's accelerometer")
+        let s = try XCTUnwrap(rec.inertial.first)
+        XCTAssertEqual(s.chip, "lsm303")
+        XCTAssertEqual(s.acceleration.y, 3.0, accuracy: 0.02)
+        XCTAssertEqual(s.acceleration.z, 9.3, accuracy: 0.02)
+        XCTAssertNil(s.angularRate)
+        XCTAssertFalse(s.saturated)
+    }
+
     func testAChipThatIsNotThereIsReportedAndLookedForAgainWithBackoff() {
         let bus = SimulatedI2CBus(path: "empty")
         let (r, rec) = reader(bus, chip: "icm20948")
