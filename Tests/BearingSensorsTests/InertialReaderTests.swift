@@ -110,7 +110,7 @@ final class InertialReaderTests: XCTestCase {
         rec.wait { Self.sampleCount($0) >= 3 }
         r.stop()
         XCTAssertEqual(r.endpoint, "i2c:sim:0x19", "auto found the LSM303AGR's accelerometer")
-        let s = try XCTUnwrap(rec.inertial.first)
+        let s = try XCTUnwrap(rec.received.first)
         XCTAssertEqual(s.chip, "lsm303")
         XCTAssertEqual(s.acceleration.y, 3.0, accuracy: 0.02)
         XCTAssertEqual(s.acceleration.z, 9.3, accuracy: 0.02)

@@ -1,0 +1,72 @@
+import BearingAgent
+import BearingCore
+import BearingSimulator
+import Foundation
+import TestSupport
+import XCTest
+
+/// An accelerometer without a gyroscope in the running agent: an LSM303AGR (its accelerometer at 0x19,
+/// its LIS2MDL-compatible magnetometer at 0x1E) on a board heeled 20°. The fusion runs as a tilt-compensated
+/// compass; ATT carries roll, pitch and acc_* but no gyro_*.
+final class AccelerometerCompassAgentTests: XCTestCase {
+    static let fallback = Vector3(-33.9, 151.2, 0)  // Sydney: dip ≈ −64°
+
+    func testLSM303HeeledBoardPublishesATiltCompensatedHeadingWithoutGyroFields() throws {
+        let dir = temporaryDirectory("lsm303")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let year = WorldMagneticModel.decimalYear(unixSeconds: GPSTimestamp.now().unixTime)
+        let field = LocalField.wmm(.wmm2025, latitude: Self.fallback.x, longitude: Self.fallback.y, heightKm: 0, year: year, source: .fallback)
+
+        var b = VirtualIMU(heading: { _ in 250 })
+        b.roll = { _ in -20 }
+        b.pitch = { _ in 4 }
+        b.fieldNorm = field.reference.norm
+        b.dip = field.reference.dip
+        let board = b
+        let bus = SimulatedI2CBus(path: "sim-bus")
+        let compass = VirtualCompass(orientation: try Orientation(axes: "+X-Y-Z"), clock: { 0 })
+        compass.board = { board.boardField(at: $0) }
+        ChipModels.attachInertial(chip: "lsm303agr", to: bus) { board.motion(at: 0) }
+        // The AGR's magnetometer, replaced by one that senses the board's field.
+        ChipModels.attach(chip: "lis2mdl", to: bus) { compass.field() }
+
+        var c = makeAgentConfig(gpsdPort: freePort(), dir: dir)
+        let chipZUp = try Orientation(axes: "+X-Y-Z")
+        c.magnetometer.enabled = true
+        c.magnetometer.reader.bus = "sim-bus"
+        c.magnetometer.reader.chip = "lis2mdl"
+        c.magnetometer.reader.settings.rate = 20
+        c.magnetometer.orientation = chipZUp
+        c.imu.enabled = true
+        c.imu.reader.bus = "sim-bus"
+        c.imu.reader.chip = nil  // found by probing, as `imu.chip: auto`
+        c.imu.reader.settings.rate = 50
+        c.imu.orientation = chipZUp
+        c.heading.fallbackPosition = Self.fallback
+        c.pipelines[StreamKey(.att, .compass)] = [.throttle(interval: 0.25, latest: true)]
+
+        let agent = Agent(config: c, logger: testLogger(), openBus: { _ in bus })
+        try agent.start()
+        defer { agent.stop() }
+        let client = try SocketClient(path: agent.socketPath)
+        client.watch()
+
+        // τ 1 s without a gyroscope: settled well within 4 s.
+        var first: Double?
+        var late: [[String: Any]] = []
+        _ = client.collect(timeout: 30) { o in
+            guard cls(o) == "ATT" else { return false }
+            let now = Date().timeIntervalSince1970
+            if first == nil { first = now }
+            if now - first! > 4 { late.append(o) }
+            return now - first! > 6
+        }
+        let att = try XCTUnwrap(late.last, "no ATT from the accelerometer compass: \(agent.statusLine)")
+        XCTAssertEqual(att["mheading"] as? Double ?? .nan, 250, accuracy: 1)
+        XCTAssertEqual(att["roll"] as? Double ?? .nan, -20, accuracy: 0.5)
+        XCTAssertEqual(att["pitch"] as? Double ?? .nan, 4, accuracy: 0.5)
+        XCTAssertEqual(att["acc_len"] as? Double ?? .nan, 9.81, accuracy: 0.05)
+        for key in ["gyro_x", "gyro_y", "gyro_z"] { XCTAssertNil(att[key], "\(key) without a gyroscope") }
+        XCTAssertTrue(agent.statusLine.contains("imu connected"), agent.statusLine)
+    }
+}
