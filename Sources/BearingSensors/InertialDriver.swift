@@ -36,8 +36,8 @@ public struct InertialConfiguration: Equatable, Sendable, CustomStringConvertibl
 /// `acceleration` is specific force (what an accelerometer measures: acceleration minus gravity), m/s²:
 /// a chip lying still and level, top face up, reads about +9.81 on Z. `angularRate` is rad/s, positive
 /// counter-clockwise about each axis seen from its positive end (right-hand rule); nil from an
-/// accelerometer without a gyroscope (LSM303). Every supported chip's datasheet uses these conventions,
-/// so no sign is changed in the drivers.
+/// accelerometer without a gyroscope (LSM303). The axes form a right-handed frame: the chips' own, except
+/// the LSM9DS1's left-handed registers, whose X its driver reverses.
 public struct InertialReading: Equatable, Sendable {
     public var acceleration: Vector3
     public var angularRate: Vector3?

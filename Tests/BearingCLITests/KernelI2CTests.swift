@@ -97,7 +97,8 @@ final class KernelI2CTests: XCTestCase {
         let inertial: [(String, String, [Double], [Double]?)] = [
             (round4, "lsm6dsx 0x6a", [1000, -2000, 8000].map { $0 * 0.122e-3 * g }, [100, -200, 400].map { $0 * 17.5e-3 * radiansPerDegree }),
             (round4, "mpu6xxx 0x68", [4096, -2048, 8192].map { $0 / 8192 * g }, [655, -131, 0].map { $0 / 65.5 * radiansPerDegree }),
-            (round5, "lsm9ds1 0x6b", [2000, -4000, 8000].map { $0 * 0.122e-3 * g }, [200, -400, 800].map { $0 * 17.5e-3 * radiansPerDegree }),
+            // The LSM9DS1's raw X reversed: its accelerometer/gyroscope axes are left-handed.
+            (round5, "lsm9ds1 0x6b", [-2000, -4000, 8000].map { $0 * 0.122e-3 * g }, [-200, -400, 800].map { $0 * 17.5e-3 * radiansPerDegree }),
             (round5, "icm20948 0x69", [-4096, 2048, 8192].map { $0 / 8192 * g }, [131, -655, 0].map { $0 / 65.5 * radiansPerDegree }),
             // 12-bit digits (the register pair shifted right by four) at 1.95 mg (AGR) and 2 mg (DLHC) at ±4 g.
             (round5, "lsm303 0x19", [512, -1024, 1000].map { $0 * 1.95e-3 * g }, nil),

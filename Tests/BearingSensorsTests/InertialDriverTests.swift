@@ -241,6 +241,26 @@ final class InertialDriverTests: XCTestCase {
         }
     }
 
+    /// The LSM9DS1's accelerometer/gyroscope registers hold a left-handed frame (X reversed against its
+    /// magnetometer's): the driver reverses X back, so a force and a rate along the magnetometer's +X read +X.
+    func testLSM9DS1ReportsItsRawXReversedAsARightHandedFrame() throws {
+        let bus = SimulatedI2CBus()
+        ChipModels.attachInertial(chip: "lsm9ds1", to: bus) { Motion(specificForce: Vector3(3, 0, 9), angularRate: Vector3(0.5, 0, 0)) }
+        let d = LSM9DS1(bus: bus, address: 0x6A)
+        d.sleep = { _ in }
+        try d.identify()
+        _ = try d.configure(InertialSettings())
+        let r = try d.read()
+        // Raw X registers, little-endian: negative counts for the positive force and rate.
+        let accelX = Int16(bitPattern: UInt16(try bus.readByte(address: 0x6A, register: 0x29)) << 8 | UInt16(try bus.readByte(address: 0x6A, register: 0x28)))
+        let gyroX = Int16(bitPattern: UInt16(try bus.readByte(address: 0x6A, register: 0x19)) << 8 | UInt16(try bus.readByte(address: 0x6A, register: 0x18)))
+        XCTAssertLessThan(accelX, 0)
+        XCTAssertLessThan(gyroX, 0)
+        XCTAssertEqual(r.acceleration.x, 3, accuracy: 0.01)
+        XCTAssertEqual(try XCTUnwrap(r.angularRate).x, 0.5, accuracy: 0.001)
+        XCTAssertEqual(r.acceleration.z, 9, accuracy: 0.01)
+    }
+
     func testALevelBoardAtRestReadsOneGUpAndNoRotation() throws {
         for chip in Self.chips {
             let r = try rig(chip, motion: .level)

@@ -14,6 +14,13 @@ import BearingCore
 /// CTRL_REG4…CTRL_REG10, INT_GEN_SRC_XL and a second STATUS_REG, none of which a read changes except the
 /// unused, unlatched interrupt source). Tables as in Linux `drivers/iio/imu/st_lsm6dsx/st_lsm6dsx_core.c`
 /// (LSM9DS1 entry).
+///
+/// Axes: the accelerometer/gyroscope's raw X, Y, Z form a left-handed frame, and its magnetometer's X
+/// points the other way from the accelerometer's, Y and Z alike (PX4 `lsm9ds1_mag`: "sensor X is aligned
+/// with -X of lsm9ds1 accel/gyro"; the LSM9DS1 AHRS sketches of J. Remington negate accel and gyro X "to
+/// fix handedness" and then use the magnetometer as read; ArduPilot and RTIMULib apply one mirror map to
+/// both). This driver reverses X of both, as those sketches do, so it reports — like every other driver —
+/// a right-handed frame: the magnetometer's, and one orientation string serves both chips on a board.
 public final class LSM9DS1: ChipDriverBase, InertialDriver {
     public static let descriptor = ChipDescriptor(
         name: "lsm9ds1", displayName: "ST LSM9DS1 (accel/gyro)", addresses: [0x6A, 0x6B],
@@ -73,7 +80,8 @@ public final class LSM9DS1: ChipDriverBase, InertialDriver {
         _ = try waitReady(Register.status, mask: 0x03, polls: polls) { sleep(0.1 / rate) }
         let b = try block(Register.outTempL, Self.burstLength)
         let gyro = Inertial.le(b, at: Self.gyroOffset), accel = Inertial.le(b, at: Self.accelOffset)
-        return InertialReading(acceleration: Inertial.vector(accel, accelScale), angularRate: Inertial.vector(gyro, gyroScale),
+        let a = Inertial.vector(accel, accelScale), g = Inertial.vector(gyro, gyroScale)
+        return InertialReading(acceleration: Vector3(-a.x, a.y, a.z), angularRate: Vector3(-g.x, g.y, g.z),
                                accelerationSaturated: Inertial.saturated(accel), angularRateSaturated: Inertial.saturated(gyro),
                                temperature: 25 + Double(int16LE(b[0], b[1])) / 16)
     }

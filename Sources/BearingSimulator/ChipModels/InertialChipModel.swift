@@ -59,6 +59,9 @@ open class STInertialModel: InertialChipModel {
     /// Output LSB per °C, and the temperature that reads 0.
     let temperatureSensitivity: Double
     let temperatureZero = 25.0
+    /// The chip's X axis points the other way from the right-handed frame its motion is given in (the
+    /// LSM9DS1's left-handed accelerometer/gyroscope axes).
+    var xReversed = false
 
     init(layout: Layout, id: UInt8, temperatureSensitivity: Double, motion: @escaping () -> Motion) {
         self.layout = layout
@@ -125,7 +128,9 @@ open class STInertialModel: InertialChipModel {
     func latch() {
         let m = motion()
         putLE(layout.temperature, Self.counts(m.temperature - temperatureZero, 1 / temperatureSensitivity))
-        let g = m.angularRate, a = m.specificForce
+        let sx: Double = xReversed ? -1 : 1
+        let g = Vector3(sx * m.angularRate.x, m.angularRate.y, m.angularRate.z)
+        let a = Vector3(sx * m.specificForce.x, m.specificForce.y, m.specificForce.z)
         if gyroOn {
             putLE(layout.gyro, Self.counts(g.x, gyroScale)); putLE(layout.gyro + 2, Self.counts(g.y, gyroScale))
             putLE(layout.gyro + 4, Self.counts(g.z, gyroScale))

@@ -5,12 +5,15 @@ import BearingCore
 /// (ODR_XL bits 7:5, FS_XL bits 4:3 = ±2/±16/±4/±8 g at 0.061/0.732/0.122/0.244 mg/LSB; with the gyroscope
 /// on, the accelerometer runs at the gyroscope's rate); CTRL_REG8 22h (BDU bit 6, IF_ADD_INC bit 2 set at
 /// reset, SW_RESET bit 0); STATUS_REG at both 17h and 27h; OUT_TEMP 15h (16 LSB/°C, 0 at 25 °C), gyro
-/// 18h–1Dh, accel 28h–2Dh. Its magnetometer is a separate I2C device (use `LIS3MDLModel`).
+/// 18h–1Dh, accel 28h–2Dh. Its magnetometer is a separate I2C device (use `LIS3MDLModel`). The motion is
+/// given in the magnetometer's right-handed axes; the accelerometer and gyroscope output it with X reversed,
+/// as the chip does (see `LSM9DS1`).
 public final class LSM9DS1Model: STInertialModel {
     public init(motion: @escaping () -> Motion) {
         super.init(layout: Layout(whoAmI: 0x0F, status: [0x17, 0x27], temperature: 0x15, gyro: 0x18, accel: 0x28,
                                   control: 0x22, controlReset: 0x04, accelControl: 0x20, gyroControl: 0x10),
                    id: 0x68, temperatureSensitivity: 16, motion: motion)
+        xReversed = true
     }
 
     override func resetRegisters() {
