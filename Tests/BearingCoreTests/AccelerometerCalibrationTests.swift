@@ -11,7 +11,7 @@ final class AccelerometerCalibrationTests: XCTestCase {
     static let distortion = Matrix3([1.021, 0.004, -0.003], [0.004, 0.984, 0.006], [-0.003, 0.006, 1.012])
     static var trueCorrection: Matrix3 { distortion.inverse! }
 
-    static let faces: [(roll: Double, pitch: Double)] = [(0, 0), (180, 0), (0, 90), (0, -90), (90, 0), (-90, 0)]
+    static let faces = VirtualIMU.sixFaces
     static let tilts: [(roll: Double, pitch: Double)] = [(40, 30), (-35, -40), (130, 25), (-140, -30), (60, -55), (-120, 50)]
 
     /// A board held `hold` seconds in each pose (roll, pitch of its forward-left-up axes), moving `move`
@@ -19,23 +19,13 @@ final class AccelerometerCalibrationTests: XCTestCase {
     static func readings(_ poses: [(roll: Double, pitch: Double)], hold: Double = 2, move: Double = 1, heading: Double = 30,
                          accNoise: Double = 0.02, seed: UInt64 = 3,
                          distortion: Matrix3 = distortion, offset: Vector3 = offset) -> [IMUSample] {
-        let period = hold + move
-        @Sendable func at(_ t: Double) -> (roll: Double, pitch: Double) {
-            let k = min(Int(t / period), poses.count - 1)
-            let phase = t - Double(k) * period
-            guard phase > hold, k + 1 < poses.count else { return poses[k] }
-            let x = (phase - hold) / move, s = x * x * (3 - 2 * x)
-            return (poses[k].roll + (poses[k + 1].roll - poses[k].roll) * s, poses[k].pitch + (poses[k + 1].pitch - poses[k].pitch) * s)
-        }
-        var imu = VirtualIMU(heading: { _ in heading })
-        imu.roll = { at($0).roll }
-        imu.pitch = { at($0).pitch }
+        var imu = VirtualIMU.heldPoses(poses, hold: hold, move: move, heading: heading)
         imu.gravity = AccelerometerCalibrator.standardGravity
         imu.accNoise = accNoise
         imu.gyroNoise = 0.003
         imu.gyroBias = Vector3(0.01, -0.02, 0.005)
         imu.seed = seed
-        return imu.readings(duration: Double(poses.count) * period - move).map { r in
+        return imu.readings(duration: Double(poses.count) * (hold + move) - move).map { r in
             var s = r.sample
             s.accelerometer = distortion * s.accelerometer + offset
             return s
