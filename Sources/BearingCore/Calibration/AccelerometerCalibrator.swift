@@ -23,6 +23,23 @@ public enum AxisDirection: String, CaseIterable, Codable, Sendable {
         }
     }
 
+    /// How the board lies when this chip axis points up, in the board's terms (x forward, y right, z down),
+    /// for a chip mounted by `orientation`: `nose up`, `on its left side`, …
+    public func posture(_ orientation: Orientation) -> String {
+        Self.postures[postureRank(orientation)]
+    }
+
+    /// The postures in the order a person holds them: level first.
+    static let postures = ["level, right way up", "upside down", "nose up (standing on its tail)", "nose down (standing on its nose)",
+                           "on its right side (left side up)", "on its left side (right side up)"]
+    static let boardUp = [Vector3(0, 0, -1), Vector3(0, 0, 1), Vector3(1, 0, 0), Vector3(-1, 0, 0), Vector3(0, -1, 0), Vector3(0, 1, 0)]
+
+    /// The place of this direction's posture in `postures`.
+    public func postureRank(_ orientation: Orientation) -> Int {
+        let up = orientation.toBoard(vector)
+        return Self.boardUp.indices.max { Self.boardUp[$0].dot(up) < Self.boardUp[$1].dot(up) }!
+    }
+
     /// Within this angle of an axis a pose counts as that axis up.
     public static let tolerance = 30.0
 
