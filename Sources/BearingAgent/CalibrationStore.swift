@@ -125,9 +125,9 @@ public final class CalibrationFileStore<Content: CalibrationFileContent>: @unche
         lock.lock(); defer { lock.unlock() }
         return CalibrationFileState(file: path, record: active?.content, loaded: active?.loaded, error: lastError)
     }
-
-    static func rounded(_ v: Double) -> String { String(format: "%.2f", v) }
 }
+
+private func rounded(_ v: Double) -> String { String(format: "%.2f", v) }
 
 /// The magnetometer's calibration file.
 public typealias CalibrationStore = CalibrationFileStore<CalibrationRecord>
@@ -148,8 +148,8 @@ extension CalibrationRecord: CalibrationFileContent {
     public var inForce: String { "the calibration fitted \(time)" }
     public var logMetadata: Logger.Metadata {
         ["chip": "\(chip)", "model": "\(model.rawValue)", "fitted": "\(time)", "field": "\(field)",
-         "fit_error": "\(CalibrationStore.rounded(figures.fitError))%",
-         "heading_error": "\(figures.headingError.map { "\(CalibrationStore.rounded($0))°" } ?? "unknown")"]
+         "fit_error": "\(rounded(figures.fitError))%",
+         "heading_error": "\(figures.headingError.map { "\(rounded($0))°" } ?? "unknown")"]
     }
     public var caution: String? {
         model == .planar ? "the calibration is a 2-D fit: headings are right only while the board is level" : nil
@@ -170,7 +170,7 @@ extension AccelerometerCalibrationRecord: CalibrationFileContent {
     public var inForce: String { "the accelerometer calibration fitted \(time)" }
     public var logMetadata: Logger.Metadata {
         ["chip": "\(chip)", "model": "\(model.rawValue)", "fitted": "\(time)", "poses": "\(figures.poses)",
-         "residual": "\(CalibrationStore.rounded(figures.residualMilliG)) mg"]
+         "residual": "\(rounded(figures.residualMilliG)) mg"]
     }
     public var caution: String? { nil }
     /// The correction it describes, for the fusion.
@@ -188,7 +188,7 @@ extension MountingLevelRecord: CalibrationFileContent {
     public var fittedChip: String? { nil }
     public var inForce: String { String(format: "the mounting level measured %@ (roll %.2f°, pitch %.2f°)", time, roll, pitch) }
     public var logMetadata: Logger.Metadata {
-        ["roll": "\(CalibrationStore.rounded(roll))°", "pitch": "\(CalibrationStore.rounded(pitch))°", "measured": "\(time)"]
+        ["roll": "\(rounded(roll))°", "pitch": "\(rounded(pitch))°", "measured": "\(time)"]
     }
     public var caution: String? { nil }
 }

@@ -43,6 +43,7 @@ extension Calibrate {
                 progress.note("recorded \(collected.samples) samples to \(record)")
             }
         }
+        if collected.samples == 0 { throw CalibrateError("no samples from the accelerometer: \(collected.status)") }
         let fit: AccelerometerFit
         do { fit = try calibrator.fit(collected.poses) } catch { throw CalibrateError(error.message) }
 
@@ -88,6 +89,8 @@ final class PoseCollection {
         var device: String?
         /// `file` or `sensor`.
         var source: String
+        /// What the source last said (why there were no samples, if there were none).
+        var status = ""
     }
 
     /// The poses of a recording.
@@ -130,11 +133,12 @@ final class PoseCollection {
         var count = 0
         var chip: String?, device: String?
         var held: [AxisDirection?] = []
+        var lastStatus = ""
         var lastDraw = -10.0
         let drawEvery = progress.live ? 0.25 : 2.0
         let start = Syscall.monotonicSeconds()
         progress.note("Hold the board still for a second or two in each pose: each face up in turn (and tilts between them for the full model). Enter finishes now, Ctrl-C aborts.")
-        func result() -> Result { Result(poses: detector.poses, samples: count, chip: chip, device: device, source: "sensor") }
+        func result() -> Result { Result(poses: detector.poses, samples: count, chip: chip, device: device, source: "sensor", status: lastStatus) }
         while true {
             if enter.pressed(waiting: 100) {
                 progress.note("finishing (Enter)")
@@ -143,6 +147,7 @@ final class PoseCollection {
             }
             let now = Syscall.monotonicSeconds() - start
             let (samples, status, failure) = buffer.take()
+            lastStatus = status
             if let failure {
                 progress.note("stopped: \(failure)")
                 return result()

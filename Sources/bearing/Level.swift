@@ -47,6 +47,7 @@ struct Level: ParsableCommand {
         let progress = Progress(json: json, plain: plain)
         let input = try measure(config: config, socketPath: socketPath, progress: progress)
         for note in input.notes { progress.note(note) }
+        if input.samples == 0 { throw CalibrateError("no samples within \(Int(timeout)) s: \(input.status)") }
 
         let level: MountingLevel, pose: StaticPose
         do { (level, pose) = try input.measurement.result() } catch {

@@ -18,6 +18,9 @@ struct LevelInput {
     /// Where the daemon keeps its level file, when it was measured through the daemon.
     var daemonFile: String?
     var notes: [String] = []
+    /// Samples received, and what the source last said (why there were none, if there were none).
+    var samples = 0
+    var status = ""
 }
 
 /// Where `bearing level` gets calibrated, board-frame specific force: an IMU recording, the running daemon's
@@ -71,7 +74,7 @@ enum LevelSources {
                      angularRate: file.hasGyroscope ? conversion.rate(s.gyroscope) : nil) { break }
         }
         return LevelInput(measurement: m, source: "file", device: file.metadata["device"], accelerometerCalibration: conversion.applied,
-                          notes: conversion.note.map { [$0] } ?? [])
+                          notes: conversion.note.map { [$0] } ?? [], samples: file.samples.count)
     }
 
     static func sensor(_ reader: InertialReader.Configuration, duration: Double, timeout: Double, calibration: AccelerometerCalibrationRecord?,
@@ -87,8 +90,10 @@ enum LevelSources {
         while true {
             usleep(100_000)
             let (samples, status, failure) = buffer.take()
+            input.status = status
             if let failure { input.notes.append("stopped: \(failure)"); return input }
             for s in samples {
+                input.samples += 1
                 if conversion == nil {
                     conversion = Conversion(calibration, chip: s.chip, orientation: orientation)
                     input.device = s.device
@@ -134,6 +139,7 @@ enum LevelSources {
         let start = Syscall.monotonicSeconds()
         var lastDraw = -10.0
         let degrees = Double.pi / 180
+        input.status = "no ATT with acc_x/y/z from the bearing daemon at \(path): is its accelerometer connected (STATE)?"
         while Syscall.monotonicSeconds() - start < timeout {
             let next: WireMessage?
             do { next = try client.next(timeout: 0.25) } catch { throw CalibrateError("the bearing daemon at \(path): \(error)") }
@@ -144,6 +150,7 @@ enum LevelSources {
                 // Bearing's fused ATT (gpsd's own ATT has no quaternion).
                 if m.className == "ATT", m["quat"] != nil, let t = m.time, let x = m.number("acc_x"), let y = m.number("acc_y"), let z = m.number("acc_z") {
                     input.device = m.string("device") ?? input.device
+                    input.samples += 1
                     var rate: Vector3?
                     if let gx = m.number("gyro_x"), let gy = m.number("gyro_y"), let gz = m.number("gyro_z") { rate = undo * (Vector3(gx, gy, gz) * degrees) }
                     if input.measurement.add(time: t.unixTime, specificForce: undo * Vector3(x, y, z), angularRate: rate) { return input }
@@ -168,6 +175,6 @@ enum LevelSources {
         let still = m.detector.holding.map { String(format: "still %.1f s of %.1f", $0.duration, m.duration) }
             ?? "moving: leave the board still on its mount, the vehicle level"
         progress.frame([status, still + String(format: "   %.0f s of %.0f", elapsed, timeout)],
-                       plainLine: String(format: "%4.0f s  ", elapsed) + still)
+                       plainLine: String(format: "%4.0f s  ", elapsed) + still + "  (\(status))")
     }
 }
