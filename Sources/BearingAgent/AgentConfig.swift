@@ -494,7 +494,7 @@ struct ConfigReader {
     func busPath(_ node: Node, _ key: String) throws -> String {
         let s = try scalar(node, key)
         guard let path = I2CBusName.path(s) else {
-            throw fail(node, key, "\"\(s)\"", "a bus device such as /dev/i2c-1, a bus number, simulator or simulator:tumble")
+            throw fail(node, key, "\"\(s)\"", "a bus device such as /dev/i2c-1, a bus number, simulator, simulator:tumble or simulator:six-position")
         }
         return path
     }
