@@ -39,9 +39,15 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
     private let imuAdapter = SensorSubjects<InertialSample>(initialState: .connecting(attempt: 0))
     /// The accelerometer + gyroscope; only with a magnetometer.
     private let imuReader: InertialReader?
-    /// The calibration in force; nil without a magnetometer.
-    public let calibration: CalibrationStore?
-    private let calibrations = CurrentValueSubject<ActiveCalibration?, Never>(nil)
+    /// The calibration files in force (the magnetometer's; with an IMU the accelerometer's and the
+    /// mounting level); nil without a magnetometer.
+    public let calibrations: CalibrationFiles?
+    /// The magnetometer's calibration in force.
+    public var calibration: CalibrationStore? { calibrations?.magnetometer }
+    /// What the files hold, for the stages; only sent to on the pipeline queue.
+    private let magnetometerCalibration = CurrentValueSubject<ActiveCalibration?, Never>(nil)
+    private let accelerometerCalibration = CurrentValueSubject<ActiveCalibration?, Never>(nil)
+    private let mountingLevel = CurrentValueSubject<MountingLevel?, Never>(nil)
     private var dataLog: DataLog?
     private var subscriptions: [AnyCancellable] = []
     private var started = false
@@ -66,10 +72,10 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
         gpsd = GPSDClient(configuration: config.gpsd)
         if config.magnetometer.enabled {
             reader = MagnetometerReader(configuration: config.magnetometer.reader, openBus: openBus, now: GPSTimestamp.now)
-            calibration = CalibrationStore(path: config.calibrationPath, expectedChip: config.magnetometer.reader.chip, logger: logger)
+            calibrations = CalibrationFiles(config: config, logger: logger)
         } else {
             reader = nil
-            calibration = nil
+            calibrations = nil
         }
         imuReader = config.magnetometer.enabled && config.imu.enabled
             ? InertialReader(configuration: config.imu.reader, openBus: openBus, now: GPSTimestamp.now) : nil
@@ -77,7 +83,7 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
         sc.named = config.namedPipelines
         sc.devices = ["gpsd://\(config.gpsd.endpoint)"] + (reader.map { [$0.endpoint] } ?? []) + (imuReader.map { [$0.endpoint] } ?? [])
         sc.pipelineStore = config.pipelineStore
-        server = PublishingServer(configuration: sc, logger: logger, calibration: calibration)
+        server = PublishingServer(configuration: sc, logger: logger, calibration: calibrations)
         gpsd.delegate = gpsAdapter
         reader?.delegate = magAdapter
         imuReader?.delegate = imuAdapter
@@ -100,8 +106,9 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
         let api = GPSDClient.apiVersion
         logger.info("connecting to gpsd", metadata: ["gpsd": "\(config.gpsd.endpoint)", "libgps_api": "\(api.major).\(api.minor)"])
         gpsd.start()
-        if let reader, let calibration {
-            calibration.reload(reason: "start")
+        if let reader, let calibrations {
+            calibrations.reload(reason: "start")
+            let calibration = calibrations.magnetometer
             let m = config.magnetometer
             logger.info("reading magnetometer", metadata: [
                 "bus": "\(m.reader.bus)", "chip": "\(m.reader.chip ?? "auto")",
@@ -116,6 +123,8 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
                     "bus": "\(i.reader.bus)", "chip": "\(i.reader.chip ?? "auto")",
                     "address": "\(i.reader.address.map(I2CError.hex) ?? "auto")", "rate": "\(i.reader.settings.rate)",
                     "orientation": "\(i.orientation)",
+                    "calibration": "\(calibrations.accelerometer?.current.map { "\($0.model.rawValue) fitted \($0.time)" } ?? "none")",
+                    "level": "\(calibrations.level?.current.map { String(format: "roll %.2f°, pitch %.2f°", $0.roll, $0.pitch) } ?? "none")",
                 ])
                 imuReader.start()
             }
@@ -152,11 +161,14 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
     private func wireCompass() {
         let q = PipelineEntry(pipelineQueue)
         let hub = self.hub
-        if let calibration {
-            let subject = calibrations
-            calibration.onChange = { [pipelineQueue] status, active in
+        if let calibrations {
+            let (magnetometer, accelerometer, level) = (magnetometerCalibration, accelerometerCalibration, mountingLevel)
+            calibrations.onChange { [pipelineQueue] in
+                let status = calibrations.status
                 pipelineQueue.async {
-                    subject.send(active)
+                    magnetometer.send(status.record?.active)
+                    accelerometer.send(status.accelerometer?.record?.active)
+                    level.send(status.level?.record.flatMap { try? $0.level() })
                     hub.publishCalibration(WireEncoding.calibration(status))
                 }
             }
@@ -168,7 +180,7 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
         }
         .store(in: &subscriptions)
         // With `chip: auto` the chip is known only now: a calibration fitted for another one is dropped.
-        samples.first().sink { [weak self] sample in self?.calibration?.dropIfMismatched(chip: sample.chip) }
+        samples.first().sink { [weak self] sample in self?.calibration?.dropIfMismatched(chip: sample.chip, sensor: "magnetometer") }
             .store(in: &subscriptions)
 
         if imuReader != nil {
@@ -224,9 +236,9 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
         } else {
             declinations = Just(nil).eraseToAnyPublisher()
         }
-        // `calibrations` is only ever sent to on the pipeline queue (see onChange above), so it needs no hop of
-        // its own: a calibration loaded before the reader starts is in force for the very first sample.
-        CompassStages.attitudes(samples, calibrations: calibrations.eraseToAnyPublisher(), declinations: declinations,
+        // The calibration subjects are only ever sent to on the pipeline queue (see onChange above), so they need
+        // no hop of their own: a calibration loaded before the reader starts is in force for the very first sample.
+        CompassStages.attitudes(samples, calibrations: magnetometerCalibration.eraseToAnyPublisher(), declinations: declinations,
                                 orientation: config.magnetometer.orientation)
             .sink { hub.publish(Report(.attitude($0)), from: .compass) }
             .store(in: &subscriptions)
@@ -253,8 +265,14 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
         let fusion = AttitudeFusion(imuOrientation: config.imu.orientation, magnetometerOrientation: config.magnetometer.orientation,
                                     trueNorth: config.heading.trueNorth)
         CompassStages.fusedAttitudes(inertial: imuAdapter.samples.receive(on: q).eraseToAnyPublisher(), magnetic: samples,
-                                     calibrations: calibrations.eraseToAnyPublisher(), localFields: fields(), fusion: fusion)
+                                     calibrations: magnetometerCalibration.eraseToAnyPublisher(),
+                                     accelerometerCalibrations: accelerometerCalibration.eraseToAnyPublisher(),
+                                     levels: mountingLevel.eraseToAnyPublisher(), localFields: fields(), fusion: fusion)
             .sink { hub.publish(Report(.attitude($0)), from: .compass) }
+            .store(in: &subscriptions)
+        // With `imu.chip: auto` the chip is known only now: an accelerometer calibration for another one is dropped.
+        imuAdapter.samples.receive(on: q).first()
+            .sink { [weak self] sample in self?.calibrations?.accelerometer?.dropIfMismatched(chip: sample.chip, sensor: "accelerometer") }
             .store(in: &subscriptions)
 
         wireReports(imuAdapter, name: "imu", log: \.imuLog, lastFailure: \.lastIMUFailure) { [imuReader] in imuReader?.endpoint ?? "" }
@@ -275,10 +293,11 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
     /// Reopens the data log (after rotation).
     public func reopenLogs() { dataLog?.reopen() }
 
-    /// Reloads the calibration file; returns the reason when it was rejected (the old one stays).
+    /// Reloads the calibration files; returns what was rejected, if anything (what was in force stays).
     @discardableResult
     public func reloadCalibration(reason: String) -> String? {
-        calibration?.reload(reason: reason)
+        let rejected = calibrations?.reload(reason: reason) ?? []
+        return rejected.isEmpty ? nil : rejected.joined(separator: "; ")
     }
 
     /// Stops in order: the sources, then the pipeline queue drains (time-based operators are cancelled),

@@ -64,6 +64,12 @@ public struct AgentConfig: Equatable, Sendable {
         public var enabled = false
         public var reader = InertialReader.Configuration()
         public var orientation = Orientation.identity
+        /// The accelerometer calibration file (`bearing calibrate --accel` writes it); nil for
+        /// `accelerometer.json` beside the magnetometer's calibration file.
+        public var calibrationFile: String? = nil
+        /// The mounting level file (`bearing level` writes it); nil for `level.json` beside the
+        /// magnetometer's calibration file.
+        public var levelFile: String? = nil
     }
 
     /// How headings are referred to true north.
@@ -125,6 +131,17 @@ public struct AgentConfig: Equatable, Sendable {
 
     /// The calibration file in use: `magnetometer.calibration`, else the default.
     public var calibrationPath: String { magnetometer.calibrationFile ?? Self.defaultCalibrationPath() }
+
+    /// The accelerometer calibration file in use: `imu.calibration`, else `accelerometer.json` beside the
+    /// magnetometer's calibration file.
+    public var accelerometerCalibrationPath: String { imu.calibrationFile ?? besideCalibration("accelerometer.json") }
+
+    /// The mounting level file in use: `imu.level`, else `level.json` beside the magnetometer's calibration file.
+    public var levelPath: String { imu.levelFile ?? besideCalibration("level.json") }
+
+    private func besideCalibration(_ name: String) -> String {
+        (calibrationPath as NSString).deletingLastPathComponent + "/" + name
+    }
 
     /// Switches every filter, de-duplication and throttle off.
     public mutating func makePassthrough() {
@@ -223,6 +240,8 @@ extension AgentConfig {
                     "rate": { config.imu.reader.settings.rate = try r.number($0, "imu.rate", 1...1000, "samples per second") },
                     "orientation": { axes = try r.scalar($0, "imu.orientation"); orientationNode = $0 },
                     "rotation": { rotation = try r.rotation($0, "imu.rotation"); orientationNode = orientationNode ?? $0 },
+                    "calibration": { config.imu.calibrationFile = try r.path($0, "imu.calibration") },
+                    "level": { config.imu.levelFile = try r.path($0, "imu.level") },
                     "retry_initial": { config.imu.reader.retryInitial = try r.seconds($0, "imu.retry_initial", 0.01...10) },
                     "retry_max": { config.imu.reader.retryMax = try r.seconds($0, "imu.retry_max", 0.1...3600) },
                 ])
@@ -475,7 +494,7 @@ struct ConfigReader {
     func busPath(_ node: Node, _ key: String) throws -> String {
         let s = try scalar(node, key)
         guard let path = I2CBusName.path(s) else {
-            throw fail(node, key, "\"\(s)\"", "a bus device such as /dev/i2c-1, a bus number, simulator or simulator:tumble")
+            throw fail(node, key, "\"\(s)\"", "a bus device such as /dev/i2c-1, a bus number, simulator, simulator:tumble or simulator:six-position")
         }
         return path
     }

@@ -3,19 +3,37 @@ import BearingIO
 import Foundation
 import Logging
 
-/// The magnetometer calibration in force. Loaded from the calibration file at start, reloaded on SIGHUP
-/// and on a client's `?CALIBRATION={"reload":true};`. A file that is corrupt, in the wrong units or for
-/// another chip is rejected with a log line naming the reason, and the calibration in force stays.
-public final class CalibrationStore: @unchecked Sendable { // `lock` guards `active` and `lastError`
+/// What a calibration file holds once read and checked, for a `CalibrationFileStore`: the magnetometer's
+/// calibration, the accelerometer's, the mounting level.
+public protocol CalibrationFileContent: Equatable, Sendable {
+    /// What it is called in log lines and errors: `calibration`, `accelerometer calibration`, `mounting level`.
+    static var kind: String { get }
+    /// What it means to have none, for the log: `headings are uncalibrated (mag_st C); run …`.
+    static var without: String { get }
+    /// Reads and checks a file's bytes; errors name `path` and what is wrong.
+    static func load(_ data: Data, path: String) throws(CalibrationFitError) -> Self
+    /// The chip it was fitted for; nil when it holds for any chip.
+    var fittedChip: String? { get }
+    /// What stays in force when a new file is rejected: `the calibration fitted 2026-…`.
+    var inForce: String { get }
+    /// What the log line of a load says about it, and a caution to log with it.
+    var logMetadata: Logger.Metadata { get }
+    var caution: String? { get }
+}
+
+/// A calibration file the daemon keeps in force: loaded at start, reloaded on SIGHUP and on a client's
+/// `?CALIBRATION={"reload":true};`. A file that is corrupt, in the wrong units or for another chip is
+/// rejected with a log line naming the file and the reason, and what was in force stays.
+public final class CalibrationFileStore<Content: CalibrationFileContent>: @unchecked Sendable { // `lock` guards `active` and `lastError`
     public let path: String
     /// The configured chip, when the config names one (checked at load; else checked on the first sample).
     public let expectedChip: String?
     private let logger: Logger
     private let lock = NSLock()
-    private var active: (record: CalibrationRecord, calibration: MagneticCalibration, loaded: GPSTimestamp)?
+    private var active: (content: Content, loaded: GPSTimestamp)?
     private var lastError: String?
-    /// Called after every load attempt and drop, with the status and the correction in force.
-    public var onChange: (@Sendable (CalibrationStatus, ActiveCalibration?) -> Void)?
+    /// Called after every load attempt and drop.
+    public var onChange: (@Sendable () -> Void)?
 
     public init(path: String, expectedChip: String?, logger: Logger) {
         self.path = path
@@ -24,7 +42,7 @@ public final class CalibrationStore: @unchecked Sendable { // `lock` guards `act
     }
 
     /// Loads the file. Returns nil on success (or when there is no file at start), else the reason the
-    /// file was rejected; the calibration in force is then unchanged.
+    /// file was rejected; what was in force is then unchanged.
     @discardableResult
     public func reload(reason: String) -> String? {
         let outcome = load()
@@ -42,33 +60,27 @@ public final class CalibrationStore: @unchecked Sendable { // `lock` guards `act
         let now = active
         lock.unlock()
 
+        let kind = Content.kind
         switch outcome {
         case .success(let loaded?):
-            let r = loaded.record
-            logger.notice("calibration loaded (\(reason))", metadata: [
-                "file": "\(path)", "chip": "\(r.chip)", "model": "\(r.model.rawValue)", "fitted": "\(r.time)",
-                "field": "\(r.field)", "fit_error": "\(Self.rounded(r.figures.fitError))%",
-                "heading_error": "\(r.figures.headingError.map { "\(Self.rounded($0))°" } ?? "unknown")",
-            ])
-            if r.model == .planar {
-                logger.warning("the calibration is a 2-D fit: headings are right only while the board is level")
-            }
+            logger.notice("\(kind) loaded (\(reason))", metadata: ["file": "\(path)"].merging(loaded.content.logMetadata) { $1 })
+            if let caution = loaded.content.caution { logger.warning("\(caution)") }
         case .success(nil):
             if previous == nil {
-                logger.notice("no calibration file: headings are uncalibrated (mag_st C); run `bearing calibrate`", metadata: ["file": "\(path)"])
+                logger.notice("no \(kind) file: \(Content.without)", metadata: ["file": "\(path)"])
             } else {
-                logger.warning("calibration file is gone (\(reason)); keeping the calibration in force", metadata: ["file": "\(path)"])
+                logger.warning("\(kind) file is gone (\(reason)); keeping the \(kind) in force", metadata: ["file": "\(path)"])
             }
         case .failure(let e):
-            let keeping = now.map { "keeping the calibration fitted \($0.record.time)" } ?? "headings stay uncalibrated"
-            logger.error("calibration rejected (\(reason)): \(e.message); \(keeping)", metadata: ["file": "\(path)"])
+            let keeping = now.map { "keeping \($0.content.inForce)" } ?? "none in force: \(Content.without)"
+            logger.error("\(kind) rejected (\(reason)): \(e.message); \(keeping)", metadata: ["file": "\(path)"])
         }
-        notify()
+        onChange?()
         if case .failure(let e) = outcome { return e.message }
         return nil
     }
 
-    private func load() -> Result<(record: CalibrationRecord, calibration: MagneticCalibration, loaded: GPSTimestamp)?, CalibrationFitError> {
+    private func load() -> Result<(content: Content, loaded: GPSTimestamp)?, CalibrationFitError> {
         let bytes: [UInt8]
         do {
             bytes = try AtomicFile.read(path, limit: 256 * 1024)
@@ -77,52 +89,106 @@ public final class CalibrationStore: @unchecked Sendable { // `lock` guards `act
             return .failure(CalibrationFitError("\(path): \(error.message)"))
         }
         do throws(CalibrationFitError) {
-            let record = try CalibrationRecord.decode(Data(bytes), source: path)
-            guard record.units == CalibrationRecord.microtesla else {
-                throw CalibrationFitError("\(path): units \"\(record.units)\", the daemon's samples are in µT (\"uT\"); calibrate from the daemon, the sensor or a bearing recording")
+            let content = try Content.load(Data(bytes), path: path)
+            if let expectedChip, let chip = content.fittedChip, chip != expectedChip {
+                throw CalibrationFitError("\(path): fitted for chip \(chip), the configured chip is \(expectedChip)")
             }
-            if let expectedChip, record.chip != expectedChip {
-                throw CalibrationFitError("\(path): fitted for chip \(record.chip), the configured chip is \(expectedChip)")
-            }
-            return .success((record, try record.calibration(), GPSTimestamp.now()))
+            return .success((content, GPSTimestamp.now()))
         } catch {
             return .failure(error)
         }
     }
 
-    /// Drops the calibration when it was fitted for another chip than the one found (`chip: auto`),
+    /// Drops what is in force when it was fitted for another chip than the `sensor` found (`chip: auto`),
     /// loudly, once. Returns whether it did.
     @discardableResult
-    public func dropIfMismatched(chip: String) -> Bool {
+    public func dropIfMismatched(chip: String, sensor: String) -> Bool {
         lock.lock()
-        guard let a = active, a.record.chip != chip else { lock.unlock(); return false }
+        guard let a = active, let fitted = a.content.fittedChip, fitted != chip else { lock.unlock(); return false }
         active = nil
-        let message = "\(path): fitted for chip \(a.record.chip), the magnetometer found is \(chip)"
+        let message = "\(path): fitted for chip \(fitted), the \(sensor) found is \(chip)"
         lastError = message
         lock.unlock()
-        logger.error("calibration dropped: \(message); headings are uncalibrated until a matching calibration is loaded")
-        notify()
+        logger.error("\(Content.kind) dropped: \(message); \(Content.without)")
+        onChange?()
         return true
     }
 
-    public var current: CalibrationRecord? {
+    /// What is in force.
+    public var current: Content? {
         lock.lock(); defer { lock.unlock() }
-        return active?.record
+        return active?.content
     }
 
-    /// What the CALIBRATION object reports.
-    public var status: CalibrationStatus {
+    /// The file, what is in force from it and since when, and the last rejection.
+    public var state: CalibrationFileState<Content> {
         lock.lock(); defer { lock.unlock() }
-        return CalibrationStatus(file: path, record: active?.record, loaded: active?.loaded, error: lastError)
+        return CalibrationFileState(file: path, record: active?.content, loaded: active?.loaded, error: lastError)
+    }
+}
+
+private func rounded(_ v: Double) -> String { String(format: "%.2f", v) }
+
+/// The magnetometer's calibration file.
+public typealias CalibrationStore = CalibrationFileStore<CalibrationRecord>
+
+extension CalibrationRecord: CalibrationFileContent {
+    public static let kind = "calibration"
+    public static let without = "headings are uncalibrated (mag_st C); run `bearing calibrate`"
+
+    public static func load(_ data: Data, path: String) throws(CalibrationFitError) -> CalibrationRecord {
+        let record = try decode(data, source: path)
+        guard record.units == microtesla else {
+            throw CalibrationFitError("\(path): units \"\(record.units)\", the daemon's samples are in µT (\"uT\"); calibrate from the daemon, the sensor or a bearing recording")
+        }
+        return record
     }
 
-    /// The correction in force, for the compass stage.
-    public var correction: ActiveCalibration? {
-        lock.lock(); defer { lock.unlock() }
-        return active.map { ActiveCalibration(chip: $0.record.chip, correction: $0.calibration) }
+    public var fittedChip: String? { chip }
+    public var inForce: String { "the calibration fitted \(time)" }
+    public var logMetadata: Logger.Metadata {
+        ["chip": "\(chip)", "model": "\(model.rawValue)", "fitted": "\(time)", "field": "\(field)",
+         "fit_error": "\(rounded(figures.fitError))%",
+         "heading_error": "\(figures.headingError.map { "\(rounded($0))°" } ?? "unknown")"]
+    }
+    public var caution: String? {
+        model == .planar ? "the calibration is a 2-D fit: headings are right only while the board is level" : nil
+    }
+    /// The correction it describes, for the compass stages.
+    public var active: ActiveCalibration? { (try? calibration()).map { ActiveCalibration(chip: chip, correction: $0) } }
+}
+
+extension AccelerometerCalibrationRecord: CalibrationFileContent {
+    public static let kind = "accelerometer calibration"
+    public static let without = "the accelerometer is uncorrected; `bearing calibrate --accel` fits its offset and gains"
+
+    public static func load(_ data: Data, path: String) throws(CalibrationFitError) -> AccelerometerCalibrationRecord {
+        try decode(data, source: path)
     }
 
-    private func notify() { onChange?(status, correction) }
+    public var fittedChip: String? { chip }
+    public var inForce: String { "the accelerometer calibration fitted \(time)" }
+    public var logMetadata: Logger.Metadata {
+        ["chip": "\(chip)", "model": "\(model.rawValue)", "fitted": "\(time)", "poses": "\(figures.poses)",
+         "residual": "\(rounded(figures.residualMilliG)) mg"]
+    }
+    public var caution: String? { nil }
+    /// The correction it describes, for the fusion.
+    public var active: ActiveCalibration? { (try? correction()).map { ActiveCalibration(chip: chip, correction: $0) } }
+}
 
-    static func rounded(_ v: Double) -> String { String(format: "%.2f", v) }
+extension MountingLevelRecord: CalibrationFileContent {
+    public static let kind = "mounting level"
+    public static let without = "roll and pitch are the board's own; `bearing level` measures a board mounted off level"
+
+    public static func load(_ data: Data, path: String) throws(CalibrationFitError) -> MountingLevelRecord {
+        try decode(data, source: path)
+    }
+
+    public var fittedChip: String? { nil }
+    public var inForce: String { String(format: "the mounting level measured %@ (roll %.2f°, pitch %.2f°)", time, roll, pitch) }
+    public var logMetadata: Logger.Metadata {
+        ["roll": "\(rounded(roll))°", "pitch": "\(rounded(pitch))°", "measured": "\(time)"]
+    }
+    public var caution: String? { nil }
 }

@@ -18,13 +18,13 @@ final class ProtocolServer: SocketTransportDelegate, @unchecked Sendable { // `s
     /// Who may define or delete named pipelines at run time (uids; root always may).
     private let pipelineWriters: Set<UInt32>
     private let namedStore: NamedPipelineStore?
-    private let calibration: CalibrationStore?
+    private let calibration: CalibrationFiles?
 
     private var sessions: [ClientID: ClientSession] = [:]
     private var peers: [ClientID: Peer] = [:]
 
     init(transport: SocketTransport, queue: DispatchQueue, hub: PublishingHub<DispatchQueue.OCombine>, logger: Logger,
-         maxRequestBytes: Int, pipelineWriters: Set<UInt32>, namedStore: NamedPipelineStore?, calibration: CalibrationStore?) {
+         maxRequestBytes: Int, pipelineWriters: Set<UInt32>, namedStore: NamedPipelineStore?, calibration: CalibrationFiles?) {
         self.transport = transport
         self.queue = queue
         self.hub = hub
@@ -77,9 +77,12 @@ final class ProtocolServer: SocketTransportDelegate, @unchecked Sendable { // `s
                 hub.reply(client, WireEncoding.error("CALIBRATION: no magnetometer is configured"))
                 return
             }
-            if reload, let reason = calibration.reload(reason: "client request") {
-                hub.reply(client, WireEncoding.error("CALIBRATION: reload rejected: \(reason); the calibration in force is unchanged"))
-                return
+            if reload {
+                let rejected = calibration.reload(reason: "client request")
+                if !rejected.isEmpty {
+                    hub.reply(client, WireEncoding.error("CALIBRATION: reload rejected: \(rejected.joined(separator: "; "))"))
+                    return
+                }
             }
             hub.reply(client, WireEncoding.calibration(calibration.status))
         case .definePipeline(let p):

@@ -33,11 +33,11 @@ public final class PublishingServer: @unchecked Sendable { // `transport` is set
     /// How values enter `queue` from the sources' threads (see `PipelineEntry`).
     public let entry: PipelineEntry
     private let logger: Logger
-    private let calibration: CalibrationStore?
+    private let calibration: CalibrationFiles?
     private let box = TransportBox()
     private var protocolServer: ProtocolServer?
 
-    public init(configuration: Configuration, logger: Logger, calibration: CalibrationStore? = nil,
+    public init(configuration: Configuration, logger: Logger, calibration: CalibrationFiles? = nil,
                 queue: DispatchQueue = DispatchQueue(label: "bearing.pipeline")) {
         self.configuration = configuration
         self.logger = logger

@@ -27,7 +27,7 @@ extension InertialSettings: ReaderSettings {}
 
 /// How a reader finds, configures and reads one kind of chip: all that `MagnetometerReader` and
 /// `InertialReader` differ in.
-protocol ReaderKind {
+protocol ReaderKind: SendableMetatype {
     associatedtype Driver
     associatedtype Settings: ReaderSettings
     associatedtype Sample

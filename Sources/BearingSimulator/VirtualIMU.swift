@@ -113,6 +113,32 @@ public struct VirtualIMU: Sendable {
         return v
     }
 
+    /// A board held still in each pose for `hold` seconds, moving to the next over `move` seconds (eased in
+    /// and out): roll and pitch in degrees, heading fixed; after the last pose it holds that one, or with
+    /// `repeating` starts the list again. For accelerometer calibrations and levels.
+    public static func heldPoses(_ poses: [(roll: Double, pitch: Double)], hold: Double, move: Double, heading: Double = 0,
+                                 repeating: Bool = false) -> VirtualIMU {
+        precondition(!poses.isEmpty && hold > 0 && move > 0)
+        let period = hold + move
+        let list = repeating ? poses + [poses[0]] : poses
+        let cycle = Double(poses.count) * period
+        let at: @Sendable (Double) -> (roll: Double, pitch: Double) = { time in
+            let t = repeating ? time.truncatingRemainder(dividingBy: cycle) : time
+            let k = max(0, min(Int(t / period), list.count - 1))
+            let phase = t - Double(k) * period
+            guard phase > hold, k + 1 < list.count else { return list[k] }
+            let x = (phase - hold) / move, s = x * x * (3 - 2 * x)
+            return (list[k].roll + (list[k + 1].roll - list[k].roll) * s, list[k].pitch + (list[k + 1].pitch - list[k].pitch) * s)
+        }
+        var v = VirtualIMU(heading: { _ in heading })
+        v.roll = { at($0).roll }
+        v.pitch = { at($0).pitch }
+        return v
+    }
+
+    /// The six faces up in turn (forward-left-up axes: +z, −z, +x, −x, +y, −y), as roll and pitch.
+    public static let sixFaces: [(roll: Double, pitch: Double)] = [(0, 0), (180, 0), (0, 90), (0, -90), (90, 0), (-90, 0)]
+
     /// `duration` seconds of readings, the first at t = 0.
     public func readings(duration: Double) -> [Reading] {
         var rng = SplitMix64(seed: seed)

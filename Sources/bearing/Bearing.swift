@@ -6,6 +6,6 @@ struct Bearing: AsyncParsableCommand {
         commandName: "bearing",
         abstract: "Where this board is and which way it points: a gpsd and compass agent.",
         version: bearingVersion,
-        subcommands: [Run.self, Watch.self, Probe.self, Calibrate.self, AttitudeCommand.self, Declination.self, Operators.self, SimulateTrack.self, BenchCompass.self, BenchCalibration.self, BenchFanout.self]
+        subcommands: [Run.self, Watch.self, Probe.self, Calibrate.self, Level.self, AttitudeCommand.self, Declination.self, Operators.self, SimulateTrack.self, BenchCompass.self, BenchCalibration.self, BenchFanout.self]
     )
 }

@@ -6,7 +6,7 @@ import Foundation
 
 struct Calibrate: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Hard- and soft-iron calibration of the magnetometer: collect, fit, grade, save.",
+        abstract: "Calibrate the magnetometer (hard and soft iron) or, with --accel, the accelerometer: collect, fit, grade, save.",
         discussion: """
             Samples come from the running daemon's raw MAG stream (it owns the bus), else straight from the \
             sensor of the board/config given, else from --samples FILE. Turn the device slowly through every \
@@ -14,12 +14,19 @@ struct Calibrate: ParsableCommand {
             Enter, or at --timeout. The result is written atomically to the calibration file the daemon \
             loads (default $STATE_DIRECTORY/calibration.json or /var/lib/bearing/calibration.json) and the \
             daemon is asked to reload it.
+
+            With --accel the accelerometer is calibrated instead (offset, gains and, with tilted poses, \
+            misalignment): hold the board still for a second or two with each face up in turn (and tilts \
+            between them for the full model). Poses come straight from the IMU (the daemon must be stopped, \
+            or give --direct) or from --samples FILE, an IMU recording (CSV t,acc_x,acc_y,acc_z and optionally \
+            gyr_x,gyr_y,gyr_z: s, m/s², rad/s, chip axes), as --record writes one. The file goes beside the \
+            magnetometer's (accelerometer.json, or imu.calibration). Exit status 2: the fit misses the bar \
+            (a direction never held, a residual too large, an implausible correction), unless --force.
             """)
 
     @OptionGroup var boardOptions: BoardOptions
-    @Option(help: "The agent's UNIX socket (default: socket.path of the config, else the standard path).") var socket: String?
-    @Option(help: "Read the sensor on this bus instead of the config's (/dev/i2c-N, a number, simulator, simulator:tumble).") var bus: String?
-    @Flag(help: "Read the sensor directly even when the daemon is running.") var direct = false
+    @OptionGroup var source: SensorSourceOptions
+    @Flag(help: "Calibrate the accelerometer instead, from still poses (--model axes or ellipsoid).") var accel = false
     @Option(help: "Calibrate from this file of raw samples (CSV or whitespace-separated x y z; header lines allowed).") var samples: String?
     @Option(help: "With --samples: the three columns to read, by number (4,5,6) or header name (mx,my,mz).") var columns: String?
     @Option(help: "With --samples: the samples' units; uT makes the result loadable by the daemon (bearing recordings say so themselves).") var units: String?
@@ -37,6 +44,12 @@ struct Calibrate: ParsableCommand {
     @Flag(help: "Plain progress lines even on a terminal.") var plain = false
 
     func validate() throws {
+        if accel {
+            if let first = magnetometerOnlyOptions.first { throw ValidationError("\(first) is for the magnetometer; it does not go with --accel") }
+            if let model, model != CalibrationModel.axes.rawValue && model != CalibrationModel.ellipsoid.rawValue {
+                throw ValidationError("--model \(model): with --accel, allowed: axes, ellipsoid")
+            }
+        }
         if samples != nil && record != nil { throw ValidationError("--record saves live samples; with --samples they are already in a file") }
         if samples == nil && (columns != nil || units != nil) { throw ValidationError("--columns and --units go with --samples") }
         if let columns { do { _ = try SampleFile.ColumnSelection(parsing: columns) } catch { throw ValidationError(error.message) } }
@@ -48,9 +61,6 @@ struct Calibrate: ParsableCommand {
         }
         if let position, Self.parsePosition(position) == nil {
             throw ValidationError("--position \(position): expected latitude,longitude[,height km], e.g. 52.1,4.3 or -33.9,151.2,0.05")
-        }
-        if let bus, I2CBusName.path(bus) == nil {
-            throw ValidationError("--bus \(bus): expected a bus device such as /dev/i2c-1, a bus number, simulator or simulator:tumble")
         }
     }
 
@@ -65,10 +75,11 @@ struct Calibrate: ParsableCommand {
     /// Collect, fit, grade, save, report: each step in its own type (`CalibrationCollection`,
     /// `CalibrationFitting`, `CalibrationGrading`, `CalibrationSaving`, `CalibrationReport`).
     func run() throws {
+        if accel { return try runAccelerometer() }
         Syscall.ignoreSIGPIPE()
         var config = try boardOptions.resolve()
-        if let bus { config.magnetometer.reader.bus = I2CBusName.path(bus)! }
-        let socketPath = socket ?? config.socket.path
+        if let bus = source.busPath { config.magnetometer.reader.bus = bus }
+        let socketPath = source.socketPath(config)
         let progress = Progress(json: json, plain: plain)
         let fitting = CalibrationFitting(model: model.flatMap(CalibrationModel.init(rawValue:)), field: field,
                                          position: position.flatMap(Self.parsePosition), config: config)
@@ -92,7 +103,7 @@ struct Calibrate: ParsableCommand {
         if let samples {
             return .file(.init(path: samples, columns: columns, chip: chip, units: units))
         }
-        return .live(.init(socketPath: socketPath, direct: direct, busGiven: bus != nil, magnetometer: config.magnetometer,
+        return .live(.init(socketPath: socketPath, direct: source.direct, busGiven: source.bus != nil, magnetometer: config.magnetometer,
                            record: record, timeout: timeout, minSamples: minSamples))
     }
 }

@@ -138,7 +138,7 @@ final class CollectionSession {
 
     func run() {
         let start = Syscall.monotonicSeconds()
-        var stdinOpen = true
+        var enter = EnterKey()
         var lastFit: CalibrationFit?
         var lastFitCount = 0
         var lastDraw = -10.0
@@ -146,16 +146,9 @@ final class CollectionSession {
         if progress.live { progress.note("Turn the device slowly through every orientation. Enter finishes now, Ctrl-C aborts.") }
         while true {
             // Enter on stdin (a terminal, or anything else that sends a line) finishes now.
-            var pfd = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
-            if stdinOpen, poll(&pfd, 1, 200) > 0 {
-                var buf = [UInt8](repeating: 0, count: 256)
-                let n = buf.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
-                if n <= 0 { stdinOpen = false } else if buf[0..<n].contains(UInt8(ascii: "\n")) {
-                    progress.note("finishing (Enter)")
-                    return
-                }
-            } else if !stdinOpen {
-                usleep(200_000)
+            if enter.pressed(waiting: 200) {
+                progress.note("finishing (Enter)")
+                return
             }
             let now = Syscall.monotonicSeconds() - start
             let snap = collector.snapshot

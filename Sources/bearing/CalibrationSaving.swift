@@ -21,8 +21,9 @@ enum CalibrationSaving {
         return target
     }
 
-    /// Sends `?CALIBRATION={"reload":true};` and returns what the daemon said, or nil when none runs.
-    static func askDaemonToReload(_ path: String) -> String? {
+    /// Sends `?CALIBRATION={"reload":true};` and returns what the daemon said, or nil when none runs; `part`
+    /// (`accelerometer`, `level`) reports that object of the answer instead of the magnetometer's.
+    static func askDaemonToReload(_ path: String, part: String? = nil) -> String? {
         let client = BearingClient(.unix(path))
         do throws(BearingClientError) {
             try client.connect()
@@ -31,7 +32,9 @@ enum CalibrationSaving {
         }
         do throws(BearingClientError) {
             let m = try client.request(.calibration(reload: true), expecting: "CALIBRATION")
-            return "reloaded, calibration \(m.string("status") ?? "?") (\(m.string("file") ?? "?"))"
+            guard let part else { return "reloaded, calibration \(m.string("status") ?? "?") (\(m.string("file") ?? "?"))" }
+            guard let o = m[part] else { return "reloaded; it reads no accelerometer (no imu: section), so it keeps no \(part) file" }
+            return "reloaded, \(part) \(o["status"]?.string ?? "?") (\(o["file"]?.string ?? "?"))"
         } catch {
             if case .refused(_, let message) = error { return "rejected it: \(message)" }
             if case .timeout = error { return "no reply within 5 s" }

@@ -42,8 +42,9 @@ final class SampleCollector: @unchecked Sendable { // `lock` guards the samples 
     }
 }
 
-/// `--record FILE`: the raw samples as CSV (`time,x,y,z`, µT in the chip's axes) under a
-/// `# bearing-samples` line naming the chip; each line written whole by one `write(2)`.
+/// `--record FILE`: raw samples as CSV under a `# bearing-samples` line naming the chip — the magnetometer's
+/// as `time,x,y,z` (µT, chip axes), the IMU's as `bearing attitude` reads them; each line written whole by
+/// one `write(2)`.
 final class SampleRecorder: @unchecked Sendable { // `lock` guards the header, counts and failure
     let path: String
     private let fd: Int32
@@ -58,14 +59,30 @@ final class SampleRecorder: @unchecked Sendable { // `lock` guards the header, c
         fd = try Syscall.check("open", path) { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
     }
 
+    /// A magnetometer sample.
     func append(_ v: Vector3, time: GPSTimestamp, chip: String, device: String) {
+        append(String(format: "%.3f,%.4f,%.4f,%.4f\n", time.unixTime, v.x, v.y, v.z),
+               header: "\(SampleFile.recordingMarker) chip=\(chip) device=\(device) units=\(CalibrationRecord.microtesla)\ntime,x,y,z\n")
+    }
+
+    /// An accelerometer (+ gyroscope) sample, in the columns of `IMUSampleFile`.
+    func append(_ s: InertialSample) {
+        let a = s.acceleration
+        var line = String(format: "%.4f,%.5f,%.5f,%.5f", s.time.unixTime, a.x, a.y, a.z)
+        if let w = s.angularRate { line += String(format: ",%.6f,%.6f,%.6f", w.x, w.y, w.z) }
+        let columns = [IMUSampleFile.timeColumn] + IMUSampleFile.accelerometerColumns + (s.angularRate == nil ? [] : IMUSampleFile.gyroscopeColumns)
+        append(line + "\n", header: "\(SampleFile.recordingMarker) chip=\(s.chip) device=\(s.device)\n\(columns.joined(separator: ","))\n")
+    }
+
+    /// Appends one line; the first is preceded by `header`.
+    func append(_ line: String, header: @autoclosure () -> String) {
         lock.lock(); defer { lock.unlock() }
         var text = ""
         if !wroteHeader {
-            text = "\(SampleFile.recordingMarker) chip=\(chip) device=\(device) units=\(CalibrationRecord.microtesla)\ntime,x,y,z\n"
+            text = header()
             wroteHeader = true
         }
-        text += String(format: "%.3f,%.4f,%.4f,%.4f\n", time.unixTime, v.x, v.y, v.z)
+        text += line
         guard failure == nil else { return }
         var bytes = Array(text.utf8)
         let n = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress, $0.count) }

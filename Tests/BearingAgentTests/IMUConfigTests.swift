@@ -37,6 +37,21 @@ final class IMUConfigTests: XCTestCase {
         XCTAssertFalse(auto.imu.enabled)
     }
 
+    /// The accelerometer calibration and mounting level files: beside the magnetometer's calibration file
+    /// unless named.
+    func testCalibrationAndLevelFilesSitBesideTheMagnetometersUnlessNamed() throws {
+        let beside = try AgentConfig.parse(yaml: "magnetometer:\n  calibration: /srv/b/cal.json\nimu: {}\n", source: "b.yaml")
+        XCTAssertEqual(beside.accelerometerCalibrationPath, "/srv/b/accelerometer.json")
+        XCTAssertEqual(beside.levelPath, "/srv/b/level.json")
+        XCTAssertEqual(AgentConfig().levelPath, (AgentConfig.defaultCalibrationPath() as NSString).deletingLastPathComponent + "/level.json")
+        let named = try AgentConfig.parse(yaml: "magnetometer: {}\nimu:\n  calibration: /etc/a.json\n  level: /etc/l.json\n", source: "b.yaml")
+        XCTAssertEqual(named.accelerometerCalibrationPath, "/etc/a.json")
+        XCTAssertEqual(named.levelPath, "/etc/l.json")
+        XCTAssertThrowsError(try AgentConfig.parse(yaml: "magnetometer: {}\nimu:\n  level: level.json\n", source: "b.yaml")) {
+            XCTAssertTrue("\($0)".contains("b.yaml:3: imu.level: \"level.json\" is not allowed; an absolute path"), "\($0)")
+        }
+    }
+
     func testBadIMUValuesNameFileLineKeyAndWhatIsAllowed() {
         func rejected(_ yaml: String, _ words: [String], line: UInt = #line) {
             XCTAssertThrowsError(try AgentConfig.parse(yaml: yaml, source: "bearing.yaml"), line: line) { e in

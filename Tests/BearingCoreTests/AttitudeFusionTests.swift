@@ -190,4 +190,123 @@ final class AttitudeFusionTests: XCTestCase {
         smoothed.send(Report(.attitude(a)))
         XCTAssertEqual(passed.first?.line, WireEncoding.att(a), "a fused attitude passes smooth unchanged")
     }
+
+    // MARK: Accelerometer calibration and mounting level
+
+    /// The accelerometer's distortion in its chip's axes: raw = A · true + b.
+    static let accOffset = Vector3(0.4, -0.3, 0.5)
+    static let accDistortion = Matrix3([1.03, 0.01, 0], [0.01, 0.97, -0.02], [0, -0.02, 1.02])
+
+    func distorted(_ inputs: [FusionInput]) -> [FusionInput] {
+        inputs.map { input in
+            guard case .inertial(var s) = input else { return input }
+            s.acceleration = Self.accDistortion * s.acceleration + Self.accOffset
+            return .inertial(s)
+        }
+    }
+
+    func run(_ inputs: [FusionInput], into f: inout AttitudeFusion) -> Attitude? {
+        var last: Attitude?
+        for input in inputs { f.step(input); last = f.emitted ?? last }
+        return last
+    }
+
+    func testTheAccelerometerCalibrationIsAppliedOnlyToItsChip() throws {
+        var undistorted = fusion()
+        let truth = try XCTUnwrap(run(inputs(heeledBoard(), seconds: 3), into: &undistorted))
+        let correction = AccelerometerCorrection(offset: Self.accOffset, matrix: Self.accDistortion.inverse!)
+        for (chip, applied) in [("lsm6dsx", true), ("mpu6xxx", false)] {
+            var f = fusion()
+            f.step(.accelerometerCalibration(ActiveCalibration(chip: chip, correction: correction)))
+            let a = try XCTUnwrap(run(distorted(inputs(heeledBoard(), seconds: 3)), into: &f))
+            let error = (try XCTUnwrap(a.acceleration) - (try XCTUnwrap(truth.acceleration))).length
+            if applied {
+                XCTAssertLessThan(error, 1e-9, "corrected back to the true specific force")
+                XCTAssertEqual(try XCTUnwrap(a.roll), try XCTUnwrap(truth.roll), accuracy: 1e-6)
+            } else {
+                XCTAssertGreaterThan(error, 0.3, "a calibration for \(chip) is not applied to lsm6dsx samples")
+            }
+        }
+        var off = fusion()
+        off.step(.accelerometerCalibration(ActiveCalibration(chip: "lsm6dsx", correction: correction)))
+        off.step(.accelerometerCalibration(nil))
+        let a = try XCTUnwrap(run(distorted(inputs(heeledBoard(), seconds: 3)), into: &off))
+        XCTAssertGreaterThan((try XCTUnwrap(a.acceleration) - (try XCTUnwrap(truth.acceleration))).length, 0.3, "nil: none in force")
+    }
+
+    /// A board mounted 5° right side down and 3° nose down on a level vehicle heading 100°: with its level
+    /// in force it reads roll = pitch = 0 and the same heading, and every vector is in the levelled frame.
+    func testTheMountingLevelTakesTheBoardsTiltOut() throws {
+        var board = heeledBoard()
+        board.roll = { _ in 5 }
+        board.pitch = { _ in -3 }
+        var plain = fusion()
+        let tilted = try XCTUnwrap(run(inputs(board, seconds: 10), into: &plain))
+        XCTAssertEqual(try XCTUnwrap(tilted.roll), 5, accuracy: 0.05)
+        XCTAssertEqual(try XCTUnwrap(tilted.pitch), -3, accuracy: 0.05)
+
+        let level = MountingLevel(roll: 5, pitch: -3)
+        var f = fusion()
+        f.step(.level(level))
+        XCTAssertEqual(f.level, level)
+        let a = try XCTUnwrap(run(inputs(board, seconds: 10), into: &f))
+        XCTAssertEqual(try XCTUnwrap(a.roll), 0, accuracy: 0.05)
+        XCTAssertEqual(try XCTUnwrap(a.pitch), 0, accuracy: 0.05)
+        XCTAssertEqual(a.magneticHeading, 100, accuracy: 0.5)
+        XCTAssertEqual(a.magneticHeading, tilted.magneticHeading, accuracy: 0.05, "levelling does not turn the heading")
+        let acc = try XCTUnwrap(a.acceleration)
+        XCTAssertEqual(acc.x, 0, accuracy: 1e-6)
+        XCTAssertEqual(acc.y, 0, accuracy: 1e-6)
+        XCTAssertEqual(acc.z, -9.81, accuracy: 1e-6)
+        XCTAssertEqual(a.field.length, tilted.field.length, accuracy: 1e-6)
+        XCTAssertLessThan((a.field - level.apply(tilted.field)).length, 0.01, "the field vector is levelled too")
+        XCTAssertEqual(Compass.magneticHeading(a.field), 100, accuracy: 0.5, "a levelled field reads the heading as a level compass")
+
+        // A level loaded while running restarts the filter in the new frame: settled again within seconds.
+        var late = fusion()
+        _ = run(inputs(board, seconds: 10), into: &late)
+        late.step(.level(level))
+        let later = { (t: GPSTimestamp) in GPSTimestamp(unixTime: t.unixTime + 10.01) }
+        var after: Attitude?
+        for input in inputs(board, seconds: 6).dropFirst(2) {
+            switch input {
+            case .inertial(var s): s.time = later(s.time); late.step(.inertial(s))
+            case .magnetic(var s): s.time = later(s.time); late.step(.magnetic(s))
+            default: continue
+            }
+            after = late.emitted ?? after
+        }
+        XCTAssertEqual(try XCTUnwrap(after?.roll), 0, accuracy: 0.05)
+        XCTAssertEqual(try XCTUnwrap(after?.pitch), 0, accuracy: 0.05)
+        XCTAssertEqual(try XCTUnwrap(after).magneticHeading, 100, accuracy: 0.5)
+    }
+
+    func testThePublisherStageTakesTheLevelAndAccelerometerCalibrationInForce() throws {
+        let inertial = PassthroughSubject<InertialSample, Never>()
+        let magnetic = PassthroughSubject<MagneticSample, Never>()
+        let levels = CurrentValueSubject<MountingLevel?, Never>(MountingLevel(roll: 5, pitch: -3))
+        let accelerometer = CurrentValueSubject<ActiveCalibration?, Never>(
+            ActiveCalibration(chip: "lsm6dsx", correction: AccelerometerCorrection(offset: Self.accOffset, matrix: Self.accDistortion.inverse!)))
+        var out: [Attitude] = []
+        let c = CompassStages.fusedAttitudes(inertial: inertial.eraseToAnyPublisher(), magnetic: magnetic.eraseToAnyPublisher(),
+                                             calibrations: Just(nil).eraseToAnyPublisher(),
+                                             accelerometerCalibrations: accelerometer.eraseToAnyPublisher(), levels: levels.eraseToAnyPublisher(),
+                                             localFields: Just(Self.sydney).eraseToAnyPublisher(), fusion: fusion())
+            .sink { out.append($0) }
+        defer { c.cancel() }
+        var board = heeledBoard()
+        board.roll = { _ in 5 }
+        board.pitch = { _ in -3 }
+        for input in distorted(inputs(board, seconds: 8)) {
+            switch input {
+            case .inertial(let s): inertial.send(s)
+            case .magnetic(let s): magnetic.send(s)
+            default: break
+            }
+        }
+        let last = try XCTUnwrap(out.last)
+        XCTAssertEqual(try XCTUnwrap(last.roll), 0, accuracy: 0.05)
+        XCTAssertEqual(try XCTUnwrap(last.pitch), 0, accuracy: 0.05)
+        XCTAssertEqual(try XCTUnwrap(last.acceleration).z, -9.81, accuracy: 1e-6)
+    }
 }

@@ -124,3 +124,30 @@ final class IMUSampleFileTests: XCTestCase {
         XCTAssertNoThrow(try IMUSampleFile.parse(text, source: "shaken.csv"))
     }
 }
+
+/// Accelerometer-only recordings and Bearing's own recording header.
+final class IMUSampleFileOptionalColumnsTests: XCTestCase {
+    func testGyroscopeColumnsMayBeLeftOutWhenAllowed() throws {
+        var text = "# bearing-samples chip=lsm303agr device=i2c:/dev/i2c-1:0x19\nt,acc_x,acc_y,acc_z\n"
+        for k in 0..<50 { text += "\(Double(k) / 100),0.1,-0.2,9.79\n" }
+        XCTAssertThrowsError(try IMUSampleFile.parse(text, source: "acc.csv")) {
+            XCTAssertTrue("\($0)".contains("column gyr_x: missing from the header"), "\($0)")
+        }
+        let f = try IMUSampleFile.parse(text, source: "acc.csv", requireGyroscope: false)
+        XCTAssertFalse(f.hasGyroscope)
+        XCTAssertFalse(f.hasMagnetometer)
+        XCTAssertEqual(f.samples.count, 50)
+        XCTAssertEqual(f.samples[3].accelerometer, Vector3(0.1, -0.2, 9.79))
+        XCTAssertEqual(f.samples[3].gyroscope, .zero)
+        XCTAssertEqual(f.metadata, ["chip": "lsm303agr", "device": "i2c:/dev/i2c-1:0x19"])
+        // With mag columns but no gyroscope, the mag columns are read.
+        let nine = try IMUSampleFile.parse("t,mag_x,acc_x,acc_y,acc_z,mag_y,mag_z\n0,1,0,0,9.8,2,3\n0.01,1,0,0,9.8,2,3\n", source: "m.csv",
+                                           requireGyroscope: false)
+        XCTAssertEqual(nine.samples[0].magnetometer, Vector3(1, 2, 3))
+        XCTAssertEqual(nine.samples[0].accelerometer, Vector3(0, 0, 9.8))
+        // Half a gyroscope is an error, named.
+        XCTAssertThrowsError(try IMUSampleFile.parse("t,acc_x,acc_y,acc_z,gyr_x\n0,0,0,9.8,0\n", source: "h.csv", requireGyroscope: false)) {
+            XCTAssertEqual("\($0)", "h.csv line 1, column gyr_y: missing from the header (t,acc_x,acc_y,acc_z,gyr_x); expected a header such as \(IMUSampleFile.header) (the gyr and mag columns are optional)")
+        }
+    }
+}

@@ -136,7 +136,7 @@ final class FixedFormatTests: XCTestCase {
     }
 
     func testMatchesPrintfOnTiesEdgesAndRandomValues() {
-        var values: [Double] = [0, -0.0, 0.5, 1.5, 2.5, -2.5, 0.125, 0.375, 1e-300, -1e-300, 5e-324, 0.0005, 0.00049999999999999999,
+        var values: [Double] = [0, -0.0, 0.5, 1.5, 2.5, -2.5, 0.125, 0.375, 1e-300, -1e-300, .leastNonzeroMagnitude, 0.0005, 0.00049999999999999999,
                                 999_999_999.999, 123.4565, 50.800018333, -1.0999685, 89.999999999, 359.99995, 1e9, 1.7e308]
         var rng = SystemRandomNumberGenerator()
         for _ in 0..<20_000 {

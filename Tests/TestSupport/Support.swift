@@ -316,3 +316,17 @@ public final class DatagramReceiver {
         }
     }
 }
+
+/// Writes IMU samples as the CSV `IMUSampleFile` reads (`t,acc_x,acc_y,acc_z[,gyr_x,gyr_y,gyr_z]`), under
+/// `header` lines (a `# bearing-samples chip=…` line, say); `edit` changes the data lines first.
+public func writeIMURecording(_ samples: [IMUSample], to url: URL, header: String? = nil, gyroscope: Bool = true,
+                              edit: (inout [String]) -> Void = { _ in }) throws {
+    var lines = samples.map { s in
+        var fields = [s.time, s.accelerometer.x, s.accelerometer.y, s.accelerometer.z]
+        if gyroscope { fields += [s.gyroscope.x, s.gyroscope.y, s.gyroscope.z] }
+        return fields.map { String(format: "%.7g", $0) }.joined(separator: ",")
+    }
+    edit(&lines)
+    let columns = "t,acc_x,acc_y,acc_z" + (gyroscope ? ",gyr_x,gyr_y,gyr_z" : "")
+    try ((header.map { [$0] } ?? []) + [columns] + lines).joined(separator: "\n").appending("\n").write(to: url, atomically: true, encoding: .utf8)
+}

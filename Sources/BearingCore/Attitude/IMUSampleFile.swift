@@ -43,7 +43,8 @@ public struct IMUSampleFileError: Error, Equatable, CustomStringConvertible {
 
 /// An IMU recording as CSV text: a header naming the columns `t,acc_x,acc_y,acc_z,gyr_x,gyr_y,gyr_z` and
 /// optionally `mag_x,mag_y,mag_z` (in any order, other columns ignored), then one line per sample; blank
-/// lines and `#` comment lines are skipped. Units: t in seconds, strictly increasing; acc in m/s²; gyr in
+/// lines and `#` comment lines are skipped, except that the keys of a `# bearing-samples chip=… device=…`
+/// line (Bearing's recordings) are kept in `metadata`. Units: t in seconds, strictly increasing; acc in m/s²; gyr in
 /// rad/s; mag in µT (any unit works for the filter). The units are checked on the whole file: the median
 /// |acc| must be about 9.8 (a file in g or mg is named as such), and a gyroscope whose quietest tenth of
 /// samples turns faster than 20 °/s, or whose 99th percentile exceeds 40 rad/s (beyond a 2000 °/s chip),
@@ -52,6 +53,11 @@ public struct IMUSampleFile: Sendable {
     public var samples: [IMUSample]
     /// Whether the file has magnetometer columns (9D); without them the heading is free (6D).
     public var hasMagnetometer: Bool
+    /// Whether the file has gyroscope columns; only a file parsed with `requireGyroscope: false` may lack
+    /// them, and then every sample's `gyroscope` is zero.
+    public var hasGyroscope = true
+    /// The keys of a `# bearing-samples` line (`chip`, `device`).
+    public var metadata: [String: String] = [:]
 
     public static let timeColumn = "t"
     public static let accelerometerColumns = ["acc_x", "acc_y", "acc_z"]
@@ -65,10 +71,11 @@ public struct IMUSampleFile: Sendable {
         self.hasMagnetometer = hasMagnetometer
     }
 
-    /// Parses and checks `text`; `source` names the file in errors.
-    public static func parse(_ text: String, source: String) throws(IMUSampleFileError) -> IMUSampleFile {
+    /// Parses and checks `text`; `source` names the file in errors. With `requireGyroscope` false the gyr
+    /// columns may be left out (an accelerometer without a gyroscope).
+    public static func parse(_ text: String, source: String, requireGyroscope: Bool = true) throws(IMUSampleFileError) -> IMUSampleFile {
         var text = text
-        let result = text.withUTF8 { parse(bytes: $0, source: source) }
+        let result = text.withUTF8 { parse(bytes: $0, source: source, requireGyroscope: requireGyroscope) }
         let file = try result.get()
         try checkUnits(file, source: source)
         return file
@@ -78,13 +85,15 @@ public struct IMUSampleFile: Sendable {
 
     private struct Layout {
         var names: [String]
-        /// Column indexes of t, acc x/y/z, gyr x/y/z, then mag x/y/z when present.
+        /// Column indexes of t, acc x/y/z, then gyr x/y/z and mag x/y/z when present.
         var wanted: [Int]
+        var hasGyroscope: Bool
         var hasMagnetometer: Bool
     }
 
-    private static func parse(bytes: UnsafeBufferPointer<UInt8>, source: String) -> Result<IMUSampleFile, IMUSampleFileError> {
+    private static func parse(bytes: UnsafeBufferPointer<UInt8>, source: String, requireGyroscope: Bool) -> Result<IMUSampleFile, IMUSampleFileError> {
         var layout: Layout?
+        var metadata: [String: String] = [:]
         var samples: [IMUSample] = []
         samples.reserveCapacity(bytes.count / 80)
         var values = [Double](repeating: 0, count: 10)
@@ -105,7 +114,17 @@ public struct IMUSampleFile: Sendable {
             var a = bounds.0
             let b = bounds.1
             defer { start = next }
-            if a == b || bytes[a] == UInt8(ascii: "#") { continue }
+            if a == b { continue }
+            if bytes[a] == UInt8(ascii: "#") {
+                let line = String(decoding: UnsafeBufferPointer(rebasing: bytes[a..<b]), as: UTF8.self)
+                if line.hasPrefix(SampleFile.recordingMarker) {
+                    for pair in line.dropFirst(SampleFile.recordingMarker.count).split(separator: " ") {
+                        let kv = pair.split(separator: "=", maxSplits: 1)
+                        if kv.count == 2 { metadata[String(kv[0])] = String(kv[1]) }
+                    }
+                }
+                continue
+            }
             if lineNumber == 1, b - a >= 3, bytes[a] == 0xEF, bytes[a + 1] == 0xBB, bytes[a + 2] == 0xBF { a += 3 }  // UTF-8 BOM
 
             fieldStarts.removeAll(keepingCapacity: true)
@@ -120,7 +139,7 @@ public struct IMUSampleFile: Sendable {
 
             guard let layout else {
                 let names = zip(fieldStarts, fieldEnds).map { String(decoding: UnsafeBufferPointer(rebasing: bytes[$0..<$1]), as: UTF8.self).lowercased() }
-                switch makeLayout(names, source: source, line: lineNumber) {
+                switch makeLayout(names, source: source, line: lineNumber, requireGyroscope: requireGyroscope) {
                 case .success(let l): layout = l
                 case .failure(let e): return .failure(e)
                 }
@@ -147,10 +166,11 @@ public struct IMUSampleFile: Sendable {
             }
             previousTime = time
             previousLine = lineNumber
+            let m = layout.hasGyroscope ? 7 : 4
             samples.append(IMUSample(time: time,
                                      accelerometer: Vector3(values[1], values[2], values[3]),
-                                     gyroscope: Vector3(values[4], values[5], values[6]),
-                                     magnetometer: layout.hasMagnetometer ? Vector3(values[7], values[8], values[9]) : nil))
+                                     gyroscope: layout.hasGyroscope ? Vector3(values[4], values[5], values[6]) : .zero,
+                                     magnetometer: layout.hasMagnetometer ? Vector3(values[m], values[m + 1], values[m + 2]) : nil))
         }
         guard let layout else {
             return .failure(IMUSampleFileError(source: source, "empty: expected a header line such as \(header) and one line per sample"))
@@ -158,11 +178,15 @@ public struct IMUSampleFile: Sendable {
         guard !samples.isEmpty else {
             return .failure(IMUSampleFileError(source: source, "a header and no samples"))
         }
-        return .success(IMUSampleFile(samples: samples, hasMagnetometer: layout.hasMagnetometer))
+        var file = IMUSampleFile(samples: samples, hasMagnetometer: layout.hasMagnetometer)
+        file.hasGyroscope = layout.hasGyroscope
+        file.metadata = metadata
+        return .success(file)
     }
 
-    private static func makeLayout(_ names: [String], source: String, line: Int) -> Result<Layout, IMUSampleFileError> {
-        let hint = "expected a header such as \(header) (the mag columns are optional)"
+    private static func makeLayout(_ names: [String], source: String, line: Int, requireGyroscope: Bool) -> Result<Layout, IMUSampleFileError> {
+        let optional = requireGyroscope ? "the mag columns are optional" : "the gyr and mag columns are optional"
+        let hint = "expected a header such as \(header) (\(optional))"
         if names.allSatisfy({ number(Array($0.utf8)) != nil }) {
             return .failure(IMUSampleFileError(source: source, line: line, "numbers where the header should be; \(hint)"))
         }
@@ -178,23 +202,17 @@ public struct IMUSampleFile: Sendable {
             }
             return .success(i)
         }
+        let gyroscopePresent = requireGyroscope || gyroscopeColumns.contains(where: names.contains)
+        let magnetometerPresent = magnetometerColumns.contains(where: names.contains)
         var wanted: [Int] = []
-        for name in [timeColumn] + accelerometerColumns + gyroscopeColumns {
+        for name in [timeColumn] + accelerometerColumns + (gyroscopePresent ? gyroscopeColumns : [])
+            + (magnetometerPresent ? magnetometerColumns : []) {
             switch index(name) {
             case .success(let i): wanted.append(i)
             case .failure(let e): return .failure(e)
             }
         }
-        let magnetometerPresent = magnetometerColumns.filter { names.contains($0) }
-        if !magnetometerPresent.isEmpty {
-            for name in magnetometerColumns {
-                switch index(name) {
-                case .success(let i): wanted.append(i)
-                case .failure(let e): return .failure(e)
-                }
-            }
-        }
-        return .success(Layout(names: names, wanted: wanted, hasMagnetometer: !magnetometerPresent.isEmpty))
+        return .success(Layout(names: names, wanted: wanted, hasGyroscope: gyroscopePresent, hasMagnetometer: magnetometerPresent))
     }
 
     private static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> (Int, Int) {
@@ -231,6 +249,7 @@ public struct IMUSampleFile: Sendable {
                 "the median |acc| is \(shown), expected about 9.8: give the specific force in m/s²")
         }
 
+        guard file.hasGyroscope else { return }
         let gyro = file.samples.map(\.gyroscope.length).sorted()
         let quiet = gyro[gyro.count / 10]
         let fast = gyro[min(gyro.count - 1, gyro.count * 99 / 100)]

@@ -84,39 +84,19 @@ public struct CalibrationRecord: Codable, Equatable, Sendable {
             throw CalibrationFitError("format \"\(format)\" is not \"\(Self.currentFormat)\"")
         }
         guard !chip.isEmpty else { throw CalibrationFitError("\"chip\" is empty") }
-        guard offset.count == 3, offset.allSatisfy(\.isFinite) else {
-            throw CalibrationFitError("\"offset\" must be three finite numbers")
-        }
-        guard matrix.count == 3, matrix.allSatisfy({ $0.count == 3 && $0.allSatisfy(\.isFinite) }) else {
-            throw CalibrationFitError("\"matrix\" must be 3 rows of 3 finite numbers")
-        }
+        let o = try CalibrationFileDecoding.vector(offset, "offset")
+        let m = try CalibrationFileDecoding.matrix(matrix, "matrix")
         guard field > 0, field.isFinite else { throw CalibrationFitError("\"field\" must be a positive number, got \(field)") }
-        let m = Matrix3(matrix[0], matrix[1], matrix[2])
-        guard m.determinant > 0 else {
-            throw CalibrationFitError("\"matrix\" has determinant \(m.determinant): it must be a correction, not a mirror or a collapse")
-        }
         let singular = (m.transposed * m).symmetricEigen.values
         guard singular[0] > 0, (singular[2] / singular[0]).squareRoot() < 20 else {
             throw CalibrationFitError("\"matrix\" stretches one axis more than 20 times another: not a plausible soft-iron correction")
         }
-        return MagneticCalibration(offset: Vector3(offset[0], offset[1], offset[2]), matrix: m)
+        return MagneticCalibration(offset: o, matrix: m)
     }
 
     /// Decodes and checks a calibration file; errors name the file and what is wrong.
     public static func decode(_ data: Data, source: String) throws(CalibrationFitError) -> CalibrationRecord {
-        let record: CalibrationRecord
-        do {
-            record = try JSONDecoder().decode(CalibrationRecord.self, from: data)
-        } catch let DecodingError.keyNotFound(key, context) {
-            throw CalibrationFitError("\(source): missing \"\(Self.path(context.codingPath + [key]))\"")
-        } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context) {
-            throw CalibrationFitError("\(source): \"\(Self.path(context.codingPath))\" has the wrong type (\(context.debugDescription))")
-        } catch let DecodingError.dataCorrupted(context) {
-            let at = context.codingPath.isEmpty ? "" : " at \"\(Self.path(context.codingPath))\""
-            throw CalibrationFitError("\(source): not a calibration file: invalid JSON\(at)")
-        } catch {
-            throw CalibrationFitError("\(source): not a calibration file: \(error)")
-        }
+        let record = try CalibrationFileDecoding.decode(CalibrationRecord.self, from: data, source: source, what: "a calibration file")
         do {
             _ = try record.calibration()
         } catch {
@@ -125,17 +105,6 @@ public struct CalibrationRecord: Codable, Equatable, Sendable {
         return record
     }
 
-    static func path(_ keys: [CodingKey]) -> String {
-        keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".").replacingOccurrences(of: ".[", with: "[")
-    }
-
     /// Pretty, key-sorted JSON with a final newline.
-    public func encoded() -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        // Encoding plain numbers, strings and arrays cannot fail.
-        var data = (try? encoder.encode(self)) ?? Data()
-        data.append(0x0A)
-        return data
-    }
+    public func encoded() -> Data { CalibrationFileDecoding.encode(self) }
 }

@@ -10,6 +10,10 @@ public enum FusionInput: Sendable {
     case magnetic(MagneticSample)
     /// The calibration in force from now on (nil: none).
     case calibration(ActiveCalibration?)
+    /// The accelerometer calibration in force from now on (nil: none).
+    case accelerometerCalibration(ActiveCalibration?)
+    /// The mounting level in force from now on (nil: none).
+    case level(MountingLevel?)
     /// The WMM field where the board is (nil: no fix and no fallback position).
     case localField(LocalField?)
 }
@@ -18,7 +22,11 @@ public enum FusionInput: Sendable {
 /// in the board frame (x forward, y right, z down), and the `Attitude` the latest input produced.
 ///
 /// Magnetometer samples are corrected by the calibration in force (only if fitted for their chip) and
-/// turned into the board frame by the magnetometer's orientation; inertial samples by the IMU's. The WMM
+/// turned into the board frame by the magnetometer's orientation; accelerometer samples likewise by the
+/// accelerometer calibration and the IMU's orientation, gyroscope samples by the IMU's orientation. Then
+/// all three are turned by the mounting level in force into the levelled frame, so roll, pitch, heading
+/// and the ATT vectors are those of the vehicle, not of a board mounted slightly off level; a new level
+/// restarts the filter, whose state belongs to the old frame. The WMM
 /// field's norm and dip become the filter's disturbance reference only while a calibration is in force:
 /// an uncalibrated field (hard iron of tens of µT) would count as disturbed for good, so until then the
 /// filter learns the reference from the field itself.
@@ -35,8 +43,14 @@ public struct AttitudeFusion: Sendable {
     public let trueNorth: Bool
     /// The attitude the last input gave: one per inertial sample once a field sample has been used.
     public private(set) var emitted: Attitude?
+    /// The mounting level in force; nil takes the board frame as level.
+    public private(set) var level: MountingLevel?
 
     private var calibration: ActiveCalibration?
+    private var accelerometerCalibration: ActiveCalibration?
+    /// Chip axes → levelled board frame: each sensor's orientation, then the mounting level.
+    private var imuToLevel: Matrix3
+    private var magnetometerToLevel: Matrix3
     private var local: LocalField? {
         didSet { northTurn = local.map { Quaternion.aboutZ(-$0.declination.value * .pi / 180) } }
     }
@@ -57,6 +71,8 @@ public struct AttitudeFusion: Sendable {
         self.imuOrientation = imuOrientation
         self.magnetometerOrientation = magnetometerOrientation
         self.trueNorth = trueNorth
+        imuToLevel = imuOrientation.matrix
+        magnetometerToLevel = magnetometerOrientation.matrix
     }
 
     public mutating func step(_ input: FusionInput) {
@@ -65,18 +81,29 @@ public struct AttitudeFusion: Sendable {
         case .calibration(let c):
             calibration = c
             updateReference()
+        case .accelerometerCalibration(let c):
+            accelerometerCalibration = c
+        case .level(let l):
+            guard l != level else { return }
+            level = l
+            let m = l?.matrix ?? .identity
+            imuToLevel = m * imuOrientation.matrix
+            magnetometerToLevel = m * magnetometerOrientation.matrix
+            filter = AttitudeFilter(parameters: filter.parameters, magneticReference: referenceGiven)
         case .localField(let f):
             local = f
             updateReference()
         case .magnetic(let s):
             let correction = calibration.flatMap { $0.chip == s.chip ? $0.correction : nil } ?? .identity
-            let b = magnetometerOrientation.toBoard(correction.apply(s.field))
+            let b = magnetometerToLevel * correction.apply(s.field)
             field = (b, s.overflow ? "P" : (correction.isIdentity ? "C" : "N"))
             if !s.overflow { filter.updateMagnetometer(b, at: s.time.unixTime) }
         case .inertial(let s):
             let t = s.time.unixTime
-            let acc = imuOrientation.toBoard(s.acceleration)
-            let rate = s.angularRate.map(imuOrientation.toBoard)
+            let correction = accelerometerCalibration.flatMap { $0.chip == s.chip ? $0.correction : nil } ?? .identity
+            let toLevel = imuToLevel
+            let acc = toLevel * correction.apply(s.acceleration)
+            let rate = s.angularRate.map { toLevel * $0 }
             if (rate == nil) != withoutGyroscope {
                 withoutGyroscope = rate == nil
                 filter = AttitudeFilter(parameters: withoutGyroscope ? parametersWithoutGyroscope : parameters, magneticReference: referenceGiven)

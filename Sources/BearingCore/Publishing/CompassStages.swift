@@ -108,18 +108,23 @@ public enum CompassStages {
     /// Attitudes from an accelerometer + gyroscope and a magnetometer: every input enters one
     /// `AttitudeFusion` in arrival order (on the pipeline queue), each sample fed to the filter at its own
     /// time, and each inertial sample (once a field sample has come) gives an `Attitude`: at the gyroscope's
-    /// rate, for the ATT chains to throttle.
+    /// rate, for the ATT chains to throttle. The calibrations and the mounting level in force switch the
+    /// stage to the new value when they change.
     public static func fusedAttitudes(
         inertial: AnyPublisher<InertialSample, Never>,
         magnetic: AnyPublisher<MagneticSample, Never>,
         calibrations: AnyPublisher<ActiveCalibration?, Never>,
+        accelerometerCalibrations: AnyPublisher<ActiveCalibration?, Never> = Just(nil).eraseToAnyPublisher(),
+        levels: AnyPublisher<MountingLevel?, Never> = Just(nil).eraseToAnyPublisher(),
         localFields: AnyPublisher<LocalField?, Never>,
         fusion: AttitudeFusion
     ) -> AnyPublisher<Attitude, Never> {
-        // OpenCombine has no Merge: a flatMap over the four inputs merges them, subscribing in this order
-        // (so the calibration and field in force come before the first sample).
+        // OpenCombine has no Merge: a flatMap over the inputs merges them, subscribing in this order (so the
+        // calibrations, level and field in force come before the first sample).
         Publishers.Sequence<[AnyPublisher<FusionInput, Never>], Never>(sequence: [
             calibrations.map(FusionInput.calibration).eraseToAnyPublisher(),
+            accelerometerCalibrations.map(FusionInput.accelerometerCalibration).eraseToAnyPublisher(),
+            levels.map(FusionInput.level).eraseToAnyPublisher(),
             localFields.map(FusionInput.localField).eraseToAnyPublisher(),
             magnetic.map(FusionInput.magnetic).eraseToAnyPublisher(),
             inertial.map(FusionInput.inertial).eraseToAnyPublisher(),

@@ -1,0 +1,112 @@
+import BearingAgent
+import BearingClient
+import BearingCore
+import BearingIO
+import BearingSensors
+import Foundation
+
+/// Accelerometer (+ gyroscope) samples read live, handed from the reader's thread to the collection loop.
+final class InertialSampleBuffer: @unchecked Sendable { // `lock` guards everything
+    private let lock = NSLock()
+    private var samples: [InertialSample] = []
+    private var status = "waiting for samples"
+    private var failure: String?
+    private let recorder: SampleRecorder?
+
+    init(recorder: SampleRecorder? = nil) { self.recorder = recorder }
+
+    func add(_ s: InertialSample) {
+        guard !s.saturated else { return }
+        lock.lock()
+        samples.append(s)
+        status = "reading \(s.chip) at \(s.device)"
+        lock.unlock()
+        recorder?.append(s)
+    }
+
+    func setStatus(_ s: String) { lock.lock(); status = s; lock.unlock() }
+    func fail(_ s: String) { lock.lock(); failure = s; lock.unlock() }
+
+    /// The samples since the last call, and the status.
+    func take() -> (samples: [InertialSample], status: String, failure: String?) {
+        lock.lock(); defer { lock.unlock() }
+        let out = samples
+        samples.removeAll(keepingCapacity: true)
+        return (out, status, failure)
+    }
+}
+
+/// Samples straight from the IMU: the daemon's own reader on its thread.
+final class InertialSensorSource: SensorReaderDelegate, @unchecked Sendable { // immutable after init; callbacks come on the reader thread
+    private let reader: InertialReader
+    private let buffer: InertialSampleBuffer
+
+    init(configuration: InertialReader.Configuration, buffer: InertialSampleBuffer) {
+        self.buffer = buffer
+        reader = InertialReader(configuration: configuration, openBus: BusOpener.open, now: GPSTimestamp.now)
+        reader.delegate = self
+    }
+
+    func start() {
+        buffer.setStatus("looking for the accelerometer on \(reader.configuration.bus)")
+        reader.start()
+    }
+
+    func stop() { reader.stop() }
+
+    func sensorReader(didReceive sample: InertialSample) { buffer.add(sample) }
+
+    func sensorReader(didChangeState state: ConnectionState) {
+        if case .disconnected(let reason) = state { buffer.setStatus("accelerometer unavailable: \(reason)") }
+    }
+
+    func sensorReader(didFail error: SensorError) {
+        buffer.setStatus("accelerometer: \(error.description)")
+    }
+}
+
+/// Reading IMU recordings and the IMU itself, for `calibrate --accel` and `level`.
+enum InertialInput {
+    /// An IMU recording (`IMUSampleFile`, gyroscope columns optional); errors name the line and column.
+    static func read(_ path: String) throws -> IMUSampleFile {
+        let text: String
+        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
+            throw CalibrateError("\(path): cannot be read: \(error.localizedDescription)")
+        }
+        do { return try IMUSampleFile.parse(text, source: path, requireGyroscope: false) } catch { throw CalibrateError(error.description) }
+    }
+
+    /// Whether a bearing daemon answers at `path`.
+    static func daemonAnswers(at path: String) -> Bool {
+        let client = BearingClient(.unix(path))
+        do throws(BearingClientError) { try client.connect() } catch { return false }
+        client.disconnect()
+        return true
+    }
+
+    /// The IMU configuration to read live: the config's `imu`, with --bus over it; refused without one.
+    static func reader(_ config: AgentConfig, bus: String?) throws -> InertialReader.Configuration {
+        guard config.imu.enabled || bus != nil else {
+            throw CalibrateError("no accelerometer configured: give --board/--config with an imu: section (or a board module with one), or --bus (or --samples FILE)")
+        }
+        var c = config.imu.reader
+        if let bus { c.bus = bus }
+        return c
+    }
+}
+
+/// Finishes a live collection when a line (Enter) comes on stdin.
+struct EnterKey {
+    private var open = true
+
+    /// Waits up to `milliseconds` for input; true when a line came.
+    mutating func pressed(waiting milliseconds: Int32) -> Bool {
+        guard open else { usleep(useconds_t(milliseconds) * 1000); return false }
+        var pfd = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
+        guard poll(&pfd, 1, milliseconds) > 0 else { return false }
+        var buf = [UInt8](repeating: 0, count: 256)
+        let n = buf.withUnsafeMutableBytes { Foundation.read(0, $0.baseAddress, $0.count) }
+        if n <= 0 { open = false; return false }
+        return buf[0..<n].contains(UInt8(ascii: "\n"))
+    }
+}
