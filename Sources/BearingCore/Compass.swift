@@ -135,6 +135,8 @@ public struct Attitude: Equatable, Sendable {
     public var angularRate: Vector3?
     /// Board → ENU rotation (`v_ENU = q ⊗ v ⊗ q*`), y true north when `declination` is known, else magnetic.
     public var quaternion: Quaternion?
+    /// The IMU's die temperature, °C (gpsd's ATT `temp`, "temperature at the sensor"), where it reports one.
+    public var temperature: Double?
 
     public var magLength: Double { field.length }
 

@@ -17,7 +17,7 @@ public final class InertialReader: SensorReader<InertialSettings, InertialSample
         static func read(_ driver: any InertialDriver, device: String, time: () -> GPSTimestamp) throws(SensorError) -> InertialSample {
             let r = try driver.read()
             return InertialSample(time: time(), device: device, chip: type(of: driver).descriptor.name, acceleration: r.acceleration,
-                                  angularRate: r.angularRate, saturated: r.accelerationSaturated || r.angularRateSaturated)
+                                  angularRate: r.angularRate, saturated: r.accelerationSaturated || r.angularRateSaturated, temperature: r.temperature)
         }
     }
 

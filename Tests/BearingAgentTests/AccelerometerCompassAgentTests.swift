@@ -66,7 +66,7 @@ final class AccelerometerCompassAgentTests: XCTestCase {
         XCTAssertEqual(att["roll"] as? Double ?? .nan, -20, accuracy: 0.5)
         XCTAssertEqual(att["pitch"] as? Double ?? .nan, 4, accuracy: 0.5)
         XCTAssertEqual(att["acc_len"] as? Double ?? .nan, 9.81, accuracy: 0.05)
-        for key in ["gyro_x", "gyro_y", "gyro_z"] { XCTAssertNil(att[key], "\(key) without a gyroscope") }
+        for key in ["gyro_x", "gyro_y", "gyro_z", "temp"] { XCTAssertNil(att[key], "\(key): the LSM303 accelerometer has no gyroscope or temperature") }
         XCTAssertTrue(agent.statusLine.contains("imu connected"), agent.statusLine)
     }
 }

@@ -83,6 +83,7 @@ final class FusedCompassAgentTests: XCTestCase {
         // Heeled right side down, "up" leans to the left of the board: negative on y (right).
         XCTAssertEqual(att["acc_y"] as? Double ?? .nan, -9.81 * sin(20 * .pi / 180) * cos(3 * .pi / 180), accuracy: 0.05)
         XCTAssertEqual(att["gyro_z"] as? Double ?? .nan, 0, accuracy: 0.05)
+        XCTAssertEqual(att["temp"] as? Double ?? .nan, 25, accuracy: 0.1, "the LSM6DSOX model's die temperature")
         XCTAssertEqual((att["quat"] as? [Double])?.count, 4)
 
         // A level-board compass on this field would be far off: the tilt compensation is doing the work.

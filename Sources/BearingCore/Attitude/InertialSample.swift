@@ -11,14 +11,17 @@ public struct InertialSample: Equatable, Sendable {
     public var angularRate: Vector3?
     /// An axis of either sensor sat at the end of its range.
     public var saturated: Bool
+    /// The chip's die temperature, °C, where it reports one.
+    public var temperature: Double?
 
     public init(time: GPSTimestamp, device: String, chip: String, acceleration: Vector3, angularRate: Vector3?,
-                saturated: Bool = false) {
+                saturated: Bool = false, temperature: Double? = nil) {
         self.time = time
         self.device = device
         self.chip = chip
         self.acceleration = acceleration
         self.angularRate = angularRate
         self.saturated = saturated
+        self.temperature = temperature
     }
 }

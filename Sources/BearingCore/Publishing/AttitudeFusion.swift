@@ -139,6 +139,7 @@ public struct AttitudeFusion: Sendable {
         a.acceleration = acceleration
         a.angularRate = angularRate.map { $0 * (180 / .pi) }
         a.quaternion = q
+        a.temperature = s.temperature
         return a
     }
 }

@@ -106,6 +106,7 @@ public enum WireEncoding {
             w.fixed("gyro_y", g.y, 3)
             w.fixed("gyro_z", g.z, 3)
         }
+        w.fixed("temp", a.temperature, 1)
         w.fixed("declination", a.declination, 2)
         w.string("decl_src", a.declinationSource?.rawValue)
         if let q = a.quaternion { w.fixedArray("quat", [q.w, q.x, q.y, q.z], 6) }

@@ -80,6 +80,7 @@ public struct WireMessage: Sendable, Equatable {
         a.yaw = number("yaw")
         a.acceleration = vector("acc_x", "acc_y", "acc_z")
         a.angularRate = vector("gyro_x", "gyro_y", "gyro_z")
+        a.temperature = number("temp")
         if let q = object["quat"]?.list?.compactMap(\.number), q.count == 4 {
             a.quaternion = Quaternion(w: q[0], x: q[1], y: q[2], z: q[3])
         }

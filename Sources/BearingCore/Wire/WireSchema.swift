@@ -82,6 +82,7 @@ public enum WireSchema {
         case "gyro_x": return a.angularRate?.x
         case "gyro_y": return a.angularRate?.y
         case "gyro_z": return a.angularRate?.z
+        case "temp": return a.temperature
         default: return nil
         }
     }
