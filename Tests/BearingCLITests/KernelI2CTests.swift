@@ -53,9 +53,10 @@ final class KernelI2CTests: XCTestCase {
             (round1, "bmm150 0x10", 31.25, -20, 100),          // trim chosen so X/Y = raw·0.3125, Z = raw/3
             (round1, "ak09916 0x0c", 30, -60, 150),            // 200, −400, 1000 at 0.15 µT
             (round1, "mmc5983ma 0x30", 0, 0, 0),               // same data after SET and RESET: all offset
-            (round2, "lis2mdl 0x1e", -30, 15, 45),
+            // The LIS2MDL's raw Z negated: its registers are a left-handed frame.
+            (round2, "lis2mdl 0x1e", -30, 15, -45),
             (round5, "ak09916 0x0c", 30, -60, 150),
-            (round5, "lis2mdl 0x1e", 30, -15, -45),            // the LSM303AGR's magnetometer
+            (round5, "lis2mdl 0x1e", 30, -15, 45),            // the LSM303AGR's magnetometer
             // The LSM303DLHC's magnetometer through the HMC5883L driver: 1100, 550, −980 counts at 1090/G,
             // not the DLHC's 1100 (X, Y) and 980 (Z) LSB/G, which would give 100, 50, −100 µT.
             (round6, "hmc5883l 0x1e", 1100 / 10.9, 550 / 10.9, -980 / 10.9),

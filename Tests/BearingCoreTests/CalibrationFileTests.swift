@@ -83,6 +83,32 @@ final class CalibrationFileTests: XCTestCase {
         XCTAssertEqual(try back.calibration().offset, Vector3(1, -2, 3))
     }
 
+    /// A LIS2MDL file from before the driver made its left-handed axes right-handed (no `axes`) still
+    /// corrects today's samples: the same field, read with Z negated, comes out with Z negated.
+    func testAnOldLIS2MDLFileIsTurnedIntoTheRightHandedAxes() throws {
+        var object = try JSONSerialization.jsonObject(with: record().encoded()) as! [String: Any]
+        XCTAssertEqual(object["axes"] as? String, "right-handed", "new files say which axes they were fitted in")
+        object["chip"] = "lis2mdl"
+        object["axes"] = nil
+        let old = try CalibrationRecord.decode(try JSONSerialization.data(withJSONObject: object), source: "old.json")
+        let converted = try old.calibration()
+        let fittedThen = MagneticCalibration(offset: Vector3(1, -2, 3), matrix: Matrix3([1.1, 0.01, 0], [0.01, 0.9, 0], [0, 0, 1]))
+        for raw in [Vector3(20, -5, 40), Vector3(-3, 17, -44)] {
+            let then = fittedThen.apply(raw)
+            let now = converted.apply(Vector3(raw.x, raw.y, -raw.z))
+            XCTAssertEqual(now.x, then.x, accuracy: 1e-12)
+            XCTAssertEqual(now.y, then.y, accuracy: 1e-12)
+            XCTAssertEqual(now.z, -then.z, accuracy: 1e-12)
+        }
+        // Another chip's file without `axes` is taken as it is; an unknown frame is refused.
+        object["chip"] = "qmc5883l"
+        XCTAssertEqual(try CalibrationRecord.decode(try JSONSerialization.data(withJSONObject: object), source: "q.json").calibration(), fittedThen)
+        object["axes"] = "left-handed"
+        XCTAssertThrowsError(try CalibrationRecord.decode(try JSONSerialization.data(withJSONObject: object), source: "l.json")) {
+            XCTAssertTrue("\($0)".contains("\"axes\" is \"left-handed\""), "\($0)")
+        }
+    }
+
     func testBadCalibrationFilesAreRejectedWithTheReason() {
         func reject(_ mutate: (inout [String: Any]) -> Void, _ expected: String, file: StaticString = #filePath, line: UInt = #line) {
             var object = try! JSONSerialization.jsonObject(with: record().encoded()) as! [String: Any]

@@ -256,6 +256,23 @@ final class ChipDriverTests: XCTestCase {
         }
     }
 
+    /// The LIS2MDL's registers are a left-handed frame: the driver negates Z, so a field along +Z reads +Z
+    /// while the register holds negative counts.
+    func testLIS2MDLReportsItsRawZNegatedAsARightHandedFrame() throws {
+        let bus = SimulatedI2CBus()
+        ChipModels.attach(chip: "lis2mdl", to: bus) { Vector3(10, -20, 45) }
+        let d = LIS2MDL(bus: bus, address: 0x1E)
+        d.sleep = { _ in }
+        try d.identify()
+        _ = try d.configure(MagnetometerSettings())
+        let r = try d.read()
+        let rawZ = Int16(bitPattern: UInt16(try bus.readByte(address: 0x1E, register: 0x6D)) << 8 | UInt16(try bus.readByte(address: 0x1E, register: 0x6C)))
+        XCTAssertEqual(Int(rawZ), -300, "45 µT at 0.15 µT/LSB, negated")
+        XCTAssertEqual(r.field.x, 10, accuracy: 0.15)
+        XCTAssertEqual(r.field.y, -20, accuracy: 0.15)
+        XCTAssertEqual(r.field.z, 45, accuracy: 0.15)
+    }
+
     func testLIS3MDLModelRefusesAutoIncrementWithoutTheSubAddressFlag() throws {
         let bus = SimulatedI2CBus()
         ChipModels.attach(chip: "lis3mdl", to: bus) { .zero }

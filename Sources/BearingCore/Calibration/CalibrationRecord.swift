@@ -6,6 +6,11 @@ public struct CalibrationRecord: Codable, Equatable, Sendable {
     public static let currentFormat = "bearing-calibration/1"
     /// The units of samples from the daemon and the sensor path (drivers scale to µT).
     public static let microtesla = "uT"
+    /// What `axes` says in files written since every driver reports a right-handed frame.
+    public static let rightHanded = "right-handed"
+    /// Chips whose driver changed its axes to make them right-handed, and the sign of each raw axis
+    /// then: a record of theirs without `axes` was fitted in the old frame and is converted when read.
+    public static let axesBeforeRightHanded: [String: Vector3] = ["lis2mdl": Vector3(1, 1, -1)]
 
     public struct Figures: Codable, Equatable, Sendable {
         public var gaps: Double
@@ -50,9 +55,11 @@ public struct CalibrationRecord: Codable, Equatable, Sendable {
     public var outliers: Int
     public var warnings: [String]
     public var time: String
+    /// `right-handed`: fitted in the chip axes as today's drivers report them; absent in older files.
+    public var axes: String?
 
     enum CodingKeys: String, CodingKey {
-        case format, chip, device, units, model, offset, matrix, field, position, figures, samples, used, outliers, warnings, time
+        case format, chip, device, units, model, offset, matrix, field, position, figures, samples, used, outliers, warnings, time, axes
         case fieldSource = "field_source"
     }
 
@@ -75,10 +82,13 @@ public struct CalibrationRecord: Codable, Equatable, Sendable {
         outliers = fit.outliers
         warnings = fit.warnings
         self.time = time.iso8601
+        axes = Self.rightHanded
     }
 
     /// The correction this record describes, after checking it is one: finite numbers, a 3×3 matrix that
-    /// keeps handedness and is not near-singular, a positive field.
+    /// keeps handedness and is not near-singular, a positive field. A record fitted in a chip's old,
+    /// left-handed axes (`axesBeforeRightHanded`) is turned into today's: with F the sign flip between
+    /// them, `F·M·(F·v − b) = (F·M·F)·(v − F·b)`.
     public func calibration() throws(CalibrationFitError) -> MagneticCalibration {
         guard format == Self.currentFormat else {
             throw CalibrationFitError("format \"\(format)\" is not \"\(Self.currentFormat)\"")
@@ -90,6 +100,13 @@ public struct CalibrationRecord: Codable, Equatable, Sendable {
         let singular = (m.transposed * m).symmetricEigen.values
         guard singular[0] > 0, (singular[2] / singular[0]).squareRoot() < 20 else {
             throw CalibrationFitError("\"matrix\" stretches one axis more than 20 times another: not a plausible soft-iron correction")
+        }
+        if axes == nil, let f = Self.axesBeforeRightHanded[chip] {
+            let flip = Matrix3(rows: [Vector3(f.x, 0, 0), Vector3(0, f.y, 0), Vector3(0, 0, f.z)])
+            return MagneticCalibration(offset: flip * o, matrix: flip * m * flip)
+        }
+        if let axes, axes != Self.rightHanded {
+            throw CalibrationFitError("\"axes\" is \"\(axes)\", not \"\(Self.rightHanded)\"")
         }
         return MagneticCalibration(offset: o, matrix: m)
     }

@@ -7,6 +7,12 @@ import BearingCore
 /// address increment, fixed sensitivity 1.5 mgauss/LSB (0.15 µT), ±49.152 G; Linux
 /// `drivers/iio/magnetometer/st_magn_core.c` (lsm303agr_magn / lis2mdl). No saturation flag: an axis at
 /// ±32767/−32768 counts as overflow.
+///
+/// Axes: the output registers form a left-handed frame (ST community: "LIS2MDL uses left-handed coordinate
+/// system"; PX4's `lsm303agr` driver negates Z "to switch to right hand coordinate system"; Betaflight and
+/// INAV "adapt LIS2MDL left-handed frame"). This driver negates Z, as PX4 does, so it reports a
+/// right-handed frame with X and Y as the registers name them, the frame of the LSM303AGR's accelerometer.
+/// Calibration files fitted before (without `"axes"`) are converted on load (`CalibrationRecord`).
 public final class LIS2MDL: ChipDriverBase, MagnetometerDriver {
     public static let descriptor = ChipDescriptor(
         name: "lis2mdl", displayName: "ST LIS2MDL / LSM303AGR", addresses: [0x1E],
@@ -45,7 +51,7 @@ public final class LIS2MDL: ChipDriverBase, MagnetometerDriver {
         let b = try block(Register.outXL, 6)
         let raw = [int16LE(b[0], b[1]), int16LE(b[2], b[3]), int16LE(b[4], b[5])]
         let k = Self.microteslaPerLSB
-        return MagneticReading(field: Vector3(Double(raw[0]) * k, Double(raw[1]) * k, Double(raw[2]) * k),
+        return MagneticReading(field: Vector3(Double(raw[0]) * k, Double(raw[1]) * k, -Double(raw[2]) * k),
                                overflow: raw.contains { $0 == 32767 || $0 == -32768 })
     }
 }
