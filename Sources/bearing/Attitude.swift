@@ -13,8 +13,10 @@ struct AttitudeCommand: ParsableCommand {
             east-north-up, and heading (clockwise from north, of the sensor's +x axis), pitch (+x up positive) \
             and roll (right side down positive), in degrees. North is magnetic unless --declination or \
             --position is given; then heading and quaternion are turned to true north. Without mag columns \
-            the heading is only relative to the start (6D). FILE is CSV with a header naming the columns \
-            t,acc_x,acc_y,acc_z,gyr_x,gyr_y,gyr_z and optionally mag_x,mag_y,mag_z, in any order, in s, \
+            the heading is only relative to the start (6D). Without gyr columns (an accelerometer and a \
+            magnetometer, such as an LSM303) the filter runs as the daemon's tilt-compensated compass \
+            without a gyroscope (1 s time constants). FILE is CSV with a header naming the columns \
+            t,acc_x,acc_y,acc_z, optionally gyr_x,gyr_y,gyr_z and mag_x,mag_y,mag_z, in any order, in s, \
             m/s² (specific force, up at rest), rad/s and µT. Bad input exits with status 2 and names the \
             line and column.
             """)
@@ -51,7 +53,7 @@ struct AttitudeCommand: ParsableCommand {
         Syscall.ignoreSIGPIPE()
         let file: IMUSampleFile
         do {
-            file = try IMUSampleFile.parse(try String(contentsOfFile: samples, encoding: .utf8), source: samples)
+            file = try IMUSampleFile.parse(try String(contentsOfFile: samples, encoding: .utf8), source: samples, requireGyroscope: false)
         } catch let e as IMUSampleFileError {
             throw Self.badInput(e.description)
         } catch {
@@ -62,7 +64,11 @@ struct AttitudeCommand: ParsableCommand {
         var output = StreamedOutput()
         if !json { output.append("t,qw,qx,qy,qz,heading,pitch,roll\n") }
 
-        var filter = AttitudeFilter()
+        guard file.hasGyroscope || file.samples.first?.magnetometer != nil else {
+            throw Self.badInput("\(samples): neither gyr_x,gyr_y,gyr_z nor mag_x,mag_y,mag_z columns: an accelerometer alone gives no attitude to follow")
+        }
+        // Without a gyroscope the samples' zero rates leave the strapdown still: an accelerometer-tilted compass.
+        var filter = AttitudeFilter(parameters: file.hasGyroscope ? AttitudeFilterParameters() : .withoutGyroscope)
         try filter.replay(file.samples) { i, q in
             let oriented = declination == 0 ? q : q.trueNorth(declination: declination)
             let angles = AttitudeAngles(oriented, body: axes)

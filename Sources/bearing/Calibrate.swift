@@ -13,8 +13,7 @@ struct Calibrate: ParsableCommand {
             orientation while the coverage map fills; it stops by itself when coverage and quality pass, on \
             Enter, or at --timeout. The result is written atomically to the calibration file the daemon \
             loads (default $STATE_DIRECTORY/calibration.json or /var/lib/bearing/calibration.json) and the \
-            daemon is asked to reload it.
-
+            daemon is asked to reload it. \
             With --accel the accelerometer is calibrated instead (offset, gains and, with tilted poses, \
             misalignment): hold the board still for a second or two with each face up in turn (and tilts \
             between them for the full model). Poses come straight from the IMU (the daemon must be stopped, \
