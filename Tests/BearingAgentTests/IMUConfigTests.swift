@@ -76,6 +76,7 @@ final class IMUConfigTests: XCTestCase {
             ("sense-hat", "lis3mdl", 0x1C, "lsm9ds1", 0x6A),
             ("berryimu-v3", "lis3mdl", 0x1C, "lsm6dsx", 0x6A),
             ("icm20948-breakout", "ak09916", 0x0C, "icm20948", 0x69),
+            ("lsm303-breakout", "lis2mdl", 0x1E, "lsm303", 0x19),
             ("simulator", "qmc5883l", 0x0D, "lsm6dsx", 0x6A),
         ]
         for e in expected {
@@ -91,6 +92,9 @@ final class IMUConfigTests: XCTestCase {
         }
         let icm = try BoardProfile.load(boards.appendingPathComponent("icm20948-breakout.yaml").path).baseConfig(module: "icm20948-0x68")
         XCTAssertEqual(icm.imu.reader.address, 0x68)
+        let dlhc = try BoardProfile.load(boards.appendingPathComponent("lsm303-breakout.yaml").path).baseConfig(module: "lsm303dlhc")
+        XCTAssertEqual(dlhc.magnetometer.reader.chip, "hmc5883l")
+        XCTAssertEqual(dlhc.imu.reader.chip, "lsm303")
         // The rpi-* modules have no IMU: their configs stay magnetometer-only.
         XCTAssertFalse(try BoardProfile.load(boards.appendingPathComponent("rpi-4b.yaml").path).baseConfig(module: nil).imu.enabled)
     }
