@@ -63,7 +63,7 @@ public struct JournaldLogHandler: LogHandler {
         var secs = ts.tv_sec
         localtime_r(&secs, &tm)
         var buf = [CChar](repeating: 0, count: 32)
-        strftime(&buf, 32, "%H:%M:%S", &tm)
-        return String(cString: buf) + String(format: ".%03d", Int(ts.tv_nsec / 1_000_000))
+        let n = strftime(&buf, 32, "%H:%M:%S", &tm)
+        return String(decoding: buf.prefix(n).map { UInt8(bitPattern: $0) }, as: UTF8.self) + String(format: ".%03d", Int(ts.tv_nsec / 1_000_000))
     }
 }

@@ -32,6 +32,22 @@ public struct GPSTimestamp: Hashable, Comparable, Sendable, CustomStringConverti
     /// written with as many digits as they need.
     public func appendISO8601<Sink: ByteSink & ~Copyable>(to b: inout Sink) {
         let (year, month, day, hour, minute, second) = CivilTime.fields(unixSeconds: seconds)
+        let millis = Int(nanoseconds / 1_000_000)
+        if (0...9999).contains(year) {
+            // The usual case: 24 bytes in fixed places, built on the stack and appended at once.
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { p in
+                func two(_ v: Int, _ i: Int) {
+                    p[i] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v / 10)
+                    p[i + 1] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v % 10)
+                }
+                two(year / 100, 0); two(year % 100, 2); p[4] = UInt8(ascii: "-"); two(month, 5); p[7] = UInt8(ascii: "-")
+                two(day, 8); p[10] = UInt8(ascii: "T"); two(hour, 11); p[13] = UInt8(ascii: ":"); two(minute, 14)
+                p[16] = UInt8(ascii: ":"); two(second, 17); p[19] = UInt8(ascii: ".")
+                p[20] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: millis / 100); two(millis % 100, 21); p[23] = UInt8(ascii: "Z")
+                b.append(UnsafeBufferPointer(p))
+            }
+            return
+        }
         func put(_ v: Int, _ width: Int) {
             if v < 0 { b.append(UInt8(ascii: "-")) }
             let m = UInt(v.magnitude)
@@ -44,7 +60,7 @@ public struct GPSTimestamp: Hashable, Comparable, Sendable, CustomStringConverti
         put(year, 4); b.append(UInt8(ascii: "-")); put(month, 2); b.append(UInt8(ascii: "-")); put(day, 2)
         b.append(UInt8(ascii: "T")); put(hour, 2); b.append(UInt8(ascii: ":")); put(minute, 2)
         b.append(UInt8(ascii: ":")); put(second, 2); b.append(UInt8(ascii: "."))
-        put(Int(nanoseconds / 1_000_000), 3); b.append(UInt8(ascii: "Z"))
+        put(millis, 3); b.append(UInt8(ascii: "Z"))
     }
 
     /// Parses gpsd's `YYYY-MM-DDTHH:MM:SS[.fff…]Z`.

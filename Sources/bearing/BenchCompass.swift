@@ -5,6 +5,7 @@ import BearingAgent
 import BearingSensors
 import BearingSimulator
 import Foundation
+import OpenCombine
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,12 +22,17 @@ import Glibc
 /// With `--replay`, the drivers read through a `ReplayI2CBus`: the chip models answer the first 1,000
 /// samples' reads, which are then replayed in a loop, so the count is Bearing's own work per sample (as
 /// on a board, where the chip computes its values and the kernel moves the bytes).
+///
+/// With `--pipeline` (9-axis), the samples go through the daemon's own stage instead of a loop around
+/// `AttitudeFusion`: subjects, `CompassStages.fusedAttitudes` (the merge, the `scan` that copies the fusion
+/// state, the `compactMap`) and a sink writing each ATT: what OpenCombine adds per sample.
 struct BenchCompass: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "bench-compass", shouldDisplay: false)
 
     @Option var samples: Int = 10_000
     @Flag var imu = false
     @Flag var replay = false
+    @Flag var pipeline = false
 
     /// Samples whose reads the replaying bus records (a multiple of 5, the magnetometer's period in samples).
     static let recorded = 1_000
@@ -84,7 +90,27 @@ struct BenchCompass: ParsableCommand {
             bytes += line.utf8.count
             _ = line.withUTF8 { Glibc.write(fds[0], $0.baseAddress, $0.count) }
         }
-        if let gyro {
+        if let gyro, pipeline {
+            let inertial = PassthroughSubject<InertialSample, Never>()
+            let magnetic = PassthroughSubject<MagneticSample, Never>()
+            let fusion = AttitudeFusion(imuOrientation: orientation, magnetometerOrientation: orientation, trueNorth: true)
+            let stage = CompassStages.fusedAttitudes(
+                inertial: inertial.eraseToAnyPublisher(), magnetic: magnetic.eraseToAnyPublisher(),
+                calibrations: Just(nil).eraseToAnyPublisher(), localFields: Just(field).eraseToAnyPublisher(), fusion: fusion)
+                .sink { write(WireEncoding.att($0)) }
+            for i in 0..<samples {
+                t = Double(i) * 0.01
+                let time = GPSTimestamp(unixTime: 1_780_000_000 + t)
+                if i % 5 == 0 {
+                    let r = try driver.read()
+                    magnetic.send(MagneticSample(time: time, device: "bench", chip: "qmc5883l", field: r.field, overflow: r.overflow))
+                }
+                let r = try gyro.read()
+                inertial.send(InertialSample(time: time, device: "bench", chip: "lsm6dsx", acceleration: r.acceleration,
+                                             angularRate: r.angularRate, temperature: r.temperature))
+            }
+            stage.cancel()
+        } else if let gyro {
             var fusion = AttitudeFusion(imuOrientation: orientation, magnetometerOrientation: orientation, trueNorth: true)
             fusion.step(.localField(field))
             for i in 0..<samples {
@@ -96,7 +122,7 @@ struct BenchCompass: ParsableCommand {
                 }
                 let r = try gyro.read()
                 fusion.step(.inertial(InertialSample(time: time, device: "bench", chip: "lsm6dsx", acceleration: r.acceleration,
-                                                     angularRate: r.angularRate)))
+                                                     angularRate: r.angularRate, temperature: r.temperature)))
                 if let a = fusion.emitted { write(WireEncoding.att(a)) }
             }
         } else {

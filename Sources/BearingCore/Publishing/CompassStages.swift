@@ -130,12 +130,10 @@ public enum CompassStages {
             inertial.map(FusionInput.inertial).eraseToAnyPublisher(),
         ])
         .flatMap { $0 }
-        .scan(fusion) { state, input in
-            var next = state
-            next.step(input)
-            return next
+        .scanInPlace(fusion) { (state: inout AttitudeFusion, input) in
+            state.step(input)
+            return state.emitted
         }
-        .compactMap { (state: AttitudeFusion) in state.emitted }
         .eraseToAnyPublisher()
     }
 
