@@ -68,13 +68,7 @@ public struct AccelerometerCalibrationRecord: Codable, Equatable, Sendable {
 
     /// Decodes and checks an accelerometer calibration file; errors name the file and what is wrong.
     public static func decode(_ data: Data, source: String) throws(CalibrationFitError) -> AccelerometerCalibrationRecord {
-        let record = try CalibrationFileDecoding.decode(Self.self, from: data, source: source, what: "an accelerometer calibration file")
-        do {
-            _ = try record.correction()
-        } catch {
-            throw CalibrationFitError("\(source): \(error.message)")
-        }
-        return record
+        try CalibrationFileDecoding.decode(Self.self, from: data, source: source, what: "an accelerometer calibration file") { (r: Self) throws(CalibrationFitError) in try r.correction() }
     }
 
     /// Pretty, key-sorted JSON with a final newline.

@@ -19,6 +19,18 @@ enum CalibrationFileDecoding {
         }
     }
 
+    /// `decode`, then `check` on what was read (the record's own validation): its error is prefixed with `source`.
+    static func decode<T: Decodable, R>(_ type: T.Type, from data: Data, source: String, what: String,
+                                        check: (T) throws(CalibrationFitError) -> R) throws(CalibrationFitError) -> T {
+        let value = try decode(type, from: data, source: source, what: what)
+        do {
+            _ = try check(value)
+        } catch {
+            throw CalibrationFitError("\(source): \(error.message)")
+        }
+        return value
+    }
+
     static func path(_ keys: [CodingKey]) -> String {
         keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".").replacingOccurrences(of: ".[", with: "[")
     }

@@ -113,13 +113,7 @@ public struct CalibrationRecord: Codable, Equatable, Sendable {
 
     /// Decodes and checks a calibration file; errors name the file and what is wrong.
     public static func decode(_ data: Data, source: String) throws(CalibrationFitError) -> CalibrationRecord {
-        let record = try CalibrationFileDecoding.decode(CalibrationRecord.self, from: data, source: source, what: "a calibration file")
-        do {
-            _ = try record.calibration()
-        } catch {
-            throw CalibrationFitError("\(source): \(error.message)")
-        }
-        return record
+        try CalibrationFileDecoding.decode(CalibrationRecord.self, from: data, source: source, what: "a calibration file") { (r: CalibrationRecord) throws(CalibrationFitError) in try r.calibration() }
     }
 
     /// Pretty, key-sorted JSON with a final newline.

@@ -152,13 +152,7 @@ public struct MountingLevelRecord: Codable, Equatable, Sendable {
 
     /// Decodes and checks a mounting level file; errors name the file and what is wrong.
     public static func decode(_ data: Data, source: String) throws(CalibrationFitError) -> MountingLevelRecord {
-        let record = try CalibrationFileDecoding.decode(Self.self, from: data, source: source, what: "a mounting level file")
-        do {
-            _ = try record.level()
-        } catch {
-            throw CalibrationFitError("\(source): \(error.message)")
-        }
-        return record
+        try CalibrationFileDecoding.decode(Self.self, from: data, source: source, what: "a mounting level file") { (r: Self) throws(CalibrationFitError) in try r.level() }
     }
 
     /// Pretty, key-sorted JSON with a final newline.
