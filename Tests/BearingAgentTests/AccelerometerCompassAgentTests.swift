@@ -17,34 +17,9 @@ final class AccelerometerCompassAgentTests: XCTestCase {
         let year = WorldMagneticModel.decimalYear(unixSeconds: GPSTimestamp.now().unixTime)
         let field = LocalField.wmm(.wmm2025, latitude: Self.fallback.x, longitude: Self.fallback.y, heightKm: 0, year: year, source: .fallback)
 
-        var b = VirtualIMU(heading: { _ in 250 })
-        b.roll = { _ in -20 }
-        b.pitch = { _ in 4 }
-        b.fieldNorm = field.reference.norm
-        b.dip = field.reference.dip
-        let board = b
-        let bus = SimulatedI2CBus(path: "sim-bus")
-        let compass = VirtualCompass(orientation: try Orientation(axes: "+X-Y-Z"), clock: { 0 })
-        compass.board = { board.boardField(at: $0) }
-        ChipModels.attachInertial(chip: "lsm303agr", to: bus) { board.motion(at: 0) }
-        // The AGR's magnetometer, replaced by one that senses the board's field.
-        ChipModels.attach(chip: "lis2mdl", to: bus) { compass.field() }
-
-        var c = makeAgentConfig(gpsdPort: freePort(), dir: dir)
-        let chipZUp = try Orientation(axes: "+X-Y-Z")
-        c.magnetometer.enabled = true
-        c.magnetometer.reader.bus = "sim-bus"
-        c.magnetometer.reader.chip = "lis2mdl"
-        c.magnetometer.reader.settings.rate = 20
-        c.magnetometer.orientation = chipZUp
-        c.imu.enabled = true
-        c.imu.reader.bus = "sim-bus"
-        c.imu.reader.chip = nil  // found by probing, as `imu.chip: auto`
-        c.imu.reader.settings.rate = 50
-        c.imu.orientation = chipZUp
-        c.heading.fallbackPosition = Self.fallback
-        c.pipelines[StreamKey(.att, .compass)] = [.throttle(interval: 0.25, latest: true)]
-
+        // The AGR's magnetometer replaced by one that senses the board's field; the IMU found by probing.
+        let bus = stillBoardBus(heading: 250, roll: -20, pitch: 4, field: field, imu: "lsm303agr", magnetometer: "lis2mdl")
+        let c = makeFusedAgentConfig(dir: dir, magnetometer: "lis2mdl", imu: nil, imuRate: 50, fallback: Self.fallback)
         let agent = Agent(config: c, logger: testLogger(), openBus: { _ in bus })
         try agent.start()
         defer { agent.stop() }

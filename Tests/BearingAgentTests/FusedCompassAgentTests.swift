@@ -11,46 +11,15 @@ import XCTest
 final class FusedCompassAgentTests: XCTestCase {
     static let fallback = Vector3(-33.9, 151.2, 0)  // Sydney: declination ≈ +12.8°, dip ≈ −64°
 
-    func config(dir: URL) -> AgentConfig {
-        var c = makeAgentConfig(gpsdPort: freePort(), dir: dir)
-        let chipZUp = try! Orientation(axes: "+X-Y-Z")
-        c.magnetometer.enabled = true
-        c.magnetometer.reader.bus = "sim-bus"
-        c.magnetometer.reader.chip = "qmc5883l"
-        c.magnetometer.reader.settings.rate = 20
-        c.magnetometer.orientation = chipZUp
-        c.imu.enabled = true
-        c.imu.reader.bus = "sim-bus"
-        c.imu.reader.chip = "lsm6dsx"
-        c.imu.reader.settings.rate = 100
-        c.imu.orientation = chipZUp
-        c.heading.fallbackPosition = Self.fallback
-        c.pipelines[StreamKey(.att, .compass)] = [.throttle(interval: 0.25, latest: true)]
-        return c
-    }
-
-    /// The board: heading 100° magnetic, heeled 20° to starboard, nose 3° up, both chips mounted chip Z up.
-    func heeledBus(field: LocalField) -> SimulatedI2CBus {
-        var b = VirtualIMU(heading: { _ in 100 })
-        b.roll = { _ in 20 }
-        b.pitch = { _ in 3 }
-        b.fieldNorm = field.reference.norm
-        b.dip = field.reference.dip
-        let board = b
-        let bus = SimulatedI2CBus(path: "sim-bus")
-        let compass = VirtualCompass(orientation: try! Orientation(axes: "+X-Y-Z"), clock: { 0 })
-        compass.board = { board.boardField(at: $0) }
-        ChipModels.attach(chip: "qmc5883l", to: bus) { compass.field() }
-        ChipModels.attachInertial(chip: "lsm6dsox", to: bus) { board.motion(at: 0) }
-        return bus
-    }
-
     func testHeeledBoardPublishesTrueTiltCompensatedHeadingRollPitchAtTheATTRate() throws {
         let dir = temporaryDirectory("fused")
         defer { try? FileManager.default.removeItem(at: dir) }
         let year = WorldMagneticModel.decimalYear(unixSeconds: GPSTimestamp.now().unixTime)
         let field = LocalField.wmm(.wmm2025, latitude: Self.fallback.x, longitude: Self.fallback.y, heightKm: 0, year: year, source: .fallback)
-        let agent = Agent(config: config(dir: dir), logger: testLogger(), openBus: { [bus = heeledBus(field: field)] _ in bus })
+        // Heading 100° magnetic, heeled 20° to starboard, nose 3° up.
+        let config = makeFusedAgentConfig(dir: dir, magnetometer: "qmc5883l", imu: "lsm6dsx", fallback: Self.fallback)
+        let bus = stillBoardBus(heading: 100, roll: 20, pitch: 3, field: field, imu: "lsm6dsox", magnetometer: "qmc5883l")
+        let agent = Agent(config: config, logger: testLogger(), openBus: { _ in bus })
         try agent.start()
         defer { agent.stop() }
         let client = try SocketClient(path: agent.socketPath)

@@ -16,21 +16,8 @@ final class LevelAgentTests: XCTestCase {
     static let accDistortion = Matrix3([1.025, 0.006, 0], [0.006, 0.98, -0.004], [0, -0.004, 1.015])
 
     func config(dir: URL) -> AgentConfig {
-        var c = makeAgentConfig(gpsdPort: freePort(), dir: dir)
-        let chipZUp = try! Orientation(axes: "+X-Y-Z")
-        c.magnetometer.enabled = true
-        c.magnetometer.reader.bus = "sim-bus"
-        c.magnetometer.reader.chip = "qmc5883l"
-        c.magnetometer.reader.settings.rate = 20
-        c.magnetometer.orientation = chipZUp
+        var c = makeFusedAgentConfig(dir: dir, magnetometer: "qmc5883l", imu: "lsm6dsx", fallback: Self.fallback)
         c.magnetometer.calibrationFile = dir.appendingPathComponent("state/calibration.json").path
-        c.imu.enabled = true
-        c.imu.reader.bus = "sim-bus"
-        c.imu.reader.chip = "lsm6dsx"
-        c.imu.reader.settings.rate = 100
-        c.imu.orientation = chipZUp
-        c.heading.fallbackPosition = Self.fallback
-        c.pipelines[StreamKey(.att, .compass)] = [.throttle(interval: 0.25, latest: true)]
         return c
     }
 
@@ -38,23 +25,13 @@ final class LevelAgentTests: XCTestCase {
     func bus(roll: Double, pitch: Double, distorted: Bool = false) -> SimulatedI2CBus {
         let year = WorldMagneticModel.decimalYear(unixSeconds: GPSTimestamp.now().unixTime)
         let field = LocalField.wmm(.wmm2025, latitude: Self.fallback.x, longitude: Self.fallback.y, heightKm: 0, year: year, source: .fallback)
-        var b = VirtualIMU(heading: { _ in 100 })
-        b.roll = { _ in roll }
-        b.pitch = { _ in pitch }
-        b.gravity = AccelerometerCalibrator.standardGravity
-        b.fieldNorm = field.reference.norm
-        b.dip = field.reference.dip
-        let board = b
-        let bus = SimulatedI2CBus(path: "sim-bus")
-        let compass = VirtualCompass(orientation: try! Orientation(axes: "+X-Y-Z"), clock: { 0 })
-        compass.board = { board.boardField(at: $0) }
-        ChipModels.attach(chip: "qmc5883l", to: bus) { compass.field() }
-        ChipModels.attachInertial(chip: "lsm6dsox", to: bus) {
-            var m = board.motion(at: 0)
-            if distorted { m.specificForce = Self.accDistortion * m.specificForce + Self.accOffset }
+        return stillBoardBus(heading: 100, roll: roll, pitch: pitch, field: field, gravity: AccelerometerCalibrator.standardGravity,
+                             imu: "lsm6dsox", magnetometer: "qmc5883l") { m in
+            guard distorted else { return m }
+            var m = m
+            m.specificForce = Self.accDistortion * m.specificForce + Self.accOffset
             return m
         }
-        return bus
     }
 
     func writeLevel(_ path: String, roll: Double, pitch: Double, units: String = MountingLevelRecord.degrees) throws {

@@ -330,3 +330,45 @@ public func writeIMURecording(_ samples: [IMUSample], to url: URL, header: Strin
     let columns = "t,acc_x,acc_y,acc_z" + (gyroscope ? ",gyr_x,gyr_y,gyr_z" : "")
     try ((header.map { [$0] } ?? []) + [columns] + lines).joined(separator: "\n").appending("\n").write(to: url, atomically: true, encoding: .utf8)
 }
+
+/// A config for the fused compass on the simulated bus `sim-bus`: the magnetometer `magnetometer` at 20 Hz and
+/// the accelerometer/gyroscope `imu` (nil: found by probing) at `imuRate`, both mounted chip Z up
+/// ("+X-Y-Z"), the WMM at `fallback` until a fix, ATT throttled to 4 a second.
+public func makeFusedAgentConfig(dir: URL, magnetometer: String, imu: String?, imuRate: Double = 100, fallback: Vector3) -> AgentConfig {
+    var c = makeAgentConfig(gpsdPort: freePort(), dir: dir)
+    let chipZUp = try! Orientation(axes: "+X-Y-Z")
+    c.magnetometer.enabled = true
+    c.magnetometer.reader.bus = "sim-bus"
+    c.magnetometer.reader.chip = magnetometer
+    c.magnetometer.reader.settings.rate = 20
+    c.magnetometer.orientation = chipZUp
+    c.imu.enabled = true
+    c.imu.reader.bus = "sim-bus"
+    c.imu.reader.chip = imu
+    c.imu.reader.settings.rate = imuRate
+    c.imu.orientation = chipZUp
+    c.heading.fallbackPosition = fallback
+    c.pipelines[StreamKey(.att, .compass)] = [.throttle(interval: 0.25, latest: true)]
+    return c
+}
+
+/// The simulated bus `sim-bus` with the models of the IMU `imu` (attached first: an `lsm303agr` brings its own
+/// magnetometer, which `magnetometer` then replaces) and of `magnetometer`, both chip Z up on one still
+/// board heading `heading`° magnetic, `roll`° right side down, `pitch`° nose up, in `field`; `motion` turns
+/// what the IMU senses (e.g. into a distorted accelerometer).
+public func stillBoardBus(heading: Double, roll: Double, pitch: Double, field: LocalField, gravity: Double? = nil,
+                          imu: String, magnetometer: String, motion: @escaping (Motion) -> Motion = { $0 }) -> SimulatedI2CBus {
+    var b = VirtualIMU(heading: { _ in heading })
+    b.roll = { _ in roll }
+    b.pitch = { _ in pitch }
+    if let gravity { b.gravity = gravity }
+    b.fieldNorm = field.reference.norm
+    b.dip = field.reference.dip
+    let board = b
+    let bus = SimulatedI2CBus(path: "sim-bus")
+    let compass = VirtualCompass(orientation: try! Orientation(axes: "+X-Y-Z"), clock: { 0 })
+    compass.board = { board.boardField(at: $0) }
+    ChipModels.attachInertial(chip: imu, to: bus) { motion(board.motion(at: 0)) }
+    ChipModels.attach(chip: magnetometer, to: bus) { compass.field() }
+    return bus
+}
