@@ -78,9 +78,7 @@ struct CalibrationReport {
         if json {
             Swift.print(jsonText)
         } else {
-            Swift.print(summary)
-            if let saved { Swift.print("saved \(saved)" + (daemon.map { "; daemon: \($0)" } ?? "")) }
-            if let notSaved { Swift.print("not saved: \(notSaved)") }
+            Swift.print(([summary] + CalibrationSaving.outcomeLines(saved: saved, notSaved: notSaved, daemon: daemon)).joined(separator: "\n"))
         }
     }
 

@@ -41,4 +41,9 @@ enum CalibrationSaving {
             return "no reply"
         }
     }
+
+    /// What a report prints after its summary: the file saved and the daemon's answer, or why nothing was saved.
+    static func outcomeLines(saved: String?, notSaved: String?, daemon: String?) -> [String] {
+        (saved.map { ["saved \($0)" + (daemon.map { "; daemon: \($0)" } ?? "")] } ?? []) + (notSaved.map { ["not saved: \($0)"] } ?? [])
+    }
 }

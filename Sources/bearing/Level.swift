@@ -119,8 +119,7 @@ struct LevelReport {
         lines.append("  accelerometer calibration: " + (input.accelerometerCalibration.map { "fitted \($0)" } ?? "none"))
         if let p = input.previous { lines.append(String(format: "  replaces the level in force: roll %.2f°, pitch %.2f°", p.roll, p.pitch)) }
         for w in warnings { lines.append("  warning: \(w)") }
-        if let saved { lines.append("saved \(saved)" + (daemon.map { "; daemon: \($0)" } ?? "")) }
-        if let notSaved { lines.append("not saved: \(notSaved)") }
+        lines += CalibrationSaving.outcomeLines(saved: saved, notSaved: notSaved, daemon: daemon)
         Swift.print(lines.joined(separator: "\n"))
     }
 
