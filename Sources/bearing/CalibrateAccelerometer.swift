@@ -63,11 +63,7 @@ extension Calibrate {
         if case .save(let chip, _) = verdict {
             let target = output ?? config.accelerometerCalibrationPath
             let record = AccelerometerCalibrationRecord(fit: fit, chip: chip, device: collected.device, time: GPSTimestamp.now())
-            do throws(SystemError) {
-                try AtomicFile.write(Array(record.encoded()), to: target)
-            } catch {
-                throw CalibrateError("cannot write \(target): \(error)\(error.errno == EACCES ? " (run as root or as the bearing user, or give --output)" : "")")
-            }
+            try CalibrationSaving.writeFile(record.encoded(), to: target)
             saved = target
         }
         let daemon = saved == nil ? nil : CalibrationSaving.askDaemonToReload(socketPath, part: "accelerometer")

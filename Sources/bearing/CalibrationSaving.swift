@@ -1,6 +1,7 @@
 import BearingClient
 import BearingCore
 import BearingIO
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,11 +14,7 @@ enum CalibrationSaving {
                       to target: String) throws -> String {
         let record = CalibrationRecord(fit: fitted.fit, chip: chip, device: samples.device, units: units, fieldSource: fitted.fieldSource,
                                        position: fitted.position.map { [$0.x, $0.y, $0.z] }, time: GPSTimestamp.now())
-        do throws(SystemError) {
-            try AtomicFile.write(Array(record.encoded()), to: target)
-        } catch {
-            throw CalibrateError("cannot write \(target): \(error)\(error.errno == EACCES ? " (run as root or as the bearing user, or give --output)" : "")")
-        }
+        try writeFile(record.encoded(), to: target)
         return target
     }
 
@@ -39,6 +36,16 @@ enum CalibrationSaving {
             if case .refused(_, let message) = error { return "rejected it: \(message)" }
             if case .timeout = error { return "no reply within 5 s" }
             return "no reply"
+        }
+    }
+
+    /// Writes a calibration, accelerometer calibration or level file atomically (a crash leaves the old file
+    /// or the new one); the error says what to do when permission is what is missing.
+    static func writeFile(_ data: Data, to target: String) throws {
+        do throws(SystemError) {
+            try AtomicFile.write(Array(data), to: target)
+        } catch {
+            throw CalibrateError("cannot write \(target): \(error)\(error.errno == EACCES ? " (run as root or as the bearing user, or give --output)" : "")")
         }
     }
 

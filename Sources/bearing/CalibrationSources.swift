@@ -161,7 +161,6 @@ final class DaemonSampleSource: @unchecked Sendable { // `client` is used by the
 final class SensorSampleSource: SensorReaderDelegate, @unchecked Sendable { // immutable after init; callbacks come on the reader thread
     private let reader: MagnetometerReader
     private let collector: SampleCollector
-    private var lastFailure: String?
 
     init(configuration: MagnetometerReader.Configuration, collector: SampleCollector) {
         self.collector = collector

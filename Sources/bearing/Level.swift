@@ -73,11 +73,7 @@ struct Level: ParsableCommand {
             let target = output ?? input.daemonFile ?? config.levelPath
             let record = MountingLevelRecord(level: level, pose: pose, device: input.device, accelerometerCalibration: input.accelerometerCalibration,
                                              warnings: warnings, time: GPSTimestamp.now())
-            do throws(SystemError) {
-                try AtomicFile.write(Array(record.encoded()), to: target)
-            } catch {
-                throw CalibrateError("cannot write \(target): \(error)\(error.errno == EACCES ? " (run as root or as the bearing user, or give --output)" : "")")
-            }
+            try CalibrationSaving.writeFile(record.encoded(), to: target)
             saved = target
         }
         let daemon = saved == nil ? nil : CalibrationSaving.askDaemonToReload(socketPath, part: "level")
