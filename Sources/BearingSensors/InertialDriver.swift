@@ -97,26 +97,35 @@ enum Inertial {
     static let defaultAccelerationRangeG = 4.0
     static let defaultAngularRateRangeDPS = 500.0
 
+    /// One sensor's three raw counts, X, Y, Z (held inline: a sample is read a hundred times a second).
+    struct Counts {
+        var x, y, z: Int
+        /// Left-justified data brought down `n` bits; an arithmetic shift keeps the sign.
+        func shiftedRight(_ n: Int) -> Counts { Counts(x: x >> n, y: y >> n, z: z >> n) }
+    }
+
     /// Three raw counts times `scale`.
-    static func vector(_ raw: ArraySlice<Int>, _ scale: Double) -> Vector3 {
-        let r = Array(raw)
-        return Vector3(Double(r[0]) * scale, Double(r[1]) * scale, Double(r[2]) * scale)
+    static func vector(_ c: Counts, _ scale: Double) -> Vector3 {
+        Vector3(Double(c.x) * scale, Double(c.y) * scale, Double(c.z) * scale)
     }
 
     /// Whether any count sits at an end of the `bits`-wide signed output range (16 bits, or 12 for the
     /// LSM303's high-resolution mode).
-    static func saturated(_ raw: ArraySlice<Int>, bits: Int = 16) -> Bool {
+    static func saturated(_ c: Counts, bits: Int = 16) -> Bool {
         let top = 1 << (bits - 1) - 1
-        return raw.contains { $0 >= top || $0 <= -top - 1 }
+        func atEnd(_ v: Int) -> Bool { v >= top || v <= -top - 1 }
+        return atEnd(c.x) || atEnd(c.y) || atEnd(c.z)
     }
 
     /// Three little-endian int16s from `bytes` at `offset`.
-    static func le(_ bytes: [UInt8], at offset: Int) -> ArraySlice<Int> {
-        (0..<3).map { int16LE(bytes[offset + 2 * $0], bytes[offset + 2 * $0 + 1]) }[...]
+    static func le(_ bytes: [UInt8], at offset: Int) -> Counts {
+        Counts(x: int16LE(bytes[offset], bytes[offset + 1]), y: int16LE(bytes[offset + 2], bytes[offset + 3]),
+               z: int16LE(bytes[offset + 4], bytes[offset + 5]))
     }
 
     /// Three big-endian int16s from `bytes` at `offset`.
-    static func be(_ bytes: [UInt8], at offset: Int) -> ArraySlice<Int> {
-        (0..<3).map { int16BE(bytes[offset + 2 * $0], bytes[offset + 2 * $0 + 1]) }[...]
+    static func be(_ bytes: [UInt8], at offset: Int) -> Counts {
+        Counts(x: int16BE(bytes[offset], bytes[offset + 1]), y: int16BE(bytes[offset + 2], bytes[offset + 3]),
+               z: int16BE(bytes[offset + 4], bytes[offset + 5]))
     }
 }

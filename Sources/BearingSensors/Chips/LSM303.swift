@@ -120,8 +120,7 @@ public final class LSM303: ChipDriverBase, InertialDriver {
     public func read() throws(SensorError) -> InertialReading {
         _ = try waitReady(Register.status, mask: Status.zyxDataAvailable, polls: polls) { sleep(0.1 / rate) }
         let b = try block(Register.outXL | Register.autoIncrement, 6)
-        // Left-justified: an arithmetic shift keeps the sign.
-        let accel = Inertial.le(b, at: 0).map { $0 >> (16 - Self.bits) }[...]
+        let accel = Inertial.le(b, at: 0).shiftedRight(16 - Self.bits)
         return InertialReading(acceleration: Inertial.vector(accel, accelScale), angularRate: nil,
                                accelerationSaturated: Inertial.saturated(accel, bits: Self.bits),
                                angularRateSaturated: false, temperature: nil)
