@@ -1,13 +1,16 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.0
 import PackageDescription
 
 // Layering (each target only depends on the ones above it):
 //   CGPS              C bridge to libgps (gpsd's client library)
 //   CI2C              C bridge to libi2c and the i2c-dev ioctls
+//   CYAML             C bridge to libyaml (config and board files)
 //   CBearingSys       C shim for Linux calls Swift's Glibc module lacks (accept4, eventfd)
 //   BearingCore       pure values, gpsd JSON dialect, operator specs, WMM, heading maths — no C, no I/O
 //   BearingSensors    magnetometer chip drivers over the I2CBus protocol, the reader thread
 //   BearingSimulator  pure generators for demos and tests (NMEA tracks, register-level chip models)
+//   BearingYAML       YAML documents composed from libyaml's events, with Yams's scalar rules
+//   BearingLog        the daemon's logger: levels, metadata, lines for journald on stderr
 //   BearingIO         syscalls, UNIX sockets, /dev/i2c-N, the gpsd client delegate source
 //   BearingAgent      wiring: adapters → publishers → socket server, logs, config
 //   bearing           the command-line tool
@@ -21,9 +24,6 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/OpenCombine/OpenCombine.git", exact: "0.14.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
-        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/pointfreeco/combine-schedulers.git", from: "1.2.2"),
     ],
     targets: [
@@ -36,7 +36,13 @@ let package = Package(
             name: "CI2C",
             providers: [.apt(["libi2c-dev"])]
         ),
+        .systemLibrary(
+            name: "CYAML",
+            pkgConfig: "yaml-0.1",
+            providers: [.apt(["libyaml-dev"])]
+        ),
         .target(name: "CBearingSys"),
+        .target(name: "BearingYAML", dependencies: ["CYAML"]),
         .target(
             name: "BearingCore",
             dependencies: [
@@ -49,8 +55,9 @@ let package = Package(
         ),
         .target(
             name: "BearingSimulator",
-            dependencies: ["BearingCore"]
+            dependencies: ["BearingCore", "BearingPOSIX"]
         ),
+        .target(name: "BearingLog"),
         .target(
             name: "BearingPOSIX",
             dependencies: ["CBearingSys", "BearingCore"]
@@ -73,8 +80,8 @@ let package = Package(
                 "BearingCore", "BearingSensors", "BearingIO",
                 .product(name: "OpenCombine", package: "OpenCombine"),
                 .product(name: "OpenCombineDispatch", package: "OpenCombine"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Yams", package: "Yams"),
+                "BearingLog",
+                "BearingYAML",
             ]
         ),
         .executableTarget(
@@ -82,8 +89,7 @@ let package = Package(
             dependencies: [
                 "BearingAgent", "BearingClient", "BearingTerminal", "BearingSimulator", "BearingSensors", "BearingIO", "BearingCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                "BearingLog",
             ]
         ),
         // libFuzzer targets (scripts/fuzz builds them with -sanitize=fuzzer -DFUZZING); a plain build makes
@@ -115,7 +121,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: ["BearingAgent", "BearingClient", "BearingIO", "BearingCore", "BearingSimulator",
-                           .product(name: "Logging", package: "swift-log")],
+                           "BearingLog"],
             path: "Tests/TestSupport"
         ),
         .testTarget(
@@ -148,7 +154,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BearingAgentTests",
-            dependencies: ["BearingAgent", "BearingClient", "BearingIO", "BearingCore", "BearingSimulator", "BearingSensors", "TestSupport", "FuzzConfigChecks"]
+            dependencies: ["BearingAgent", "BearingLog", "BearingYAML", "BearingClient", "BearingIO", "BearingCore", "BearingSimulator", "BearingSensors", "TestSupport", "FuzzConfigChecks"]
         ),
         .testTarget(
             name: "BearingCLITests",

@@ -1,4 +1,4 @@
-// libFuzzer target for the config reader (`AgentConfig.parse`, YAML through Yams).
+// libFuzzer target for the config reader (`AgentConfig.parse`, YAML through libyaml).
 //
 // Built with `-sanitize=fuzzer -DFUZZING` (scripts/fuzz) it is a libFuzzer binary; a plain build is a
 // corpus replayer: `swift run fuzz-config [DIR…]` (default Fuzz/corpus/config) runs every file through

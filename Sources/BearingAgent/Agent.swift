@@ -1,8 +1,9 @@
 import BearingCore
 import BearingIO
 import BearingSensors
-import Foundation
-import Logging
+import Dispatch
+import FoundationEssentials
+import BearingLog
 @preconcurrency import OpenCombine
 import OpenCombineDispatch
 #if canImport(Glibc)
@@ -23,7 +24,6 @@ import Glibc
 ///
 /// The two inputs are independent: a failing I2C bus never holds up the GPS path.
 public final class Agent: @unchecked Sendable { // mutable state is set up in start() and torn down in stop(), both from one caller
-    public static let release = "bearing 0.2.0"
 
     public let config: AgentConfig
     private let logger: Logger
@@ -124,7 +124,7 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
                     "address": "\(i.reader.address.map(I2CError.hex) ?? "auto")", "rate": "\(i.reader.settings.rate)",
                     "orientation": "\(i.orientation)",
                     "calibration": "\(calibrations.accelerometer?.current.map { "\($0.model.rawValue) fitted \($0.time)" } ?? "none")",
-                    "level": "\(calibrations.level?.current.map { String(format: "roll %.2f°, pitch %.2f°", $0.roll, $0.pitch) } ?? "none")",
+                    "level": "\(calibrations.level?.current.map { String(printf: "roll %.2f°, pitch %.2f°", $0.roll, $0.pitch) } ?? "none")",
                 ])
                 imuReader.start()
             }
@@ -230,7 +230,7 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
             // evaluated once per kilometre moved, so the log's own copy costs nothing to speak of.
             declinations = CompassStages.declinations(gpsAdapter.fixes.receive(on: q).eraseToAnyPublisher(), model: .wmm2025, fallback: fallback)
             declinations.sink { [weak self] d in
-                if let d, d.source == .fix { self?.logger.debug("declination \(String(format: "%.2f", d.value))° from the GPS fix (WMM2025)") }
+                if let d, d.source == .fix { self?.logger.debug("declination \(String(printf: "%.2f", d.value))° from the GPS fix (WMM2025)") }
             }
             .store(in: &subscriptions)
         } else {
@@ -258,7 +258,7 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
         let fields = { CompassStages.localFields(self.gpsAdapter.fixes.receive(on: q).eraseToAnyPublisher(), model: .wmm2025, fallback: fallback) }
         fields().sink { [weak self] f in
             if let f, f.declination.source == .fix {
-                self?.logger.debug("declination \(String(format: "%.2f", f.declination.value))°, field \(String(format: "%.1f", f.reference.norm)) µT dipping \(String(format: "%.1f", f.reference.dip))° at the GPS fix (WMM2025)")
+                self?.logger.debug("declination \(String(printf: "%.2f", f.declination.value))°, field \(String(printf: "%.1f", f.reference.norm)) µT dipping \(String(printf: "%.1f", f.reference.dip))° at the GPS fix (WMM2025)")
             }
         }
         .store(in: &subscriptions)
@@ -351,7 +351,7 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
 
     /// Counts probes the pipeline queue has run (see `probePipeline`); guarded by `probeLock`.
     private var pipelineProbes: UInt64 = 0
-    private let probeLock = NSLock()
+    private let probeLock = ConditionLock()
 
     /// Posts a probe to the pipeline queue: `liveness` counts it once the queue has run it.
     public func probePipeline() {

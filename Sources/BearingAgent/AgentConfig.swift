@@ -1,9 +1,9 @@
 import BearingCore
 import BearingIO
 import BearingSensors
-import Foundation
-import Logging
-import Yams
+import FoundationEssentials
+import BearingLog
+import BearingYAML
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -140,7 +140,7 @@ public struct AgentConfig: Equatable, Sendable {
     public var levelPath: String { imu.levelFile ?? besideCalibration("level.json") }
 
     private func besideCalibration(_ name: String) -> String {
-        (calibrationPath as NSString).deletingLastPathComponent + "/" + name
+        AtomicFile.parent(of: calibrationPath) + "/" + name
     }
 
     /// Switches every filter, de-duplication and throttle off.
@@ -160,25 +160,25 @@ extension AgentConfig {
     public static func load(file: String, over base: AgentConfig = AgentConfig()) throws(ConfigError) -> AgentConfig {
         let text: String
         do {
-            text = try String(contentsOfFile: file, encoding: .utf8)
+            text = try AtomicFile.readText(file)
         } catch {
-            throw ConfigError("\(file): cannot read: \((error as NSError).localizedDescription)")
+            throw ConfigError("\(file): cannot read: \(error.message)")
         }
         return try parse(yaml: text, source: file, over: base)
     }
 
     /// Reads a config; keys it sets override `base` (the defaults, or a board profile's settings).
     public static func parse(yaml: String, source: String = "config", over base: AgentConfig = AgentConfig()) throws(ConfigError) -> AgentConfig {
-        let root: Node?
+        let root: YAMLNode?
         do {
-            root = try Yams.compose(yaml: yaml)
+            root = try YAMLNode.compose(yaml)
         } catch {
             throw ConfigError("\(source): not valid YAML: \(error)")
         }
         var config = base
         guard let root else { return config }
         let r = ConfigReader(source: source)
-        var imuNode: Node?
+        var imuNode: YAMLNode?
         do {
         try r.section(root, "", [
             "gpsd": { node in
@@ -208,7 +208,7 @@ extension AgentConfig {
                 config.magnetometer.enabled = true
                 var axes = config.magnetometer.orientation.axes
                 var rotation = config.magnetometer.orientation.rotation
-                var orientationNode: Node?
+                var orientationNode: YAMLNode?
                 try r.section(node, "magnetometer", [
                     "enabled": { config.magnetometer.enabled = try r.bool($0, "magnetometer.enabled") },
                     "bus": { config.magnetometer.reader.bus = try r.busPath($0, "magnetometer.bus") },
@@ -231,7 +231,7 @@ extension AgentConfig {
                 imuNode = node
                 var axes = config.imu.orientation.axes
                 var rotation = config.imu.orientation.rotation
-                var orientationNode: Node?
+                var orientationNode: YAMLNode?
                 try r.section(node, "imu", [
                     "enabled": { config.imu.enabled = try r.bool($0, "imu.enabled") },
                     "bus": { config.imu.reader.bus = try r.busPath($0, "imu.bus") },
@@ -256,7 +256,7 @@ extension AgentConfig {
                 ])
             },
             "pipeline": { node in
-                var keys: [String: (Node) throws -> Void] = [:]
+                var keys: [String: (YAMLNode) throws -> Void] = [:]
                 for key in StreamKey.all {
                     keys[key.configName] = { config.pipelines[key] = try r.chain($0, "pipeline.\(key.configName)", stream: key.stream) }
                 }
@@ -298,26 +298,25 @@ extension AgentConfig {
 struct ConfigReader {
     let source: String
 
-    func at(_ node: Node) -> String {
-        node.mark.map { "\(source):\($0.line)" } ?? source
+    func at(_ node: YAMLNode) -> String {
+        "\(source):\(node.mark.line)"
     }
 
-    func fail(_ node: Node, _ key: String, _ value: String, _ allowed: String) -> ConfigError {
+    func fail(_ node: YAMLNode, _ key: String, _ value: String, _ allowed: String) -> ConfigError {
         ConfigError("\(at(node)): \(key): \(value) is not allowed; \(allowed)")
     }
 
-    func shown(_ node: Node) -> String {
+    func shown(_ node: YAMLNode) -> String {
         switch node {
-        case .scalar(let s): return "\"\(s.string)\""
+        case .scalar(let s, _): return "\"\(s.string)\""
         case .mapping: return "a mapping"
         case .sequence: return "a list"
-        case .alias: return "an alias"
         }
     }
 
-    func section(_ node: Node, _ path: String, _ keys: [String: (Node) throws -> Void]) throws {
-        if case .scalar(let s) = node, s.string.isEmpty || node.null != nil { return }
-        guard case .mapping(let mapping) = node else {
+    func section(_ node: YAMLNode, _ path: String, _ keys: [String: (YAMLNode) throws -> Void]) throws {
+        if case .scalar(let s, _) = node, s.string.isEmpty || node.isNull { return }
+        guard case .mapping(let mapping, _) = node else {
             throw ConfigError("\(at(node)): \(path.isEmpty ? "the file" : path) must be a mapping of keys, got \(shown(node))")
         }
         for (keyNode, value) in mapping {
@@ -330,18 +329,18 @@ struct ConfigReader {
         }
     }
 
-    func scalar(_ node: Node, _ key: String) throws -> String {
-        guard case .scalar(let s) = node else { throw fail(node, key, shown(node), "expected a single value") }
+    func scalar(_ node: YAMLNode, _ key: String) throws -> String {
+        guard case .scalar(let s, _) = node else { throw fail(node, key, shown(node), "expected a single value") }
         return s.string
     }
 
-    func string(_ node: Node, _ key: String, nonEmpty: Bool) throws -> String {
+    func string(_ node: YAMLNode, _ key: String, nonEmpty: Bool) throws -> String {
         let s = try scalar(node, key)
         if nonEmpty && s.isEmpty { throw fail(node, key, "an empty string", "must not be empty") }
         return s
     }
 
-    func int(_ node: Node, _ key: String, _ range: ClosedRange<Int>) throws -> Int {
+    func int(_ node: YAMLNode, _ key: String, _ range: ClosedRange<Int>) throws -> Int {
         let s = try scalar(node, key)
         guard let v = Int(s), range.contains(v) else {
             throw fail(node, key, "\"\(s)\"", "a whole number from \(range.lowerBound) to \(range.upperBound)")
@@ -349,11 +348,11 @@ struct ConfigReader {
         return v
     }
 
-    func seconds(_ node: Node, _ key: String, _ range: ClosedRange<Double>) throws -> Double {
+    func seconds(_ node: YAMLNode, _ key: String, _ range: ClosedRange<Double>) throws -> Double {
         try number(node, key, range, "seconds")
     }
 
-    func path(_ node: Node, _ key: String) throws -> String {
+    func path(_ node: YAMLNode, _ key: String) throws -> String {
         let s = try scalar(node, key)
         guard s.hasPrefix("/") || s.hasPrefix("."), !s.contains("\0") else {
             throw fail(node, key, "\"\(s)\"", "an absolute path (or one starting with ./)")
@@ -363,14 +362,14 @@ struct ConfigReader {
         return URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(s).standardized.path
     }
 
-    func optionalPath(_ node: Node, _ key: String) throws -> String? {
-        if node.null != nil { return nil }
+    func optionalPath(_ node: YAMLNode, _ key: String) throws -> String? {
+        if node.isNull { return nil }
         let s = try scalar(node, key)
         if s.isEmpty || s == "none" { return nil }
         return try path(node, key)
     }
 
-    func fileMode(_ node: Node, _ key: String) throws -> UInt32 {
+    func fileMode(_ node: YAMLNode, _ key: String) throws -> UInt32 {
         let s = try scalar(node, key)
         guard s.count >= 3, s.count <= 4, let v = UInt32(s, radix: 8), v <= 0o777, v & 0o600 == 0o600 else {
             throw fail(node, key, "\"\(s)\"", "an octal file mode such as \"0660\", readable and writable by the owner")
@@ -378,7 +377,7 @@ struct ConfigReader {
         return v
     }
 
-    func level(_ node: Node, _ key: String) throws -> Logger.Level {
+    func level(_ node: YAMLNode, _ key: String) throws -> Logger.Level {
         let s = try scalar(node, key)
         guard let level = Logger.Level(rawValue: s.lowercased()) else {
             throw fail(node, key, "\"\(s)\"", "one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -386,7 +385,7 @@ struct ConfigReader {
         return level
     }
 
-    func chain(_ node: Node, _ key: String, stream: StreamClass) throws -> [OperatorSpec] {
+    func chain(_ node: YAMLNode, _ key: String, stream: StreamClass) throws -> [OperatorSpec] {
         let value = try specValue(node)
         do {
             let specs = try OperatorSpec.chain(value, path: key)
@@ -397,9 +396,9 @@ struct ConfigReader {
         }
     }
 
-    func namedPipelines(_ node: Node, _ key: String) throws -> [NamedPipeline] {
-        guard case .mapping(let mapping) = node else {
-            if node.null != nil { return [] }
+    func namedPipelines(_ node: YAMLNode, _ key: String) throws -> [NamedPipeline] {
+        guard case .mapping(let mapping, _) = node else {
+            if node.isNull { return [] }
             throw fail(node, key, shown(node), "a mapping of pipeline names to chains by class, e.g. slow: {TPV: [{op: throttle, interval: 5}]}")
         }
         var out: [NamedPipeline] = []
@@ -418,9 +417,9 @@ struct ConfigReader {
         return out
     }
 
-    func hostPort(_ node: Node, _ key: String) throws -> (host: String, port: Int)? {
+    func hostPort(_ node: YAMLNode, _ key: String) throws -> (host: String, port: Int)? {
         let s = try scalar(node, key)
-        if s.isEmpty || s == "none" || node.null != nil { return nil }
+        if s.isEmpty || s == "none" || node.isNull { return nil }
         guard let hp = HostPort.parse(s) else {
             throw fail(node, key, "\"\(s)\"", "HOST:PORT with a numeric address, e.g. 127.0.0.1:2948 or [::1]:2948, or none")
         }
@@ -431,17 +430,17 @@ struct ConfigReader {
         return hp
     }
 
-    func groupName(_ node: Node, _ key: String) throws -> String? {
+    func groupName(_ node: YAMLNode, _ key: String) throws -> String? {
         let s = try scalar(node, key)
-        if s.isEmpty || s == "none" || node.null != nil { return nil }
+        if s.isEmpty || s == "none" || node.isNull { return nil }
         guard s.count <= 32, s.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }) else {
             throw fail(node, key, "\"\(s)\"", "a group name such as bearing")
         }
         return s
     }
 
-    func users(_ node: Node, _ key: String) throws -> [String] {
-        guard case .sequence(let seq) = node else { throw fail(node, key, shown(node), "a list of user names or uids") }
+    func users(_ node: YAMLNode, _ key: String) throws -> [String] {
+        guard case .sequence(let seq, _) = node else { throw fail(node, key, shown(node), "a list of user names or uids") }
         return try seq.map { n in
             let s = try scalar(n, key)
             guard !s.isEmpty, s.count <= 32, s.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }) else {
@@ -451,12 +450,12 @@ struct ConfigReader {
         }
     }
 
-    func bool(_ node: Node, _ key: String) throws -> Bool {
+    func bool(_ node: YAMLNode, _ key: String) throws -> Bool {
         guard case .scalar = node, let b = node.bool else { throw fail(node, key, shown(node), "true or false") }
         return b
     }
 
-    func number(_ node: Node, _ key: String, _ range: ClosedRange<Double>, _ unit: String) throws -> Double {
+    func number(_ node: YAMLNode, _ key: String, _ range: ClosedRange<Double>, _ unit: String) throws -> Double {
         let s = try scalar(node, key)
         guard let v = Double(s), v.isFinite, range.contains(v) else {
             throw fail(node, key, "\"\(s)\"", "\(unit) from \(range.lowerBound) to \(range.upperBound)")
@@ -465,7 +464,7 @@ struct ConfigReader {
     }
 
     /// A driver name (`auto` gives nil when allowed).
-    func chip(_ node: Node, _ key: String, allowAuto: Bool) throws -> String? {
+    func chip(_ node: YAMLNode, _ key: String, allowAuto: Bool) throws -> String? {
         let c = try scalar(node, key).lowercased()
         if allowAuto && c == "auto" { return nil }
         guard MagnetometerChips.driver(named: c) != nil else {
@@ -475,7 +474,7 @@ struct ConfigReader {
     }
 
     /// An accelerometer + gyroscope driver name (`auto` gives nil when allowed).
-    func inertialChip(_ node: Node, _ key: String, allowAuto: Bool) throws -> String? {
+    func inertialChip(_ node: YAMLNode, _ key: String, allowAuto: Bool) throws -> String? {
         let c = try scalar(node, key).lowercased()
         if allowAuto && c == "auto" { return nil }
         guard InertialChips.driver(named: c) != nil else {
@@ -485,13 +484,13 @@ struct ConfigReader {
     }
 
     /// A mounting orientation from its axes and rotation, the error naming `section` and the node's line.
-    func orientation(_ node: Node, _ section: String, axes: String, rotation: Vector3 = .zero) throws -> Orientation {
+    func orientation(_ node: YAMLNode, _ section: String, axes: String, rotation: Vector3 = .zero) throws -> Orientation {
         do { return try Orientation(axes: axes, rollPitchYaw: rotation) } catch {
             throw ConfigError("\(at(node)): \(section).\(error); allowed: three signed axes such as +X-Y-Z forming a rotation")
         }
     }
 
-    func busPath(_ node: Node, _ key: String) throws -> String {
+    func busPath(_ node: YAMLNode, _ key: String) throws -> String {
         let s = try scalar(node, key)
         guard let path = I2CBusName.path(s) else {
             throw fail(node, key, "\"\(s)\"", "a bus device such as /dev/i2c-1, a bus number, simulator, simulator:tumble or simulator:six-position")
@@ -499,7 +498,7 @@ struct ConfigReader {
         return path
     }
 
-    func i2cAddress(_ node: Node, _ key: String) throws -> UInt8? {
+    func i2cAddress(_ node: YAMLNode, _ key: String) throws -> UInt8? {
         let s = try scalar(node, key).lowercased()
         if s == "auto" { return nil }
         let v = s.hasPrefix("0x") ? Int(s.dropFirst(2), radix: 16) : Int(s)
@@ -509,24 +508,24 @@ struct ConfigReader {
         return UInt8(v)
     }
 
-    func numbers(_ node: Node, _ key: String, count: ClosedRange<Int>) throws -> [Double] {
-        guard case .sequence(let seq) = node, count.contains(seq.count) else {
+    func numbers(_ node: YAMLNode, _ key: String, count: ClosedRange<Int>) throws -> [Double] {
+        guard case .sequence(let seq, _) = node, count.contains(seq.count) else {
             throw fail(node, key, shown(node), "a list of \(count.lowerBound == count.upperBound ? "\(count.lowerBound)" : "\(count.lowerBound) or \(count.upperBound)") numbers")
         }
         return try seq.map { n in
-            guard case .scalar(let s) = n, let v = Double(s.string), v.isFinite else { throw fail(n, key, shown(n), "a number") }
+            guard case .scalar(let s, _) = n, let v = Double(s.string), v.isFinite else { throw fail(n, key, shown(n), "a number") }
             return v
         }
     }
 
-    func rotation(_ node: Node, _ key: String) throws -> Vector3 {
+    func rotation(_ node: YAMLNode, _ key: String) throws -> Vector3 {
         let v = try numbers(node, key, count: 3...3)
         return Vector3(v[0], v[1], v[2])
     }
 
-    func position(_ node: Node, _ key: String) throws -> Vector3? {
-        if node.null != nil { return nil }
-        if case .scalar(let s) = node, s.string == "none" { return nil }
+    func position(_ node: YAMLNode, _ key: String) throws -> Vector3? {
+        if node.isNull { return nil }
+        if case .scalar(let s, _) = node, s.string == "none" { return nil }
         let v = try numbers(node, key, count: 2...3)
         guard (-90...90).contains(v[0]), (-180...180).contains(v[1]), v.count < 3 || (-1...100).contains(v[2]) else {
             throw fail(node, key, shown(node), "[latitude, longitude] or [latitude, longitude, height km] within -90…90, -180…180, -1…100")
@@ -537,24 +536,23 @@ struct ConfigReader {
     /// The YAML tree as data for operator specs. At most `budget` nodes are visited: YAML aliases are
     /// shared references, so a few nested ones would otherwise expand to billions of nodes (found by
     /// the config fuzzer: 306 bytes, nine levels of `[*x, *x, …]`).
-    func specValue(_ node: Node, budget: Int = 10_000) throws -> JSONValue {
+    func specValue(_ node: YAMLNode, budget: Int = 10_000) throws -> JSONValue {
         var left = budget
-        func convert(_ node: Node) throws -> JSONValue {
+        func convert(_ node: YAMLNode) throws -> JSONValue {
             left -= 1
             if left < 0 {
                 throw ConfigError("\(at(node)): more than \(budget) values (YAML aliases expanded); a chain is a short list of operators")
             }
             switch node {
-            case .scalar(let s):
-                if node.null != nil { return .null }
+            case .scalar(let s, _):
+                if node.isNull { return .null }
                 if s.style == .plain {
                     if let b = node.bool { return .bool(b) }
                     if let d = node.float ?? node.int.map(Double.init) { return .number(d) }
                 }
                 return .string(s.string)
-            case .sequence(let seq): return .list(try seq.map(convert))
-            case .mapping(let m): return .map(try m.map { ($0.key.string ?? "", try convert($0.value)) })
-            case .alias: return .null
+            case .sequence(let seq, _): return .list(try seq.map(convert))
+            case .mapping(let m, _): return .map(try m.map { ($0.key.string ?? "", try convert($0.value)) })
             }
         }
         return try convert(node)

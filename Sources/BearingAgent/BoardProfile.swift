@@ -1,6 +1,10 @@
 import BearingCore
-import Foundation
-import Yams
+import BearingPOSIX
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+import BearingYAML
 
 /// A board profile (`boards/NAME.yaml`): the board's I2C bus, the serial device its GPS is on (for gpsd)
 /// and the GPS+compass modules known to fit it, with chip, address and mounting orientation.
@@ -60,8 +64,8 @@ public struct BoardProfile: Equatable, Sendable {
             path = found
         }
         let text: String
-        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
-            throw ConfigError("\(path): cannot read: \((error as NSError).localizedDescription)")
+        do { text = try AtomicFile.readText(path) } catch {
+            throw ConfigError("\(path): cannot read: \(error.message)")
         }
         return try parse(yaml: text, source: path)
     }
@@ -78,8 +82,8 @@ public struct BoardProfile: Equatable, Sendable {
     }
 
     public static func parse(yaml: String, source: String) throws(ConfigError) -> BoardProfile {
-        let root: Node?
-        do { root = try Yams.compose(yaml: yaml) } catch { throw ConfigError("\(source): not valid YAML: \(error)") }
+        let root: YAMLNode?
+        do { root = try YAMLNode.compose(yaml) } catch { throw ConfigError("\(source): not valid YAML: \(error)") }
         guard let root else { throw ConfigError("\(source): empty board profile") }
         let r = ConfigReader(source: source)
         var p = BoardProfile(name: "", description: "", i2cBus: "", gpsDevice: "", modules: [], defaultModule: "")
@@ -91,7 +95,7 @@ public struct BoardProfile: Equatable, Sendable {
                 "gps_device": { p.gpsDevice = try r.string($0, "gps_device", nonEmpty: true) },
                 "default_module": { p.defaultModule = try r.string($0, "default_module", nonEmpty: true) },
                 "modules": { node in
-                    guard case .sequence(let items) = node else { throw r.fail(node, "modules", r.shown(node), "a list of modules") }
+                    guard case .sequence(let items, _) = node else { throw r.fail(node, "modules", r.shown(node), "a list of modules") }
                     for (i, item) in items.enumerated() {
                         var m = Module(name: "", description: "", gps: "", chip: "", address: 0, orientation: .identity)
                         var axes = "+X+Y+Z"
@@ -128,7 +132,7 @@ public struct BoardProfile: Equatable, Sendable {
         return p
     }
 
-    private static func inertialUnit(_ node: Node, _ key: String, _ r: ConfigReader) throws -> InertialUnit {
+    private static func inertialUnit(_ node: YAMLNode, _ key: String, _ r: ConfigReader) throws -> InertialUnit {
         var chip: String?, address: UInt8?, axes = "+X+Y+Z"
         try r.section(node, key, [
             "chip": { chip = try r.inertialChip($0, "\(key).chip", allowAuto: false) },

@@ -1,5 +1,5 @@
 import BearingCore
-import Logging
+import BearingLog
 
 /// The calibration files the daemon keeps in force: the magnetometer's calibration and, with an IMU, the
 /// accelerometer's calibration and the mounting level. Loaded together at start and reloaded together on

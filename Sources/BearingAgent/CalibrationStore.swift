@@ -1,7 +1,10 @@
 import BearingCore
 import BearingIO
-import Foundation
-import Logging
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+import BearingLog
 
 /// What a calibration file holds once read and checked, for a `CalibrationFileStore`: the magnetometer's
 /// calibration, the accelerometer's, the mounting level.
@@ -29,7 +32,7 @@ public final class CalibrationFileStore<Content: CalibrationFileContent>: @unche
     /// The configured chip, when the config names one (checked at load; else checked on the first sample).
     public let expectedChip: String?
     private let logger: Logger
-    private let lock = NSLock()
+    private let lock = ConditionLock()
     private var active: (content: Content, loaded: GPSTimestamp)?
     private var lastError: String?
     /// Called after every load attempt and drop.
@@ -127,7 +130,7 @@ public final class CalibrationFileStore<Content: CalibrationFileContent>: @unche
     }
 }
 
-private func rounded(_ v: Double) -> String { String(format: "%.2f", v) }
+private func rounded(_ v: Double) -> String { String(printf: "%.2f", v) }
 
 /// The magnetometer's calibration file.
 public typealias CalibrationStore = CalibrationFileStore<CalibrationRecord>
@@ -186,7 +189,7 @@ extension MountingLevelRecord: CalibrationFileContent {
     }
 
     public var fittedChip: String? { nil }
-    public var inForce: String { String(format: "the mounting level measured %@ (roll %.2f°, pitch %.2f°)", time, roll, pitch) }
+    public var inForce: String { String(printf: "the mounting level measured %@ (roll %.2f°, pitch %.2f°)", time, roll, pitch) }
     public var logMetadata: Logger.Metadata {
         ["roll": "\(rounded(roll))°", "pitch": "\(rounded(pitch))°", "measured": "\(time)"]
     }

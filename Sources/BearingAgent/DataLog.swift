@@ -1,6 +1,7 @@
 import BearingIO
-import Foundation
-import Logging
+import Dispatch
+import FoundationEssentials
+import BearingLog
 #if canImport(Glibc)
 import Glibc
 #endif

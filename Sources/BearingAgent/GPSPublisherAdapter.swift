@@ -1,6 +1,9 @@
 import BearingCore
 import BearingIO
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 @preconcurrency import OpenCombine
 
 /// Implements the gpsd client's delegate protocol and forwards each call into a subject, so everything

@@ -1,4 +1,8 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import OpenCombine
 import OpenCombineDispatch
 
@@ -21,11 +25,9 @@ public struct PipelineEntry: Scheduler, @unchecked Sendable { // a queue and a k
     /// Marks `queue` so that work already on it runs inline instead of deadlocking in `sync`.
     public init(_ queue: DispatchQueue) {
         self.queue = queue
-        key = Self.onQueue
+        key = DispatchSpecificKey()
         queue.setSpecific(key: key, value: ObjectIdentifier(queue))
     }
-
-    private static let onQueue = DispatchSpecificKey<ObjectIdentifier>()
 
     /// Runs `action` on the queue's serial context, on this thread.
     public func run(_ action: () -> Void) {

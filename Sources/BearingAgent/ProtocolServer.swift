@@ -1,7 +1,11 @@
 import BearingCore
 import BearingIO
-import Foundation
-import Logging
+import Dispatch
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+import BearingLog
 import OpenCombineDispatch
 
 /// Joins the transport (bytes) to the hub (publishing): one `ClientSession` per connection turns bytes

@@ -1,7 +1,8 @@
 import BearingCore
 import BearingIO
-import Foundation
-import Logging
+import Dispatch
+import FoundationEssentials
+import BearingLog
 import OpenCombineDispatch
 #if canImport(Glibc)
 import Glibc
@@ -16,7 +17,7 @@ public final class PublishingServer: @unchecked Sendable { // `transport` is set
         public var defaults: [StreamKey: [OperatorSpec]]
         public var named: [NamedPipeline] = []
         public var devices: [String] = []
-        public var release: String = Agent.release
+        public var release: String = Release.wireRelease
         /// Where client-defined pipelines are kept; nil keeps them in memory only.
         public var pipelineStore: String?
 

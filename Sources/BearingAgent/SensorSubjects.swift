@@ -1,6 +1,9 @@
 import BearingCore
 import BearingSensors
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 @preconcurrency import OpenCombine
 
 /// A sensor reader's reports as subjects: samples, link state (replayed to each new subscriber) and

@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The main field at one place and time: declination, inclination and intensities, in the WMM's terms.
 public struct GeomagneticField: Equatable, Sendable {
@@ -40,7 +43,7 @@ public struct WorldMagneticModel: Sendable {
 
     /// Parses a COF file; errors name the line.
     public init(cof text: String, source: String) throws(WMMError) {
-        var lines = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+        var lines = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).map { $0.trimmingWhitespace() }
         while lines.last?.isEmpty == true { lines.removeLast() }
         guard let header = lines.first else { throw WMMError("\(source): empty file") }
         let head = header.split(separator: " ")

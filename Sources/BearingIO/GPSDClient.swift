@@ -1,6 +1,6 @@
 import BearingCore
 import CGPS
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif

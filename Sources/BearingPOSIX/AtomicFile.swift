@@ -69,7 +69,20 @@ public enum AtomicFile {
         return bytes
     }
 
-    static func parent(of path: String) -> String {
+    /// The size limit for sample recordings read whole (an hour of a 100 Hz IMU is about 25 MB).
+    public static let recordingLimit = 1 << 30
+
+    /// The whole file as UTF-8 text, refusing files larger than `limit` bytes or not UTF-8 (EILSEQ).
+    public static func readText(_ path: String, limit: Int = 1 << 20) throws(SystemError) -> String {
+        let bytes = try read(path, limit: limit)
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw SystemError("read", "\(path): not UTF-8 text", errno: EILSEQ)
+        }
+        return text
+    }
+
+    /// `path` without its last component ("." when it has no slash).
+    public static func parent(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,7 +17,7 @@ public final class ServiceNotifier: @unchecked Sendable { // immutable after ini
 
     private let fd: Int32
     private let address: UnixSocket.Address
-    private let lock = NSLock()
+    private let lock = ConditionLock()
     private var stoppingSent = false
 
     /// A notifier for the socket `$NOTIFY_SOCKET` names; nil when it is unset or empty. Throws when it names

@@ -1,6 +1,6 @@
 import BearingCore
 import CBearingSys
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -124,7 +124,7 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `conn
     public let listeners: [Listener]
     public weak var delegate: SocketTransportDelegate?
 
-    private let lock = NSLock()
+    private let lock = ConditionLock()
     private var connections: [ClientID: Connection] = [:]
     private var poller: EventPoll?
     private var wakeFD: Int32 = -1

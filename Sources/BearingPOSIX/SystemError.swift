@@ -57,6 +57,21 @@ public enum Syscall {
         }
     }
 
+    /// Writes `text` to standard error, whole; best effort (a closed stderr loses it).
+    public static func printToStandardError(_ text: String) {
+        var text = text
+        text.withUTF8 { try? writeAll(STDERR_FILENO, UnsafeRawBufferPointer($0), "stderr") }
+    }
+
+    /// Writes `bytes` to standard output, whole.
+    public static func writeStandardOutput(_ bytes: [UInt8]) throws(SystemError) {
+        let failure: SystemError? = bytes.withUnsafeBytes { b in
+            do throws(SystemError) { try writeAll(STDOUT_FILENO, b, "stdout") } catch { return error }
+            return nil
+        }
+        if let failure { throw failure }
+    }
+
     /// Accepts one pending connection as a non-blocking, close-on-exec descriptor; nil when none is pending.
     public static func acceptNonBlocking(_ listenFD: Int32, _ subject: String) throws(SystemError) -> Int32? {
         while true {

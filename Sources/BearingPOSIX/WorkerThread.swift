@@ -1,15 +1,18 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A thread that runs one loop until asked to stop, with sleeps that `stop()` interrupts: the shape shared
 /// by Bearing's blocking sources (the gpsd client, the magnetometer reader), which own their I/O on a
 /// thread of their own and report to a delegate.
-public final class WorkerThread: @unchecked Sendable { // `condition` guards `stopRequested`, `started` and `callStarted`
+public final class WorkerThread: @unchecked Sendable { // `condition` guards `stopRequested`, `started`, `finished` and `callStarted`
     public let name: String
-    private let condition = NSCondition()
+    private let condition = ConditionLock()
     private var stopRequested = false
     private var started = false
+    private var finished = false
     private var callStarted: Double?
-    private let finished = DispatchSemaphore(value: 0)
 
     public init(name: String) { self.name = name }
 
@@ -18,22 +21,21 @@ public final class WorkerThread: @unchecked Sendable { // `condition` guards `st
         condition.lock(); defer { condition.unlock() }
         guard !started else { return }
         started = true
-        let t = Thread { [finished] in
+        Syscall.startThread(name: name) { [condition] in
             body()
-            finished.signal()
+            condition.withLock {
+                self.finished = true
+                condition.broadcast()
+            }
         }
-        t.name = name
-        t.start()
     }
 
     /// Asks the loop to end, wakes any `pause`, and waits until `body` has returned.
     public func stop() {
-        condition.lock()
-        let wait = started && !stopRequested
+        condition.lock(); defer { condition.unlock() }
         stopRequested = true
         condition.broadcast()
-        condition.unlock()
-        if wait { finished.wait() }
+        while started && !finished { _ = condition.wait(until: .infinity) }
     }
 
     public var isStopping: Bool {
@@ -41,8 +43,8 @@ public final class WorkerThread: @unchecked Sendable { // `condition` guards `st
         return stopRequested
     }
 
-    /// Sleeps until `deadline`; returns false when woken by `stop()`.
-    public func pause(until deadline: Date) -> Bool {
+    /// Sleeps until `deadline` (`Syscall.monotonicSeconds()` time); returns false when woken by `stop()`.
+    public func pause(until deadline: Double) -> Bool {
         condition.lock(); defer { condition.unlock() }
         while !stopRequested {
             if !condition.wait(until: deadline) { return true }
@@ -51,7 +53,7 @@ public final class WorkerThread: @unchecked Sendable { // `condition` guards `st
     }
 
     /// Sleeps up to `seconds`; returns false when woken by `stop()`.
-    public func pause(_ seconds: Double) -> Bool { pause(until: Date(timeIntervalSinceNow: seconds)) }
+    public func pause(_ seconds: Double) -> Bool { pause(until: Syscall.monotonicSeconds() + seconds) }
 
     /// Runs `body`, a call that may block (a socket read, an I2C transfer), noting since when the thread is
     /// inside it: the watchdog's evidence that the thread is not stuck in a driver.

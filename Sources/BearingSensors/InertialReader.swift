@@ -1,6 +1,9 @@
 import BearingCore
 import BearingIO
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Reads an accelerometer + gyroscope at a fixed rate on its own thread, as `MagnetometerReader` reads a
 /// magnetometer (the same `SensorReaderLoop`: find and identify the chip, configure it, read on a deadline

@@ -1,6 +1,9 @@
 import BearingCore
 import BearingIO
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Reads a magnetometer at a fixed rate on its own thread (`SensorReaderLoop`): open the bus, find and
 /// identify the chip, configure it, read on a deadline schedule. Read failures are reported; after

@@ -1,6 +1,9 @@
 import BearingCore
 import BearingIO
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What a reader is told: the bus, which chip where, the driver settings, and how it retries.
 public struct SensorReaderConfiguration<Settings: ReaderSettings>: Equatable, Sendable {
@@ -27,7 +30,7 @@ extension InertialSettings: ReaderSettings {}
 
 /// How a reader finds, configures and reads one kind of chip: all that `MagnetometerReader` and
 /// `InertialReader` differ in.
-protocol ReaderKind: SendableMetatype {
+protocol ReaderKind: ReaderKindMetatype {
     associatedtype Driver
     associatedtype Settings: ReaderSettings
     associatedtype Sample
@@ -37,6 +40,14 @@ protocol ReaderKind: SendableMetatype {
     /// One sample (a bounded data-ready wait, then a read), stamped with `time`.
     static func read(_ driver: Driver, device: String, time: () -> GPSTimestamp) throws(SensorError) -> Sample
 }
+
+#if compiler(>=6.2)
+/// Swift 6.2 checks that a metatype crossing threads is `Sendable` (the loop uses `Kind.read` on its
+/// thread); 6.0 (Debian 13's) has no `SendableMetatype` and does not check.
+typealias ReaderKindMetatype = SendableMetatype
+#else
+protocol ReaderKindMetatype {}
+#endif
 
 /// Where a reader loop reports to, on its thread, in order.
 struct ReaderEvents<Sample>: Sendable {
@@ -106,7 +117,7 @@ final class SensorReaderLoop<Kind: ReaderKind>: ReaderLoopControl, @unchecked Se
     private let openBus: (String) throws(I2CError) -> I2CBus
     private let now: () -> GPSTimestamp
     private let worker: WorkerThread
-    private let endpointLock = NSLock()
+    private let endpointLock = ConditionLock()
     private var currentEndpoint: String
 
     init(configuration: SensorReaderConfiguration<Kind.Settings>, threadName: String,
@@ -171,7 +182,8 @@ final class SensorReaderLoop<Kind: ReaderKind>: ReaderLoopControl, @unchecked Se
     /// Reads until stopped or the chip is lost; returns why it ended.
     private func readLoop(_ driver: Kind.Driver, device: String, _ events: Events) -> DisconnectReason {
         let period = 1 / max(0.01, configuration.settings.rate)
-        var next = Date()
+        // Paced on the monotonic clock: the wall clock may step when GPS or NTP sets it.
+        var next = Syscall.monotonicSeconds()
         var failures = 0
         while true {
             if worker.isStopping { return .stopped }
@@ -185,7 +197,7 @@ final class SensorReaderLoop<Kind: ReaderKind>: ReaderLoopControl, @unchecked Se
                 if case .bus(let e) = error, e.isNoAnswer { return .error(error.description) }
                 if failures >= configuration.failuresBeforeReprobe { return .error(error.description) }
             }
-            next = max(next.addingTimeInterval(period), Date().addingTimeInterval(-period))
+            next = max(next + period, Syscall.monotonicSeconds() - period)
             if !worker.pause(until: next) { return .stopped }
         }
     }

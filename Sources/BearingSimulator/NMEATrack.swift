@@ -1,5 +1,8 @@
 import BearingCore
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A plausible receiver track as NMEA 0183, generated from a seed: a boat on a slow turn at ~3 m/s,
 /// with a stretch of lost fix and a recovery through 2D back to 3D. Each epoch keeps the exact values
@@ -91,12 +94,12 @@ public struct NMEATrack: Sendable {
         var d = Int(a)
         var minutes = round((a - Double(d)) * 60, 5)
         if minutes >= 60 { d += 1; minutes -= 60 }
-        let text = String(format: "%0\(degreeDigits)d%08.5f", d, minutes)
+        let text = String(printf: "%0\(degreeDigits)d%08.5f", d, minutes)
         return (text, deg < 0 ? negative : positive)
     }
 
     public static func checksum(_ body: String) -> String {
-        String(format: "%02X", body.utf8.reduce(UInt8(0), ^))
+        String(printf: "%02X", body.utf8.reduce(UInt8(0), ^))
     }
 
     static func sentence(_ body: String) -> String { "$\(body)*\(checksum(body))" }
@@ -108,8 +111,8 @@ public struct NMEATrack: Sendable {
 
     static func sentences(_ e: Epoch) -> [String] {
         let (y, mo, d, h, mi, s) = CivilTime.fields(unixSeconds: e.time.seconds)
-        let hms = String(format: "%02d%02d%02d.00", h, mi, s)
-        let dmy = String(format: "%02d%02d%02d", d, mo, y % 100)
+        let hms = String(printf: "%02d%02d%02d.00", h, mi, s)
+        let dmy = String(printf: "%02d%02d%02d", d, mo, y % 100)
         let fix = e.mode >= .twoD
         let (lat, ns) = coordinate(e.latitude, degreeDigits: 2, positive: "N", negative: "S")
         let (lon, ew) = coordinate(e.longitude, degreeDigits: 3, positive: "E", negative: "W")
@@ -117,26 +120,26 @@ public struct NMEATrack: Sendable {
         var out: [String] = []
         if fix {
             // 2D: the receiver has no usable altitude, so GGA leaves it empty.
-            let alt = e.mode == .threeD ? String(format: "%.1f,M,%.1f,M", e.altMSL, e.geoidSeparation) : ",M,,M"
-            out.append(sentence("GPGGA,\(hms),\(lat),\(ns),\(lon),\(ew),1,\(String(format: "%02d", used)),\(String(format: "%.1f", e.hdop)),\(alt),,"))
+            let alt = e.mode == .threeD ? String(printf: "%.1f,M,%.1f,M", e.altMSL, e.geoidSeparation) : ",M,,M"
+            out.append(sentence("GPGGA,\(hms),\(lat),\(ns),\(lon),\(ew),1,\(String(printf: "%02d", used)),\(String(printf: "%.1f", e.hdop)),\(alt),,"))
         } else {
             out.append(sentence("GPGGA,\(hms),,,,,0,00,99.9,,M,,M,,"))
         }
-        let prns = satellites.prefix(used).map { String(format: "%02d", $0.prn) }
+        let prns = satellites.prefix(used).map { String(printf: "%02d", $0.prn) }
         let slots = (prns + Array(repeating: "", count: 12 - prns.count)).joined(separator: ",")
         let gsaMode = e.mode == .threeD ? 3 : (e.mode == .twoD ? 2 : 1)
-        let pdop = fix ? String(format: "%.1f", e.hdop * 1.6) : ""
-        let hdop = fix ? String(format: "%.1f", e.hdop) : ""
-        let vdop = fix ? String(format: "%.1f", e.hdop * 1.2) : ""
+        let pdop = fix ? String(printf: "%.1f", e.hdop * 1.6) : ""
+        let hdop = fix ? String(printf: "%.1f", e.hdop) : ""
+        let vdop = fix ? String(printf: "%.1f", e.hdop * 1.2) : ""
         out.append(sentence("GPGSA,A,\(gsaMode),\(slots),\(pdop),\(hdop),\(vdop)"))
         for page in 0..<2 {
             let sats = satellites[(page * 4)..<(page * 4 + 4)].map { s in
-                String(format: "%02d,%02d,%03d,%02d", s.prn, s.el, s.az, fix ? s.snr : s.snr / 3)
+                String(printf: "%02d,%02d,%03d,%02d", s.prn, s.el, s.az, fix ? s.snr : s.snr / 3)
             }.joined(separator: ",")
             out.append(sentence("GPGSV,2,\(page + 1),\(satellites.count),\(sats)"))
         }
         if fix {
-            out.append(sentence("GPRMC,\(hms),A,\(lat),\(ns),\(lon),\(ew),\(String(format: "%.3f", e.speedKnots)),\(String(format: "%.1f", e.track)),\(dmy),,,A"))
+            out.append(sentence("GPRMC,\(hms),A,\(lat),\(ns),\(lon),\(ew),\(String(printf: "%.3f", e.speedKnots)),\(String(printf: "%.1f", e.track)),\(dmy),,,A"))
         } else {
             out.append(sentence("GPRMC,\(hms),V,,,,,,,\(dmy),,,N"))
         }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <limits.h>
 #include <sys/mman.h>
+#include <pthread.h>
 #include "CBearingSys.h"
 
 int bearing_accept_nonblocking(int listen_fd) {
@@ -81,4 +82,11 @@ long bearing_trim_executable_mappings(void) {
     }
     fclose(maps);
     return total;
+}
+
+int bearing_set_thread_name(const char *name) {
+    char short_name[16];
+    strncpy(short_name, name, sizeof short_name - 1);
+    short_name[sizeof short_name - 1] = 0;
+    return pthread_setname_np(pthread_self(), short_name);
 }

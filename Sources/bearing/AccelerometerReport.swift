@@ -1,5 +1,8 @@
 import BearingCore
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The result of `calibrate --accel`: a readable summary with every pose, or (`--json`) one JSON object.
 struct AccelerometerReport {
@@ -26,21 +29,21 @@ struct AccelerometerReport {
         func mark(_ ok: Bool) -> String { ok ? "✓" : "✗" }
         var lines = ["accelerometer calibration: \(fit.model.rawValue) fit to \(f.poses) still poses of \(collected.samples) samples"
             + (collected.chip.map { ", chip \($0)" } ?? "")]
-        lines.append(String(format: "  offset  (%.4f, %.4f, %.4f) m/s² = (%.2f, %.2f, %.2f) mg", c.offset.x, c.offset.y, c.offset.z,
+        lines.append(String(printf: "  offset  (%.4f, %.4f, %.4f) m/s² = (%.2f, %.2f, %.2f) mg", c.offset.x, c.offset.y, c.offset.z,
                             f.offsetMilliG[0], f.offsetMilliG[1], f.offsetMilliG[2]))
         for (i, r) in c.matrix.rows.enumerated() {
-            lines.append(String(format: "  %@  [%9.6f %9.6f %9.6f]", i == 0 ? "matrix" : "      ", r.x, r.y, r.z))
+            lines.append(String(printf: "  %@  [%9.6f %9.6f %9.6f]", i == 0 ? "matrix" : "      ", r.x, r.y, r.z))
         }
-        lines.append(String(format: "  gain error %+.2f%% %+.2f%% %+.2f%%   misalignment %.2f°   spread %.3f",
+        lines.append(String(printf: "  gain error %+.2f%% %+.2f%% %+.2f%%   misalignment %.2f°   spread %.3f",
                             f.scaleErrorPercent[0], f.scaleErrorPercent[1], f.scaleErrorPercent[2], f.misalignment, f.spread))
         let held = Set(f.directions)
         let directions = AxisDirection.allCases.map { "\($0.rawValue) \(held.contains($0) ? "✓" : "✗")" }.joined(separator: " ")
-        lines.append(String(format: "  directions %@   residual %.2f mg RMS %@   worst pose %d: %.2f mg %@", directions, f.residualMilliG,
+        lines.append(String(printf: "  directions %@   residual %.2f mg RMS %@   worst pose %d: %.2f mg %@", directions, f.residualMilliG,
                             mark(f.residualMilliG <= AccelerometerFigures.maximumResidualMilliG), f.worstPose, f.worstMilliG,
                             mark(f.worstMilliG <= AccelerometerFigures.maximumWorstMilliG)))
         for (i, p) in fit.poses.enumerated() {
             let d = fit.poseDirections[i]
-            lines.append(String(format: "  pose %2d %-6@ held %4.1f s  |a| %.4f → %.4f m/s² (%+.2f mg)", i + 1, d?.rawValue ?? "tilted",
+            lines.append(String(printf: "  pose %2d %-6@ held %4.1f s  |a| %.4f → %.4f m/s² (%+.2f mg)", i + 1, d?.rawValue ?? "tilted",
                                 p.duration, p.specificForce.length, c.apply(p.specificForce).length, fit.residuals[i] * Self.milliG))
         }
         for w in fit.warnings { lines.append("  warning: \(w)") }

@@ -1,7 +1,10 @@
 import ArgumentParser
 import BearingCore
 import BearingIO
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 struct AttitudeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -53,11 +56,11 @@ struct AttitudeCommand: ParsableCommand {
         Syscall.ignoreSIGPIPE()
         let file: IMUSampleFile
         do {
-            file = try IMUSampleFile.parse(try String(contentsOfFile: samples, encoding: .utf8), source: samples, requireGyroscope: false)
+            file = try IMUSampleFile.parse(try AtomicFile.readText(samples, limit: AtomicFile.recordingLimit), source: samples, requireGyroscope: false)
         } catch let e as IMUSampleFileError {
             throw Self.badInput(e.description)
         } catch {
-            throw Self.badInput("\(samples): cannot be read: \(error.localizedDescription)")
+            throw Self.badInput("\(samples): cannot be read: \(error)")
         }
         let axes = BodyAxes(rawValue: body) ?? .forwardLeftUp
         let declination = trueNorthDeclination()
@@ -76,7 +79,7 @@ struct AttitudeCommand: ParsableCommand {
             if json {
                 var w = JSONObjectWriter()
                 w.number("t", t)
-                w.fixedArray("quat_enu", [oriented.w, oriented.x, oriented.y, oriented.z], 7)
+                w.fixedArray("quat_enu", oriented.w, oriented.x, oriented.y, oriented.z, 7)
                 w.fixed("heading", angles.heading, 3)
                 w.fixed("roll", angles.roll, 3)
                 w.fixed("pitch", angles.pitch, 3)
@@ -93,7 +96,7 @@ struct AttitudeCommand: ParsableCommand {
     }
 
     static func badInput(_ message: String) -> ExitCode {
-        FileHandle.standardError.write(Data("Error: \(message)\n".utf8))
+        Syscall.printToStandardError("Error: \(message)\n")
         return ExitCode(2)
     }
 }
@@ -116,7 +119,7 @@ private struct StreamedOutput {
     mutating func flush() throws {
         guard !buffer.isEmpty else { return }
         do {
-            try FileHandle.standardOutput.write(contentsOf: Data(buffer))
+            try Syscall.writeStandardOutput(buffer)
         } catch {
             throw ExitCode(1)
         }

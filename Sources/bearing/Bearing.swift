@@ -1,11 +1,12 @@
 import ArgumentParser
+import BearingCore
 
 @main
 struct Bearing: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bearing",
         abstract: "Where this board is and which way it points: a gpsd and compass agent.",
-        version: bearingVersion,
+        version: Release.version,
         subcommands: [Run.self, Watch.self, Probe.self, Calibrate.self, Level.self, AttitudeCommand.self, Declination.self, Operators.self, SimulateTrack.self, BenchCompass.self, BenchCalibration.self, BenchFanout.self]
     )
 }

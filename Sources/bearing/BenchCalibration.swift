@@ -1,7 +1,7 @@
 import ArgumentParser
 import BearingCore
 import BearingIO
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -41,7 +41,7 @@ struct BenchCalibration: ParsableCommand {
         }
         guard let fit = last else { throw ExitCode(1) }
         times.sort()
-        print(String(format: "%d samples: fit in %.1f ms (median of %d; fastest %.1f ms), model %@, offset error %.3f µT, fit error %.2f%%",
+        print(String(printf: "%d samples: fit in %.1f ms (median of %d; fastest %.1f ms), model %@, offset error %.3f µT, fit error %.2f%%",
                      samples, times[times.count / 2] * 1000, times.count, times[0] * 1000, fit.model.rawValue,
                      (fit.calibration.offset - offset).length, fit.figures.fitError))
     }

@@ -4,7 +4,7 @@ import BearingIO
 import BearingAgent
 import BearingSensors
 import BearingSimulator
-import Foundation
+import FoundationEssentials
 import OpenCombine
 #if canImport(Glibc)
 import Glibc
@@ -76,11 +76,10 @@ struct BenchCompass: ParsableCommand {
         var fds: [Int32] = [0, 0]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0 else { throw ExitCode(1) }
         let reader = fds[1]
-        let drain = Thread {
+        Syscall.startThread(name: "bench.drain") {
             var buf = [UInt8](repeating: 0, count: 65_536)
             while read(reader, &buf, buf.count) > 0 {}
         }
-        drain.start()
         let field = LocalField.wmm(.wmm2025, latitude: 50.8, longitude: -1.1, heightKm: 0, year: 2026.5, source: .fallback)
         let orientation = try Orientation(axes: "+X-Y-Z")
         var bytes = 0
@@ -139,7 +138,7 @@ struct BenchCompass: ParsableCommand {
         }
         let elapsed = Syscall.monotonicSeconds() - start
         close(fds[0])
-        print(String(format: "%d %@ samples in %.3f s: %.0f samples/s on one core, %d bytes of ATT", samples, imu ? "inertial" : "compass",
+        print(String(printf: "%d %@ samples in %.3f s: %.0f samples/s on one core, %d bytes of ATT", samples, imu ? "inertial" : "compass",
                      elapsed, Double(samples) / elapsed, bytes))
     }
 }

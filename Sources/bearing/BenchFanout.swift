@@ -2,8 +2,8 @@ import ArgumentParser
 import BearingAgent
 import BearingCore
 import BearingIO
-import Foundation
-import Logging
+import FoundationEssentials
+import BearingLog
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -37,8 +37,7 @@ struct BenchFanout: ParsableCommand {
         c.named = (0..<3).map { i in
             NamedPipeline(name: "n\(i)", chains: [.tpv: [.dedupe(.time)], .att: [.dedupe(.time)]], origin: .config)
         }
-        var logger = Logger(label: "bench")
-        logger.logLevel = .error
+        let logger = Logger(label: "bench", level: .error)
         let server = PublishingServer(configuration: c, logger: logger)
         try server.start()
         defer { server.stop() }
@@ -83,7 +82,7 @@ struct BenchFanout: ParsableCommand {
         func secs(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
         let cpu = secs(after.ru_utime) - secs(before.ru_utime) + secs(after.ru_stime) - secs(before.ru_stime)
         let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-        let rss = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }.map { String($0.dropFirst(6)).trimmingCharacters(in: .whitespaces) } ?? "?"
+        let rss = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }.map { String($0.dropFirst(6)).trimmingWhitespace() } ?? "?"
         print("{\"mode\":\"\(mode)\",\"clients\":\(clients),\"tpv\":\(tpv),\"att\":\(att),\"cpu_seconds\":\(cpu),\"writes\":\(writes),\"write_interval\":\(writeInterval),\"rss\":\"\(rss)\",\"runs\":{\"standard\":\(runs.standard),\"named\":\(runs.named),\"client\":\(runs.client)}}")
         fflush(Syscall.standardOutput)
     }

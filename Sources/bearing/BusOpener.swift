@@ -2,7 +2,10 @@ import BearingAgent
 import BearingCore
 import BearingIO
 import BearingSimulator
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Opens a sensor bus by path: `/dev/i2c-N` through i2c-dev, or `simulator` — the in-memory bus of the
 /// simulator board, holding every chip model fed by one virtual board — or `simulator:tumble`, the same
@@ -26,7 +29,7 @@ enum BusOpener {
 
     /// One simulated bus per path and process (so a re-probe finds the same chips), with the demo distortion.
     nonisolated(unsafe) private static var shared: [String: SimulatedI2CBus] = [:]
-    private static let lock = NSLock()
+    private static let lock = ConditionLock()
 
     static func simulatedBus(_ path: String = "simulator") -> SimulatedI2CBus {
         lock.lock(); defer { lock.unlock() }

@@ -2,7 +2,10 @@ import ArgumentParser
 import BearingAgent
 import BearingCore
 import BearingIO
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 struct Calibrate: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -64,7 +67,7 @@ struct Calibrate: ParsableCommand {
     }
 
     static func parsePosition(_ text: String) -> Vector3? {
-        let parts = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+        let parts = text.split(separator: ",").map { Double($0.trimmingWhitespace()) }
         guard (2...3).contains(parts.count), parts.allSatisfy({ $0 != nil }) else { return nil }
         let p = Vector3(parts[0]!, parts[1]!, parts.count == 3 ? parts[2]! : 0)
         guard abs(p.x) <= 90, abs(p.y) <= 360, p.z > -1, p.z < 100 else { return nil }

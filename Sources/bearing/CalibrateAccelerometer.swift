@@ -3,7 +3,10 @@ import BearingAgent
 import BearingCore
 import BearingIO
 import BearingSensors
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `bearing calibrate --accel`: still poses from a recording or straight from the IMU, the fit
 /// (`AccelerometerCalibrator`), the grading, the file beside the magnetometer's, the daemon asked to reload.
@@ -170,7 +173,7 @@ final class PoseCollection {
                 return result()
             }
             if now >= timeout {
-                progress.note(String(format: "timeout after %.0f s", timeout))
+                progress.note(String(printf: "timeout after %.0f s", timeout))
                 detector.finish()
                 return result()
             }
@@ -183,8 +186,8 @@ final class PoseCollection {
         let directions = AxisDirection.allCases.map { "\($0.rawValue) \(done.contains($0) ? "✓" : "·")" }.joined(separator: "  ")
         let still: String
         if let h = holding, h.duration > 0.2 {
-            still = h.duration >= 1 ? String(format: "still %.1f s ✓ (turn it to the next pose)", h.duration)
-                : String(format: "hold still… %.1f s", h.duration)
+            still = h.duration >= 1 ? String(printf: "still %.1f s ✓ (turn it to the next pose)", h.duration)
+                : String(printf: "hold still… %.1f s", h.duration)
         } else {
             still = "moving"
         }
@@ -194,10 +197,10 @@ final class PoseCollection {
         var lines = [status, "poses \(held.count)   \(directions)   \(Int(elapsed)) s of \(Int(timeout))", still]
         if let last { lines.append("last: " + Self.describe(last, number: held.count, direction: held.last ?? nil)) }
         lines.append("hint: \(hint)")
-        progress.frame(lines, plainLine: String(format: "%4.0f s  poses %d  ", elapsed, held.count) + "\(directions)  \(still)  hint: \(hint)")
+        progress.frame(lines, plainLine: String(printf: "%4.0f s  poses %d  ", elapsed, held.count) + "\(directions)  \(still)  hint: \(hint)")
     }
 
     static func describe(_ pose: StaticPose, number: Int, direction: AxisDirection?) -> String {
-        String(format: "pose %d %@ held %.1f s, |a| %.4f m/s²", number, direction?.rawValue ?? "tilted", pose.duration, pose.specificForce.length)
+        String(printf: "pose %d %@ held %.1f s, |a| %.4f m/s²", number, direction?.rawValue ?? "tilted", pose.duration, pose.specificForce.length)
     }
 }

@@ -1,7 +1,7 @@
 import BearingAgent
 import BearingCore
 import BearingIO
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -66,12 +66,12 @@ struct CalibrationCollection {
     func read(_ r: FileRequest) throws -> CalibrationSamples {
         let file: SampleFile
         do {
-            let text = try String(contentsOfFile: r.path, encoding: .utf8)
+            let text = try AtomicFile.readText(r.path, limit: AtomicFile.recordingLimit)
             file = try SampleFile.parse(text, source: r.path, columns: r.columns.map { try SampleFile.ColumnSelection(parsing: $0) } ?? .automatic)
         } catch let e as CalibrationFitError {
             throw CalibrateError(e.message)
         } catch {
-            throw CalibrateError("\(r.path): \(error.localizedDescription)")
+            throw CalibrateError("\(r.path): \(error)")
         }
         for example in file.skippedExamples { progress.note("skipped \(example)") }
         return CalibrationSamples(raw: file.samples, chip: r.chip ?? file.metadata["chip"], device: file.metadata["device"],
@@ -171,7 +171,7 @@ final class CollectionSession {
                 return
             }
             if now >= timeout {
-                progress.note(String(format: "timeout after %.0f s", timeout))
+                progress.note(String(printf: "timeout after %.0f s", timeout))
                 return
             }
         }

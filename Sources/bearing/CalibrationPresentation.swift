@@ -1,7 +1,7 @@
 import BearingTerminal
 import BearingCore
 import BearingIO
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -50,15 +50,15 @@ final class Progress {
         lines += CoverageDisplay.map(regionCounts: counts)
         lines.append(figures)
         lines.append("hint: \(hint)")
-        let plain = String(format: "%4.0f s  %d samples  regions %d/100  ", elapsed, count, covered) + figures + "  hint: \(hint)"
+        let plain = String(printf: "%4.0f s  %d samples  regions %d/100  ", elapsed, count, covered) + figures + "  hint: \(hint)"
         frame(lines, plainLine: plain)
     }
 
     /// The figures with ✓/✗ against MotionCal's bar.
     static func figures(_ f: CalibrationFigures) -> String {
         func mark(_ ok: Bool) -> String { ok ? "✓" : "✗" }
-        let heading = f.headingError.isFinite ? String(format: "≈%.2f°", f.headingError) : "n/a (too few samples)"
-        return String(format: "gaps %.1f %@  variance %.2f%% %@  wobble %.2f%% %@  fit error %.2f%% %@  heading error %@",
+        let heading = f.headingError.isFinite ? String(printf: "≈%.2f°", f.headingError) : "n/a (too few samples)"
+        return String(printf: "gaps %.1f %@  variance %.2f%% %@  wobble %.2f%% %@  fit error %.2f%% %@  heading error %@",
                       f.gaps, mark(f.gaps < CalibrationFigures.maximumGaps), f.variance, mark(f.variance < CalibrationFigures.maximumVariance),
                       f.wobble, mark(f.wobble < CalibrationFigures.maximumWobble), f.fitError, mark(f.fitError < CalibrationFigures.maximumFitError),
                       heading)
@@ -156,17 +156,17 @@ struct CalibrationReport {
         let c = fit.calibration
         var lines: [String] = []
         lines.append("calibration: \(fit.model.rawValue) fit to \(fit.used) of \(fit.samples) samples (\(fit.outliers) outliers)" + (samples.chip.map { ", chip \($0)" } ?? ""))
-        lines.append(String(format: "  offset  (%.4g, %.4g, %.4g)%@", c.offset.x, c.offset.y, c.offset.z, u))
+        lines.append(String(printf: "  offset  (%.4g, %.4g, %.4g)%@", c.offset.x, c.offset.y, c.offset.z, u))
         for (i, r) in c.matrix.rows.enumerated() {
-            lines.append(String(format: "  %@  [%9.5g %9.5g %9.5g]", i == 0 ? "matrix" : "      ", r.x, r.y, r.z))
+            lines.append(String(printf: "  %@  [%9.5g %9.5g %9.5g]", i == 0 ? "matrix" : "      ", r.x, r.y, r.z))
         }
         let fieldText: String
         switch fitted.fieldSource {
-        case "wmm": fieldText = fitted.position.map { String(format: "WMM2025 at %.4f, %.4f", $0.x, $0.y) } ?? "WMM2025"
+        case "wmm": fieldText = fitted.position.map { String(printf: "WMM2025 at %.4f, %.4f", $0.x, $0.y) } ?? "WMM2025"
         case "given": fieldText = "--field"
         default: fieldText = units == CalibrationRecord.microtesla ? "the fitted radius; give --position for the WMM field" : "the fitted radius, in the samples' units"
         }
-        lines.append(String(format: "  field   %.4g%@ (%@)", fit.field, u, fieldText))
+        lines.append(String(printf: "  field   %.4g%@ (%@)", fit.field, u, fieldText))
         lines.append("  " + Progress.figures(fit.figures))
         for w in fit.warnings { lines.append("  warning: \(w)") }
         return lines.joined(separator: "\n")

@@ -1,7 +1,7 @@
 import BearingClient
 import BearingCore
 import BearingIO
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -3,14 +3,14 @@ import BearingAgent
 import BearingCore
 import BearingIO
 import BearingSensors
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Raw samples gathered for a calibration, from whichever source, plus what came with them.
 final class SampleCollector: @unchecked Sendable { // `lock` guards the samples and status
-    private let lock = NSLock()
+    private let lock = ConditionLock()
     private var samples: [Vector3] = []
     private var chip: String?
     private var device: String?
@@ -49,7 +49,7 @@ final class SampleRecorder: @unchecked Sendable { // `lock` guards the header, c
     let path: String
     private let fd: Int32
     private var wroteHeader = false
-    private let lock = NSLock()
+    private let lock = ConditionLock()
     private var written = 0
     /// The first write failure (a full disk, say); later samples are not recorded.
     private(set) var failure: String?
@@ -61,15 +61,15 @@ final class SampleRecorder: @unchecked Sendable { // `lock` guards the header, c
 
     /// A magnetometer sample.
     func append(_ v: Vector3, time: GPSTimestamp, chip: String, device: String) {
-        append(String(format: "%.3f,%.4f,%.4f,%.4f\n", time.unixTime, v.x, v.y, v.z),
+        append(String(printf: "%.3f,%.4f,%.4f,%.4f\n", time.unixTime, v.x, v.y, v.z),
                header: "\(SampleFile.recordingMarker) chip=\(chip) device=\(device) units=\(CalibrationRecord.microtesla)\ntime,x,y,z\n")
     }
 
     /// An accelerometer (+ gyroscope) sample, in the columns of `IMUSampleFile`.
     func append(_ s: InertialSample) {
         let a = s.acceleration
-        var line = String(format: "%.4f,%.5f,%.5f,%.5f", s.time.unixTime, a.x, a.y, a.z)
-        if let w = s.angularRate { line += String(format: ",%.6f,%.6f,%.6f", w.x, w.y, w.z) }
+        var line = String(printf: "%.4f,%.5f,%.5f,%.5f", s.time.unixTime, a.x, a.y, a.z)
+        if let w = s.angularRate { line += String(printf: ",%.6f,%.6f,%.6f", w.x, w.y, w.z) }
         let columns = [IMUSampleFile.timeColumn] + IMUSampleFile.accelerometerColumns + (s.angularRate == nil ? [] : IMUSampleFile.gyroscopeColumns)
         append(line + "\n", header: "\(SampleFile.recordingMarker) chip=\(s.chip) device=\(s.device)\n\(columns.joined(separator: ","))\n")
     }
@@ -104,7 +104,6 @@ final class SampleRecorder: @unchecked Sendable { // `lock` guards the header, c
 final class DaemonSampleSource: @unchecked Sendable { // `client` is used by the reading thread only after start()
     let path: String
     private let client: BearingClient
-    private var thread: Thread?
 
     /// Connects; throws when no daemon is listening (then the caller reads the sensor itself).
     init(path: String) throws(BearingClientError) {
@@ -121,10 +120,7 @@ final class DaemonSampleSource: @unchecked Sendable { // `client` is used by the
             return
         }
         collector.setStatus("connected to the bearing daemon at \(path); waiting for MAG samples")
-        let t = Thread { [self] in readLoop(collector) }
-        t.name = "bearing.calibrate.socket"
-        thread = t
-        t.start()
+        Syscall.startThread(name: "bearing.calibrate.socket") { [self] in readLoop(collector) }
     }
 
     private func readLoop(_ collector: SampleCollector) {

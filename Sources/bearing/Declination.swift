@@ -1,6 +1,10 @@
 import ArgumentParser
 import BearingCore
-import Foundation
+import BearingIO
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 struct Declination: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -50,13 +54,13 @@ struct Declination: ParsableCommand {
             w.bool("valid", valid)
             print(w.finished())
         } else {
-            print(String(format: "declination  %+.2f° (%@)", f.declination, f.declination >= 0 ? "east" : "west"))
-            print(String(format: "inclination  %+.2f°", f.inclination))
-            print(String(format: "total field  %.1f nT (%.2f µT); horizontal %.1f nT", f.totalIntensity, f.totalIntensity / 1000, f.horizontalIntensity))
-            print(String(format: "model %@ at %.4f", model.name, t))
+            print(String(printf: "declination  %+.2f° (%@)", f.declination, f.declination >= 0 ? "east" : "west"))
+            print(String(printf: "inclination  %+.2f°", f.inclination))
+            print(String(printf: "total field  %.1f nT (%.2f µT); horizontal %.1f nT", f.totalIntensity, f.totalIntensity / 1000, f.horizontalIntensity))
+            print(String(printf: "model %@ at %.4f", model.name, t))
         }
         if !valid {
-            FileHandle.standardError.write(Data("warning: \(model.name) is valid \(model.validity.lowerBound)–\(model.validity.upperBound); \(String(format: "%.2f", t)) is extrapolated\n".utf8))
+            Syscall.printToStandardError("warning: \(model.name) is valid \(model.validity.lowerBound)–\(model.validity.upperBound); \(String(printf: "%.2f", t)) is extrapolated\n")
         }
     }
 }

@@ -3,11 +3,14 @@ import BearingClient
 import BearingCore
 import BearingIO
 import BearingSensors
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Accelerometer (+ gyroscope) samples read live, handed from the reader's thread to the collection loop.
 final class InertialSampleBuffer: @unchecked Sendable { // `lock` guards everything
-    private let lock = NSLock()
+    private let lock = ConditionLock()
     private var samples: [InertialSample] = []
     private var status = "waiting for samples"
     private var failure: String?
@@ -70,8 +73,8 @@ enum InertialInput {
     /// An IMU recording (`IMUSampleFile`, gyroscope columns optional); errors name the line and column.
     static func read(_ path: String) throws -> IMUSampleFile {
         let text: String
-        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
-            throw CalibrateError("\(path): cannot be read: \(error.localizedDescription)")
+        do { text = try AtomicFile.readText(path, limit: AtomicFile.recordingLimit) } catch {
+            throw CalibrateError("\(path): cannot be read: \(error)")
         }
         do { return try IMUSampleFile.parse(text, source: path, requireGyroscope: false) } catch { throw CalibrateError(error.description) }
     }
@@ -105,7 +108,7 @@ struct EnterKey {
         var pfd = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
         guard poll(&pfd, 1, milliseconds) > 0 else { return false }
         var buf = [UInt8](repeating: 0, count: 256)
-        let n = buf.withUnsafeMutableBytes { Foundation.read(0, $0.baseAddress, $0.count) }
+        let n = buf.withUnsafeMutableBytes { Glibc.read(0, $0.baseAddress, $0.count) }
         if n <= 0 { open = false; return false }
         return buf[0..<n].contains(UInt8(ascii: "\n"))
     }

@@ -2,7 +2,10 @@ import ArgumentParser
 import BearingAgent
 import BearingCore
 import BearingIO
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 struct Level: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -51,7 +54,7 @@ struct Level: ParsableCommand {
 
         let level: MountingLevel, pose: StaticPose
         do { (level, pose) = try input.measurement.result() } catch {
-            FileHandle.standardError.write(Data("Error: \(error.message)\n".utf8))
+            Syscall.printToStandardError("Error: \(error.message)\n")
             throw ExitCode(Self.refused)
         }
         var warnings: [String] = []
@@ -61,7 +64,7 @@ struct Level: ParsableCommand {
         let g = AccelerometerCalibrator.standardGravity
         let off = (pose.specificForce.length - g) / g * 100
         if abs(off) > 2 {
-            warnings.append(String(format: "|f| is %.3f m/s², %+.1f%% off g: is the accelerometer calibrated, and in m/s²?", pose.specificForce.length, off))
+            warnings.append(String(printf: "|f| is %.3f m/s², %+.1f%% off g: is the accelerometer calibrated, and in m/s²?", pose.specificForce.length, off))
         }
         var notSaved: String?
         var saved: String?
@@ -109,11 +112,11 @@ struct LevelReport {
     func print(json: Bool) {
         guard !json else { return Swift.print(jsonText) }
         let f = pose.specificForce
-        var lines = [String(format: "mounting level: roll %.2f°, pitch %.2f° (tilt %.2f°), from %.1f s still (%d samples, %@)",
+        var lines = [String(printf: "mounting level: roll %.2f°, pitch %.2f° (tilt %.2f°), from %.1f s still (%d samples, %@)",
                             level.roll, level.pitch, level.tilt, pose.duration, pose.samples, input.source)]
-        lines.append(String(format: "  specific force (%.4f, %.4f, %.4f) m/s², |f| %.4f m/s² (board frame, not levelled)", f.x, f.y, f.z, f.length))
+        lines.append(String(printf: "  specific force (%.4f, %.4f, %.4f) m/s², |f| %.4f m/s² (board frame, not levelled)", f.x, f.y, f.z, f.length))
         lines.append("  accelerometer calibration: " + (input.accelerometerCalibration.map { "fitted \($0)" } ?? "none"))
-        if let p = input.previous { lines.append(String(format: "  replaces the level in force: roll %.2f°, pitch %.2f°", p.roll, p.pitch)) }
+        if let p = input.previous { lines.append(String(printf: "  replaces the level in force: roll %.2f°, pitch %.2f°", p.roll, p.pitch)) }
         for w in warnings { lines.append("  warning: \(w)") }
         lines += CalibrationSaving.outcomeLines(saved: saved, notSaved: notSaved, daemon: daemon)
         Swift.print(lines.joined(separator: "\n"))

@@ -3,7 +3,10 @@ import BearingClient
 import BearingCore
 import BearingIO
 import BearingSensors
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What a mounting level was measured from, and with what.
 struct LevelInput {
@@ -172,9 +175,9 @@ enum LevelSources {
     }
 
     static func showProgress(_ m: LevelMeasurement, status: String, elapsed: Double, timeout: Double, progress: Progress) {
-        let still = m.detector.holding.map { String(format: "still %.1f s of %.1f", $0.duration, m.duration) }
+        let still = m.detector.holding.map { String(printf: "still %.1f s of %.1f", $0.duration, m.duration) }
             ?? "moving: leave the board still on its mount, the vehicle level"
-        progress.frame([status, still + String(format: "   %.0f s of %.0f", elapsed, timeout)],
-                       plainLine: String(format: "%4.0f s  ", elapsed) + still + "  (\(status))")
+        progress.frame([status, still + String(printf: "   %.0f s of %.0f", elapsed, timeout)],
+                       plainLine: String(printf: "%4.0f s  ", elapsed) + still + "  (\(status))")
     }
 }

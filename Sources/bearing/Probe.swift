@@ -3,7 +3,10 @@ import BearingAgent
 import BearingCore
 import BearingIO
 import BearingSensors
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 struct Probe: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -28,7 +31,7 @@ struct Probe: ParsableCommand {
         print("bus \(path): \(found.count) address\(found.count == 1 ? "" : "es") answered (probe: quick write, read byte at 0x30-0x37 and 0x50-0x5f)")
         print("address  chip                                       confidence")
         func row(_ address: UInt8, _ chip: String, _ confidence: ChipDescriptor.Confidence?) {
-            let column = chip.count < 42 ? chip.padding(toLength: 42, withPad: " ", startingAt: 0) : chip
+            let column = chip + String(repeating: " ", count: max(0, 42 - chip.count))
             print("\(I2CError.hex(address))     \(column) \(confidence?.rawValue ?? "-")")
         }
         for f in found {
@@ -68,9 +71,9 @@ struct Probe: ParsableCommand {
                 let r = try d.read()
                 var extra = ""
                 if let offset = (d as? MMC5983MA)?.bridgeOffset {
-                    extra = String(format: " bridge offset x %.3f y %.3f z %.3f µT", offset.x, offset.y, offset.z)
+                    extra = String(printf: " bridge offset x %.3f y %.3f z %.3f µT", offset.x, offset.y, offset.z)
                 }
-                print(String(format: "read %@ %@: x %.3f y %.3f z %.3f µT |B| %.3f µT%@ (%@)%@", f.chip!, I2CError.hex(d.address),
+                print(String(printf: "read %@ %@: x %.3f y %.3f z %.3f µT |B| %.3f µT%@ (%@)%@", f.chip!, I2CError.hex(d.address),
                              r.field.x, r.field.y, r.field.z, r.field.length, r.overflow ? " OVERFLOW" : "", chosen.description, extra))
             } catch {
                 print("read \(f.chip!) \(I2CError.hex(d.address)): failed: \(error)")
@@ -94,10 +97,10 @@ struct Probe: ParsableCommand {
                 let chosen = try d.configure(s)
                 let r = try d.read()
                 let a = r.acceleration
-                let gyro = r.angularRate.map { String(format: " gyro x %.4f y %.4f z %.4f rad/s", $0.x, $0.y, $0.z) } ?? ""
-                let temperature = r.temperature.map { String(format: " temperature %.1f °C", $0) } ?? ""
+                let gyro = r.angularRate.map { String(printf: " gyro x %.4f y %.4f z %.4f rad/s", $0.x, $0.y, $0.z) } ?? ""
+                let temperature = r.temperature.map { String(printf: " temperature %.1f °C", $0) } ?? ""
                 let flags = (r.accelerationSaturated ? " ACCEL SATURATED" : "") + (r.angularRateSaturated ? " GYRO SATURATED" : "")
-                print(String(format: "read %@ %@: accel x %.3f y %.3f z %.3f m/s² |a| %.3f%@%@%@ (%@)",
+                print(String(printf: "read %@ %@: accel x %.3f y %.3f z %.3f m/s² |a| %.3f%@%@%@ (%@)",
                              f.inertialChip!, I2CError.hex(d.address), a.x, a.y, a.z, a.length, gyro,
                              temperature, flags, chosen.description))
             } catch {

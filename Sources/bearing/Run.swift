@@ -2,9 +2,12 @@ import ArgumentParser
 import BearingAgent
 import BearingCore
 import BearingIO
-import Foundation
-import Logging
-import ServiceLifecycle
+import Dispatch
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+import BearingLog
 
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -53,8 +56,7 @@ struct Run: AsyncParsableCommand {
     func run() async throws {
         let config = try resolvedConfig()
         let level = config.log.level
-        LoggingSystem.bootstrap { JournaldLogHandler(label: $0, level: level) }
-        let logger = Logger(label: "bearing")
+        let logger = Logger(label: "bearing", level: level)
         Syscall.ignoreSIGPIPE()
 
         let notifier = SystemdNotification(logger: logger)
@@ -88,12 +90,11 @@ struct Run: AsyncParsableCommand {
 
         // One service per part; a service group shuts services down in reverse order, each after the one
         // before it has returned: the sources, then the socket server, then the data log.
-        let group = ServiceGroup(configuration: .init(
+        let group = ServiceGroup(
             // Last in the list, so the first to hear of a shutdown: it sends STOPPING=1.
-            services: Agent.Part.allCases.map { .init(service: AgentPartService(agent: agent, part: $0)) }
-                + [.init(service: NotifyService(notifier: notifier, agent: agent))],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger))
+            services: Agent.Part.allCases.map { (name: $0.rawValue, service: AgentPartService(agent: agent, part: $0)) }
+                + [(name: "systemd notification", service: NotifyService(notifier: notifier, agent: agent))],
+            logger: logger)
         try await group.run()
         hup.cancel()
     }
@@ -106,7 +107,7 @@ final class SystemdNotification: @unchecked Sendable { // `lock` guards `lastSta
     let log: Logger
     /// WATCHDOG_USEC in seconds, when systemd watches this process.
     var watchdogInterval: Double? { notifier?.watchdogInterval }
-    private let lock = NSLock()
+    private let lock = ConditionLock()
     private var lastStatus = ""
     private var failed = false
 
@@ -150,14 +151,12 @@ final class SystemdNotification: @unchecked Sendable { // `lock` guards `lastSta
 }
 
 /// One part of the agent as a service: it runs until graceful shutdown (SIGTERM/SIGINT), then stops its part.
-struct AgentPartService: Service, CustomStringConvertible {
+struct AgentPartService: Service {
     let agent: Agent
     let part: Agent.Part
 
-    var description: String { part.rawValue }
-
-    func run() async throws {
-        try? await gracefulShutdown()
+    func run(until shutdown: ShutdownEvent) async throws {
+        await shutdown.wait()
         agent.stop(part)
     }
 }
@@ -169,7 +168,7 @@ struct NotifyService: Service {
     let notifier: SystemdNotification
     let agent: Agent
 
-    func run() async throws {
+    func run(until shutdown: ShutdownEvent) async throws {
         notifier.ready(agent.statusLine)
         #if DEBUG || BEARING_FAULT_INJECTION
         // Fault injection for the watchdog tests: "pipeline" wedges the pipeline queue now, "pipeline-on-sigusr2"
@@ -195,7 +194,7 @@ struct NotifyService: Service {
         // shows progress.
         let watchdog = notifier.watchdogInterval
         let tick = min(2, (watchdog ?? 4) / 2)
-        try? await cancelWhenGracefulShutdown {
+        try? await shutdown.runUntil {
             var liveness = Liveness(limit: watchdog ?? 0)
             var reported: [String] = []
             var sinceStatus = 0.0

@@ -1,6 +1,10 @@
 import ArgumentParser
+import BearingIO
 import BearingSimulator
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 struct SimulateTrack: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -21,9 +25,9 @@ struct SimulateTrack: ParsableCommand {
         options.seed = seed
         let text = NMEATrack(options).text
         if let output {
-            try text.write(toFile: output, atomically: true, encoding: .utf8)
+            try AtomicFile.write(Array(text.utf8), to: output)
         } else {
-            FileHandle.standardOutput.write(Data(text.utf8))
+            try Syscall.writeStandardOutput(Array(text.utf8))
         }
     }
 }

@@ -1,6 +1,9 @@
 import ArgumentParser
 import BearingAgent
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The socket option shared by the client subcommands.
 struct SocketOptions: ParsableArguments {

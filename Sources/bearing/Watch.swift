@@ -2,7 +2,10 @@ import ArgumentParser
 import BearingClient
 import BearingCore
 import BearingIO
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 struct Watch: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -20,7 +23,7 @@ struct Watch: ParsableCommand {
     func validate() throws {
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
         if let classes {
-            let list = classes.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).uppercased() }
+            let list = classes.split(separator: ",").map { $0.trimmingWhitespace().uppercased() }
             let unknown = list.filter { !WatchOptions.publishedClasses.contains($0) }
             guard unknown.isEmpty, !list.isEmpty else {
                 throw ValidationError("--class \(classes): unknown class \(unknown.first ?? "(none)"); known: \(WatchOptions.publishedClasses.sorted().joined(separator: ","))")
@@ -33,7 +36,7 @@ struct Watch: ParsableCommand {
     }
 
     var classList: [String]? {
-        classes.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).uppercased() } }
+        classes.map { $0.split(separator: ",").map { $0.trimmingWhitespace().uppercased() } }
     }
 
     func chains() throws -> [StreamClass: [OperatorSpec]]? {
@@ -72,7 +75,7 @@ struct Watch: ParsableCommand {
                 guard let m = try client.next() else { continue }
                 if ["VERSION", "WATCH", "DEVICES"].contains(m.className) { continue }
                 if let message = m.errorMessage {
-                    FileHandle.standardError.write(Data("bearing watch: the agent replied: \(message)\n".utf8))
+                    Syscall.printToStandardError("bearing watch: the agent replied: \(message)\n")
                     continue
                 }
                 if let classList, !classList.contains(m.className) { continue }
@@ -103,7 +106,7 @@ extension SocketOptions {
 /// One readable line per gpsd JSON object.
 enum WatchFormatter {
     static func f(_ v: Double?, _ places: Int, _ unit: String = "") -> String? {
-        v.map { String(format: "%.\(places)f", $0) + unit }
+        v.map { String(printf: "%.\(places)f", $0) + unit }
     }
 
     static func line(_ m: WireMessage) -> String {
@@ -112,7 +115,7 @@ enum WatchFormatter {
             let fix = m.fix!
             var parts = ["TPV  ", fix.time?.iso8601 ?? "(no time)", fix.mode.description]
             if let lat = fix.latitude, let lon = fix.longitude {
-                parts.append(String(format: "%.6f°%@ %.6f°%@", abs(lat), lat < 0 ? "S" : "N", abs(lon), lon < 0 ? "W" : "E"))
+                parts.append(String(printf: "%.6f°%@ %.6f°%@", abs(lat), lat < 0 ? "S" : "N", abs(lon), lon < 0 ? "W" : "E"))
             }
             if let alt = f(fix.altHAE, 1, " m") { parts.append("alt " + alt) }
             if let speed = f(fix.speed, 2, " m/s") { parts.append(speed) }

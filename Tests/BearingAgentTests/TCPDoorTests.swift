@@ -74,7 +74,10 @@ final class TCPDoorTests: XCTestCase {
         XCTAssertEqual(status, 0, text)
         let lines = text.split(whereSeparator: \.isNewline)
         XCTAssertEqual(lines.count, 12)
-        XCTAssertTrue(lines.first?.hasPrefix(#"{"class":"VERSION","release":"bearing"#) == true, "\(lines.first ?? "")")
+        // One version everywhere: VERSION's release names the same version as `bearing --version`.
+        let (_, version, _) = try runBearing(["--version"])
+        XCTAssertTrue(lines.first?.hasPrefix(#"{"class":"VERSION","release":"bearing \#(version.trimmingCharacters(in: .whitespacesAndNewlines))""#) == true,
+                      "\(lines.first ?? "") vs bearing --version \(version)")
         let tpv = lines.filter { $0.hasPrefix(#"{"class":"TPV""#) }
         XCTAssertGreaterThanOrEqual(tpv.count, 5, text)
         XCTAssertTrue(tpv.allSatisfy { $0.contains(#""lat":50.8"#) || $0.contains(#""lat":50.7"#) }, text)

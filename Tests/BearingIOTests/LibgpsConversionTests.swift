@@ -30,7 +30,7 @@ final class LibgpsConversionTests: XCTestCase {
             d.pointee.fix.longitude = -121.314191667
             d.pointee.fix.time = timespec(tv_sec: 2_048_000_000, tv_nsec: 500_000_000)
             d.pointee.fix.speed = 0.015
-            d.pointee.fix.status = STATUS_DGPS_FIX
+            d.pointee.fix.status = Int32(bearing_status_dgps)
             let f = GPSDMessage.fix(from: d)
             XCTAssertEqual(f.mode, .twoD)
             XCTAssertEqual(f.latitude, 44.068843333)

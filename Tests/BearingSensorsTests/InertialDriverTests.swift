@@ -196,10 +196,13 @@ final class InertialDriverTests: XCTestCase {
             let (accelRanges, gyroRanges) = Self.ranges(chip)
             for (i, (accelFS, accelLSB)) in accelRanges.enumerated() {
                 // Without a gyroscope the range asked for is ignored and the motion's rotation not sensed.
-                let gyro = gyroRanges.isEmpty ? nil : gyroRanges[i % gyroRanges.count]
-                let gyroFS = gyro?.0 ?? 500
-                let force = Vector3(0.61, -0.37, 0.93) * (accelFS * Self.g)
-                let rate = Vector3(-0.83, 0.29, 0.51) * (gyroFS * Self.radiansPerDegree)
+                let gyro: (Double, Double)? = gyroRanges.isEmpty ? nil : gyroRanges[i % gyroRanges.count]
+                let gyroFS: Double = gyro?.0 ?? 500
+                // Scales named first: Swift 6.0's type checker picks Double's `*` for the inline form.
+                let forceScale: Double = accelFS * Self.g
+                let rateScale: Double = gyroFS * Self.radiansPerDegree
+                let force = Vector3(0.61, -0.37, 0.93) * forceScale
+                let rate = Vector3(-0.83, 0.29, 0.51) * rateScale
                 let r = try rig(chip, motion: Motion(specificForce: force, angularRate: rate, temperature: 31.7))
                 var s = InertialSettings()
                 s.accelerationRangeG = accelFS

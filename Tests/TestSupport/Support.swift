@@ -3,7 +3,7 @@ import BearingCore
 import BearingIO
 import BearingSimulator
 import Foundation
-import Logging
+import BearingLog
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -207,9 +207,7 @@ public func runBearing(_ args: [String], environment: [String: String]? = nil) t
 }
 
 public func testLogger() -> Logger {
-    var l = Logger(label: "bearing-test") { JournaldLogHandler(label: $0, level: .warning, journald: false) }
-    l.logLevel = .warning
-    return l
+    Logger(label: "bearing-test", level: .warning, handler: JournaldLogHandler(journald: false))
 }
 
 /// An agent configured for tests: passthrough, quick retries, a socket in a temporary directory.

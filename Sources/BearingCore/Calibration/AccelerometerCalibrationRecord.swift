@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The accelerometer calibration file `bearing calibrate --accel` writes and the daemon loads (JSON):
 /// `corrected = matrix · (raw − offset)` in the chip's axes and m/s², the poses it was fitted to and its figures.

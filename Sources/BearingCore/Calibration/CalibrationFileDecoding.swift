@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Reads the JSON files calibrations are kept in, with errors that name the file and the key.
 enum CalibrationFileDecoding {
@@ -32,7 +35,7 @@ enum CalibrationFileDecoding {
     }
 
     static func path(_ keys: [CodingKey]) -> String {
-        keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".").replacingOccurrences(of: ".[", with: "[")
+        keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".").replacing(".[", with: "[")
     }
 
     /// Pretty, key-sorted JSON with a final newline.

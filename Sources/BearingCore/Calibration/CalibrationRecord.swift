@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The calibration file `bearing calibrate` writes and the daemon loads (JSON):
 /// `calibrated = matrix · (raw − offset)` in the chip's axes and units, plus what it was fitted from.

@@ -185,7 +185,7 @@ public struct MagnetometerCalibrator: Sendable {
             wanted = forced
         } else {
             guard let supported = Self.supportedModel(thinness: shape.value) else {
-                throw CalibrationFitError("the samples lie along a line (thinness \(String(format: "%.3f", shape.value))): the device was hardly turned; turn it through a full circle, then tilt and roll it")
+                throw CalibrationFitError("the samples lie along a line (thinness \(String(printf: "%.3f", shape.value))): the device was hardly turned; turn it through a full circle, then tilt and roll it")
             }
             wanted = supported
         }
@@ -196,9 +196,9 @@ public struct MagnetometerCalibrator: Sendable {
                     warnings.append("a \(wanted.rawValue) fit came out implausible; fell back to \(model.rawValue)")
                 }
                 if model == .planar {
-                    warnings.append("the samples span only a plane (thinness \(String(format: "%.3f", shape.value))): 2-D fit, right only while the device turns level; tilt and roll it for a full calibration")
+                    warnings.append("the samples span only a plane (thinness \(String(printf: "%.3f", shape.value))): 2-D fit, right only while the device turns level; tilt and roll it for a full calibration")
                 } else if options.model == nil && model != .ellipsoid {
-                    warnings.append("too little tilt for a full soft-iron fit (thinness \(String(format: "%.2f", shape.value)), 0.35 needed): \(model.rawValue) model only")
+                    warnings.append("too little tilt for a full soft-iron fit (thinness \(String(printf: "%.2f", shape.value)), 0.35 needed): \(model.rawValue) model only")
                 }
                 var result = fit
                 result.warnings = warnings + fit.warnings

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -46,7 +46,7 @@ public struct MountingLevel: Equatable, Sendable {
 
     /// Why this level should not be saved, or nil.
     public func refusal(force: Bool) -> String? {
-        let shown = String(format: "%.1f° (roll %.1f°, pitch %.1f°)", tilt, roll, pitch)
+        let shown = String(printf: "%.1f° (roll %.1f°, pitch %.1f°)", tilt, roll, pitch)
         if tilt > Self.forcedMaximumTilt {
             return "the board is tilted \(shown), more than \(Int(Self.forcedMaximumTilt))°: that is a mounting for imu.orientation / imu.rotation, not a level correction"
         }
@@ -84,7 +84,7 @@ public struct LevelMeasurement: Sendable {
     public func result() throws(CalibrationFitError) -> (level: MountingLevel, pose: StaticPose) {
         guard let pose else {
             let longest = detector.longestStill
-            throw CalibrationFitError(String(format: "the board was not still: the longest still stretch lasted %.1f s of the %.1f s needed (a level needs the accelerometer within %.2f m/s² and the gyroscope within %.0f °/s of their means)",
+            throw CalibrationFitError(String(printf: "the board was not still: the longest still stretch lasted %.1f s of the %.1f s needed (a level needs the accelerometer within %.2f m/s² and the gyroscope within %.0f °/s of their means)",
                                              longest, duration, detector.thresholds.accelerometer, detector.thresholds.gyroscope))
         }
         return (MountingLevel(specificForce: pose.specificForce), pose)
@@ -145,7 +145,7 @@ public struct MountingLevelRecord: Codable, Equatable, Sendable {
         guard roll.isFinite, pitch.isFinite else { throw CalibrationFitError("\"roll\" and \"pitch\" must be finite numbers") }
         let level = MountingLevel(roll: roll, pitch: pitch)
         guard level.tilt <= MountingLevel.forcedMaximumTilt else {
-            throw CalibrationFitError(String(format: "roll %g°, pitch %g° tilt the board %.1f°: more than %g° is not a level correction", roll, pitch, level.tilt, MountingLevel.forcedMaximumTilt))
+            throw CalibrationFitError(String(printf: "roll %g°, pitch %g° tilt the board %.1f°: more than %g° is not a level correction", roll, pitch, level.tilt, MountingLevel.forcedMaximumTilt))
         }
         return level
     }

@@ -21,7 +21,7 @@ public struct SampleFile: Sendable {
         case names([String])
 
         public init(parsing text: String) throws(CalibrationFitError) {
-            let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharactersInSet() }
+            let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingWhitespace() }
             guard parts.count == 3, parts.allSatisfy({ !$0.isEmpty }) else {
                 throw CalibrationFitError("--columns \(text): give three columns, e.g. 4,5,6 or mx,my,mz")
             }
@@ -49,7 +49,7 @@ public struct SampleFile: Sendable {
 
         for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
             lineNumber += 1
-            let line = rawLine.trimmingCharactersInSet()
+            let line = rawLine.trimmingWhitespace()
             if line.isEmpty { continue }
             if line.hasPrefix("#") {
                 if line.hasPrefix(recordingMarker) {
@@ -99,7 +99,7 @@ public struct SampleFile: Sendable {
 
     static func split(_ line: Substring) -> [Substring] {
         if line.contains(",") {
-            return line.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharactersInSet() }
+            return line.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingWhitespace() }
         }
         return line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == ";" })
     }
@@ -134,17 +134,4 @@ public struct SampleFile: Sendable {
             throw CalibrationFitError("\(source) line \(line): \(width) columns and no x,y,z or mx,my,mz header; pick three with --columns, e.g. --columns 4,5,6")
         }
     }
-}
-
-extension Substring {
-    func trimmingCharactersInSet() -> Substring {
-        var s = self
-        while let f = s.first, f == " " || f == "\t" || f == "\r" || f == "\u{FEFF}" { s = s.dropFirst() }
-        while let l = s.last, l == " " || l == "\t" || l == "\r" { s = s.dropLast() }
-        return s
-    }
-}
-
-extension String {
-    func trimmingCharactersInSet() -> Substring { self[...].trimmingCharactersInSet() }
 }

@@ -265,18 +265,21 @@ public struct JSONObjectWriter: ~Copyable {
         JSONObjectWriter.appendFixed(v, decimals: decimals, to: &bytes)
     }
 
-    /// An array of numbers with `decimals` places each; non-finite elements are written as `null`.
-    /// (An `InlineArray`: a quaternion's four numbers need no heap array per line.)
-    public mutating func fixedArray<let n: Int>(_ k: StaticString, _ values: InlineArray<n, Double>, _ decimals: Int) {
+    /// An array of four numbers (a quaternion) with `decimals` places each; non-finite elements are written
+    /// as `null`. Four parameters, not an array: no heap array per line. (An `InlineArray` would say it
+    /// better, but that is Swift 6.2 and Debian 13 has 6.0.3.)
+    public mutating func fixedArray(_ k: StaticString, _ a: Double, _ b: Double, _ c: Double, _ d: Double, _ decimals: Int) {
         guard wanted(k) else { return }
         key(k)
-        bytes.append(UInt8(ascii: "["))
-        for i in values.indices {
-            if i > 0 { bytes.append(UInt8(ascii: ",")) }
-            let v = values[i]
+        func element(_ v: Double, then separator: Unicode.Scalar) {
             if v.isFinite { JSONObjectWriter.appendFixed(v, decimals: decimals, to: &bytes) } else { bytes.append("null") }
+            bytes.append(UInt8(ascii: separator))
         }
-        bytes.append(UInt8(ascii: "]"))
+        bytes.append(UInt8(ascii: "["))
+        element(a, then: ",")
+        element(b, then: ",")
+        element(c, then: ",")
+        element(d, then: "]")
     }
 
     /// A number in the shortest form that round-trips.

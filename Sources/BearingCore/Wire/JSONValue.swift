@@ -95,18 +95,16 @@ extension JSONValue {
     /// Depth is limited (`maxDepth`) so hostile input cannot exhaust the stack; numbers that do not fit a
     /// Double are named as too large rather than turned into infinity.
     public static func parse(_ text: some StringProtocol, maxDepth: Int = 64) throws(JSONParseError) -> JSONValue {
-        var bytes = Array(text.utf8)
-        return try bytes.withUnsafeMutableBufferPointer { buffer throws(JSONParseError) in
-            var p = JSONParser(UnsafeBufferPointer(buffer), maxDepth: maxDepth)
-            return try p.document()
-        }
+        try parse(bytes: Array(text.utf8), maxDepth: maxDepth)
     }
 
     public static func parse(bytes: [UInt8], maxDepth: Int = 64) throws(JSONParseError) -> JSONValue {
-        try bytes.withUnsafeBufferPointer { buffer throws(JSONParseError) in
+        // A Result out of the closure: Swift 6.0 does not carry a typed throw through `withUnsafeBufferPointer`.
+        let outcome: Result<JSONValue, JSONParseError> = bytes.withUnsafeBufferPointer { buffer in
             var p = JSONParser(buffer, maxDepth: maxDepth)
-            return try p.document()
+            do throws(JSONParseError) { return .success(try p.document()) } catch { return .failure(error) }
         }
+        return try outcome.get()
     }
 }
 

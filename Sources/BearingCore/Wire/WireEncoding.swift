@@ -109,7 +109,7 @@ public enum WireEncoding {
         w.fixed("temp", a.temperature, 1)
         w.fixed("declination", a.declination, 2)
         w.string("decl_src", a.declinationSource?.rawValue)
-        if let q = a.quaternion { w.fixedArray("quat", [q.w, q.x, q.y, q.z], 6) }
+        if let q = a.quaternion { w.fixedArray("quat", q.w, q.x, q.y, q.z, 6) }
         return w.finished()
     }
 

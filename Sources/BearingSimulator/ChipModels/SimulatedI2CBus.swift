@@ -1,5 +1,6 @@
 import BearingCore
-import Foundation
+import BearingPOSIX
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,7 +18,7 @@ public protocol I2CDeviceModel: AnyObject {
 /// addresses, addresses owned by a kernel driver. Thread-safe: the reader thread and a test can share it.
 public final class SimulatedI2CBus: I2CBus, @unchecked Sendable { // `lock` guards the devices and fault state
     public let path: String
-    private let lock = NSLock()
+    private let lock = ConditionLock()
     private var devices: [UInt8: I2CDeviceModel] = [:]
     private var busy: Set<UInt8> = []
     private var unplugged: Set<UInt8> = []

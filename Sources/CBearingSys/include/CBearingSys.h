@@ -20,6 +20,9 @@ int bearing_epoll_create(void);
 int bearing_epoll_ctl(int epfd, int op, int fd, unsigned int events, unsigned long long tag);
 int bearing_epoll_wait(int epfd, unsigned long long *tags, unsigned int *events, int max, int timeout_ms);
 
+/* Names the calling thread (at most 15 bytes are kept); 0 or an errno value. */
+int bearing_set_thread_name(const char *name);
+
 /* Line-buffer stdout (for a reader on a pipe); Swift 6 cannot touch C's `stdout` global. */
 void bearing_line_buffer_stdout(void);
 
