@@ -6,7 +6,8 @@ import PackageDescription
 //   CI2C              C bridge to libi2c and the i2c-dev ioctls
 //   CYAML             C bridge to libyaml (config and board files)
 //   CBearingSys       C shim for Linux calls Swift's Glibc module lacks (accept4, eventfd)
-//   BearingCore       pure values, gpsd JSON dialect, operator specs, WMM, heading maths — no C, no I/O
+//   BearingCore       pure values, gpsd JSON dialect, operator specs, WMM, heading maths — no I/O (libc's
+//                     snprintf through CBearingSys for printf-style numbers)
 //   BearingSensors    magnetometer chip drivers over the I2CBus protocol, the reader thread
 //   BearingSimulator  pure generators for demos and tests (NMEA tracks, register-level chip models)
 //   BearingYAML       YAML documents composed from libyaml's events, with Yams's scalar rules
@@ -46,6 +47,7 @@ let package = Package(
         .target(
             name: "BearingCore",
             dependencies: [
+                "CBearingSys",
                 .product(name: "OpenCombine", package: "OpenCombine"),
             ]
         ),

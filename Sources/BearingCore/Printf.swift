@@ -1,3 +1,4 @@
+import CBearingSys
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -104,13 +105,17 @@ enum Printf {
             spec += flags + width + (precision.map { "." + $0 } ?? "")
             switch conversion {
             case "d", "i":
-                out += c(spec + "lld", value.signed)
+                let v = value.signed
+                out += c { bearing_format_signed($0, $1, spec + "lld", v) }
             case "u", "x", "X", "o":
-                out += c(spec + "ll" + String(conversion), value.unsigned)
+                let v = value.unsigned
+                out += c { bearing_format_unsigned($0, $1, spec + "ll" + String(conversion), v) }
             case "f", "F", "e", "E", "g", "G", "a", "A":
-                out += c(spec + String(conversion), value.real)
+                let v = value.real
+                out += c { bearing_format_double($0, $1, spec + String(conversion), v) }
             case "c":
-                out += c(spec + "c", Int32(truncatingIfNeeded: value.signed))
+                let v = Int32(truncatingIfNeeded: value.signed)
+                out += c { bearing_format_char($0, $1, spec + "c", v) }
             default: // "@", "s"
                 var text = value.text
                 if let precision, let n = Int(precision), text.count > n { text = String(text.prefix(n)) }
@@ -121,12 +126,12 @@ enum Printf {
         return out
     }
 
-    /// One conversion of one number through the C library.
-    private static func c(_ spec: String, _ value: CVarArg) -> String {
+    /// One conversion of one number through the C library: `format(buffer, size)` is an snprintf.
+    private static func c(_ format: (UnsafeMutablePointer<CChar>, Int) -> Int32) -> String {
         var capacity = 64
         while true {
             let (n, text) = withUnsafeTemporaryAllocation(of: CChar.self, capacity: capacity) { buf -> (Int, String) in
-                let n = Int(withVaList([value]) { vsnprintf(buf.baseAddress, capacity, spec, $0) })
+                let n = Int(format(buf.baseAddress!, capacity))
                 guard n >= 0, n < capacity else { return (n, "") }
                 return (n, UnsafeRawBufferPointer(start: buf.baseAddress, count: n).withMemoryRebound(to: UInt8.self) {
                     String(decoding: $0, as: UTF8.self)

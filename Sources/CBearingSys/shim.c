@@ -90,3 +90,23 @@ int bearing_set_thread_name(const char *name) {
     short_name[sizeof short_name - 1] = 0;
     return pthread_setname_np(pthread_self(), short_name);
 }
+
+int bearing_format_double(char *buffer, size_t size, const char *format, double value) {
+    return snprintf(buffer, size, format, value);
+}
+
+int bearing_format_fixed(char *buffer, size_t size, int decimals, double value) {
+    return snprintf(buffer, size, "%.*f", decimals, value);
+}
+
+int bearing_format_signed(char *buffer, size_t size, const char *format, long long value) {
+    return snprintf(buffer, size, format, value);
+}
+
+int bearing_format_unsigned(char *buffer, size_t size, const char *format, unsigned long long value) {
+    return snprintf(buffer, size, format, value);
+}
+
+int bearing_format_char(char *buffer, size_t size, const char *format, int value) {
+    return snprintf(buffer, size, format, value);
+}

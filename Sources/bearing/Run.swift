@@ -68,13 +68,17 @@ struct Run: AsyncParsableCommand {
             throw ExitCode(1)
         }
         // Start-up code (argument parsing, YAML, board profiles) is done: let its pages go.
-        if let bytes = Syscall.trimExecutableMappings() {
-            logger.debug("executable mappings set to random access", metadata: ["bytes": "\(bytes)"])
+        // BEARING_KEEP_STARTUP_PAGES=1 keeps them, for bench/footprint to measure what the process needs
+        // without the page-out.
+        if ProcessInfo.processInfo.environment["BEARING_KEEP_STARTUP_PAGES"] != "1" {
+            if let bytes = Syscall.trimExecutableMappings() {
+                logger.debug("executable mappings set to random access", metadata: ["bytes": "\(bytes)"])
+            }
+            // Once more when the first values have flowed: MADV_PAGEOUT leaves pages it cannot take at that
+            // moment (being read in, locked, mapped by a reader started alongside); the second pass takes the
+            // start-up pages the first left (bench/rss: 1.1–1.4 MB less).
+            DispatchQueue.global().asyncAfter(deadline: .now() + 10) { Syscall.trimExecutableMappings() }
         }
-        // Once more when the first values have flowed: MADV_PAGEOUT leaves pages it cannot take at that
-        // moment (being read in, locked, mapped by a reader started alongside); the second pass takes the
-        // start-up pages the first left (bench/rss: 1.1–1.4 MB less).
-        DispatchQueue.global().asyncAfter(deadline: .now() + 10) { Syscall.trimExecutableMappings() }
 
 
         // SIGHUP reopens the data log (logrotate's postrotate sends it) and reloads the calibration file.

@@ -6,7 +6,9 @@ import XCTest
 /// checked on this machine (lintian, contents) and installed under a real systemd in a qemu VM
 /// (scripts/vm-systemd/suite.sh).
 final class SystemdPackageTests: XCTestCase {
-    static let packageDirectory = repoRoot.appendingPathComponent(".build/package/fault-injection")
+    /// BUILD/package/fault-injection, BUILD being $BEARING_BUILD_DIR (scripts/trixie's .build-trixie) or .build.
+    static let packageDirectory = (ProcessInfo.processInfo.environment["BEARING_BUILD_DIR"].map { URL(fileURLWithPath: $0) }
+        ?? repoRoot.appendingPathComponent(".build")).appendingPathComponent("package/fault-injection")
 
     func package() throws -> URL {
         let debs = (try? FileManager.default.contentsOfDirectory(atPath: Self.packageDirectory.path))?

@@ -1,3 +1,4 @@
+import CBearingSys
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -319,7 +320,7 @@ public struct JSONObjectWriter: ~Copyable {
 
     /// `v` with `decimals` places, digit for digit what printf's `%.*f` writes (glibc rounds the exact
     /// binary value to nearest, ties to even). Values below 1e9 with up to 9 places — every field gpsd
-    /// writes — are formatted here with exact integer arithmetic; the rest go through `vsnprintf`.
+    /// writes — are formatted here with exact integer arithmetic; the rest go through libc's `snprintf`.
     /// (Going through `withVaList` for every number cost most of an ATT or TPV line's instructions.)
     public static func appendFixed<Sink: ByteSink & ~Copyable>(_ v: Double, decimals: Int, to out: inout Sink) {
         let a = v.magnitude
@@ -352,7 +353,7 @@ public struct JSONObjectWriter: ~Copyable {
 
     static func appendFixedPrintf<Sink: ByteSink & ~Copyable>(_ v: Double, decimals: Int, to out: inout Sink) {
         var buffer = [CChar](repeating: 0, count: 48)
-        let n = withVaList([Int32(decimals), v]) { vsnprintf(&buffer, 48, "%.*f", $0) }
+        let n = bearing_format_fixed(&buffer, 48, Int32(decimals), v)
         let text = n > 0 && n < 48 ? buffer[0..<Int(n)].map { UInt8(bitPattern: $0) } : Array(String(v).utf8)
         for byte in text { out.append(byte) }
     }

@@ -23,6 +23,15 @@ int bearing_epoll_wait(int epfd, unsigned long long *tags, unsigned int *events,
 /* Names the calling thread (at most 15 bytes are kept); 0 or an errno value. */
 int bearing_set_thread_name(const char *name);
 
+#include <stddef.h>
+/* snprintf of one number with a one-conversion format (Swift cannot call variadic C, and glibc 2.41's
+   fortified headers declare vsnprintf twice, which Swift then finds ambiguous). Return what snprintf does. */
+int bearing_format_double(char *buffer, size_t size, const char *format, double value);
+int bearing_format_fixed(char *buffer, size_t size, int decimals, double value); /* "%.*f" */
+int bearing_format_signed(char *buffer, size_t size, const char *format, long long value);
+int bearing_format_unsigned(char *buffer, size_t size, const char *format, unsigned long long value);
+int bearing_format_char(char *buffer, size_t size, const char *format, int value);
+
 /* Line-buffer stdout (for a reader on a pipe); Swift 6 cannot touch C's `stdout` global. */
 void bearing_line_buffer_stdout(void);
 
