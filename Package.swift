@@ -42,7 +42,10 @@ let package = Package(
             pkgConfig: "yaml-0.1",
             providers: [.apt(["libyaml-dev"])]
         ),
-        .target(name: "CBearingSys"),
+        // Fortified libc calls in the C shim (Debian's hardening default) are set here, for C only: passed as
+        // -Xcc they would reach Swift's importer too, and glibc 2.41's fortified headers declare read, poll,
+        // vsnprintf … twice, which Swift finds ambiguous.
+        .target(name: "CBearingSys", cSettings: [.define("_FORTIFY_SOURCE", to: "2", .when(configuration: .release))]),
         .target(name: "BearingYAML", dependencies: ["CYAML"]),
         .target(
             name: "BearingCore",
