@@ -1,3 +1,4 @@
+import Synchronization
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
@@ -9,7 +10,7 @@ import Glibc
 /// documented as stable ("Notes" in sd_notify(3)), and speaking it ourselves keeps libsystemd and its
 /// dependencies out of the daemon and needs no C shim. Outside systemd (`$NOTIFY_SOCKET` unset) there is no
 /// notifier and nothing is sent.
-public final class ServiceNotifier: @unchecked Sendable { // immutable after init but for `stoppingSent` (under `lock`); sendto(2) is thread-safe
+public final class ServiceNotifier: Sendable { // immutable after init but for `stoppingSent`; sendto(2) is thread-safe
     /// What `$NOTIFY_SOCKET` named.
     public let socketName: String
     /// How often systemd expects `WATCHDOG=1` (from `$WATCHDOG_USEC`, when `$WATCHDOG_PID` is unset or ours).
@@ -17,8 +18,7 @@ public final class ServiceNotifier: @unchecked Sendable { // immutable after ini
 
     private let fd: Int32
     private let address: UnixSocket.Address
-    private let lock = ConditionLock()
-    private var stoppingSent = false
+    private let stoppingSent = Mutex(false)
 
     /// A notifier for the socket `$NOTIFY_SOCKET` names; nil when it is unset or empty. Throws when it names
     /// something that is not an AF_UNIX socket path (`/…`) or abstract name (`@…`), or is too long.
@@ -80,9 +80,9 @@ public final class ServiceNotifier: @unchecked Sendable { // immutable after ini
 
     /// Shutdown begins (STOPPING=1); only the first call sends.
     public func stopping(status: String) throws(SystemError) {
-        let first = lock.withLock { () -> Bool in
-            defer { stoppingSent = true }
-            return !stoppingSent
+        let first = stoppingSent.withLock { sent -> Bool in
+            defer { sent = true }
+            return !sent
         }
         if first { try notify([("STOPPING", "1"), ("STATUS", status)]) }
     }

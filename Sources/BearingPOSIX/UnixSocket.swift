@@ -22,7 +22,7 @@ public enum UnixSocket {
 
     /// An AF_UNIX socket address: a file path, or, with a leading `@`, a name in Linux's abstract namespace
     /// (as systemd writes `$NOTIFY_SOCKET`).
-    public struct Address {
+    public struct Address: Sendable {
         private var storage = sockaddr_un()
         /// The length to pass with it: the family and the name (a path with its NUL; an abstract name without).
         public let length: socklen_t
