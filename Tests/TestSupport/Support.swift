@@ -28,6 +28,38 @@ public func requireGpsfake() throws {
     }
 }
 
+/// The release of Debian's gpsd (`gpsd -V`: "/usr/sbin/gpsd: 3.25 (revision 3.25)"), e.g. "3.25"; nil
+/// without gpsd.
+public let gpsdRelease: String? = {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/usr/sbin/gpsd")
+    p.arguments = ["-V"]
+    let out = Pipe()
+    p.standardOutput = out
+    p.standardError = out
+    guard (try? p.run()) != nil else { return nil }
+    let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    p.waitUntilExit()
+    let words = text.split(whereSeparator: { $0 == " " || $0.isNewline })
+    guard let i = words.firstIndex(where: { $0.hasSuffix("gpsd:") }), i + 1 < words.count else { return nil }
+    return String(words[i + 1])
+}()
+
+/// gpsd's output differs between releases (more TPVs per epoch, other decimals, new fields), so expected
+/// files made with a release other than 3.22 live in `OTHERS/gpsd-RELEASE/`. Returns the directory for the
+/// gpsd installed here (`gpsd322` for 3.22); fails the test, naming the script that makes them, when there
+/// is none.
+public func expectedFilesDirectory(gpsd322: URL, others: URL, makeWith script: String) throws -> URL {
+    guard let release = gpsdRelease else { throw XCTSkip("SKIPPED: gpsd -V gave no release") }
+    if release.hasPrefix("3.22") { return gpsd322 }
+    let dir = others.appendingPathComponent("gpsd-\(release)")
+    guard FileManager.default.fileExists(atPath: dir.path) else {
+        XCTFail("no expected files for gpsd \(release) in \(dir.path): make them with \(script)")
+        throw XCTSkip("no expected files for gpsd \(release)")
+    }
+    return dir
+}
+
 /// A free TCP port on the loopback interface.
 public func freePort() -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

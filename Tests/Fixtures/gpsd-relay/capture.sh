@@ -1,5 +1,7 @@
 #!/bin/sh
-# Regenerate <name>.expected.jsonl from <name>.log with gpsd 3.22's gpsfake.
+# Regenerate <name>.expected.jsonl from <name>.log with the gpsd installed here: this directory holds
+# gpsd 3.22's, gpsd-RELEASE/ another release's (GpsdRelayTests picks by `gpsd -V`). For Debian 13's 3.25:
+#   scripts/trixie run sh Tests/Fixtures/gpsd-relay/capture.sh Tests/Fixtures/gpsd-relay/gpsd-3.25
 # Usage: sh capture.sh [OUTDIR]   (default: this directory)
 #        ALLDIR=/some/dir sh capture.sh   also keeps every received line
 #                                         as ALLDIR/<name>.all.jsonl
@@ -11,6 +13,7 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-$here}
+mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 watch='?WATCH={"enable":true,"json":true,"pps":true,"timing":true}'
