@@ -10,19 +10,25 @@ final class SystemdPackageTests: XCTestCase {
     static let packageDirectory = (ProcessInfo.processInfo.environment["BEARING_BUILD_DIR"].map { URL(fileURLWithPath: $0) }
         ?? repoRoot.appendingPathComponent(".build")).appendingPathComponent("package/fault-injection")
 
+    /// This machine's package, not another architecture's from the same directory
+    /// (`scripts/package --arch arm64 --fault-injection` writes there too).
     func package() throws -> URL {
+        let arch = try run("/usr/bin/dpkg", ["--print-architecture"]).output.trimmingCharacters(in: .whitespacesAndNewlines)
         let debs = (try? FileManager.default.contentsOfDirectory(atPath: Self.packageDirectory.path))?
-            .filter { $0.hasPrefix("bearing_") && $0.hasSuffix(".deb") }.sorted() ?? []
+            .filter { $0.hasPrefix("bearing_") && $0.hasSuffix("_\(arch).deb") }.sorted() ?? []
         guard let name = debs.last else {
-            throw XCTSkip("SKIPPED: no package in \(Self.packageDirectory.path); run scripts/package --fault-injection (scripts/test does)")
+            throw XCTSkip("SKIPPED: no \(arch) package in \(Self.packageDirectory.path); run scripts/package --fault-injection (scripts/test does)")
         }
         return Self.packageDirectory.appendingPathComponent(name)
     }
 
-    func run(_ tool: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+    func run(_ tool: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: tool)
         p.arguments = arguments
+        if !environment.isEmpty {
+            p.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        }
         let pipe = Pipe()
         p.standardOutput = pipe
         p.standardError = pipe
@@ -57,14 +63,23 @@ final class SystemdPackageTests: XCTestCase {
 
         let contents = try run("/usr/bin/dpkg-deb", ["--contents", deb.path]).output
         let info = try run("/usr/bin/dpkg-deb", ["--info", deb.path]).output
-        for path in ["./usr/bin/bearing", "./lib/systemd/system/bearing.service", "./lib/systemd/system/bearing.socket",
+        // Units under /usr/lib on Debian 13 (lintian there: aliased-location), /lib on Debian 12, as scripts/package.
+        let units = ProcessInfo.processInfo.environment["BEARING_TOOLCHAIN"] == "trixie" ? "./usr/lib/systemd/system" : "./lib/systemd/system"
+        for path in ["./usr/bin/bearing", "\(units)/bearing.service", "\(units)/bearing.socket",
                      "./usr/lib/sysusers.d/bearing.conf", "./usr/lib/tmpfiles.d/bearing.conf", "./etc/bearing/bearing.yaml",
                      "./etc/logrotate.d/bearing", "./usr/share/bearing/boards/rpi-4b.yaml",
                      "./usr/share/bash-completion/completions/bearing", "./usr/share/zsh/vendor-completions/_bearing",
                      "./usr/share/fish/vendor_completions.d/bearing.fish", "./usr/share/man/man1/bearing.1.gz"] {
             XCTAssertTrue(contents.contains(path), "\(path) missing from the package")
         }
-        XCTAssertTrue(info.contains("libgps28"), "Depends lacks libgps28:\n\(info)")
+        // The libgps runtime this system has: libgps28 (gpsd 3.22, Debian 12) or libgps30t64 (3.25, Debian 13).
+        let installed = try run("/usr/bin/dpkg-query", ["-W", "-f", "${Package} ${Status}\n", "libgps[0-9]*"]).output
+        let libgps = Set(installed.split(separator: "\n").filter { $0.hasSuffix(" installed") }
+            .compactMap { $0.split(separator: " ").first.map(String.init) })
+        XCTAssertEqual(libgps.count, 1, "not one installed libgps runtime package: \(libgps)")
+        for name in libgps {
+            XCTAssertTrue(info.contains(name), "Depends lacks \(name):\n\(info)")
+        }
         XCTAssertFalse(info.contains("libswift"), "the Swift runtime must be linked statically:\n\(info)")
 
         // A man page for every command `bearing --help` lists, and none for a command it does not.
@@ -90,8 +105,13 @@ final class SystemdPackageTests: XCTestCase {
         let deb = try package()
         let vm = repoRoot.appendingPathComponent("scripts/vm-systemd")
         let started = Date()
+        // The suite's own waits come to ~2 min, but `dpkg -i` over the system's root (9p, TCG) takes 30-60 s in
+        // scripts/trixie's root (560 packages) and 185-195 s (nearly all of it `dpkg --unpack`) on a 1100-package
+        // host, `dpkg -P` again as long: run's default 400 s is too short there. The timeout only stops a hung VM.
+        let timeout = ProcessInfo.processInfo.environment["VM_TIMEOUT"] ?? "1200"
         let (_, output) = try run(vm.appendingPathComponent("run").path, [
-            vm.appendingPathComponent("suite.sh").path, deb.path, vm.appendingPathComponent("reader.py").path])
+            vm.appendingPathComponent("suite.sh").path, deb.path, vm.appendingPathComponent("reader.py").path],
+            environment: ["VM_TIMEOUT": timeout])
         let text = output.replacingOccurrences(of: "\r", with: "")
         print(text)
         print("VM suite: \(String(format: "%.0f", Date().timeIntervalSince(started))) s")

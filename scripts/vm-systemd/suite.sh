@@ -1,5 +1,7 @@
-# The Debian package under real systemd: runs in the VM that scripts/vm-systemd/run boots (systemd 252 as
-# PID 1, root in RAM over the host's), as root, with the .deb and reader.py in /vmshare.
+# The Debian package under real systemd: runs in the VM that scripts/vm-systemd/run boots (the system's own
+# systemd as PID 1: 252 on Debian 12, 257 on Debian 13; root in RAM over the system's), as root, with the
+# .deb and reader.py in /vmshare. Needs only what a Debian root with systemd, udev, python3, i2c-tools and
+# util-linux has (no bc), and no particular CPU architecture.
 #
 #   scripts/vm-systemd/run scripts/vm-systemd/suite.sh .build/package/bearing_*.deb scripts/vm-systemd/reader.py
 #
@@ -33,6 +35,8 @@ wait_for() { local what=$1 limit=$2; shift 2
 prop() { systemctl show -P "$2" "$1"; }
 journal_since() { journalctl -u bearing.service --since "@$1" -o cat --no-pager; }
 now() { date +%s.%N; }
+# minus B A: B − A seconds, 3 decimals (awk, not bc: a minimal root such as scripts/trixie's has no bc).
+minus() { awk -v a="$2" -v b="$1" 'BEGIN { printf "%.3f", b - a }'; }
 
 # --- The compass: an HMC5883L on i2c-stub (ID "H43", data ready, X=+545 Z=-1090 Y=+218 counts) ---------
 modprobe i2c-dev && modprobe i2c-stub chip_addr=0x1e
@@ -51,9 +55,14 @@ deb=$(ls $share/bearing_*.deb)
 t0=$(now)
 dpkg -i "$deb" > "$out/dpkg-install.log" 2>&1
 check install "dpkg -i $(basename "$deb")" test $? -eq 0
-value install_seconds "$(echo "$(now) - $t0" | bc)"
-check verify "systemd-analyze verify prints nothing on stderr" \
-  sh -c 'systemd-analyze verify /lib/systemd/system/bearing.service /lib/systemd/system/bearing.socket 2> '"$out/verify.err"' && ! [ -s '"$out/verify.err"' ]'
+value install_seconds "$(minus "$(now)" "$t0")"
+# The unit files where systemd loaded them from: /lib/systemd/system (Debian 12's packages) or
+# /usr/lib/systemd/system (Debian 13's, merged /usr).
+service_file=$(prop bearing.service FragmentPath)
+socket_file=$(prop bearing.socket FragmentPath)
+check verify "systemd-analyze verify $service_file $socket_file prints nothing on stderr" \
+  sh -c '[ -n "$1" ] && [ -n "$2" ] && systemd-analyze verify "$1" "$2" 2> "$3" && ! [ -s "$3" ]' \
+  verify "$service_file" "$socket_file" "$out/verify.err"
 cat "$out/verify.err"
 exposure=$(systemd-analyze security --no-pager bearing.service | awk '/Overall exposure level/ {print $(NF-2)}')
 value exposure_in_vm "$exposure"
@@ -82,7 +91,7 @@ as alice $reader --seconds 4 --watch ATT --out "$out/first.txt"
 check first-connection-starts "a member's connection got VERSION and ATT from a service it started" \
   sh -c "grep -q '\"class\":\"VERSION\"' $out/first.txt && grep -q '\"class\":\"ATT\"' $out/first.txt"
 first_line=$(awk '$2 !~ /^#/ {print $1; exit}' "$out/first.txt")
-value first_connection_seconds "$(echo "$first_line - $(awk 'NR==1 {print $1}' "$out/first.txt")" | bc)"
+value first_connection_seconds "$(minus "$first_line" "$(awk 'NR==1 {print $1}' "$out/first.txt")")"
 check notify-active "Type=notify, active" sh -c 'test "$(systemctl show -P Type bearing.service)" = notify && test "$(systemctl is-active bearing.service)" = active'
 wait_for "STATUS with the magnetometer" 10 sh -c 'systemctl show -P StatusText bearing.service | grep -q "magnetometer connected"'
 status=$(prop bearing.service StatusText)
@@ -149,7 +158,7 @@ systemctl kill -s USR2 --kill-whom=main bearing.service
 wait_for "a restart" 30 sh -c "test \"\$(systemctl show -P NRestarts bearing.service)\" -gt $restarts"
 t_restart=$(now)
 wait_for "active again" 15 sh -c 'test "$(systemctl is-active bearing.service)" = active'
-value watchdog_restart_seconds "$(echo "$t_restart - $t_wedge" | bc)"
+value watchdog_restart_seconds "$(minus "$t_restart" "$t_wedge")"
 journal_since "$t_wedge" > "$out/watchdog.log"
 journalctl -u bearing.service --since "@$t_wedge" --no-pager | grep -i "watchdog" | sed 's/^/SUITE-NOTE /'
 check watchdog-restart "wedge → watchdog timeout → restarted → active" \
@@ -190,7 +199,7 @@ sleep 3
 # --- systemctl stop: within 5 s, the data log whole ----------------------------------------------------
 t0=$(now)
 systemctl stop bearing.service
-stop_seconds=$(echo "$(now) - $t0" | bc)
+stop_seconds=$(minus "$(now)" "$t0")
 value stop_seconds "$stop_seconds"
 check stop-fast "systemctl stop took ${stop_seconds}s (< 5)" awk -v s="$stop_seconds" 'BEGIN { exit !(s < 5) }'
 python3 - /var/log/bearing/data.ndjson > "$out/datalog.txt" <<'EOF'
@@ -214,7 +223,8 @@ check datalog-intact "data log: every line JSON, ends with a newline" grep -q '^
 dpkg -P bearing > "$out/dpkg-purge.log" 2>&1
 check purge "dpkg -P bearing" test $? -eq 0
 left=$(ls -d /etc/bearing /var/lib/bearing /var/lib/private/bearing /var/log/bearing /var/log/private/bearing \
-  $sock /usr/bin/bearing /lib/systemd/system/bearing.* /usr/lib/sysusers.d/bearing.conf 2>/dev/null; \
+  $sock /usr/bin/bearing $service_file $socket_file /lib/systemd/system/bearing.* /usr/lib/systemd/system/bearing.* \
+  /usr/lib/sysusers.d/bearing.conf /usr/lib/tmpfiles.d/bearing.conf 2>/dev/null | sort -u; \
   find /etc/systemd /run/systemd/system -name 'bearing*' 2>/dev/null; \
   systemctl list-units --all --no-legend 'bearing*' | grep -v 'not-found' )
 check purge-clean "nothing of the package left: ${left:-none}" test -z "$left"
