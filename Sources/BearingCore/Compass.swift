@@ -137,6 +137,9 @@ public struct Attitude: Equatable, Sendable {
     public var quaternion: Quaternion?
     /// The IMU's die temperature, °C (gpsd's ATT `temp`, "temperature at the sensor"), where it reports one.
     public var temperature: Double?
+    /// Rate of turn, °/min (gpsd's ATT `rot`): how fast the heading changes, positive turning to starboard
+    /// (clockwise seen from above), negative to port; nil until known (`RateOfTurn` fills it).
+    public var rateOfTurn: Double?
 
     public var magLength: Double { field.length }
 

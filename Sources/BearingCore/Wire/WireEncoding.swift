@@ -90,6 +90,7 @@ public enum WireEncoding {
         w.fixed("pitch", a.pitch, 2)
         w.fixed("yaw", a.yaw, 2)
         w.fixed("roll", a.roll, 2)
+        w.fixed("rot", a.rateOfTurn, 2)
         w.fixed("dip", a.dip, 3)
         w.fixed("mag_len", a.magLength, 3)
         w.fixed("mag_x", a.field.x, 3)

@@ -75,6 +75,7 @@ public enum WireSchema {
         case "roll": return a.roll
         case "pitch": return a.pitch
         case "yaw": return a.yaw
+        case "rot": return a.rateOfTurn
         case "acc_len": return a.acceleration?.length
         case "acc_x": return a.acceleration?.x
         case "acc_y": return a.acceleration?.y
