@@ -32,7 +32,7 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
     private var pipelineQueue: DispatchQueue { server.queue }
     private var hub: PublishingHub<DispatchQueue.OCombine> { server.hub }
 
-    private let gpsAdapter = GPSPublisherAdapter(initialState: .connecting(attempt: 0))
+    private let gpsAdapter: GPSPublisherAdapter
     private let gpsd: GPSDClient
     private let magAdapter = SensorSubjects<MagneticSample>(initialState: .connecting(attempt: 0))
     private let reader: MagnetometerReader?
@@ -70,6 +70,7 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
         self.config = config
         self.logger = logger
         gpsd = GPSDClient(configuration: config.gpsd)
+        gpsAdapter = GPSPublisherAdapter(initialState: .connecting(attempt: 0), echoes: config.nmea0183.echoGuard)
         if config.magnetometer.enabled {
             reader = MagnetometerReader(configuration: config.magnetometer.reader, openBus: openBus, now: GPSTimestamp.now)
             calibrations = CalibrationFiles(config: config, logger: logger)
@@ -286,7 +287,8 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
 
     /// Publishes a source's STATE (kept for replay) and logs the change. On the pipeline queue.
     private func publishState(_ state: ConnectionState, log: inout SourceStateLog, endpoint: String) {
-        hub.publishState(source: log.source, line: WireEncoding.state(SourceState(source: log.source, endpoint: endpoint, state: state, time: .now())))
+        let (s, isTransition) = log.transitions.next(state, source: log.source, endpoint: endpoint, time: .now())
+        hub.publishState(source: log.source, line: WireEncoding.state(s), isTransition: isTransition)
         log.record(state, logger: logger, metadata: [log.source: "\(endpoint)"])
     }
 
@@ -394,6 +396,8 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
 /// failure loudly and the repeats quietly.
 struct SourceStateLog {
     let source: String
+    /// Which changes reach readers.
+    var transitions = SourceStateTransitions()
     let connecting: String, lost: String, stillLost: String, stopped: String
     private var lastDisconnectCode: String?
 
@@ -410,7 +414,7 @@ struct SourceStateLog {
         case .connected:
             logger.notice("\(source) connected", metadata: metadata)
             lastDisconnectCode = nil
-        case .disconnected(let reason):
+        case .disconnected(let reason, _):
             if reason == .stopped {
                 logger.info("\(stopped)", metadata: metadata)
             } else if reason.code == lastDisconnectCode {

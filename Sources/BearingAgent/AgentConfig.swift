@@ -92,6 +92,10 @@ public struct AgentConfig: Equatable, Sendable {
     /// Where client-defined pipelines are kept (`$STATE_DIRECTORY/pipelines.json` by default).
     public var pipelineStore: String = NamedPipelineStore.defaultPath()
     public var log = Log()
+    /// The NMEA 0183 door (off until it has an output).
+    public var nmea0183 = NMEA0183DoorConfig()
+    /// The Signal K door (off until it has an output).
+    public var signalK = SignalKDoorConfig()
     /// The board profile the config was layered on, if any.
     public var board: String? = nil
 
@@ -266,6 +270,8 @@ extension AgentConfig {
                 config.namedPipelines = try r.namedPipelines(node, "pipelines")
             },
             "pipeline_store": { config.pipelineStore = try r.path($0, "pipeline_store") },
+            "nmea0183": { config.nmea0183 = try r.nmea0183($0, over: config.nmea0183) },
+            "signalk": { config.signalK = try r.signalK($0, over: config.signalK) },
             "log": { node in
                 try r.section(node, "log", [
                     "level": { config.log.level = try r.level($0, "log.level") },

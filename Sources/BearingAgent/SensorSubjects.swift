@@ -13,7 +13,7 @@ public final class SensorSubjects<Sample>: SensorReaderDelegate, @unchecked Send
     private let stateSubject: CurrentValueSubject<ConnectionState, Never>
     private let failureSubject = PassthroughSubject<SensorError, Never>()
 
-    public init(initialState: ConnectionState = .disconnected(.stopped)) {
+    public init(initialState: ConnectionState = .stopped) {
         stateSubject = CurrentValueSubject(initialState)
     }
 

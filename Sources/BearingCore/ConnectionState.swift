@@ -41,7 +41,11 @@ public enum DisconnectReason: Equatable, Sendable, CustomStringConvertible {
 public enum ConnectionState: Equatable, Sendable, CustomStringConvertible {
     case connecting(attempt: Int)
     case connected
-    case disconnected(DisconnectReason)
+    /// `retryIn`: seconds until the next attempt (nil when none follows: stopped).
+    case disconnected(DisconnectReason, retryIn: Double?)
+
+    /// Stopped for good: the last state of every source.
+    public static let stopped = ConnectionState.disconnected(.stopped, retryIn: nil)
 
     public var name: String {
         switch self {
@@ -55,7 +59,7 @@ public enum ConnectionState: Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .connecting(let n): return "connecting (attempt \(n))"
         case .connected: return "connected"
-        case .disconnected(let r): return "disconnected: \(r)"
+        case .disconnected(let r, _): return "disconnected: \(r)"
         }
     }
 }
@@ -66,11 +70,46 @@ public struct SourceState: Equatable, Sendable {
     public var endpoint: String
     public var state: ConnectionState
     public var time: GPSTimestamp
+    /// When disconnected: the attempts that failed since the source was last connected.
+    public var failedAttempts: Int?
 
-    public init(source: String, endpoint: String, state: ConnectionState, time: GPSTimestamp) {
+    public init(source: String, endpoint: String, state: ConnectionState, time: GPSTimestamp, failedAttempts: Int? = nil) {
         self.source = source
         self.endpoint = endpoint
         self.state = state
         self.time = time
+        self.failedAttempts = failedAttempts
+    }
+}
+
+/// Which of a source's state changes readers hear. A source that cannot be reached retries (connecting,
+/// disconnected, connecting, …): every retry updates the STATE kept for replay, but only transitions are
+/// sent — the first `connecting`, `connected`, a disconnection, a disconnection for another reason — so a
+/// client that takes N lines is not filled with retries.
+public struct SourceStateTransitions: Sendable {
+    private var attempt = 0
+    private var lastSent: (name: String, reason: String?)?
+
+    public init() {}
+
+    /// The STATE for `state`, with the failed attempts so far, and whether it is a transition.
+    public mutating func next(_ state: ConnectionState, source: String, endpoint: String, time: GPSTimestamp) -> (state: SourceState, isTransition: Bool) {
+        var s = SourceState(source: source, endpoint: endpoint, state: state, time: time)
+        let isTransition: Bool
+        switch state {
+        case .connecting(let n):
+            attempt = n
+            isTransition = lastSent == nil
+        case .connected:
+            attempt = 0
+            isTransition = lastSent?.name != "connected"
+        case .disconnected(let reason, _):
+            s.failedAttempts = attempt
+            isTransition = lastSent?.name != "disconnected" || lastSent?.reason != reason.code
+        }
+        if isTransition {
+            if case .disconnected(let reason, _) = state { lastSent = (state.name, reason.code) } else { lastSent = (state.name, nil) }
+        }
+        return (s, isTransition)
     }
 }

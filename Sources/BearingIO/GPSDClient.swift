@@ -82,20 +82,22 @@ public final class GPSDClient: @unchecked Sendable { // `delegate` is set before
                 // libgps reports its own failures as negative codes in errno; gps_errstr knows both kinds.
                 let code = bearing_errno()
                 let text = code < 0 ? String(cString: bearing_gps_errstr(code)) : String(cString: strerror(code))
-                report(.disconnected(.openFailed(text)))
-                if !worker.pause(backoff.delay()) { break }
+                let delay = backoff.delay()
+                report(.disconnected(.openFailed(text), retryIn: delay))
+                if !worker.pause(delay) { break }
                 continue
             }
             let reason = session(data)
             gps_close(data)
             if reason == .stopped { break }
-            report(.disconnected(reason))
             // A session that delivered data resets the backoff; retry soon after a lost link.
             attempt = 0
             backoff.reset()
-            if !worker.pause(backoff.delay()) { break }
+            let delay = backoff.delay()
+            report(.disconnected(reason, retryIn: delay))
+            if !worker.pause(delay) { break }
         }
-        report(.disconnected(.stopped))
+        report(.stopped)
     }
 
     /// Runs one open session until it ends; returns why it ended.

@@ -58,6 +58,9 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `conn
         /// Least time between two writes to one client, in seconds; lines that come sooner wait and share
         /// the next write. 0: every line is written as it comes.
         public var writeInterval: Double = 0
+        /// Tell clients in gpsd's JSON what they lost (`OVERFLOW`) or why they were refused (`ERROR`). Off
+        /// for doors whose readers speak another language (NMEA 0183, Signal K): their lines are only dropped.
+        public var jsonNotices = true
         public init() {}
     }
 
@@ -205,6 +208,22 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `conn
         }
     }
 
+    /// Queues `line` (no newline) for every client, as `send` does.
+    public func broadcast(_ line: String) {
+        var line = line
+        line.withUTF8 { bytes in
+            lock.lock()
+            let now = configuration.writeInterval > 0 ? Syscall.monotonicSeconds() : 0
+            var attention = false
+            for c in connections.values where !c.failed {
+                enqueueLocked(c, bytes)
+                if writeLocked(c, now: now) { attention = true }
+            }
+            wakeLocked(if: attention)
+            lock.unlock()
+        }
+    }
+
     /// Closes a client once what is queued for it is written.
     public func close(_ client: ClientID) {
         lock.lock()
@@ -216,7 +235,7 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `conn
     private func enqueueLocked(_ c: Connection, _ line: UnsafeBufferPointer<UInt8>) {
         let limit = configuration.clientQueue
         if c.dropped > 0 && c.queued < limit {
-            appendOverflow(c)
+            if configuration.jsonNotices { appendOverflow(c) } else { c.dropped = 0 }
         }
         if c.queued < limit {
             c.append(line)
@@ -423,8 +442,10 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `conn
     /// Tells a client over the limit why, closes it, and logs refusals once per burst (the first at
     /// once, then a count at most every 10 s), so a reconnect storm cannot flood the journal.
     private func refuse(_ fd: Int32) {
-        let line = WireEncoding.error("too many clients (max \(configuration.maxClients))") + "\r\n"
-        _ = line.withCString { Glibc.send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+        if configuration.jsonNotices {
+            let line = WireEncoding.error("too many clients (max \(configuration.maxClients))") + "\r\n"
+            _ = line.withCString { Glibc.send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+        }
         Glibc.close(fd)
         refusedUnlogged += 1
         let now = Syscall.monotonicSeconds()

@@ -173,10 +173,11 @@ final class SensorReaderLoop<Kind: ReaderKind>: ReaderLoopControl, @unchecked Se
                 reason = .error("\(error)")
             }
             if reason == .stopped { break }
-            events.state(.disconnected(reason))
-            if !worker.pause(backoff.delay()) { break }
+            let delay = backoff.delay()
+            events.state(.disconnected(reason, retryIn: delay))
+            if !worker.pause(delay) { break }
         }
-        events.state(.disconnected(.stopped))
+        events.state(.stopped)
     }
 
     /// Reads until stopped or the chip is lost; returns why it ended.

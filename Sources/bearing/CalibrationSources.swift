@@ -176,7 +176,7 @@ final class SensorSampleSource: SensorReaderDelegate, @unchecked Sendable { // i
     }
 
     func sensorReader(didChangeState state: ConnectionState) {
-        if case .disconnected(let reason) = state { collector.setStatus("magnetometer unavailable: \(reason)") }
+        if case .disconnected(let reason, _) = state { collector.setStatus("magnetometer unavailable: \(reason)") }
     }
 
     func sensorReader(didFail error: SensorError) {

@@ -60,7 +60,7 @@ final class InertialSensorSource: SensorReaderDelegate, @unchecked Sendable { //
     func sensorReader(didReceive sample: InertialSample) { buffer.add(sample) }
 
     func sensorReader(didChangeState state: ConnectionState) {
-        if case .disconnected(let reason) = state { buffer.setStatus("accelerometer unavailable: \(reason)") }
+        if case .disconnected(let reason, _) = state { buffer.setStatus("accelerometer unavailable: \(reason)") }
     }
 
     func sensorReader(didFail error: SensorError) {

@@ -61,10 +61,18 @@ struct Run: AsyncParsableCommand {
 
         let notifier = SystemdNotification(logger: logger)
         let agent = Agent(config: config, logger: logger, openBus: BusOpener.open)
+        let doors: [any Door]
         do {
             try agent.start()
         } catch {
             logger.critical("cannot start: \(error)")
+            throw ExitCode(1)
+        }
+        do {
+            doors = try Doors.open(config, server: agent.server, logger: logger)
+        } catch {
+            logger.critical("cannot start: \(error)")
+            agent.stop()
             throw ExitCode(1)
         }
         // Start-up code (argument parsing, YAML, board profiles) is done: let its pages go.
@@ -92,11 +100,12 @@ struct Run: AsyncParsableCommand {
         }
         hup.resume()
 
-        // One service per part; a service group shuts services down in reverse order, each after the one
-        // before it has returned: the sources, then the socket server, then the data log.
+        // One service per part and per door; a service group shuts services down in reverse order, each after
+        // the one before it has returned: the sources, then the socket server, then the doors, then the data log.
+        func part(_ p: Agent.Part) -> (name: String, service: any Service) { (p.rawValue, AgentPartService(agent: agent, part: p)) }
         let group = ServiceGroup(
-            // Last in the list, so the first to hear of a shutdown: it sends STOPPING=1.
-            services: Agent.Part.allCases.map { (name: $0.rawValue, service: AgentPartService(agent: agent, part: $0)) }
+            services: [part(.dataLog)] + doors.map { (name: $0.name, service: $0 as any Service) } + [part(.server), part(.sources)]
+                // Last in the list, so the first to hear of a shutdown: it sends STOPPING=1.
                 + [(name: "systemd notification", service: NotifyService(notifier: notifier, agent: agent))],
             logger: logger)
         try await group.run()

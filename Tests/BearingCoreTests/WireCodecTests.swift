@@ -48,7 +48,7 @@ final class WireEncodingTests: XCTestCase {
     }
 
     func testStateObject() throws {
-        let s = SourceState(source: "gpsd", endpoint: "127.0.0.1:2947", state: .disconnected(.silence(seconds: 5)), time: GPSTimestamp(seconds: 0))
+        let s = SourceState(source: "gpsd", endpoint: "127.0.0.1:2947", state: .disconnected(.silence(seconds: 5), retryIn: 2), time: GPSTimestamp(seconds: 0))
         let obj = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(WireEncoding.state(s).utf8)) as? [String: Any])
         XCTAssertEqual(obj["state"] as? String, "disconnected")
         XCTAssertEqual(obj["reason"] as? String, "silence")

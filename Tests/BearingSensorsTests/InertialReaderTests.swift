@@ -98,7 +98,7 @@ final class InertialReaderTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(s.time.unixTime, before.unixTime)
         let times = rec.received.map(\.time.unixTime)
         XCTAssertEqual(times, times.sorted(), "samples are stamped in order")
-        XCTAssertEqual(rec.wait { $0.last == .state(.disconnected(.stopped)) }.last, .state(.disconnected(.stopped)))
+        XCTAssertEqual(rec.wait { $0.last == .state(.stopped) }.last, .state(.stopped))
     }
 
     func testAnAccelerometerWithoutGyroscopeIsFoundAndReadWithNoAngularRate() throws {
@@ -127,7 +127,7 @@ final class InertialReaderTests: XCTestCase {
         XCTAssertTrue(events.contains(.state(.connecting(attempt: 3))), "no retries: \(events)")
         let failure = events.compactMap { if case .failure(let f) = $0 { return f }; return nil }.first ?? ""
         XCTAssertTrue(failure.contains("empty"), "the failure names the bus: \(failure)")
-        XCTAssertTrue(events.contains { if case .state(.disconnected(.openFailed)) = $0 { return true }; return false })
+        XCTAssertTrue(events.contains { if case .state(.disconnected(.openFailed, _)) = $0 { return true }; return false })
     }
 
     func testALostChipIsProbedAgainAndReadingResumesWhenItReturns() {
@@ -138,9 +138,9 @@ final class InertialReaderTests: XCTestCase {
         defer { r.stop() }
         rec.wait { Self.sampleCount($0) >= 3 }
         bus.unplug(0x6A)
-        let down = rec.wait { $0.contains { if case .state(.disconnected(.error)) = $0 { return true }; return false } }
+        let down = rec.wait { $0.contains { if case .state(.disconnected(.error, _)) = $0 { return true }; return false } }
         XCTAssertTrue(down.contains { if case .failure(let f) = $0 { return f.contains("0x6a") }; return false }, "the failure names the address")
-        XCTAssertTrue(down.contains { if case .state(.disconnected(.error)) = $0 { return true }; return false }, "the lost chip was not reported")
+        XCTAssertTrue(down.contains { if case .state(.disconnected(.error, _)) = $0 { return true }; return false }, "the lost chip was not reported")
         let mark = rec.count
         rec.wait { $0.dropFirst(mark).contains(.state(.connecting(attempt: 2))) }
         bus.plug(0x6A)
@@ -160,8 +160,8 @@ final class InertialReaderTests: XCTestCase {
         defer { r.stop() }
         rec.wait { Self.sampleCount($0) >= 2 }
         bus.fail(after: 0, errno: EIO)
-        let events = rec.wait { $0.contains { if case .state(.disconnected(.error)) = $0 { return true }; return false } }
-        XCTAssertTrue(events.contains { if case .state(.disconnected(.error)) = $0 { return true }; return false },
+        let events = rec.wait { $0.contains { if case .state(.disconnected(.error, _)) = $0 { return true }; return false } }
+        XCTAssertTrue(events.contains { if case .state(.disconnected(.error, _)) = $0 { return true }; return false },
                       "failing transfers never made the reader give up the chip: \(events.suffix(5))")
     }
 

@@ -134,6 +134,7 @@ public enum CompassStages {
             state.step(input)
             return state.emitted
         }
+        .scanInPlace(RateOfTurn()) { $0.add($1) }
         .eraseToAnyPublisher()
     }
 
@@ -156,6 +157,7 @@ public enum CompassStages {
             .switchToLatest()
         }
         .switchToLatest()
+        .scanInPlace(RateOfTurn()) { $0.add($1) }
         .eraseToAnyPublisher()
     }
 }

@@ -111,10 +111,11 @@ public final class PublishingHub<S: Scheduler> {
         inputs[key]?.send(report)
     }
 
-    /// A source's STATE object (kept per source and replayed to clients that start watching).
-    public func publishState(source: String, line: String) {
+    /// A source's STATE object (kept per source and replayed to clients that start watching); sent now
+    /// only when `isTransition` (see `SourceStateTransitions`).
+    public func publishState(source: String, line: String, isTransition: Bool = true) {
         if let i = states.firstIndex(where: { $0.source == source }) { states[i].line = line } else { states.append((source, line)) }
-        publishUnchained("STATE", line)
+        if isTransition { publishUnchained("STATE", line) }
     }
 
     /// The CALIBRATION object (kept and replayed); unchanged objects are not sent again.
@@ -134,6 +135,12 @@ public final class PublishingHub<S: Scheduler> {
     private func publishUnchained(_ className: String, _ line: String) {
         if let to = unchainedRecipients[className], !to.isEmpty { deliver(line, to) }
         observer?(className, line)
+    }
+
+    /// The values of `key` through `chain`, for a reader inside the process (a door): a run of its own,
+    /// fed like every other, on this hub's context. Cancel the subscription to end it.
+    public func values(_ key: StreamKey, through chain: [OperatorSpec]) -> AnyPublisher<Report, Never> {
+        Pipeline.build(inputs[key]!.eraseToAnyPublisher(), chain, for: key.stream, scheduler: scheduler)
     }
 
     // MARK: Clients

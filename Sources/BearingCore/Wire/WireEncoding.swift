@@ -128,7 +128,9 @@ public enum WireEncoding {
         return w.finished()
     }
 
-    /// Bearing's `STATE` object: the link state of one source (`gpsd`, later `magnetometer`).
+    /// Bearing's `STATE` object: the link state of one source (`gpsd`, `magnetometer`, `imu`). A
+    /// disconnection names the attempts that failed since the source was last connected and when the next
+    /// one is due (`retry_in` seconds, `next_retry`).
     public static func state(_ s: SourceState) -> String {
         var w = JSONObjectWriter(class: "STATE")
         w.string("source", s.source)
@@ -137,9 +139,12 @@ public enum WireEncoding {
         switch s.state {
         case .connecting(let attempt): w.int("attempt", attempt)
         case .connected: break
-        case .disconnected(let reason):
+        case .disconnected(let reason, let retryIn):
             w.string("reason", reason.code)
             w.string("message", reason.description)
+            w.int("failed_attempts", s.failedAttempts)
+            w.fixed("retry_in", retryIn, 3)
+            w.time("next_retry", retryIn.map { GPSTimestamp(unixTime: s.time.unixTime + $0) })
         }
         w.time("time", s.time)
         return w.finished()

@@ -1,0 +1,218 @@
+import BearingCore
+import BearingIO
+import BearingLog
+import Dispatch
+@preconcurrency import OpenCombine
+import OpenCombineDispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A door: a service fed by the publishing hub that writes to readers outside the process. It is opened
+/// before the service group runs (a port in use stops the start with an error naming it), subscribes to the
+/// hub when the group runs it, and closes when the group stops it.
+public protocol Door: Service {
+    var name: String { get }
+    /// Closes what `open` opened, for a start that fails after this door was opened.
+    func close()
+}
+
+/// The doors the config turns on, opened; throws (having closed what it opened) when one cannot be.
+public enum Doors {
+    public static func open(_ config: AgentConfig, server: PublishingServer, logger: Logger) throws -> [any Door] {
+        var doors: [any Door] = []
+        do {
+            if !config.nmea0183.outputs.isEmpty {
+                doors.append(try LineDoor.nmea0183(config.nmea0183, server: server, logger: logger))
+            }
+            if !config.signalK.outputs.isEmpty {
+                doors.append(try LineDoor.signalK(config.signalK, server: server, logger: logger))
+            }
+        } catch {
+            for d in doors { d.close() }
+            throw error
+        }
+        return doors
+    }
+}
+
+/// A door that cannot open: which output, why, and who usually holds a port in use.
+public struct DoorError: Error, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+}
+
+/// A door that turns hub values into lines. `feed` wires its chain runs to `emit` on the pipeline queue;
+/// each emitted group (say HDT, HDM and HDG of one instant) goes to every TCP reader in one write and to
+/// every UDP destination one datagram per line.
+public final class LineDoor: Door {
+    /// Sends one group of lines; called on the pipeline queue only.
+    public typealias Emit = ([String]) -> Void
+    public typealias Feed = @Sendable (_ hub: PublishingHub<DispatchQueue.OCombine>, _ emit: @escaping Emit) -> [AnyCancellable]
+
+    public let name: String
+    /// The config section, for messages (`nmea0183`, `signalk`).
+    let section: String
+    let outlet: LineOutlet
+    let server: PublishingServer
+    let logger: Logger
+    let feed: Feed
+
+    init(name: String, section: String, outputs: DoorOutputs, server: PublishingServer, logger: Logger, feed: @escaping Feed) throws {
+        self.name = name
+        self.section = section
+        self.server = server
+        self.logger = logger
+        self.feed = feed
+        outlet = try LineOutlet(outputs, section: section, logger: logger)
+        for l in outlet.listeners { logger.info("\(name) listening", metadata: ["on": "\(l)"]) }
+        for u in outlet.senders { logger.info("\(name) sending datagrams", metadata: ["to": "\(u.name)"]) }
+    }
+
+    public func run(until shutdown: ShutdownEvent) async throws {
+        let counts = DoorCounts()
+        let subscriptions = server.queue.sync { [outlet, logger, name] in
+            feed(server.hub) { lines in
+                counts.lines += lines.count
+                for failure in outlet.send(lines) where counts.failures[failure.destination] != failure.error.errno {
+                    counts.failures[failure.destination] = failure.error.errno
+                    logger.warning("\(name): datagrams to \(failure.destination) fail: \(failure.error) (logged again only when the error changes)")
+                }
+            }
+        }
+        await shutdown.wait()
+        let sent = server.queue.sync {
+            for s in subscriptions { s.cancel() }
+            return counts.lines
+        }
+        let dropped = outlet.transport?.statistics.dropped ?? 0
+        outlet.close()
+        logger.info("\(name) closed", metadata: ["lines sent": "\(sent)", "dropped for slow readers": "\(dropped)"])
+    }
+
+    public func close() { outlet.close() }
+
+    /// TCP readers connected now.
+    public var readerCount: Int { outlet.transport?.clientCount ?? 0 }
+}
+
+extension Result {
+    var failure: Failure? { if case .failure(let e) = self { return e }; return nil }
+}
+
+/// What a door has sent; touched on the pipeline queue only.
+final class DoorCounts {
+    var lines = 0
+    /// The last error of each UDP destination that failed, so that a failing one is logged once.
+    var failures: [String: Int32] = [:]
+}
+
+/// Where a door's lines go: each reader of its TCP listeners and each UDP destination. Opened whole or
+/// not at all.
+final class LineOutlet: Sendable {
+    let transport: SocketTransport?
+    let senders: [UDPSender]
+    let listeners: [String]
+    private let readers: DoorReaders
+
+    init(_ outputs: DoorOutputs, section: String, logger: Logger) throws {
+        var fds: [Listener] = []
+        func abandon() { for l in fds { Glibc.close(l.fd) } }
+        for e in outputs.tcp {
+            do {
+                let fd = try TCPSocket.listen(host: e.host, port: e.port)
+                fds.append(Listener(fd: fd, kind: .tcp, name: TCPSocket.name(e.host, e.port), unlinkPath: nil))
+            } catch {
+                abandon()
+                throw DoorError(message: Self.explain(error, section: section, host: e.host, port: e.port))
+            }
+        }
+        var senders: [UDPSender] = []
+        for e in outputs.udp {
+            do {
+                senders.append(try UDPSender(host: e.host, port: e.port))
+            } catch {
+                abandon()
+                throw DoorError(message: "\(section).udp \(TCPSocket.name(e.host, e.port)): \(error)")
+            }
+        }
+        readers = DoorReaders(section: section, logger: logger)
+        if fds.isEmpty {
+            transport = nil
+        } else {
+            var tc = SocketTransport.Configuration()
+            tc.maxClients = outputs.maxClients
+            tc.clientQueue = outputs.clientQueue
+            tc.jsonNotices = false
+            let t = SocketTransport(listeners: fds, configuration: tc)
+            t.delegate = readers
+            do {
+                try t.start()
+            } catch {
+                abandon()
+                throw DoorError(message: "\(section): cannot serve its TCP listeners: \(error)")
+            }
+            transport = t
+        }
+        self.senders = senders
+        listeners = fds.map(\.name)
+    }
+
+    /// Writes `lines` to every TCP reader (in one write) and to every UDP destination (a datagram each);
+    /// returns the destinations whose datagrams failed.
+    func send(_ lines: [String]) -> [(destination: String, error: SystemError)] {
+        guard !lines.isEmpty else { return [] }
+        transport?.broadcast(lines.joined(separator: "\r\n"))
+        var failures: [(destination: String, error: SystemError)] = []
+        for u in senders {
+            for line in lines {
+                var datagram = line + "\r\n"
+                if let error = datagram.withUTF8({ b in Result { () throws(SystemError) in try u.send(UnsafeRawBufferPointer(b)) }.failure }) {
+                    failures.append((u.name, error))
+                    break
+                }
+            }
+        }
+        return failures
+    }
+
+    func close() { transport?.stop() }
+
+    /// A bind that failed, in a user's words: a port in use names who usually holds it.
+    static func explain(_ error: SystemError, section: String, host: String, port: Int) -> String {
+        let at = "\(section).tcp \(TCPSocket.name(host, port))"
+        switch error.errno {
+        case EADDRINUSE:
+            let holder = WellKnownPorts.holder(port).map { "; it is usually held by \($0)" } ?? ""
+            return "\(at): the port is in use\(holder). Pick another port in \(section).tcp; `ss -ltnp 'sport = :\(port)'` shows who holds it"
+        case EACCES where port < 1024:
+            return "\(at): ports below 1024 need privileges Bearing does not have; pick a port from 1024 up"
+        case EADDRNOTAVAIL:
+            return "\(at): \(host) is not an address of this machine"
+        default:
+            return "\(at): \(error)"
+        }
+    }
+}
+
+/// The TCP readers of a door: they only read; what they send is discarded.
+final class DoorReaders: SocketTransportDelegate {
+    let section: String
+    let logger: Logger
+
+    init(section: String, logger: Logger) {
+        self.section = section
+        self.logger = logger
+    }
+
+    func transport(_ t: SocketTransport, didAccept client: ClientID, peer: Peer) {
+        logger.debug("\(section): reader \(client) connected", metadata: ["readers": "\(t.clientCount)"])
+    }
+    func transport(_ t: SocketTransport, didReceive bytes: UnsafeRawBufferPointer, from client: ClientID) {}
+    func transport(_ t: SocketTransport, didClose client: ClientID) {
+        logger.debug("\(section): reader \(client) left")
+    }
+    func transport(_ t: SocketTransport, note: String, warning: Bool) {
+        if warning { logger.warning("\(section): \(note)") } else { logger.info("\(section): \(note)") }
+    }
+}

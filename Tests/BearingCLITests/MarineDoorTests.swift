@@ -1,0 +1,285 @@
+import BearingCore
+import BearingIO
+import Foundation
+import TestSupport
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The NMEA 0183 and Signal K doors of a running `bearing run --board simulator` (a fused compass turning at
+/// 6°/s while rolling and pitching), read by real consumers:
+/// - Debian's gpsd reads the NMEA door (`tcp://127.0.0.1:PORT`) beside a GPS track it reads over TCP, and
+///   Bearing reads that gpsd: gpsd's ATT must carry what Bearing sent (3.22 decodes HDT; 3.25 also HDM, ROT
+///   and XDR), and Bearing must not relay it back (the loop);
+/// - pynmea2, Debian's (python3-nmea2) and PyPI's, parses every sentence (TCP and UDP), verifies its checksum
+///   and finds its fields in Bearing's own ATT/TPV stream (Tests/Fixtures/marine/check_nmea.py);
+/// - every Signal K delta (TCP and UDP) is validated against the specification's schemas
+///   (../shared/signalk-schema, Tests/Fixtures/marine/validate_signalk.py, Python's jsonschema).
+final class MarineDoorTests: XCTestCase {
+    static let fixtures = repoRoot.appendingPathComponent("Tests/Fixtures/marine")
+    /// Where .ci/run (and scripts/trixie) put PyPI's pynmea2, apart from Debian's (a PYTHONPATH entry).
+    static let pypiPynmea2 = "/opt/bearing-pypi"
+
+    func testDoorsAgainstGpsdPynmea2AndTheSignalKSchemas() throws {
+        try requireGpsfake()
+        let schemas = try XCTUnwrap(sharedData().map { $0.deletingLastPathComponent().appendingPathComponent("signalk-schema/schemas") }
+            .flatMap { FileManager.default.fileExists(atPath: $0.appendingPathComponent("delta.json").path) ? $0 : nil },
+            "../shared/signalk-schema/schemas is not beside the repository")
+        let dir = temporaryDirectory("marine")
+        defer { try? FileManager.default.removeItem(at: dir) }
+
+        // A GPS track, served over TCP for gpsd (one line every 50 ms, over and over).
+        let (_, track) = try writeTrack(in: dir) { $0.epochs = 600 }
+        let trackPort = freePort()
+        let trackServer = Process()
+        trackServer.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        trackServer.arguments = ["-c", """
+            import socket, sys, time
+            lines = [l for l in open(sys.argv[1], 'rb').read().split(b'\\n') if l.strip()]
+            s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(('127.0.0.1', int(sys.argv[2]))); s.listen(4)
+            while True:
+                c, _ = s.accept()
+                try:
+                    for l in lines * 10:
+                        c.sendall(l.rstrip(b'\\r') + b'\\r\\n'); time.sleep(0.05)
+                except OSError:
+                    pass
+            """, track.path, String(trackPort)]
+        try trackServer.run()
+        defer { trackServer.terminate(); trackServer.waitUntilExit() }
+
+        let (gpsdPort, nmeaPort, signalKPort) = (freePort(), freePort(), freePort())
+        let nmeaUDP = try UDPReceiver(), signalKUDP = try UDPReceiver()
+        let config = dir.appendingPathComponent("bearing.yaml")
+        try """
+            gpsd: {host: 127.0.0.1, port: \(gpsdPort), retry_initial: 0.05, retry_max: 0.5}
+            socket: {path: \(dir.appendingPathComponent("bearing.sock").path)}
+            heading: {fallback_position: [-33.9, 151.2, 0]}
+            nmea0183:
+              tcp: 127.0.0.1:\(nmeaPort)
+              udp: [127.0.0.1:\(nmeaUDP.port)]
+              sentences: {rmc: true}
+            signalk:
+              tcp: 127.0.0.1:\(signalKPort)
+              udp: 127.0.0.1:\(signalKUDP.port)
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let (bearing, _, bearingErr) = try launchBearing(["run", "--board", "simulator", "--config", config.path, "--log-level", "info"])
+        defer { if bearing.isRunning { kill(bearing.processIdentifier, SIGKILL) } }
+        let socketPath = dir.appendingPathComponent("bearing.sock").path
+        let deadline = Date().addingTimeInterval(20)
+        while !FileManager.default.fileExists(atPath: socketPath) && Date() < deadline { usleep(50_000) }
+        usleep(300_000)
+
+        // gpsd reads the GPS track and Bearing's NMEA door; Bearing reads that gpsd.
+        let gpsd = Process()
+        gpsd.executableURL = URL(fileURLWithPath: "/usr/sbin/gpsd")
+        gpsd.arguments = ["-N", "-n", "-b", "-S", String(gpsdPort), "tcp://127.0.0.1:\(trackPort)", "tcp://127.0.0.1:\(nmeaPort)"]
+        gpsd.standardOutput = FileHandle.nullDevice
+        gpsd.standardError = FileHandle.nullDevice
+        try gpsd.run()
+        defer { if gpsd.isRunning { gpsd.terminate() }; gpsd.waitUntilExit() }
+        usleep(500_000)
+
+        // Everything at once for 10 s: Bearing's full ATT and TPV streams (empty chains), the doors' TCP and
+        // UDP output, and gpsd's JSON.
+        let seconds = 10.0
+        let bearingClient = try SocketClient(path: socketPath)
+        bearingClient.watch(#","pipelines":{"ATT":[],"TPV":[]}"#)
+        let nmeaReader = try SocketClient(tcpPort: nmeaPort)
+        let signalKReader = try SocketClient(tcpPort: signalKPort)
+        let gpsdClient = try SocketClient(tcpPort: gpsdPort)
+        gpsdClient.watch()
+        let collected = collect(streams: [bearingClient.fd, nmeaReader.fd, signalKReader.fd, gpsdClient.fd],
+                                datagrams: [nmeaUDP.fd, signalKUDP.fd], seconds: seconds)
+        let (bearingLines, sentences, gpsdLines) = (collected.lines[0], collected.lines[1], collected.lines[3])
+        let deltas = collected.lines[2].map { String($0.dropLast()) }
+        let (nmeaDatagrams, signalKDatagrams) = (collected.datagrams[0], collected.datagrams[1])
+
+        kill(bearing.processIdentifier, SIGTERM)
+        bearing.waitUntilExit()
+        let log = String(decoding: bearingErr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        XCTAssertEqual(bearing.terminationStatus, 0, log)
+        XCTAssertTrue(log.contains("NMEA 0183 door closed"), log)
+
+        let objects = bearingLines.map { String($0.dropLast()) }.compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
+        let compassATT = objects.filter { cls($0) == "ATT" && ($0["device"] as? String ?? "").hasPrefix("i2c:") }
+        let echoes = objects.filter { ($0["device"] as? String) == "tcp://127.0.0.1:\(nmeaPort)" }
+        XCTAssertGreaterThan(compassATT.count, 300, "Bearing's own ATT stream")
+        XCTAssertTrue(objects.contains { cls($0) == "TPV" && ($0["mode"] as? Int ?? 0) >= 2 }, "fixes from the track through gpsd")
+        XCTAssertEqual(echoes.count, 0, "gpsd's decoding of Bearing's own NMEA must not come back: \(echoes.prefix(2))")
+
+        // The sentences, as a plotter gets them: CRLF-ended (the reader strips the LF), valid, in Bearing's stream.
+        XCTAssertTrue(sentences.allSatisfy { $0.hasSuffix("\r") }, "CRLF")
+        let types = Dictionary(grouping: sentences) { String($0.dropFirst(3).prefix(3)) }.mapValues(\.count)
+        print("NMEA 0183 door, \(seconds) s: \(sentences.count) sentences over TCP \(types.sorted { $0.key < $1.key }), \(nmeaDatagrams.count) datagrams")
+        for t in ["HDT", "HDM", "HDG", "ROT", "XDR"] { XCTAssertGreaterThan(types[t] ?? 0, 10, "\(t) at its rate") }
+        XCTAssertGreaterThan(types["RMC"] ?? 0, 3, "RMC at 1 Hz once there is a fix")
+        let json = dir.appendingPathComponent("bearing.ndjson")
+        try bearingLines.map { $0.dropLast() + "\n" }.joined().write(to: json, atomically: true, encoding: .utf8)
+        let tcpFile = dir.appendingPathComponent("nmea-tcp.txt"), udpFile = dir.appendingPathComponent("nmea-udp.txt")
+        try sentences.map { $0 + "\n" }.joined().write(to: tcpFile, atomically: true, encoding: .utf8)
+        XCTAssertTrue(nmeaDatagrams.allSatisfy { $0.hasSuffix("\r\n") && $0.dropLast(2).firstIndex(of: "\n") == nil }, "one CRLF-ended sentence per datagram")
+        try nmeaDatagrams.joined().write(to: udpFile, atomically: true, encoding: .utf8)
+        var pynmea2Runs = 0
+        for (label, pythonPath) in [("Debian python3-nmea2", nil), ("PyPI pynmea2", Self.pypiPynmea2)] as [(String, String?)] {
+            if let pythonPath, !FileManager.default.fileExists(atPath: pythonPath + "/pynmea2") {
+                print("SKIPPED: \(label): \(pythonPath) not installed (.ci/run installs it)")
+                continue
+            }
+            for file in [tcpFile, udpFile] {
+                let (status, out) = python(Self.fixtures.appendingPathComponent("check_nmea.py").path, file.path, json.path, pythonPath: pythonPath)
+                if status == 77 { print("SKIPPED: \(label): \(out)"); continue }
+                print("\(label), \(file.lastPathComponent): \(out)")
+                XCTAssertEqual(status, 0, "\(label) on \(file.lastPathComponent): \(out)")
+                pynmea2Runs += 1
+            }
+        }
+        XCTAssertGreaterThan(pynmea2Runs, 0, "no pynmea2 at all (apt-get install python3-nmea2)")
+
+        // Signal K: every delta from both outputs against the schemas, and the values in SI units.
+        let deltaFile = dir.appendingPathComponent("signalk.ndjson")
+        try (deltas + signalKDatagrams.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }).map { $0 + "\n" }.joined()
+            .write(to: deltaFile, atomically: true, encoding: .utf8)
+        XCTAssertGreaterThan(deltas.count, 30, "Signal K deltas over TCP")
+        XCTAssertGreaterThan(signalKDatagrams.count, 0, "Signal K deltas over UDP")
+        let (skStatus, skOut) = python(Self.fixtures.appendingPathComponent("validate_signalk.py").path, schemas.path, deltaFile.path)
+        print("Signal K: \(skOut)")
+        XCTAssertEqual(skStatus, 0, skOut)
+        try checkSignalKValues(deltas, against: compassATT)
+
+        // gpsd's ATT from the door, instant by instant against Bearing's.
+        let fromDoor = gpsdLines.map { String($0.dropLast()) }.compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
+            .filter { cls($0) == "ATT" && ($0["device"] as? String) == "tcp://127.0.0.1:\(nmeaPort)" }
+        let release = gpsdRelease ?? "?"
+        let expected = release.hasPrefix("3.22") ? ["heading"] : ["heading", "mheading", "pitch", "roll", "rot"]
+        let comparison = align(fromDoor, with: compassATT, fields: expected)
+        print("gpsd \(release) reading the NMEA door: \(fromDoor.count) ATT, \(comparison.matched) matched Bearing's ATT; max |gpsd − Bearing| "
+              + expected.map { "\($0) \(String(format: "%.3f", comparison.maxDifference[$0] ?? .nan))" }.joined(separator: ", ")
+              + "; fields seen: \(comparison.seen.sorted())")
+        XCTAssertGreaterThan(fromDoor.count, 10, "gpsd \(release) made ATT of Bearing's sentences")
+        XCTAssertEqual(comparison.unmatched, [], "gpsd ATT not found in Bearing's stream")
+        for f in expected { XCTAssertTrue(comparison.seen.contains(f), "gpsd \(release) should decode \(f): seen \(comparison.seen)") }
+    }
+
+    /// Signal K values equal Bearing's ATT in radians (a delta per attitude the chain passed).
+    func checkSignalKValues(_ deltas: [String], against att: [[String: Any]]) throws {
+        var checked = 0
+        for line in deltas {
+            let d = try XCTUnwrap((try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any], line)
+            guard let update = (d["updates"] as? [[String: Any]])?.first, let values = update["values"] as? [[String: Any]] else { continue }
+            var byPath: [String: Any] = [:]
+            for v in values { if let p = v["path"] as? String { byPath[p] = v["value"] } }
+            guard let mheading = byPath["navigation.headingMagnetic"] as? Double else { continue }
+            let rateOfTurn = byPath["navigation.rateOfTurn"] as? Double ?? .nan
+            let match = att.contains { a in
+                let m: Double = a["mheading"] as? Double ?? .nan, r: Double = a["rot"] as? Double ?? .nan
+                return abs(m * .pi / 180 - mheading) < 1e-3 && abs(r * .pi / 10_800 - rateOfTurn) < 1e-4
+            }
+            XCTAssertTrue(match, "no ATT with this heading and rate of turn: \(line)")
+            let attitude = try XCTUnwrap(byPath["navigation.attitude"] as? [String: Double], line)
+            XCTAssertTrue(attitude["roll"].map { abs($0) < 0.5 } ?? false, "roll in radians: \(line)")
+            checked += 1
+        }
+        XCTAssertGreaterThan(checked, 30)
+    }
+
+    /// Each gpsd object found in order in Bearing's stream, on the fields it has (angles mod 360, within
+    /// the sentences' rounding to 0.1 plus the JSON's to 0.01).
+    func align(_ gpsd: [[String: Any]], with bearing: [[String: Any]], fields: [String]) -> (matched: Int, unmatched: [String], maxDifference: [String: Double], seen: Set<String>) {
+        var i = 0, matched = 0
+        var unmatched: [String] = [], maxDifference: [String: Double] = [:], seen = Set<String>()
+        func diff(_ f: String, _ a: Double, _ b: Double) -> Double {
+            guard f != "rot" && f != "pitch" && f != "roll" else { return abs(a - b) }
+            let d = abs(a - b).truncatingRemainder(dividingBy: 360)
+            return min(d, 360 - d)
+        }
+        for g in gpsd {
+            let present = fields.filter { g[$0] is Double }
+            seen.formUnion(present)
+            guard !present.isEmpty else { continue }
+            let start = i
+            var found = false
+            while i < bearing.count {
+                let b = bearing[i]
+                var differences: [String: Double] = [:]
+                for f in present {
+                    if let x = b[f] as? Double, let y = g[f] as? Double { differences[f] = diff(f, x, y) }
+                }
+                if differences.count == present.count && differences.values.allSatisfy({ $0 <= 0.0551 }) {
+                    for (f, d) in differences { maxDifference[f] = max(maxDifference[f] ?? 0, d) }
+                    found = true
+                    break
+                }
+                i += 1
+            }
+            if found { matched += 1 } else { unmatched.append("\(g)"); i = start }
+        }
+        return (matched, unmatched, maxDifference, seen)
+    }
+
+    func python(_ script: String, _ args: String..., pythonPath: String? = nil) -> (Int32, String) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        p.arguments = [script] + args
+        if let pythonPath { p.environment = ProcessInfo.processInfo.environment.merging(["PYTHONPATH": pythonPath]) { $1 } }
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = out
+        do { try p.run() } catch { return (-1, "\(error)") }
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        return (p.terminationStatus, text.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+}
+
+/// Everything that arrives for `seconds` on stream sockets (split at LF, each line keeping its CR: gpsd
+/// JSON and NMEA both end lines with CRLF) and datagram sockets (one string each), in one thread.
+func collect(streams: [Int32], datagrams: [Int32], seconds: Double) -> (lines: [[String]], datagrams: [[String]]) {
+    var bytes = [[UInt8]](repeating: [], count: streams.count)
+    var grams = [[String]](repeating: [], count: datagrams.count)
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    let fds = streams + datagrams
+    var open = [Bool](repeating: true, count: fds.count)
+    let end = Date().addingTimeInterval(seconds)
+    while end.timeIntervalSinceNow > 0 {
+        var polls = fds.enumerated().map { pollfd(fd: open[$0.offset] ? $0.element : -1, events: Int16(POLLIN), revents: 0) }
+        let r = poll(&polls, nfds_t(polls.count), Int32(max(1, end.timeIntervalSinceNow * 1000)))
+        if r < 0 && errno == EINTR { continue }
+        guard r > 0 else { continue }
+        for (i, p) in polls.enumerated() where p.revents != 0 {
+            let n = recv(fds[i], &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            if n <= 0 { if n == 0 || (errno != EAGAIN && errno != EINTR) { open[i] = false }; continue }
+            if i < streams.count { bytes[i] += buffer[0..<n] } else { grams[i - streams.count].append(String(decoding: buffer[0..<n], as: UTF8.self)) }
+        }
+    }
+    // A line cut at the end of the window is left out.
+    let lines = bytes.map { b -> [String] in
+        guard let last = b.lastIndex(of: UInt8(ascii: "\n")) else { return [] }
+        return b[...last].split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) }
+    }
+    return (lines, grams)
+}
+
+/// A UDP socket on a free loopback port that collects datagrams.
+final class UDPReceiver {
+    let fd: Int32
+    let port: Int
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        self.fd = fd
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && getsockname(fd, $0, &len) == 0 }
+        }
+        guard ok else { throw SystemError("bind", "127.0.0.1:0") }
+        port = Int(UInt16(bigEndian: addr.sin_port))
+    }
+
+    deinit { close(fd) }
+}
