@@ -87,12 +87,17 @@ final class MarineDoorTests: XCTestCase {
         let seconds = 10.0
         let bearingClient = try SocketClient(path: socketPath)
         bearingClient.watch(#","pipelines":{"ATT":[],"TPV":[]}"#)
+        // Bearing's stream first, and read a second longer than the doors': every sentence and delta must
+        // find its instant in it. What the UDP sockets queued before is dropped.
+        usleep(500_000)
+        nmeaUDP.drain()
+        signalKUDP.drain()
         let nmeaReader = try SocketClient(tcpPort: nmeaPort)
         let signalKReader = try SocketClient(tcpPort: signalKPort)
         let gpsdClient = try SocketClient(tcpPort: gpsdPort)
         gpsdClient.watch()
-        let collected = collect(streams: [bearingClient.fd, nmeaReader.fd, signalKReader.fd, gpsdClient.fd],
-                                datagrams: [nmeaUDP.fd, signalKUDP.fd], seconds: seconds)
+        let collected = collect(streams: [(bearingClient.fd, seconds + 1), (nmeaReader.fd, seconds), (signalKReader.fd, seconds), (gpsdClient.fd, seconds)],
+                                datagrams: [(nmeaUDP.fd, seconds), (signalKUDP.fd, seconds)])
         let (bearingLines, sentences, gpsdLines) = (collected.lines[0], collected.lines[1], collected.lines[3])
         let deltas = collected.lines[2].map { String($0.dropLast()) }
         let (nmeaDatagrams, signalKDatagrams) = (collected.datagrams[0], collected.datagrams[1])
@@ -236,16 +241,18 @@ final class MarineDoorTests: XCTestCase {
 
 /// Everything that arrives for `seconds` on stream sockets (split at LF, each line keeping its CR: gpsd
 /// JSON and NMEA both end lines with CRLF) and datagram sockets (one string each), in one thread.
-func collect(streams: [Int32], datagrams: [Int32], seconds: Double) -> (lines: [[String]], datagrams: [[String]]) {
+func collect(streams: [(fd: Int32, seconds: Double)], datagrams: [(fd: Int32, seconds: Double)]) -> (lines: [[String]], datagrams: [[String]]) {
     var bytes = [[UInt8]](repeating: [], count: streams.count)
     var grams = [[String]](repeating: [], count: datagrams.count)
     var buffer = [UInt8](repeating: 0, count: 65536)
-    let fds = streams + datagrams
+    let fds = (streams + datagrams).map(\.fd)
+    let start = Date()
+    let ends = (streams + datagrams).map { start.addingTimeInterval($0.seconds) }
     var open = [Bool](repeating: true, count: fds.count)
-    let end = Date().addingTimeInterval(seconds)
-    while end.timeIntervalSinceNow > 0 {
+    while let end = ends.enumerated().filter({ open[$0.offset] && $0.element.timeIntervalSinceNow > 0 }).map(\.element).max() {
+        for i in fds.indices where ends[i].timeIntervalSinceNow <= 0 { open[i] = false }
         var polls = fds.enumerated().map { pollfd(fd: open[$0.offset] ? $0.element : -1, events: Int16(POLLIN), revents: 0) }
-        let r = poll(&polls, nfds_t(polls.count), Int32(max(1, end.timeIntervalSinceNow * 1000)))
+        let r = poll(&polls, nfds_t(polls.count), Int32(max(1, min(end.timeIntervalSinceNow, 0.05) * 1000)))
         if r < 0 && errno == EINTR { continue }
         guard r > 0 else { continue }
         for (i, p) in polls.enumerated() where p.revents != 0 {
@@ -282,4 +289,10 @@ final class UDPReceiver {
     }
 
     deinit { close(fd) }
+
+    /// Drops what is queued.
+    func drain() {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT)) >= 0 {}
+    }
 }
