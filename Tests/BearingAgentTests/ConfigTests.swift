@@ -1,6 +1,8 @@
 import BearingAgent
 import Foundation
 import BearingCore
+import BearingIO
+import BearingPOSIX
 import TestSupport
 import XCTest
 
@@ -100,5 +102,79 @@ final class ShippedConfigTests: XCTestCase {
         XCTAssertEqual(parsed.log.dataLog, "/var/log/bearing/data.ndjson")
         parsed.log.dataLog = nil
         XCTAssertEqual(parsed, AgentConfig())
+    }
+}
+
+/// The doors' config: outputs, talker, per-sentence chains, and errors that name the key and line.
+extension ConfigTests {
+    func testDoorsAreOffByDefaultAndEveryKeyIsRead() throws {
+        XCTAssertTrue(AgentConfig().nmea0183.outputs.isEmpty)
+        XCTAssertTrue(AgentConfig().signalK.outputs.isEmpty)
+        let c = try AgentConfig.parse(yaml: """
+            nmea0183:
+              tcp: [127.0.0.1:10111, "[::1]:10111"]
+              udp: 192.168.1.255:10110
+              max_clients: 4
+              client_queue: 16
+              talker: ii
+              sentences:
+                hdt: [{op: deadband, degrees: 0.5, heartbeat: 1}]
+                hdg: false
+                rmc: true
+                xdr: [{op: throttle, interval: 1}]
+            signalk:
+              udp: 127.0.0.1:4123
+              source: mast-pi
+              attitude: [{op: throttle, interval: 1}]
+            """, source: "bearing.yaml")
+        let n = c.nmea0183
+        XCTAssertEqual(n.outputs.tcp, [.init(host: "127.0.0.1", port: 10111), .init(host: "::1", port: 10111)])
+        XCTAssertEqual(n.outputs.udp, [.init(host: "192.168.1.255", port: 10110)])
+        XCTAssertEqual(n.outputs.maxClients, 4)
+        XCTAssertEqual(n.outputs.clientQueue, 16)
+        XCTAssertEqual(n.talker, "II")
+        XCTAssertEqual(n.sentences[.hdt], [.deadband(.init(.degrees(0.5), heartbeat: 1))])
+        XCTAssertNil(n.sentences[.hdg], "hdg: false turns it off")
+        XCTAssertEqual(n.sentences[.hdm], NMEA0183DoorConfig.defaultSentences[.hdm], "untouched sentences keep their default")
+        XCTAssertEqual(n.sentences[.rmc], [.throttle(interval: 1, latest: true)], "rmc: true turns it on at 1 Hz")
+        XCTAssertEqual(n.sentences[.xdr], [.throttle(interval: 1, latest: true)])
+        XCTAssertEqual(n.echoGuard.tcp.count, 2)
+        XCTAssertEqual(c.signalK.outputs.udp, [.init(host: "127.0.0.1", port: 4123)])
+        XCTAssertEqual(c.signalK.source, "mast-pi")
+        XCTAssertEqual(c.signalK.attitude, [.throttle(interval: 1, latest: true)])
+        XCTAssertEqual(c.signalK.fix, SignalKDoorConfig().fix)
+    }
+
+    func testBadDoorValuesAreNamed() {
+        assertRejected("nmea0183:\n  tcp: 192.168.1.7:10111\n", mentions: ["bearing.yaml:2", "nmea0183.tcp", "not a loopback address", "nmea0183.allow_remote: true"])
+        assertRejected("nmea0183:\n  tcp: localhost:10111\n", mentions: ["bearing.yaml:2", "nmea0183.tcp", "numeric"])
+        assertRejected("nmea0183:\n  udp: 10.0.0.255\n", mentions: ["nmea0183.udp", "HOST:PORT"])
+        assertRejected("nmea0183:\n  talker: H1\n", mentions: ["nmea0183.talker", "\"H1\"", "two letters"])
+        assertRejected("nmea0183:\n  sentences:\n    vhw: true\n", mentions: ["unknown key \"nmea0183.sentences.vhw\"", "hdt"])
+        assertRejected("nmea0183:\n  sentences:\n    hdt: [{op: min_mode, mode: 2}]\n", mentions: ["nmea0183.sentences.hdt", "does not apply to ATT"])
+        assertRejected("nmea0183:\n  tpc: 127.0.0.1:1\n", mentions: ["unknown key \"nmea0183.tpc\"", "tcp"])
+        assertRejected("signalk:\n  source: \"a b\"\n", mentions: ["signalk.source", "\"a b\""])
+        assertRejected("signalk:\n  fix: [{op: smooth, samples: 3}]\n", mentions: ["signalk.fix", "does not apply to TPV"])
+    }
+
+    /// A port in use stops the start with an error that names the port and who usually holds it.
+    func testAPortInUseIsNamedWithItsUsualHolder() throws {
+        let taken = try TCPSocket.listen(host: "127.0.0.1", port: 0)
+        defer { close(taken) }
+        let port = try XCTUnwrap(TCPSocket.boundPort(taken))
+        var config = makeAgentConfig(gpsdPort: freePort(), dir: temporaryDirectory("door-port"))
+        config.nmea0183.outputs.tcp = [.init(host: "127.0.0.1", port: port)]
+        let server = PublishingServer(configuration: .init(socket: config.socket, defaults: config.pipelines), logger: testLogger())
+        XCTAssertThrowsError(try Doors.open(config, server: server, logger: testLogger())) { error in
+            let text = "\(error)"
+            XCTAssertTrue(text.contains("nmea0183.tcp 127.0.0.1:\(port): the port is in use"), text)
+            XCTAssertTrue(text.contains("ss -ltnp"), text)
+        }
+        XCTAssertEqual(WellKnownPorts.holder(10110).map { $0.contains("Signal K server") }, true)
+        // The door's other listener, opened before the failing one, is closed again.
+        let free = freePort()
+        config.nmea0183.outputs.tcp = [.init(host: "127.0.0.1", port: free), .init(host: "127.0.0.1", port: port)]
+        XCTAssertThrowsError(try Doors.open(config, server: server, logger: testLogger()))
+        XCTAssertNoThrow(try { let fd = try TCPSocket.listen(host: "127.0.0.1", port: free); close(fd) }(), "port \(free) was left open")
     }
 }
