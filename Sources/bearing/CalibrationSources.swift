@@ -68,7 +68,7 @@ final class SampleRecorder: @unchecked Sendable { // `lock` guards the header, c
     /// An accelerometer (+ gyroscope) sample, in the columns of `IMUSampleFile`.
     func append(_ s: InertialSample) {
         let a = s.acceleration
-        var line = String(printf: "%.4f,%.5f,%.5f,%.5f", s.time.unixTime, a.x, a.y, a.z)
+        var line = String(printf: "%.6f,%.5f,%.5f,%.5f", s.time.unixTime, a.x, a.y, a.z)
         if let w = s.angularRate { line += String(printf: ",%.6f,%.6f,%.6f", w.x, w.y, w.z) }
         let columns = [IMUSampleFile.timeColumn] + IMUSampleFile.accelerometerColumns + (s.angularRate == nil ? [] : IMUSampleFile.gyroscopeColumns)
         append(line + "\n", header: "\(SampleFile.recordingMarker) chip=\(s.chip) device=\(s.device)\n\(columns.joined(separator: ","))\n")

@@ -112,7 +112,7 @@ extension ConfigTests {
         XCTAssertTrue(AgentConfig().signalK.outputs.isEmpty)
         let c = try AgentConfig.parse(yaml: """
             nmea0183:
-              tcp: [127.0.0.1:10111, "[::1]:10111"]
+              tcp: [127.0.0.1:61110, "[::1]:61110"]
               udp: 192.168.1.255:10110
               max_clients: 4
               client_queue: 16
@@ -123,12 +123,12 @@ extension ConfigTests {
                 rmc: true
                 xdr: [{op: throttle, interval: 1}]
             signalk:
-              udp: 127.0.0.1:4123
+              udp: 127.0.0.1:8375
               source: mast-pi
               attitude: [{op: throttle, interval: 1}]
             """, source: "bearing.yaml")
         let n = c.nmea0183
-        XCTAssertEqual(n.outputs.tcp, [.init(host: "127.0.0.1", port: 10111), .init(host: "::1", port: 10111)])
+        XCTAssertEqual(n.outputs.tcp, [.init(host: "127.0.0.1", port: 61110), .init(host: "::1", port: 61110)])
         XCTAssertEqual(n.outputs.udp, [.init(host: "192.168.1.255", port: 10110)])
         XCTAssertEqual(n.outputs.maxClients, 4)
         XCTAssertEqual(n.outputs.clientQueue, 16)
@@ -139,15 +139,15 @@ extension ConfigTests {
         XCTAssertEqual(n.sentences[.rmc], [.throttle(interval: 1, latest: true)], "rmc: true turns it on at 1 Hz")
         XCTAssertEqual(n.sentences[.xdr], [.throttle(interval: 1, latest: true)])
         XCTAssertEqual(n.echoGuard.tcp.count, 2)
-        XCTAssertEqual(c.signalK.outputs.udp, [.init(host: "127.0.0.1", port: 4123)])
+        XCTAssertEqual(c.signalK.outputs.udp, [.init(host: "127.0.0.1", port: 8375)])
         XCTAssertEqual(c.signalK.source, "mast-pi")
         XCTAssertEqual(c.signalK.attitude, [.throttle(interval: 1, latest: true)])
         XCTAssertEqual(c.signalK.fix, SignalKDoorConfig().fix)
     }
 
     func testBadDoorValuesAreNamed() {
-        assertRejected("nmea0183:\n  tcp: 192.168.1.7:10111\n", mentions: ["bearing.yaml:2", "nmea0183.tcp", "not a loopback address", "nmea0183.allow_remote: true"])
-        assertRejected("nmea0183:\n  tcp: localhost:10111\n", mentions: ["bearing.yaml:2", "nmea0183.tcp", "numeric"])
+        assertRejected("nmea0183:\n  tcp: 192.168.1.7:61110\n", mentions: ["bearing.yaml:2", "nmea0183.tcp", "not a loopback address", "nmea0183.allow_remote: true"])
+        assertRejected("nmea0183:\n  tcp: localhost:61110\n", mentions: ["bearing.yaml:2", "nmea0183.tcp", "numeric"])
         assertRejected("nmea0183:\n  udp: 10.0.0.255\n", mentions: ["nmea0183.udp", "HOST:PORT"])
         assertRejected("nmea0183:\n  talker: H1\n", mentions: ["nmea0183.talker", "\"H1\"", "two letters"])
         assertRejected("nmea0183:\n  sentences:\n    vhw: true\n", mentions: ["unknown key \"nmea0183.sentences.vhw\"", "hdt"])

@@ -160,7 +160,7 @@ final class MarineDoorTests: XCTestCase {
         let release = gpsdRelease ?? "?"
         let expected = release.hasPrefix("3.22") ? ["heading"] : ["heading", "mheading", "pitch", "roll", "rot"]
         let comparison = align(fromDoor, with: compassATT, fields: expected)
-        print("gpsd \(release) reading the NMEA door: \(fromDoor.count) ATT, \(comparison.matched) matched Bearing's ATT; max |gpsd − Bearing| "
+        print("gpsd \(release) reading the NMEA door: \(fromDoor.count) ATT, \(comparison.matched) values found in Bearing's ATT stream; max |gpsd − Bearing| "
               + expected.map { "\($0) \(String(format: "%.3f", comparison.maxDifference[$0] ?? .nan))" }.joined(separator: ", ")
               + "; fields seen: \(comparison.seen.sorted())")
         XCTAssertGreaterThan(fromDoor.count, 10, "gpsd \(release) made ATT of Bearing's sentences")
@@ -190,36 +190,36 @@ final class MarineDoorTests: XCTestCase {
         XCTAssertGreaterThan(checked, 30)
     }
 
-    /// Each gpsd object found in order in Bearing's stream, on the fields it has (angles mod 360, within
-    /// the sentences' rounding to 0.1 plus the JSON's to 0.01).
+    /// gpsd's values of each field found in order in Bearing's stream, field by field: gpsd keeps each ATT
+    /// field until a sentence changes it (3.25 sends an ATT per sentence, HDT's heading beside the pitch of an
+    /// earlier XDR), so its successive distinct values of a field are what Bearing sent of it. Within the
+    /// sentences' rounding to 0.1 plus the JSON's to 0.01; angles mod 360.
     func align(_ gpsd: [[String: Any]], with bearing: [[String: Any]], fields: [String]) -> (matched: Int, unmatched: [String], maxDifference: [String: Double], seen: Set<String>) {
-        var i = 0, matched = 0
+        var matched = 0
         var unmatched: [String] = [], maxDifference: [String: Double] = [:], seen = Set<String>()
-        func diff(_ f: String, _ a: Double, _ b: Double) -> Double {
-            guard f != "rot" && f != "pitch" && f != "roll" else { return abs(a - b) }
-            let d = abs(a - b).truncatingRemainder(dividingBy: 360)
-            return min(d, 360 - d)
-        }
-        for g in gpsd {
-            let present = fields.filter { g[$0] is Double }
-            seen.formUnion(present)
-            guard !present.isEmpty else { continue }
-            let start = i
-            var found = false
-            while i < bearing.count {
-                let b = bearing[i]
-                var differences: [String: Double] = [:]
-                for f in present {
-                    if let x = b[f] as? Double, let y = g[f] as? Double { differences[f] = diff(f, x, y) }
-                }
-                if differences.count == present.count && differences.values.allSatisfy({ $0 <= 0.0551 }) {
-                    for (f, d) in differences { maxDifference[f] = max(maxDifference[f] ?? 0, d) }
-                    found = true
-                    break
-                }
-                i += 1
+        for f in fields {
+            let isAngle = f == "heading" || f == "mheading"
+            func diff(_ a: Double, _ b: Double) -> Double {
+                guard isAngle else { return abs(a - b) }
+                let d = abs(a - b).truncatingRemainder(dividingBy: 360)
+                return min(d, 360 - d)
             }
-            if found { matched += 1 } else { unmatched.append("\(g)"); i = start }
+            var values: [Double] = []
+            for g in gpsd { if let v = g[f] as? Double, v != values.last { values.append(v) } }
+            if !values.isEmpty { seen.insert(f) }
+            let ours = bearing.compactMap { $0[f] as? Double }
+            var i = 0
+            for v in values {
+                let start = i
+                while i < ours.count && diff(ours[i], v) > 0.0551 { i += 1 }
+                if i < ours.count {
+                    maxDifference[f] = max(maxDifference[f] ?? 0, diff(ours[i], v))
+                    matched += 1
+                } else {
+                    unmatched.append("\(f) \(v)")
+                    i = start
+                }
+            }
         }
         return (matched, unmatched, maxDifference, seen)
     }

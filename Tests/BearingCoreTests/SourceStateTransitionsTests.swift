@@ -47,17 +47,17 @@ final class SourceStateTransitionsTests: XCTestCase {
 /// Bearing's own NMEA coming back through a gpsd that reads the door is recognised by its device path.
 final class EchoGuardTests: XCTestCase {
     func testDoorDevicesAreEchoesOthersAreNot() {
-        let g = EchoGuard(tcp: [.init(host: "127.0.0.1", port: 10111)], udp: [.init(host: "192.168.1.255", port: 10110)])
-        XCTAssertTrue(g.isEcho(device: "tcp://127.0.0.1:10111"))
-        XCTAssertTrue(g.isEcho(device: "tcp://localhost:10111"))
-        XCTAssertTrue(g.isEcho(device: "tcp://[::1]:10111"))
+        let g = EchoGuard(tcp: [.init(host: "127.0.0.1", port: 61110)], udp: [.init(host: "192.168.1.255", port: 10110)])
+        XCTAssertTrue(g.isEcho(device: "tcp://127.0.0.1:61110"))
+        XCTAssertTrue(g.isEcho(device: "tcp://localhost:61110"))
+        XCTAssertTrue(g.isEcho(device: "tcp://[::1]:61110"))
         XCTAssertTrue(g.isEcho(device: "udp://0.0.0.0:10110"), "gpsd listening for the door's datagrams")
-        XCTAssertFalse(g.isEcho(device: "tcp://192.168.1.7:10111"), "another machine's door")
+        XCTAssertFalse(g.isEcho(device: "tcp://192.168.1.7:61110"), "another machine's door")
         XCTAssertFalse(g.isEcho(device: "tcp://127.0.0.1:10110"))
         XCTAssertFalse(g.isEcho(device: "/dev/ttyACM0"))
         XCTAssertFalse(g.isEcho(device: nil))
-        XCTAssertFalse(EchoGuard.none.isEcho(device: "tcp://127.0.0.1:10111"))
-        let any = EchoGuard(tcp: [.init(host: "0.0.0.0", port: 10111)])
-        XCTAssertTrue(any.isEcho(device: "tcp://192.168.1.7:10111"), "a door on every address is reached by this machine's own address")
+        XCTAssertFalse(EchoGuard.none.isEcho(device: "tcp://127.0.0.1:61110"))
+        let any = EchoGuard(tcp: [.init(host: "0.0.0.0", port: 61110)])
+        XCTAssertTrue(any.isEcho(device: "tcp://192.168.1.7:61110"), "a door on every address is reached by this machine's own address")
     }
 }

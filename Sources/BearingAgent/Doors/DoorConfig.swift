@@ -67,25 +67,33 @@ public struct SignalKDoorConfig: Equatable, Sendable {
 }
 
 /// Ports the doors suggest, and who usually holds the ports around them, for the error when one is taken.
+///
+/// A Pi with Bearing often runs signalk-server (OpenPlotter) and gpsd too. signalk-server listens on TCP
+/// 10110 (NMEA 0183, IANA's nmea-0183 port, also kplex's default) and 8375 (Signal K over TCP), so Bearing's
+/// listeners go where the Signal K specification sends alternates ("an arbitrary high port in the range
+/// 49152–65535", urls_ports.md), above Linux's ephemeral range (32768–60999) so that no outgoing connection's
+/// local port takes them, keeping the mnemonic endings: 61110 and 61375. UDP outputs only send, so their
+/// destinations keep the conventional 10110 (NMEA) and 8375 (Signal K).
 public enum WellKnownPorts {
-    /// NMEA 0183 over TCP: 10110 is the de-facto port, but a Signal K server on the same board already
-    /// listens there (signalk-server's NMEA 0183 output), so Bearing suggests the next one.
-    public static let nmeaTCP = 10111
-    /// Signal K deltas over TCP: 8375 is signalk-server's own; Bearing suggests the next one.
-    public static let signalKTCP = 8376
+    public static let nmeaTCP = 61110
+    public static let signalKTCP = 61375
+    public static let nmeaUDP = 10110
+    public static let signalKUDP = 8375
 
     /// Who usually listens on `port` (nil: nobody we know of).
     public static func holder(_ port: Int) -> String? {
         switch port {
-        case 10110: return "the NMEA 0183 over IP port: a Signal K server (signalk-server's NMEA 0183 output), kplex or OpenCPN's server"
+        case 10110: return "a Signal K server (signalk-server's NMEA 0183 output, on by default) or kplex: 10110 is IANA's nmea-0183 port"
         case 2947: return "gpsd"
         case 2948: return "Bearing's own gpsd-compatible TCP door (socket.tcp)"
         case 8375: return "signalk-server's Signal K TCP stream"
         case 3000: return "signalk-server's web server"
-        case 3443: return "signalk-server's HTTPS server"
-        case 20220: return "pypilot"
-        case 10111: return "another Bearing NMEA 0183 door (the suggested port)"
-        case 8376: return "another Bearing Signal K door (the suggested port)"
+        case 2000: return "an NMEA-to-WiFi gateway's port, often forwarded here"
+        case 20220: return "pypilot's NMEA server"
+        case 23322: return "pypilot's own protocol"
+        case 7691: return "imud"
+        case nmeaTCP: return "another Bearing's NMEA 0183 door (Bearing's suggested port)"
+        case signalKTCP: return "another Bearing's Signal K door (Bearing's suggested port)"
         default: return nil
         }
     }

@@ -87,7 +87,7 @@ public final class LineDoor: Door {
         }
         let dropped = outlet.transport?.statistics.dropped ?? 0
         outlet.close()
-        logger.info("\(name) closed", metadata: ["lines sent": "\(sent)", "dropped for slow readers": "\(dropped)"])
+        logger.info("\(name) closed", metadata: ["lines_sent": "\(sent)", "dropped_for_slow_readers": "\(dropped)"])
     }
 
     public func close() { outlet.close() }

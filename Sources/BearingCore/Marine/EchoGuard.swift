@@ -1,5 +1,5 @@
 /// Recognises Bearing's own output coming back through gpsd. A gpsd told to read Bearing's NMEA door
-/// (`gpsd tcp://127.0.0.1:10111`, or `udp://…` for its datagrams) decodes those sentences into ATT (and TPV
+/// (`gpsd tcp://127.0.0.1:61110`, or `udp://…` for its datagrams) decodes those sentences into ATT (and TPV
 /// from RMC) with that door as the device; relaying them, or fusing them, would feed Bearing its own heading.
 /// gpsd names the device as it was given on its command line, so a TCP device matches by port when its host
 /// is this machine (loopback, `localhost`, the door's own address, or the door listening on any address),

@@ -124,13 +124,12 @@ public struct NMEA0183Encoder: Sendable, Equatable {
     /// XDR, pitch and roll in degrees: `$HCXDR,A,<pitch>,D,PTCH,A,<roll>,D,ROLL*hh`; nil unless both are
     /// known and finite. Angles wrapped to −180…180.
     ///
-    /// Signs are Bearing's (`Attitude`): pitch positive bow up, roll positive starboard side down. The
-    /// transducer names PTCH and ROLL are the ones gpsd 3.25's driver_nmea0183.c (XDR → ATT pitch/roll) and
-    /// OpenCPN's dashboard plugin match on.
+    /// Signs are Bearing's (`Attitude`): pitch positive bow up, roll positive starboard side down — the
+    /// readers' too. gpsd 3.25's processXDR (drivers/driver_nmea0183.c, release-3.25 lines 4570–4670) takes
+    /// type A in unit D named PTCH or PITCH into ATT `pitch` and ROLL into `roll`, unchanged; gpsd 3.22
+    /// ignores XDR. OpenCPN's dashboard (plugins/dashboard_pi/src/dashboard_pi.cpp 1836–1872) shows pitch
+    /// > 0 as "Up" and roll > 0 as "Stbd". pypilot sends the same names (`$APXDR,A,x,D,PTCH`).
     public func xdr(_ a: Attitude) -> String? {
-        // Pitch + bow up, roll + starboard down; gpsd 3.25 driver_nmea0183.c and OpenCPN's dashboard read
-        // the PTCH and ROLL transducer names.
-        // SOURCE:
         guard let pitch = a.pitch, let roll = a.roll, pitch.isFinite, roll.isFinite else { return nil }
         return sentence("XDR", ["A", NMEA0183.signedAngle(pitch), "D", "PTCH",
                                 "A", NMEA0183.signedAngle(roll), "D", "ROLL"])
