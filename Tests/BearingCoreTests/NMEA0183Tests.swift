@@ -1,18 +1,25 @@
 @testable import BearingCore
 import XCTest
 
+extension Attitude {
+    /// An attitude at 2024-05-01T12:00:00Z with what the marine encoders read (the NMEA and Signal K tests).
+    static func marine(heading: Double?, magnetic: Double, declination: Double?, roll: Double?, pitch: Double?, rateOfTurn: Double?) -> Attitude {
+        var a = Attitude(time: GPSTimestamp(seconds: 1_714_564_800), device: "test", heading: heading, magneticHeading: magnetic,
+                         field: .zero, dip: 0, magStatus: "N", declination: declination, declinationSource: nil)
+        a.roll = roll
+        a.pitch = pitch
+        a.rateOfTurn = rateOfTurn
+        return a
+    }
+}
+
 final class NMEA0183Tests: XCTestCase {
     /// 2024-05-01T12:00:00Z.
     static let noon = GPSTimestamp(seconds: 1_714_564_800)
 
     func attitude(heading: Double? = nil, magnetic: Double = 0, declination: Double? = nil,
                   roll: Double? = nil, pitch: Double? = nil, rateOfTurn: Double? = nil) -> Attitude {
-        var a = Attitude(time: Self.noon, device: "test", heading: heading, magneticHeading: magnetic, field: .zero,
-                         dip: 0, magStatus: "N", declination: declination, declinationSource: nil)
-        a.roll = roll
-        a.pitch = pitch
-        a.rateOfTurn = rateOfTurn
-        return a
+        .marine(heading: heading, magnetic: magnetic, declination: declination, roll: roll, pitch: pitch, rateOfTurn: rateOfTurn)
     }
 
     /// 2024-05-01T12:34:56.789Z.

@@ -9,12 +9,7 @@ final class SignalKDeltaTests: XCTestCase {
 
     func attitude(heading: Double? = nil, magnetic: Double = 0, declination: Double? = nil,
                   roll: Double? = nil, pitch: Double? = nil, rateOfTurn: Double? = nil) -> Attitude {
-        var a = Attitude(time: Self.noon, device: "test", heading: heading, magneticHeading: magnetic, field: .zero,
-                         dip: 0, magStatus: "N", declination: declination, declinationSource: nil)
-        a.roll = roll
-        a.pitch = pitch
-        a.rateOfTurn = rateOfTurn
-        return a
+        .marine(heading: heading, magnetic: magnetic, declination: declination, roll: roll, pitch: pitch, rateOfTurn: rateOfTurn)
     }
 
     /// The one update of a delta line, parsed, and its values by path.

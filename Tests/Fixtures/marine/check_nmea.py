@@ -55,6 +55,8 @@ import re
 import sys
 from decimal import Decimal
 
+from report import write_report  # beside this script
+
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_SKIP = 0, 1, 2, 77
 
 TOL = 0.05 + 1e-9            # one-decimal fields
@@ -644,12 +646,7 @@ def main(argv=None):
             "failures": [{"line": l, "kind": k, "sentence": t, "why": w, "detail": d}
                          for l, k, t, w, d in failures[:200]],
         }
-        try:
-            with open(args.report, "w", encoding="utf-8") as fh:
-                json.dump(rep, fh, indent=2, sort_keys=True)
-                fh.write("\n")
-        except OSError as e:
-            print("check_nmea: error: cannot write report: %s" % e, file=sys.stderr)
+        if not write_report(args.report, rep, "check_nmea"):
             return EXIT_USAGE
     return EXIT_OK if ok else EXIT_FAIL
 

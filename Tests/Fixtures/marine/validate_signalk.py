@@ -50,6 +50,8 @@ import sys
 import warnings
 from urllib.parse import unquote, urldefrag, urljoin
 
+from report import write_report  # beside this script
+
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_SKIP = 0, 1, 2, 77
 MAX_DETAILED = 50
 TWO_PI = 2.0 * math.pi
@@ -514,12 +516,7 @@ def main(argv=None):
         rep = {"deltas": n_deltas, "values": n_values, "invalid": n_invalid, "hellos": n_hellos, "passed": ok,
                "jsonschema": js_version, "resolution": how, "schema_dir": store.root,
                "schema_notes": store.notes, "paths": paths, "failures": failures[:200]}
-        try:
-            with open(args.report, "w", encoding="utf-8") as fh:
-                json.dump(rep, fh, indent=2, sort_keys=True)
-                fh.write("\n")
-        except OSError as e:
-            print("validate_signalk: error: cannot write report: %s" % e, file=sys.stderr)
+        if not write_report(args.report, rep, "validate_signalk"):
             return EXIT_USAGE
     return EXIT_OK if ok else EXIT_FAIL
 
