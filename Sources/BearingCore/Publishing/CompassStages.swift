@@ -108,7 +108,7 @@ public enum CompassStages {
     /// Attitudes from an accelerometer + gyroscope and a magnetometer: every input enters one
     /// `AttitudeFusion` in arrival order (on the pipeline queue), each sample fed to the filter at its own
     /// time, and each inertial sample (once a field sample has come) gives an `Attitude`: at the gyroscope's
-    /// rate, for the ATT chains to throttle. The calibrations and the mounting level in force switch the
+    /// rate, for the ATT chains to throttle, with its rate of turn (`RateOfTurn`). The calibrations and the mounting level in force switch the
     /// stage to the new value when they change.
     public static func fusedAttitudes(
         inertial: AnyPublisher<InertialSample, Never>,
@@ -139,7 +139,8 @@ public enum CompassStages {
     }
 
     /// Attitudes from raw samples: each sample corrected by the calibration in force when it arrives
-    /// (only if fitted for the sample's chip), turned into board axes, with the declination in force.
+    /// (only if fitted for the sample's chip), turned into board axes, with the declination in force and
+    /// the rate of turn (`RateOfTurn`: the heading's slope).
     public static func attitudes(
         _ samples: AnyPublisher<MagneticSample, Never>,
         calibrations: AnyPublisher<ActiveCalibration?, Never>,
