@@ -17,15 +17,12 @@ import Glibc
 /// - every Signal K delta (TCP and UDP) is validated against the specification's schemas
 ///   (../shared/signalk-schema, Tests/Fixtures/marine/validate_signalk.py, Python's jsonschema).
 final class MarineDoorTests: XCTestCase {
-    static let fixtures = repoRoot.appendingPathComponent("Tests/Fixtures/marine")
     /// Where .ci/run (and scripts/trixie) put PyPI's pynmea2, apart from Debian's (a PYTHONPATH entry).
     static let pypiPynmea2 = "/opt/bearing-pypi"
 
     func testDoorsAgainstGpsdPynmea2AndTheSignalKSchemas() throws {
         try requireGpsfake()
-        let schemas = try XCTUnwrap(sharedData().map { $0.deletingLastPathComponent().appendingPathComponent("signalk-schema/schemas") }
-            .flatMap { FileManager.default.fileExists(atPath: $0.appendingPathComponent("delta.json").path) ? $0 : nil },
-            "../shared/signalk-schema/schemas is not beside the repository")
+        guard signalKSchemas() != nil else { throw XCTSkip("SKIPPED: ../shared/signalk-schema/schemas is not beside the repository") }
         let dir = temporaryDirectory("marine")
         defer { try? FileManager.default.removeItem(at: dir) }
 
@@ -134,7 +131,7 @@ final class MarineDoorTests: XCTestCase {
                 continue
             }
             for file in [tcpFile, udpFile] {
-                let (status, out) = python(Self.fixtures.appendingPathComponent("check_nmea.py").path, file.path, json.path, pythonPath: pythonPath)
+                let (status, out) = runPython(marineFixtures.appendingPathComponent("check_nmea.py").path, [file.path, json.path], pythonPath: pythonPath)
                 if status == 77 { print("SKIPPED: \(label): \(out)"); continue }
                 print("\(label), \(file.lastPathComponent): \(out)")
                 XCTAssertEqual(status, 0, "\(label) on \(file.lastPathComponent): \(out)")
@@ -144,14 +141,9 @@ final class MarineDoorTests: XCTestCase {
         XCTAssertGreaterThan(pynmea2Runs, 0, "no pynmea2 at all (apt-get install python3-nmea2)")
 
         // Signal K: every delta from both outputs against the schemas, and the values in SI units.
-        let deltaFile = dir.appendingPathComponent("signalk.ndjson")
-        try (deltas + signalKDatagrams.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }).map { $0 + "\n" }.joined()
-            .write(to: deltaFile, atomically: true, encoding: .utf8)
         XCTAssertGreaterThan(deltas.count, 30, "Signal K deltas over TCP")
         XCTAssertGreaterThan(signalKDatagrams.count, 0, "Signal K deltas over UDP")
-        let (skStatus, skOut) = python(Self.fixtures.appendingPathComponent("validate_signalk.py").path, schemas.path, deltaFile.path)
-        print("Signal K: \(skOut)")
-        XCTAssertEqual(skStatus, 0, skOut)
+        print("Signal K: " + (try validateSignalK(deltas + signalKDatagrams.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })))
         try checkSignalKValues(deltas, against: compassATT)
 
         // gpsd's ATT from the door, instant by instant against Bearing's.
@@ -222,20 +214,6 @@ final class MarineDoorTests: XCTestCase {
             }
         }
         return (matched, unmatched, maxDifference, seen)
-    }
-
-    func python(_ script: String, _ args: String..., pythonPath: String? = nil) -> (Int32, String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        p.arguments = [script] + args
-        if let pythonPath { p.environment = ProcessInfo.processInfo.environment.merging(["PYTHONPATH": pythonPath]) { $1 } }
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = out
-        do { try p.run() } catch { return (-1, "\(error)") }
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        return (p.terminationStatus, text.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 }
 

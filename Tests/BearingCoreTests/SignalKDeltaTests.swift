@@ -1,11 +1,25 @@
 @testable import BearingCore
 import Foundation
+import TestSupport
 import XCTest
 
 final class SignalKDeltaTests: XCTestCase {
     /// 2024-05-01T12:00:00Z.
     static let noon = GPSTimestamp(seconds: 1_714_564_800)
     let source = SignalKSource()
+    /// Every delta a test made, validated against the Signal K schemas after it.
+    var produced: [String] = []
+
+    override func tearDownWithError() throws {
+        guard !produced.isEmpty else { return }
+        _ = try validateSignalK(produced)
+    }
+
+    /// `line`, kept for the schema check.
+    func made(_ line: String?) -> String? {
+        if let line { produced.append(line) }
+        return line
+    }
 
     func attitude(heading: Double? = nil, magnetic: Double = 0, declination: Double? = nil,
                   roll: Double? = nil, pitch: Double? = nil, rateOfTurn: Double? = nil) -> Attitude {
@@ -14,7 +28,7 @@ final class SignalKDeltaTests: XCTestCase {
 
     /// The one update of a delta line, parsed, and its values by path.
     func parse(_ line: String?, file: StaticString = #filePath, line l: UInt = #line) throws -> (update: [String: Any], values: [String: Any]) {
-        let line = try XCTUnwrap(line, file: file, line: l)
+        let line = try XCTUnwrap(made(line), file: file, line: l)
         XCTAssertFalse(line.contains("\n"), file: file, line: l)
         let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], file: file, line: l)
         XCTAssertEqual(object["context"] as? String, "vessels.self", file: file, line: l)
@@ -36,7 +50,7 @@ final class SignalKDeltaTests: XCTestCase {
 
     func testAttitudeExact() {
         let a = attitude(heading: 123.4, magnetic: 110.5, declination: 12.9, roll: -5, pitch: 2, rateOfTurn: -30)
-        XCTAssertEqual(SignalKDelta.attitude(a, source: source),
+        XCTAssertEqual(made(SignalKDelta.attitude(a, source: source)),
                        #"{"context":"vessels.self","updates":[{"$source":"bearing.compass","timestamp":"2024-05-01T12:00:00.000Z","values":["#
                        + #"{"path":"navigation.headingMagnetic","value":1.928589},"#
                        + #"{"path":"navigation.headingTrue","value":2.153736},"#
@@ -100,7 +114,7 @@ final class SignalKDeltaTests: XCTestCase {
         f.track = 31.66
         f.altHAE = 55
         f.altMSL = 3
-        XCTAssertEqual(SignalKDelta.fix(f, source: source),
+        XCTAssertEqual(made(SignalKDelta.fix(f, source: source)),
                        #"{"context":"vessels.self","updates":[{"$source":"bearing.gps","timestamp":"2011-05-28T09:27:50.000Z","values":["#
                        + #"{"path":"navigation.position","value":{"longitude":-6.505620000,"latitude":53.361336667}},"#
                        + #"{"path":"navigation.courseOverGroundTrue","value":0.552571},"#

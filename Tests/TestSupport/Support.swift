@@ -402,3 +402,43 @@ public func stillBoardBus(heading: Double, roll: Double, pitch: Double, field: L
     ChipModels.attach(chip: magnetometer, to: bus) { compass.field() }
     return bus
 }
+
+/// `../shared/signalk-schema/schemas`, the Signal K specification's JSON schemas; nil when absent.
+public func signalKSchemas() -> URL? {
+    sharedData().map { $0.deletingLastPathComponent().appendingPathComponent("signalk-schema/schemas") }
+        .flatMap { FileManager.default.fileExists(atPath: $0.appendingPathComponent("delta.json").path) ? $0 : nil }
+}
+
+/// The marine checkers (`Tests/Fixtures/marine`).
+public let marineFixtures = repoRoot.appendingPathComponent("Tests/Fixtures/marine")
+
+/// Runs a Python script under Debian's python3 (`PYTHONPATH` = `pythonPath` if given): its exit status and
+/// its stdout and stderr together.
+public func runPython(_ script: String, _ args: [String], pythonPath: String? = nil) -> (status: Int32, output: String) {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+    p.arguments = [script] + args
+    if let pythonPath { p.environment = ProcessInfo.processInfo.environment.merging(["PYTHONPATH": pythonPath]) { $1 } }
+    let out = Pipe()
+    p.standardOutput = out
+    p.standardError = out
+    do { try p.run() } catch { return (-1, "\(error)") }
+    let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    p.waitUntilExit()
+    return (p.terminationStatus, text.trimmingCharacters(in: .whitespacesAndNewlines))
+}
+
+/// Validates Signal K delta lines against the specification's schemas (`validate_signalk.py`); skips,
+/// saying so, without the schemas or Python's jsonschema.
+public func validateSignalK(_ deltas: [String], file: StaticString = #filePath, line: UInt = #line) throws -> String {
+    guard let schemas = signalKSchemas() else {
+        throw XCTSkip("SKIPPED: ../shared/signalk-schema/schemas is not beside the repository")
+    }
+    let url = temporaryDirectory("signalk").appendingPathComponent("deltas.ndjson")
+    defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
+    try deltas.map { $0 + "\n" }.joined().write(to: url, atomically: true, encoding: .utf8)
+    let (status, output) = runPython(marineFixtures.appendingPathComponent("validate_signalk.py").path, [schemas.path, url.path])
+    if status == 77 { throw XCTSkip("SKIPPED: \(output)") }
+    XCTAssertEqual(status, 0, output, file: file, line: line)
+    return output
+}
