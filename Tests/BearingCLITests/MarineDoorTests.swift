@@ -48,6 +48,8 @@ final class MarineDoorTests: XCTestCase {
         defer { trackServer.terminate(); trackServer.waitUntilExit() }
 
         let (gpsdPort, nmeaPort, signalKPort) = (freePort(), freePort(), freePort())
+        // gpsd also listens for the door's datagrams (udp://), on a port of its own.
+        let gpsdUDPPort = try { () throws -> Int in let r = try UDPReceiver(); return r.port }()
         let nmeaUDP = try UDPReceiver(), signalKUDP = try UDPReceiver()
         let config = dir.appendingPathComponent("bearing.yaml")
         try """
@@ -56,7 +58,7 @@ final class MarineDoorTests: XCTestCase {
             heading: {fallback_position: [-33.9, 151.2, 0]}
             nmea0183:
               tcp: 127.0.0.1:\(nmeaPort)
-              udp: [127.0.0.1:\(nmeaUDP.port)]
+              udp: [127.0.0.1:\(nmeaUDP.port), 127.0.0.1:\(gpsdUDPPort)]
               sentences: {rmc: true}
             signalk:
               tcp: 127.0.0.1:\(signalKPort)
@@ -72,7 +74,8 @@ final class MarineDoorTests: XCTestCase {
         // gpsd reads the GPS track and Bearing's NMEA door; Bearing reads that gpsd.
         let gpsd = Process()
         gpsd.executableURL = URL(fileURLWithPath: "/usr/sbin/gpsd")
-        gpsd.arguments = ["-N", "-n", "-b", "-S", String(gpsdPort), "tcp://127.0.0.1:\(trackPort)", "tcp://127.0.0.1:\(nmeaPort)"]
+        gpsd.arguments = ["-N", "-n", "-b", "-S", String(gpsdPort), "tcp://127.0.0.1:\(trackPort)", "tcp://127.0.0.1:\(nmeaPort)",
+                          "udp://127.0.0.1:\(gpsdUDPPort)"]
         gpsd.standardOutput = FileHandle.nullDevice
         gpsd.standardError = FileHandle.nullDevice
         try gpsd.run()
@@ -107,7 +110,8 @@ final class MarineDoorTests: XCTestCase {
 
         let objects = bearingLines.map { String($0.dropLast()) }.compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
         let compassATT = objects.filter { cls($0) == "ATT" && ($0["device"] as? String ?? "").hasPrefix("i2c:") }
-        let echoes = objects.filter { ($0["device"] as? String) == "tcp://127.0.0.1:\(nmeaPort)" }
+        let doorDevices = ["tcp://127.0.0.1:\(nmeaPort)", "udp://127.0.0.1:\(gpsdUDPPort)"]
+        let echoes = objects.filter { doorDevices.contains($0["device"] as? String ?? "") }
         XCTAssertGreaterThan(compassATT.count, 300, "Bearing's own ATT stream")
         XCTAssertTrue(objects.contains { cls($0) == "TPV" && ($0["mode"] as? Int ?? 0) >= 2 }, "fixes from the track through gpsd")
         XCTAssertEqual(echoes.count, 0, "gpsd's decoding of Bearing's own NMEA must not come back: \(echoes.prefix(2))")
@@ -146,18 +150,20 @@ final class MarineDoorTests: XCTestCase {
         print("Signal K: " + (try validateSignalK(deltas + signalKDatagrams.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })))
         try checkSignalKValues(deltas, against: compassATT)
 
-        // gpsd's ATT from the door, instant by instant against Bearing's.
-        let fromDoor = gpsdLines.map { String($0.dropLast()) }.compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
-            .filter { cls($0) == "ATT" && ($0["device"] as? String) == "tcp://127.0.0.1:\(nmeaPort)" }
+        // gpsd's ATT from the door (over TCP and over UDP), value by value against Bearing's.
+        let gpsdObjects = gpsdLines.map { String($0.dropLast()) }.compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
         let release = gpsdRelease ?? "?"
         let expected = release.hasPrefix("3.22") ? ["heading"] : ["heading", "mheading", "pitch", "roll", "rot"]
-        let comparison = align(fromDoor, with: compassATT, fields: expected)
-        print("gpsd \(release) reading the NMEA door: \(fromDoor.count) ATT, \(comparison.matched) values found in Bearing's ATT stream; max |gpsd − Bearing| "
-              + expected.map { "\($0) \(String(format: "%.3f", comparison.maxDifference[$0] ?? .nan))" }.joined(separator: ", ")
-              + "; fields seen: \(comparison.seen.sorted())")
-        XCTAssertGreaterThan(fromDoor.count, 10, "gpsd \(release) made ATT of Bearing's sentences")
-        XCTAssertEqual(comparison.unmatched, [], "gpsd ATT not found in Bearing's stream")
-        for f in expected { XCTAssertTrue(comparison.seen.contains(f), "gpsd \(release) should decode \(f): seen \(comparison.seen)") }
+        for device in doorDevices {
+            let fromDoor = gpsdObjects.filter { cls($0) == "ATT" && ($0["device"] as? String) == device }
+            let comparison = align(fromDoor, with: compassATT, fields: expected)
+            print("gpsd \(release) reading the NMEA door as \(device.prefix(3)): \(fromDoor.count) ATT, \(comparison.matched) values found in Bearing's ATT stream; max |gpsd − Bearing| "
+                  + expected.map { "\($0) \(String(format: "%.3f", comparison.maxDifference[$0] ?? .nan))" }.joined(separator: ", ")
+                  + "; fields seen: \(comparison.seen.sorted())")
+            XCTAssertGreaterThan(fromDoor.count, 10, "gpsd \(release) made ATT of Bearing's sentences from \(device)")
+            XCTAssertEqual(comparison.unmatched, [], "gpsd ATT from \(device) not found in Bearing's stream")
+            for f in expected { XCTAssertTrue(comparison.seen.contains(f), "gpsd \(release) should decode \(f) from \(device): seen \(comparison.seen)") }
+        }
     }
 
     /// Signal K values equal Bearing's ATT in radians (a delta per attitude the chain passed).
