@@ -74,9 +74,14 @@ public final class LineDoor: Door {
         let subscriptions = server.queue.sync { [outlet, logger, name] in
             feed(server.hub) { lines in
                 counts.lines += lines.count
-                for failure in outlet.send(lines) where counts.failures[failure.destination] != failure.error.errno {
-                    counts.failures[failure.destination] = failure.error.errno
-                    logger.warning("\(name): datagrams to \(failure.destination) fail: \(failure.error) (logged again only when the error changes)")
+                for (destination, error) in outlet.send(lines) {
+                    let last = counts.failures[destination]
+                    if let error, last != error.errno {
+                        logger.warning("\(name): datagrams to \(destination) fail: \(error) (logged again when the error changes or after they flow again)")
+                    } else if error == nil, last != nil {
+                        logger.notice("\(name): datagrams to \(destination) flow again")
+                    }
+                    counts.failures[destination] = error?.errno
                 }
             }
         }
@@ -91,9 +96,6 @@ public final class LineDoor: Door {
     }
 
     public func close() { outlet.close() }
-
-    /// TCP readers connected now.
-    public var readerCount: Int { outlet.transport?.clientCount ?? 0 }
 }
 
 extension Result {
@@ -103,7 +105,8 @@ extension Result {
 /// What a door has sent; touched on the pipeline queue only.
 final class DoorCounts {
     var lines = 0
-    /// The last error of each UDP destination that failed, so that a failing one is logged once.
+    /// The last error of each UDP destination that is failing, so that it is logged once, and again when it
+    /// recovers.
     var failures: [String: Int32] = [:]
 }
 
@@ -159,21 +162,20 @@ final class LineOutlet: Sendable {
     }
 
     /// Writes `lines` to every TCP reader (in one write) and to every UDP destination (a datagram each);
-    /// returns the destinations whose datagrams failed.
-    func send(_ lines: [String]) -> [(destination: String, error: SystemError)] {
+    /// returns each destination with the error its datagrams met, if any.
+    func send(_ lines: [String]) -> [(destination: String, error: SystemError?)] {
         guard !lines.isEmpty else { return [] }
         transport?.broadcast(lines.joined(separator: "\r\n"))
-        var failures: [(destination: String, error: SystemError)] = []
+        var results: [(destination: String, error: SystemError?)] = []
         for u in senders {
-            for line in lines {
+            var failure: SystemError?
+            for line in lines where failure == nil {
                 var datagram = line + "\r\n"
-                if let error = datagram.withUTF8({ b in Result { () throws(SystemError) in try u.send(UnsafeRawBufferPointer(b)) }.failure }) {
-                    failures.append((u.name, error))
-                    break
-                }
+                failure = datagram.withUTF8 { b in Result { () throws(SystemError) in try u.send(UnsafeRawBufferPointer(b)) }.failure }
             }
+            results.append((u.name, failure))
         }
-        return failures
+        return results
     }
 
     func close() { transport?.stop() }
