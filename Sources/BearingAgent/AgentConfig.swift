@@ -285,7 +285,7 @@ extension AgentConfig {
             throw ConfigError("\(source): \(error)")
         }
         if let tcp = config.socket.tcp, !config.socket.tcpAllowRemote, !TCPSocket.isLoopback(tcp.host) {
-            throw ConfigError("\(source): socket.tcp: \(tcp.host) is not a loopback address; the TCP door has no authentication, so a non-loopback address needs socket.tcp_allow_remote: true")
+            throw ConfigReader.remoteRefused(at: source, key: "socket.tcp", address: tcp.host, what: "the TCP door", allowKey: "socket.tcp_allow_remote")
         }
         if config.imu.enabled && !config.magnetometer.enabled {
             let at = imuNode.map(r.at) ?? source

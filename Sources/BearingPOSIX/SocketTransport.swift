@@ -208,20 +208,12 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `conn
         }
     }
 
-    /// Queues `line` (no newline) for every client, as `send` does.
+    /// Queues `line` (no newline) for every client connected now, as `send` does.
     public func broadcast(_ line: String) {
-        var line = line
-        line.withUTF8 { bytes in
-            lock.lock()
-            let now = configuration.writeInterval > 0 ? Syscall.monotonicSeconds() : 0
-            var attention = false
-            for c in connections.values where !c.failed {
-                enqueueLocked(c, bytes)
-                if writeLocked(c, now: now) { attention = true }
-            }
-            wakeLocked(if: attention)
-            lock.unlock()
-        }
+        lock.lock()
+        let everyone = Array(connections.keys)
+        lock.unlock()
+        send(line, to: everyone)
     }
 
     /// Closes a client once what is queued for it is written.

@@ -38,11 +38,14 @@ public final class UDPSender: Sendable {
 
     public var name: String { TCPSocket.name(host, port) }
 
-    /// Sends one datagram.
-    public func send(_ bytes: UnsafeRawBufferPointer) throws(SystemError) {
+    /// Sends `text` as one datagram.
+    public func send(_ text: String) throws(SystemError) {
+        var text = text
         var a = address
-        let n = withUnsafePointer(to: &a) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.sendto(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL), $0, length) }
+        let n = text.withUTF8 { bytes in
+            withUnsafePointer(to: &a) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.sendto(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL), $0, length) }
+            }
         }
         if n < 0 { throw SystemError("sendto", name) }
     }

@@ -77,8 +77,6 @@ public struct SignalKDoorConfig: Equatable, Sendable {
 public enum WellKnownPorts {
     public static let nmeaTCP = 61110
     public static let signalKTCP = 61375
-    public static let nmeaUDP = 10110
-    public static let signalKUDP = 8375
 
     /// Who usually listens on `port` (nil: nobody we know of).
     public static func holder(_ port: Int) -> String? {
@@ -175,8 +173,15 @@ extension ConfigReader {
 
     private func checkRemote(_ outputs: DoorOutputs, _ door: String, _ node: YAMLNode) throws {
         if !outputs.allowRemote, let remote = outputs.tcp.first(where: { !TCPSocket.isLoopback($0.host) }) {
-            throw ConfigError("\(at(node)): \(door).tcp: \(TCPSocket.name(remote.host, remote.port)) is not a loopback address; the door has no authentication, so a non-loopback address needs \(door).allow_remote: true")
+            throw Self.remoteRefused(at: at(node), key: "\(door).tcp", address: TCPSocket.name(remote.host, remote.port), what: "the door",
+                                     allowKey: "\(door).allow_remote")
         }
+    }
+
+    /// The rule for listeners without authentication (the TCP door, the marine doors): loopback only,
+    /// unless the config allows others.
+    static func remoteRefused(at: String, key: String, address: String, what: String, allowKey: String) -> ConfigError {
+        ConfigError("\(at): \(key): \(address) is not a loopback address; \(what) has no authentication, so a non-loopback address needs \(allowKey): true")
     }
 
     static func boolean(_ s: String) -> Bool? {

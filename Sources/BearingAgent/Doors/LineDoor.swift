@@ -98,10 +98,6 @@ public final class LineDoor: Door {
     public func close() { outlet.close() }
 }
 
-extension Result {
-    var failure: Failure? { if case .failure(let e) = self { return e }; return nil }
-}
-
 /// What a door has sent; touched on the pipeline queue only.
 final class DoorCounts {
     var lines = 0
@@ -170,8 +166,7 @@ final class LineOutlet: Sendable {
         for u in senders {
             var failure: SystemError?
             for line in lines where failure == nil {
-                var datagram = line + "\r\n"
-                failure = datagram.withUTF8 { b in Result { () throws(SystemError) in try u.send(UnsafeRawBufferPointer(b)) }.failure }
+                do { try u.send(line + "\r\n") } catch { failure = error }
             }
             results.append((u.name, failure))
         }
