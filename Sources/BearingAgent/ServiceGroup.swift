@@ -70,17 +70,25 @@ public final class ServiceGroup: Sendable {
     }
 
     public func run() async throws {
-        let sources = signals.map { signo in
+        // libdispatch registers a signal source asynchronously, after `resume()`; a signal that comes between
+        // `SIG_IGN` and the registration is ignored, and lost. So the services (systemd's READY=1 among them)
+        // start only once every source is registered: a SIGTERM right after READY=1 used to be lost that way.
+        let registered = DispatchGroup()
+        var sources: [DispatchSourceSignal] = []
+        for signo in signals {
             signal(signo, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signo, queue: .global())
             source.setEventHandler { [logger, start] in
                 logger.info("signal \(signo): shutting down")
                 Task { await start.fire() }
             }
+            registered.enter()
+            source.setRegistrationHandler { registered.leave() }
             source.resume()
-            return source
+            sources.append(source)
         }
         defer { sources.forEach { $0.cancel() } }
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in registered.notify(queue: .global()) { done.resume() } }
 
         let stops = services.map { _ in ShutdownEvent() }
         let ends = services.map { _ in ShutdownEvent() }
