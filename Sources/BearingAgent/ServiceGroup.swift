@@ -69,26 +69,31 @@ public final class ServiceGroup: Sendable {
         Task { await start.fire() }
     }
 
+    /// A running dispatch source for `signo` (its default action off), returned once libdispatch has
+    /// registered it. libdispatch registers a source asynchronously, after `resume()`: a signal that came
+    /// between `SIG_IGN` and the registration would be ignored, and lost — as a SIGTERM or SIGHUP sent right
+    /// after READY=1 was, under load.
+    public static func signalSource(_ signo: Int32, handler: @escaping @Sendable () -> Void) async -> DispatchSourceSignal {
+        signal(signo, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: signo, queue: .global())
+        source.setEventHandler(handler: handler)
+        await withCheckedContinuation { (registered: CheckedContinuation<Void, Never>) in
+            source.setRegistrationHandler { registered.resume() }
+            source.resume()
+        }
+        return source
+    }
+
     public func run() async throws {
-        // libdispatch registers a signal source asynchronously, after `resume()`; a signal that comes between
-        // `SIG_IGN` and the registration is ignored, and lost. So the services (systemd's READY=1 among them)
-        // start only once every source is registered: a SIGTERM right after READY=1 used to be lost that way.
-        let registered = DispatchGroup()
+        // The services (systemd's READY=1 among them) start only once every signal source is registered.
         var sources: [DispatchSourceSignal] = []
         for signo in signals {
-            signal(signo, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signo, queue: .global())
-            source.setEventHandler { [logger, start] in
+            sources.append(await Self.signalSource(signo) { [logger, start] in
                 logger.info("signal \(signo): shutting down")
                 Task { await start.fire() }
-            }
-            registered.enter()
-            source.setRegistrationHandler { registered.leave() }
-            source.resume()
-            sources.append(source)
+            })
         }
         defer { sources.forEach { $0.cancel() } }
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in registered.notify(queue: .global()) { done.resume() } }
 
         let stops = services.map { _ in ShutdownEvent() }
         let ends = services.map { _ in ShutdownEvent() }

@@ -90,15 +90,12 @@ struct Run: AsyncParsableCommand {
 
 
         // SIGHUP reopens the data log (logrotate's postrotate sends it) and reloads the calibration file.
-        signal(SIGHUP, SIG_IGN)
-        let hup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
-        hup.setEventHandler {
+        let hup = await ServiceGroup.signalSource(SIGHUP) {
             notifier.tell { try $0.reloading(status: "reloading: data log reopened, calibration file read again") }
             agent.reopenLogs()
             agent.reloadCalibration(reason: "SIGHUP")
             notifier.ready(agent.statusLine)
         }
-        hup.resume()
 
         // One service per part and per door; a service group shuts services down in reverse order, each after
         // the one before it has returned: the sources, then the socket server, then the doors, then the data log.
