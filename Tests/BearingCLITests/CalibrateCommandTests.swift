@@ -292,8 +292,14 @@ final class CalibrateCommandTests: XCTestCase {
         XCTAssertLessThan((offset(result) - Vector3(21, -9.5, 6)).length, 0.5, "\(result)")
         let active = watcher.collect(timeout: 10) { cls($0) == "CALIBRATION" && $0["status"] as? String == "active" }
         XCTAssertTrue(active.contains { cls($0) == "CALIBRATION" && $0["status"] as? String == "active" }, "watchers hear of the new calibration")
-        let att = watcher.collect(timeout: 10) { cls($0) == "ATT" }.last { cls($0) == "ATT" }
-        XCTAssertEqual(att?["mag_st"] as? String, "N")
+        // An ATT already made from the old calibration (in the pipeline or a throttle's window) may still come
+        // after the notice; the next ones are calibrated, and none goes back to C.
+        let atts = watcher.collect(timeout: 10) { cls($0) == "ATT" && $0["mag_st"] as? String == "N" }.filter { cls($0) == "ATT" }
+        XCTAssertEqual(atts.last?["mag_st"] as? String, "N", "\(atts.map { $0["mag_st"] ?? "-" })")
+        XCTAssertLessThanOrEqual(atts.count, 3, "calibrated within a few ATTs: \(atts.map { $0["mag_st"] ?? "-" })")
+        let later = watcher.collect(timeout: 2) { _ in false }.filter { cls($0) == "ATT" }
+        XCTAssertFalse(later.isEmpty)
+        XCTAssertTrue(later.allSatisfy { $0["mag_st"] as? String == "N" }, "\(later.map { $0["mag_st"] ?? "-" })")
 
         // SIGHUP with a corrupt file: rejected, logged, the calibration in force stays.
         let good = try Data(contentsOf: URL(fileURLWithPath: calibration))
