@@ -5,6 +5,7 @@ import PackageDescription
 //   CGPS              C bridge to libgps (gpsd's client library)
 //   CI2C              C bridge to libi2c and the i2c-dev ioctls
 //   CYAML             C bridge to libyaml (config and board files)
+//   CMosquitto        C bridge to libmosquitto (the MQTT door)
 //   CBearingSys       C shim for Linux calls Swift's Glibc module lacks (accept4, eventfd)
 //   BearingCore       pure values, gpsd JSON dialect, operator specs, WMM, heading maths — no I/O (libc's
 //                     snprintf through CBearingSys for printf-style numbers)
@@ -12,7 +13,7 @@ import PackageDescription
 //   BearingSimulator  pure generators for demos and tests (NMEA tracks, register-level chip models)
 //   BearingYAML       YAML documents composed from libyaml's events, with Yams's scalar rules
 //   BearingLog        the daemon's logger: levels, metadata, lines for journald on stderr
-//   BearingIO         syscalls, UNIX sockets, /dev/i2c-N, the gpsd client delegate source
+//   BearingIO         /dev/i2c-N, the gpsd and MQTT client delegate sources
 //   BearingAgent      wiring: adapters → publishers → socket server, logs, config
 //   bearing           the command-line tool
 let package = Package(
@@ -36,6 +37,11 @@ let package = Package(
         .systemLibrary(
             name: "CI2C",
             providers: [.apt(["libi2c-dev"])]
+        ),
+        .systemLibrary(
+            name: "CMosquitto",
+            pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]
         ),
         .systemLibrary(
             name: "CYAML",
@@ -69,7 +75,7 @@ let package = Package(
         ),
         .target(
             name: "BearingIO",
-            dependencies: ["CGPS", "CI2C", "BearingPOSIX", "BearingCore"]
+            dependencies: ["CGPS", "CI2C", "CMosquitto", "BearingPOSIX", "BearingCore"]
         ),
         .target(
             name: "BearingTerminal",

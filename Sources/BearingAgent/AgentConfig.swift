@@ -96,6 +96,8 @@ public struct AgentConfig: Equatable, Sendable {
     public var nmea0183 = NMEA0183DoorConfig()
     /// The Signal K door (off until it has an output).
     public var signalK = SignalKDoorConfig()
+    /// The MQTT door (off until it has a broker).
+    public var mqtt = MQTTDoorConfig()
     /// The board profile the config was layered on, if any.
     public var board: String? = nil
 
@@ -272,6 +274,7 @@ extension AgentConfig {
             "pipeline_store": { config.pipelineStore = try r.path($0, "pipeline_store") },
             "nmea0183": { config.nmea0183 = try r.nmea0183($0, over: config.nmea0183) },
             "signalk": { config.signalK = try r.signalK($0, over: config.signalK) },
+            "mqtt": { config.mqtt = try r.mqtt($0, over: config.mqtt) },
             "log": { node in
                 try r.section(node, "log", [
                     "level": { config.log.level = try r.level($0, "log.level") },

@@ -38,6 +38,14 @@ public final class WorkerThread: @unchecked Sendable { // `condition` guards `st
         while started && !finished { _ = condition.wait(until: .infinity) }
     }
 
+    /// Asks the loop to end and wakes any `pause`, without waiting (for a loop that must also be woken
+    /// another way, say from a `poll`, before `stop()` waits).
+    public func requestStop() {
+        condition.lock(); defer { condition.unlock() }
+        stopRequested = true
+        condition.broadcast()
+    }
+
     public var isStopping: Bool {
         condition.lock(); defer { condition.unlock() }
         return stopRequested

@@ -28,6 +28,9 @@ public enum Doors {
             if !config.signalK.outputs.isEmpty {
                 doors.append(try LineDoor.signalK(config.signalK, server: server, logger: logger))
             }
+            if let broker = config.mqtt.broker {
+                doors.append(try MQTTDoor(config.mqtt, broker: broker, server: server, logger: logger))
+            }
         } catch {
             for d in doors { d.close() }
             throw error

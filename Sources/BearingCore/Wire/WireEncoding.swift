@@ -182,6 +182,31 @@ public enum WireEncoding {
         }
     }
 
+    /// `SPOOL` (Bearing's own class, retained on an MQTT door's `PREFIX/spool`): messages waiting for the
+    /// broker, the bytes they take and the bound, the messages dropped so far (never sent: a subscriber's
+    /// gaps in `seq` add up to it) and the next sequence number.
+    public static func spool(pending: UInt64, bytes: Int, bound: Int, dropped: UInt64, nextSeq: UInt64) -> String {
+        var w = JSONObjectWriter(class: "SPOOL")
+        w.int("pending", Int(pending))
+        w.int("bytes", bytes)
+        w.int("bound", bound)
+        w.int("dropped", Int(dropped))
+        w.int("next_seq", Int(nextSeq))
+        return w.finished()
+    }
+
+    /// `line` (one object from this encoder, or gpsd's) with the device's sequence number `seq` right after
+    /// its `class`, as MQTT messages carry it: `{"class":"TPV","seq":42,…}`. gpsd clients skip fields they do
+    /// not know.
+    public static func numbered(_ line: String, seq: UInt64) -> String {
+        let bytes = Array(line.utf8)
+        let prefix = Array(#"{"class":""#.utf8)
+        guard bytes.starts(with: prefix), let close = bytes[prefix.count...].firstIndex(of: UInt8(ascii: "\"")) else {
+            return "{\"seq\":\(seq)," + line.dropFirst()
+        }
+        return String(decoding: bytes[...close], as: UTF8.self) + ",\"seq\":\(seq)" + String(decoding: bytes[(close + 1)...], as: UTF8.self)
+    }
+
     /// gpsd's own line, verbatim, or with only the `keep` fields.
     public static func relayed(_ r: RelayedObject, keep: Set<String>?) -> String {
         guard let keep, case .map(let entries) = r.object else { return r.line }

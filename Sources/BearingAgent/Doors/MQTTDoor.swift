@@ -1,0 +1,294 @@
+import BearingCore
+import BearingIO
+import BearingLog
+import Dispatch
+import Synchronization
+@preconcurrency import OpenCombine
+import OpenCombineDispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The MQTT door: the values its chains pass, as gpsd JSON lines numbered per device (`"seq"`), to
+/// `PREFIX/tpv`, `PREFIX/att` and `PREFIX/sky` at QoS 1 through the on-disk spool; `PREFIX/status` is a
+/// retained `online` (the last will and a clean stop make it `offline`) and `PREFIX/spool` a retained
+/// SPOOL object with the drops so far. A broker that is down costs the rest of Bearing nothing: values are
+/// spooled on the pipeline queue and the client's thread sends them when it can, oldest first.
+public final class MQTTDoor: Door {
+    public let name = "MQTT door"
+    public let topics: MQTTTopics
+    let config: MQTTDoorConfig
+    let server: PublishingServer
+    let logger: Logger
+    let outbox: MQTTOutbox
+    let client: MQTTClient
+
+    init(_ config: MQTTDoorConfig, broker: MQTTBroker, server: PublishingServer, logger: Logger,
+         machineIDFile: String = "/etc/machine-id") throws {
+        self.config = config
+        self.server = server
+        self.logger = logger
+        let device: String
+        if let d = config.device {
+            device = d
+        } else {
+            let text = (try? AtomicFile.readText(machineIDFile, limit: 256)) ?? ""
+            guard let identity = DeviceIdentity(machineID: text) else {
+                throw DoorError(message: "mqtt: \(machineIDFile) holds no machine id (\(text.isEmpty ? "unreadable or empty" : "not 32 hex digits")), so the device has no name: set mqtt.device")
+            }
+            device = identity.device
+        }
+        topics = MQTTTopics(prefix: config.prefix ?? "bearing/\(device)")
+        var clientConfig = MQTTClient.Configuration(broker: broker, clientID: config.clientID ?? "bearing-\(device)")
+        clientConfig.username = config.username
+        if let file = config.passwordFile {
+            do {
+                let text = try AtomicFile.readText(file, limit: 4096)
+                clientConfig.password = Secret(String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? ""))
+            } catch {
+                throw DoorError(message: "mqtt.password_file \(file): \(error.message) (errno \(error.errno))")
+            }
+        }
+        clientConfig.caFile = config.caFile
+        clientConfig.certificateFile = config.certificateFile
+        clientConfig.keyFile = config.keyFile
+        clientConfig.keepalive = config.keepalive
+        clientConfig.will = (topics.status, "offline")
+        let directory = config.spoolDirectory ?? MQTTDoorConfig.defaultSpoolDirectory()
+        let spool: MessageSpool
+        do {
+            spool = try MessageSpool(directory: directory, maxBytes: config.spoolMaxBytes)
+        } catch {
+            throw DoorError(message: "mqtt.spool.directory \(directory): \(error)")
+        }
+        for note in spool.takeNotes() { logger.warning("MQTT spool: \(note)") }
+        logger.info("MQTT door for \(broker)", metadata: [
+            "client_id": "\(clientConfig.clientID)", "prefix": "\(topics.prefix)", "spool": "\(directory)",
+            "waiting": "\(spool.pending)", "next_seq": "\(spool.nextSeq)", "libmosquitto": "\(MQTTClient.libraryVersion)",
+        ])
+        outbox = MQTTOutbox(spool: spool, topics: topics, broker: "\(broker)", window: config.window, logger: logger)
+        do {
+            client = try MQTTClient(configuration: clientConfig, delegate: outbox)
+        } catch {
+            throw DoorError(message: "mqtt: \(error)")
+        }
+    }
+
+    public func run(until shutdown: ShutdownEvent) async throws {
+        client.start()
+        let subscriptions = server.queue.sync { [config, server, outbox, client, topics] in
+            config.topics.keys.sorted().map { topic in
+                let name = topics.data(topic)
+                return server.hub.values(topic.stream, through: config.topics[topic]!).sink { report in
+                    outbox.append(name, report.line)
+                    client.wake()
+                }
+            }
+        }
+        await shutdown.wait()
+        server.queue.sync { for s in subscriptions { s.cancel() } }
+        client.stop()
+        outbox.close()
+    }
+
+    public func close() { outbox.close() }
+}
+
+/// The door's topics under its prefix.
+public struct MQTTTopics: Equatable, Sendable {
+    public let prefix: String
+    public var status: String { "\(prefix)/status" }
+    public var spool: String { "\(prefix)/spool" }
+    public func data(_ topic: MQTTDataTopic) -> String { "\(prefix)/\(topic.rawValue)" }
+}
+
+/// The spool and what is in flight, shared by the pipeline queue (appending) and the client's thread
+/// (sending, acknowledging); the mutex serialises them.
+final class MQTTOutbox: MQTTClientDelegate {
+    struct State {
+        var spool: MessageSpool
+        /// Message id → sequence number of what was sent on this connection and not yet acknowledged.
+        var inFlight: [Int32: UInt64] = [:]
+        /// The highest sequence number sent on this connection.
+        var lastSent: UInt64 = 0
+        var connected = false
+        /// Since when the broker is unreachable (monotonic), the drops then, and whether drops were logged.
+        var outage: (since: Double, dropped: UInt64, reason: String, dropsLogged: Bool)?
+        /// The errno of the append failures being dropped, logged once until appends succeed again.
+        var appendFailure: Int32?
+        var lastSave = 0.0
+        /// The drop count last published in SPOOL (nil: not since connecting).
+        var publishedDropped: UInt64?
+        var closed = false
+    }
+
+    let state: Mutex<State>
+    let topics: MQTTTopics
+    let broker: String
+    let window: Int
+    let logger: Logger
+
+    init(spool: sending MessageSpool, topics: MQTTTopics, broker: String, window: Int, logger: Logger) {
+        state = Mutex(State(spool: spool))
+        self.topics = topics
+        self.broker = broker
+        self.window = window
+        self.logger = logger
+    }
+
+    /// Numbers and spools one message (on the pipeline queue).
+    func append(_ topic: String, _ line: String) {
+        let outcome: (error: SystemError?, recovered: Bool) = state.withLock { s in
+            guard !s.closed else { return (nil, false) }
+            do throws(SystemError) {
+                try s.spool.append(topic: topic) { WireEncoding.numbered(line, seq: $0) }
+                defer { s.appendFailure = nil }
+                return (nil, s.appendFailure != nil)
+            } catch {
+                let first = s.appendFailure != error.errno
+                s.appendFailure = error.errno
+                return (first ? error : nil, false)
+            }
+        }
+        if let error = outcome.error {
+            logger.error("MQTT spool: cannot write a message: \(error); messages are dropped (counted in \(topics.spool)) until it can, and those already spooled are kept")
+        } else if outcome.recovered {
+            logger.notice("MQTT spool: writing again")
+        }
+    }
+
+    func close() {
+        let notes: [String] = state.withLock { s in
+            guard !s.closed else { return [] }
+            s.closed = true
+            var notes = s.spool.takeNotes()
+            do { try s.spool.saveState() } catch { notes.append("cannot save its state: \(error)") }
+            s.spool.close()
+            return notes
+        }
+        for n in notes { logger.warning("MQTT spool: \(n)") }
+    }
+
+    // MARK: The client's thread
+
+    func mqttClient(_ client: MQTTClient, didConnect session: MQTTSession) {
+        let (outage, pending, dropped) = state.withLock { s in
+            s.connected = true
+            s.inFlight = [:]
+            s.lastSent = s.spool.acknowledged
+            s.publishedDropped = nil
+            s.spool.rewind()
+            defer { s.outage = nil }
+            return (s.outage, s.spool.pending, s.spool.dropped)
+        }
+        do {
+            try session.publish(topics.status, "online", retain: true)
+        } catch {
+            logger.warning("MQTT: \(error)")
+        }
+        if let outage {
+            let lost = dropped - outage.dropped
+            logger.notice("MQTT: connected to \(broker) again after \(Int(Syscall.monotonicSeconds() - outage.since)) s; \(pending) messages waiting to be sent, \(lost) dropped meanwhile")
+        } else {
+            logger.info("MQTT: connected to \(broker)", metadata: ["waiting": "\(pending)"])
+        }
+    }
+
+    func mqttClient(_ client: MQTTClient, didDisconnect reason: String, attempt: Int, retryIn: Double) {
+        let first: Bool = state.withLock { s in
+            s.connected = false
+            s.inFlight = [:]
+            guard s.outage == nil else { return false }
+            s.outage = (Syscall.monotonicSeconds(), s.spool.dropped, reason, false)
+            return true
+        }
+        let retry = String(format1: retryIn)
+        if first {
+            logger.warning("MQTT: \(broker): \(reason); trying again in \(retry) s and on, for ever (messages are spooled meanwhile; logged again when connected)")
+        } else {
+            logger.debug("MQTT: \(broker): \(reason); attempt \(attempt), next in \(retry) s")
+        }
+    }
+
+    func mqttClient(_ client: MQTTClient, maySend session: MQTTSession) {
+        fill(session)
+    }
+
+    func mqttClient(_ client: MQTTClient, didAcknowledge mid: Int32, session: MQTTSession) {
+        state.withLock { s in
+            guard let seq = s.inFlight.removeValue(forKey: mid) else { return }
+            // QoS 1 acknowledgements come in order (MQTT 3.1.1 §4.6), but the mark only moves past what no
+            // message in flight precedes.
+            _ = seq
+            s.spool.acknowledge(through: s.inFlight.values.min().map { $0 - 1 } ?? s.lastSent)
+        }
+        fill(session)
+    }
+
+    func mqttClient(_ client: MQTTClient, didReceive message: MQTTMessage, session: MQTTSession) {}
+
+    func mqttClientTick(_ client: MQTTClient, session: MQTTSession?) {
+        let now = Syscall.monotonicSeconds()
+        let (notes, dropsNow, spoolObject): ([String], (UInt64, Int)?, String?) = state.withLock { s in
+            guard !s.closed else { return ([], nil, nil) }
+            var notes = s.spool.takeNotes()
+            if now - s.lastSave >= 5 {
+                s.lastSave = now
+                do { try s.spool.saveState() } catch { notes.append("cannot save its state: \(error)") }
+            }
+            var drops: (UInt64, Int)?
+            if let o = s.outage, !o.dropsLogged, s.spool.dropped > o.dropped {
+                s.outage?.dropsLogged = true
+                drops = (s.spool.dropped - o.dropped, s.spool.maxBytes)
+            }
+            var object: String?
+            // Published at least once per connection, and again when the drops change.
+            if s.connected, s.publishedDropped != s.spool.dropped {
+                s.publishedDropped = s.spool.dropped
+                object = WireEncoding.spool(pending: s.spool.pending, bytes: s.spool.bytes, bound: s.spool.maxBytes,
+                                            dropped: s.spool.dropped, nextSeq: s.spool.nextSeq)
+            }
+            return (notes, drops, object)
+        }
+        for n in notes { logger.warning("MQTT spool: \(n)") }
+        if let (count, bound) = dropsNow {
+            logger.warning("MQTT spool: full (\(bound >> 10) KiB): the oldest messages are dropped while \(broker) is unreachable (\(count) so far; the count is in \(topics.spool), the total logged when connected)")
+        }
+        if let spoolObject, let session {
+            do { try session.publish(topics.spool, spoolObject, retain: true) } catch { logger.warning("MQTT: \(error)") }
+        }
+    }
+
+    func mqttClient(_ client: MQTTClient, willClose session: MQTTSession) {
+        do { try session.publish(topics.status, "offline", retain: true) } catch { logger.warning("MQTT: \(error)") }
+    }
+
+    /// Sends spooled messages, oldest first, until `window` are in flight.
+    private func fill(_ session: MQTTSession) {
+        let failure = state.withLock { s -> MQTTError? in
+            guard s.connected, !s.closed else { return nil }
+            while s.inFlight.count < window {
+                let batch = s.spool.take(window - s.inFlight.count)
+                if batch.isEmpty { return nil }
+                for r in batch {
+                    do throws(MQTTError) {
+                        s.inFlight[try session.publish(r.topic, r.payload)] = r.seq
+                        s.lastSent = r.seq
+                    } catch {
+                        // The connection is failing; what was not sent goes again after the reconnect.
+                        return error
+                    }
+                }
+            }
+            return nil
+        }
+        if let failure { logger.debug("MQTT: \(failure)") }
+    }
+}
+
+private extension String {
+    init(format1 value: Double) {
+        let tenths = Int((value * 10).rounded())
+        self = "\(tenths / 10).\(tenths % 10)"
+    }
+}

@@ -1,0 +1,309 @@
+import BearingCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A bounded first-in first-out queue of numbered messages on disk: what the MQTT door has not yet seen
+/// acknowledged by the broker. It survives `kill -9` (every message is one `write` of one line, in the
+/// kernel once `append` returns) and a reboot (the kernel writes the lines out within its writeback
+/// delay, ~30 s, and a clean shutdown flushes them at once).
+///
+/// Layout, under `directory`:
+/// - segments `<first seq, 20 digits>.spool` of `SpoolRecord` lines, the newest one appended to;
+/// - `state`: the last acknowledged sequence number, the next one to give and the drops so far, replaced
+///   atomically (`AtomicFile`) by `saveState()`.
+///
+/// Past `maxBytes` the oldest segment goes, and its messages not yet acknowledged are counted as dropped.
+/// A segment with a line that is not a record (bad CRC, out of order: a bad card, a hand edit) is renamed
+/// `….corrupt`, named in `notes`, and none of it is sent; a last line cut short (a power cut mid-write) is
+/// cut off. Not thread-safe: its owner serialises calls.
+public final class MessageSpool {
+    public let directory: String
+    public let maxBytes: Int
+    /// Segments are an eighth of the bound, so that dropping the oldest frees an eighth.
+    public let segmentBytes: Int
+
+    /// The last sequence number the broker acknowledged (every one before it was, too).
+    public private(set) var acknowledged: UInt64 = 0
+    /// The number the next message gets.
+    public private(set) var nextSeq: UInt64 = 1
+    /// Messages given a number that will never be sent: dropped past the bound, unwritable, or in a
+    /// corrupt segment. Kept across restarts.
+    public private(set) var dropped: UInt64 = 0
+    /// What opening found and did (files set aside, a cut line), and lines found bad since, for the log.
+    public private(set) var notes: [String] = []
+
+    /// The notes not yet taken.
+    public func takeNotes() -> [String] {
+        defer { notes = [] }
+        return notes
+    }
+
+    private struct Segment {
+        var first: UInt64
+        var last: UInt64
+        var records: Int
+        var bytes: Int
+        var path: String
+    }
+    private var segments: [Segment] = []
+    private var appendFD: Int32 = -1
+    /// The next record to hand out: the segment (by its first number) and the byte offset in it.
+    private var cursor: (segment: UInt64, offset: Int) = (0, 0)
+    private var stateDirty = false
+
+    /// Opens (making it when missing) the spool in `directory`; throws when the directory cannot be made
+    /// or read.
+    public init(directory: String, maxBytes: Int) throws(SystemError) {
+        self.directory = directory
+        self.maxBytes = max(maxBytes, 8 * 4096)
+        segmentBytes = self.maxBytes / 8
+        try AtomicFile.makeDirectories(directory, mode: 0o750)
+        loadState()
+        try scan()
+        rewind()
+    }
+
+    deinit { if appendFD >= 0 { Glibc.close(appendFD) } }
+
+    /// Messages not yet acknowledged.
+    public var pending: UInt64 { segments.reduce(0) { $0 + UInt64($1.records) } - UInt64(acknowledgedInSpool) }
+    /// Bytes on disk.
+    public var bytes: Int { segments.reduce(0) { $0 + $1.bytes } }
+
+    /// Gives the next number to `payload(seq)` and appends the message. On a failed write the number is
+    /// spent and counted as dropped (a subscriber sees the gap and the count agree) and the error names
+    /// the file; what was spooled before stays.
+    @discardableResult
+    public func append(topic: String, payload: (UInt64) -> String) throws(SystemError) -> UInt64 {
+        let seq = nextSeq
+        nextSeq += 1
+        stateDirty = true
+        let line = SpoolRecord(seq: seq, topic: topic, payload: payload(seq)).line
+        do throws(SystemError) {
+            try makeRoom(for: line.count)
+            if appendFD < 0 || segments.isEmpty || segments[segments.count - 1].bytes + line.count > segmentBytes && segments[segments.count - 1].records > 0 {
+                try startSegment(at: seq)
+            }
+            let i = segments.count - 1
+            let path = segments[i].path
+            let n = line.withUnsafeBytes { write(appendFD, $0.baseAddress, $0.count) }
+            if n != line.count {
+                let error = n < 0 ? SystemError("write", path) : SystemError("write", "\(path): \(n) of \(line.count) bytes", errno: ENOSPC)
+                // A short write leaves part of a line: cut it off so the file stays whole lines.
+                if n > 0 { _ = ftruncate(appendFD, off_t(segments[i].bytes)) }
+                throw error
+            }
+            if segments[i].records == 0 { segments[i].first = seq }
+            segments[i].last = seq
+            segments[i].records += 1
+            segments[i].bytes += line.count
+        } catch {
+            dropped += 1
+            throw error
+        }
+        return seq
+    }
+
+    /// Up to `limit` messages after the last one handed out, in order.
+    public func take(_ limit: Int) -> [SpoolRecord] {
+        var out: [SpoolRecord] = []
+        while out.count < limit {
+            guard let i = segments.firstIndex(where: { $0.first >= cursor.segment && $0.records > 0 }) else { break }
+            if segments[i].first != cursor.segment { cursor = (segments[i].first, 0) }
+            let segment = segments[i]
+            guard cursor.offset < segment.bytes else {
+                guard i + 1 < segments.count else { break }
+                cursor = (segments[i + 1].first, 0)
+                continue
+            }
+            let chunk = readChunk(segment.path, at: cursor.offset, upTo: min(segment.bytes - cursor.offset, 1 << 16))
+            var start = 0
+            var progressed = false
+            while out.count < limit, let nl = chunk[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                progressed = true
+                let line = chunk[start..<nl]
+                start = nl + 1
+                switch SpoolRecord.parse(line) {
+                case .success(let r): if r.seq > acknowledged { out.append(r) }
+                case .failure(let f): notes.append("\(segment.path) at byte \(cursor.offset + line.startIndex): \(f); the line is not sent")
+                }
+            }
+            cursor.offset += start
+            if !progressed {
+                // A line longer than the chunk, or a file changed under us: skip the segment rather than spin.
+                notes.append("\(segment.path): no whole line at byte \(cursor.offset); the rest of it is not sent")
+                cursor.offset = segment.bytes
+            }
+        }
+        return out
+    }
+
+    /// Hands out again everything not yet acknowledged (after a reconnect: the broker may have lost what
+    /// was in flight).
+    public func rewind() { cursor = (0, 0) }
+
+    /// Marks every message up to `seq` acknowledged; segments wholly acknowledged are deleted (the one
+    /// being appended to stays).
+    public func acknowledge(through seq: UInt64) {
+        guard seq > acknowledged else { return }
+        acknowledged = min(seq, nextSeq - 1)
+        stateDirty = true
+        while segments.count > 1, segments[0].last <= acknowledged {
+            unlink(segments[0].path)
+            segments.removeFirst()
+        }
+    }
+
+    /// Writes `state` when it changed. The last acknowledged number on disk may lag (a crash replays a
+    /// few acknowledged messages: duplicates by sequence number, never a loss).
+    public func saveState() throws(SystemError) {
+        guard stateDirty else { return }
+        let text = "acked \(acknowledged)\nnext \(nextSeq)\ndropped \(dropped)\n"
+        try AtomicFile.write(Array(text.utf8), to: statePath, mode: 0o640)
+        stateDirty = false
+    }
+
+    /// Closes the file being appended to.
+    public func close() {
+        if appendFD >= 0 { Glibc.close(appendFD) }
+        appendFD = -1
+    }
+
+    // MARK: Disk
+
+    private var statePath: String { "\(directory)/state" }
+
+    private func loadState() {
+        guard let text = try? AtomicFile.readText(statePath, limit: 4096) else { return }
+        var values: [String: UInt64] = [:]
+        for line in text.split(separator: "\n") {
+            let parts = line.split(separator: " ")
+            guard parts.count == 2, let v = UInt64(parts[1]) else {
+                notes.append("\(statePath): line \"\(line.prefix(40))\" is not KEY NUMBER; messages still spooled are all sent again")
+                return
+            }
+            values[String(parts[0])] = v
+        }
+        acknowledged = values["acked"] ?? 0
+        nextSeq = max(values["next"] ?? 1, acknowledged + 1)
+        dropped = values["dropped"] ?? 0
+    }
+
+    private func scan() throws(SystemError) {
+        guard let dir = opendir(directory) else { throw SystemError("opendir", directory) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name.hasSuffix(".spool"), name.count == 26, UInt64(name.prefix(20)) != nil { names.append(name) }
+        }
+        closedir(dir)
+        var previous: UInt64 = 0
+        for (n, name) in names.sorted().enumerated() {
+            let path = "\(directory)/\(name)"
+            let bytes: [UInt8]
+            do { bytes = try AtomicFile.read(path, limit: 1 << 30) } catch { setAside(path, error.description, records: 0); continue }
+            var segment = Segment(first: UInt64(name.prefix(20))!, last: 0, records: 0, bytes: 0, path: path)
+            var fault: String?
+            var lineNumber = 0
+            var start = 0
+            var unacknowledged = 0
+            while start < bytes.count {
+                lineNumber += 1
+                guard let nl = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) else {
+                    if n == names.count - 1 {
+                        // A power cut mid-write: the lines before it stand.
+                        notes.append("\(path) line \(lineNumber): \(SpoolRecord.Fault.unterminated); cut off (\(bytes.count - start) bytes)")
+                        if truncate(path, off_t(start)) != 0 { fault = SystemError("truncate", path).description }
+                    } else {
+                        fault = "line \(lineNumber): \(SpoolRecord.Fault.unterminated)"
+                    }
+                    break
+                }
+                switch SpoolRecord.parse(bytes[start..<nl]) {
+                case .failure(let f):
+                    fault = "line \(lineNumber): \(f)"
+                case .success(let r) where r.seq <= previous:
+                    fault = "line \(lineNumber): sequence number \(r.seq) after \(previous)"
+                case .success(let r):
+                    if segment.records == 0 { segment.first = r.seq }
+                    segment.last = r.seq
+                    segment.records += 1
+                    previous = r.seq
+                    if r.seq > acknowledged { unacknowledged += 1 }
+                }
+                if fault != nil { break }
+                start = nl + 1
+            }
+            segment.bytes = start
+            if let fault {
+                setAside(path, fault, records: unacknowledged)
+            } else if segment.records > 0 && segment.last <= acknowledged {
+                unlink(path)
+            } else if segment.records > 0 {
+                segments.append(segment)
+            } else {
+                unlink(path)
+            }
+        }
+        if let last = segments.last { nextSeq = max(nextSeq, last.last + 1) }
+        stateDirty = true
+    }
+
+    /// A segment that cannot be trusted: kept for a person to read, never sent.
+    private func setAside(_ path: String, _ fault: String, records: Int) {
+        let aside = "\(path).corrupt"
+        let moved = rename(path, aside) == 0
+        dropped += UInt64(records)
+        notes.append("\(path): \(fault); \(moved ? "set aside as \(aside)" : "could not be set aside (\(SystemError("rename", path).message)) and is ignored"); none of it is sent (\(records) good messages before the fault counted as dropped)")
+    }
+
+    private func startSegment(at seq: UInt64) throws(SystemError) {
+        close()
+        let digits = String(seq)
+        let path = "\(directory)/\(String(repeating: "0", count: 20 - digits.count))\(digits).spool"
+        appendFD = try Syscall.check("open", path) { open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o640) }
+        var st = stat()
+        let size = fstat(appendFD, &st) == 0 ? Int(st.st_size) : 0
+        if size > 0, let i = segments.firstIndex(where: { $0.path == path }) {
+            segments[i].bytes = size
+        } else {
+            segments.append(Segment(first: seq, last: seq, records: 0, bytes: size, path: path))
+        }
+    }
+
+    /// Drops the oldest segments until `count` more bytes fit under the bound.
+    private func makeRoom(for count: Int) throws(SystemError) {
+        while bytes + count > maxBytes, segments.count > 1 {
+            let oldest = segments.removeFirst()
+            dropped += UInt64(unacknowledged(in: oldest))
+            stateDirty = true
+            unlink(oldest.path)
+        }
+    }
+
+    /// The messages of `segment` not yet acknowledged (read from the file when it is partly acknowledged:
+    /// numbers that failed to be written leave gaps).
+    private func unacknowledged(in segment: Segment) -> Int {
+        if segment.first > acknowledged { return segment.records }
+        if segment.last <= acknowledged { return 0 }
+        let bytes = (try? AtomicFile.read(segment.path, limit: 1 << 30)) ?? []
+        return bytes.split(separator: UInt8(ascii: "\n")).reduce(0) { n, line in
+            if case .success(let r) = SpoolRecord.parse(line), r.seq > acknowledged { return n + 1 }
+            return n
+        }
+    }
+
+    private var acknowledgedInSpool: Int {
+        segments.reduce(0) { n, s in n + (s.first > acknowledged ? 0 : Int(min(s.last, acknowledged) - s.first + 1)) }
+    }
+
+    private func readChunk(_ path: String, at offset: Int, upTo count: Int) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return [] }
+        defer { Glibc.close(fd) }
+        var buffer = [UInt8](repeating: 0, count: count)
+        let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset)) }
+        return n > 0 ? Array(buffer[0..<n]) : []
+    }
+}
