@@ -30,6 +30,8 @@ public final class MessageSpool {
     /// Messages given a number that will never be sent: dropped past the bound, unwritable, or in a
     /// corrupt segment. Kept across restarts.
     public private(set) var dropped: UInt64 = 0
+    /// Of `dropped`, those dropped past the bound since opening.
+    public private(set) var droppedPastBound: UInt64 = 0
     /// What opening found and did (files set aside, a cut line), and lines found bad since, for the log.
     public private(set) var notes: [String] = []
 
@@ -85,15 +87,16 @@ public final class MessageSpool {
             if appendFD < 0 || segments.isEmpty || segments[segments.count - 1].bytes + line.count > segmentBytes && segments[segments.count - 1].records > 0 {
                 try startSegment(at: seq)
             }
-            let i = segments.count - 1
-            let path = segments[i].path
-            let n = line.withUnsafeBytes { write(appendFD, $0.baseAddress, $0.count) }
-            if n != line.count {
-                let error = n < 0 ? SystemError("write", path) : SystemError("write", "\(path): \(n) of \(line.count) bytes", errno: ENOSPC)
-                // A short write leaves part of a line: cut it off so the file stays whole lines.
-                if n > 0 { _ = ftruncate(appendFD, off_t(segments[i].bytes)) }
-                throw error
+            var written = writeLine(line)
+            if written != nil, segments[segments.count - 1].records > 0, segments[segments.count - 1].last <= acknowledged {
+                // A full disk, and the file being appended to holds nothing unacknowledged: start it over.
+                unlink(segments[segments.count - 1].path)
+                segments.removeLast()
+                try startSegment(at: seq)
+                written = writeLine(line)
             }
+            if let written { throw written }
+            let i = segments.count - 1
             if segments[i].records == 0 { segments[i].first = seq }
             segments[i].last = seq
             segments[i].records += 1
@@ -103,6 +106,18 @@ public final class MessageSpool {
             throw error
         }
         return seq
+    }
+
+    /// Appends `line` to the current segment in one `write`; a short write is cut off again, so the file
+    /// stays whole lines. Returns the error, if any.
+    private func writeLine(_ line: [UInt8]) -> SystemError? {
+        let i = segments.count - 1
+        let path = segments[i].path
+        let n = line.withUnsafeBytes { write(appendFD, $0.baseAddress, $0.count) }
+        guard n != line.count else { return nil }
+        let error = n < 0 ? SystemError("write", path) : SystemError("write", "\(path): \(n) of \(line.count) bytes", errno: ENOSPC)
+        if n > 0 { _ = ftruncate(appendFD, off_t(segments[i].bytes)) }
+        return error
     }
 
     /// Up to `limit` messages after the last one handed out, in order.
@@ -207,7 +222,7 @@ public final class MessageSpool {
             var fault: String?
             var lineNumber = 0
             var start = 0
-            var unacknowledged = 0
+            var lowest = UInt64.max
             while start < bytes.count {
                 lineNumber += 1
                 guard let nl = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) else {
@@ -222,22 +237,26 @@ public final class MessageSpool {
                 }
                 switch SpoolRecord.parse(bytes[start..<nl]) {
                 case .failure(let f):
-                    fault = "line \(lineNumber): \(f)"
+                    if fault == nil { fault = "line \(lineNumber): \(f)" }
                 case .success(let r) where r.seq <= previous:
-                    fault = "line \(lineNumber): sequence number \(r.seq) after \(previous)"
+                    if fault == nil { fault = "line \(lineNumber): sequence number \(r.seq) after \(previous)" }
                 case .success(let r):
-                    if segment.records == 0 { segment.first = r.seq }
-                    segment.last = r.seq
-                    segment.records += 1
+                    // After a fault the good lines are only counted (and their numbers never given again).
+                    if fault == nil {
+                        if segment.records == 0 { segment.first = r.seq }
+                        segment.last = r.seq
+                        segment.records += 1
+                    }
                     previous = r.seq
-                    if r.seq > acknowledged { unacknowledged += 1 }
+                    lowest = min(lowest, r.seq)
                 }
-                if fault != nil { break }
                 start = nl + 1
             }
             segment.bytes = start
             if let fault {
-                setAside(path, fault, records: unacknowledged)
+                // Its numbers run from the lowest to the highest read (a line too damaged to read has one too).
+                let from = max(lowest, acknowledged + 1)
+                setAside(path, fault, records: lowest == .max || from > previous ? 0 : Int(previous - from + 1))
             } else if segment.records > 0 && segment.last <= acknowledged {
                 unlink(path)
             } else if segment.records > 0 {
@@ -246,7 +265,8 @@ public final class MessageSpool {
                 unlink(path)
             }
         }
-        if let last = segments.last { nextSeq = max(nextSeq, last.last + 1) }
+        // Numbers seen in files set aside are not given again either.
+        nextSeq = max(nextSeq, previous + 1)
         stateDirty = true
     }
 
@@ -255,7 +275,7 @@ public final class MessageSpool {
         let aside = "\(path).corrupt"
         let moved = rename(path, aside) == 0
         dropped += UInt64(records)
-        notes.append("\(path): \(fault); \(moved ? "set aside as \(aside)" : "could not be set aside (\(SystemError("rename", path).message)) and is ignored"); none of it is sent (\(records) good messages before the fault counted as dropped)")
+        notes.append("\(path): \(fault); \(moved ? "set aside as \(aside)" : "could not be set aside (\(SystemError("rename", path).message)) and is ignored"); none of it is sent (its \(records) good unacknowledged messages are counted as dropped)")
     }
 
     private func startSegment(at seq: UInt64) throws(SystemError) {
@@ -276,7 +296,9 @@ public final class MessageSpool {
     private func makeRoom(for count: Int) throws(SystemError) {
         while bytes + count > maxBytes, segments.count > 1 {
             let oldest = segments.removeFirst()
-            dropped += UInt64(unacknowledged(in: oldest))
+            let lost = UInt64(unacknowledged(in: oldest))
+            dropped += lost
+            droppedPastBound += lost
             stateDirty = true
             unlink(oldest.path)
         }

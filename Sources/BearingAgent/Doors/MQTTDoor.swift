@@ -53,6 +53,8 @@ public final class MQTTDoor: Door {
         clientConfig.certificateFile = config.certificateFile
         clientConfig.keyFile = config.keyFile
         clientConfig.keepalive = config.keepalive
+        clientConfig.retryInitial = config.retryInitial
+        clientConfig.retryMax = config.retryMax
         clientConfig.will = (topics.status, "offline")
         let directory = config.spoolDirectory ?? MQTTDoorConfig.defaultSpoolDirectory()
         let spool: MessageSpool
@@ -112,8 +114,11 @@ final class MQTTOutbox: MQTTClientDelegate {
         /// The highest sequence number sent on this connection.
         var lastSent: UInt64 = 0
         var connected = false
-        /// Since when the broker is unreachable (monotonic), the drops then, and whether drops were logged.
-        var outage: (since: Double, dropped: UInt64, reason: String, dropsLogged: Bool)?
+        /// Since when the broker is unreachable (monotonic), the drops then (all, and past the bound), and
+        /// whether drops past the bound were logged.
+        var outage: (since: Double, dropped: UInt64, pastBound: UInt64, dropsLogged: Bool)?
+        /// The errno of the state saves failing, logged once until one succeeds.
+        var saveFailure: Int32?
         /// The errno of the append failures being dropped, logged once until appends succeed again.
         var appendFailure: Int32?
         var lastSave = 0.0
@@ -199,7 +204,7 @@ final class MQTTOutbox: MQTTClientDelegate {
             s.connected = false
             s.inFlight = [:]
             guard s.outage == nil else { return false }
-            s.outage = (Syscall.monotonicSeconds(), s.spool.dropped, reason, false)
+            s.outage = (Syscall.monotonicSeconds(), s.spool.dropped, s.spool.droppedPastBound, false)
             return true
         }
         let retry = String(format1: retryIn)
@@ -234,12 +239,19 @@ final class MQTTOutbox: MQTTClientDelegate {
             var notes = s.spool.takeNotes()
             if now - s.lastSave >= 5 {
                 s.lastSave = now
-                do { try s.spool.saveState() } catch { notes.append("cannot save its state: \(error)") }
+                do throws(SystemError) {
+                    try s.spool.saveState()
+                    if s.saveFailure != nil { notes.append("its state is saved again") }
+                    s.saveFailure = nil
+                } catch {
+                    if s.saveFailure != error.errno { notes.append("cannot save its state: \(error) (logged again when it can)") }
+                    s.saveFailure = error.errno
+                }
             }
             var drops: (UInt64, Int)?
-            if let o = s.outage, !o.dropsLogged, s.spool.dropped > o.dropped {
+            if let o = s.outage, !o.dropsLogged, s.spool.droppedPastBound > o.pastBound {
                 s.outage?.dropsLogged = true
-                drops = (s.spool.dropped - o.dropped, s.spool.maxBytes)
+                drops = (s.spool.droppedPastBound - o.pastBound, s.spool.maxBytes)
             }
             var object: String?
             // Published at least once per connection, and again when the drops change.

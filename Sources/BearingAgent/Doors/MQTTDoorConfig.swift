@@ -27,6 +27,9 @@ public struct MQTTDoorConfig: Equatable, Sendable {
     public var spoolMaxBytes = 16 << 20
     /// QoS 1 messages in flight (sent, not yet acknowledged) at once.
     public var window = 32
+    /// Reconnect delays: the first, doubling up to the last (each shortened by a random part of up to half).
+    public var retryInitial = 1.0
+    public var retryMax = 120.0
 
     public init() {}
 
@@ -113,6 +116,8 @@ extension ConfigReader {
             },
             "keepalive": { c.keepalive = try self.int($0, "mqtt.keepalive", 5...65535) },
             "window": { c.window = try self.int($0, "mqtt.window", 1...1000) },
+            "retry_initial": { c.retryInitial = try self.seconds($0, "mqtt.retry_initial", 0.01...3600) },
+            "retry_max": { c.retryMax = try self.seconds($0, "mqtt.retry_max", 0.01...86400) },
             "topics": { try self.section($0, "mqtt.topics", topicKeys) },
             "spool": { node in
                 try self.section(node, "mqtt.spool", [
@@ -126,6 +131,9 @@ extension ConfigReader {
         }
         if c.broker?.tls == false && (c.caFile != nil || c.certificateFile != nil) {
             throw ConfigError("\(at(node)): mqtt.tls is set but mqtt.broker is mqtt://: use mqtts:// for TLS")
+        }
+        if c.retryMax < c.retryInitial {
+            throw ConfigError("\(at(node)): mqtt.retry_max (\(c.retryMax)) must be ≥ mqtt.retry_initial (\(c.retryInitial))")
         }
         if c.passwordFile != nil && c.username == nil {
             throw ConfigError("\(at(node)): mqtt.password_file needs mqtt.username")

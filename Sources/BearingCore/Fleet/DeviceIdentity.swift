@@ -14,7 +14,7 @@ public struct DeviceIdentity: Equatable, Sendable {
 
     /// From the 32 hex digits of a machine id; nil when it is not one.
     public init?(machineID: String) {
-        guard let key = Self.bytes(hex: String(machineID.trimmingWhitespace())), key.count == 16,
+        guard let key = Self.bytes(hex: String(machineID.split(separator: "\n").first?.trimmingWhitespace() ?? "")), key.count == 16,
               let app = Self.bytes(hex: Self.applicationID) else { return nil }
         var id = Array(SHA256.hmac(key: key, message: app).prefix(16))
         id[6] = (id[6] & 0x0F) | 0x40 // version 4

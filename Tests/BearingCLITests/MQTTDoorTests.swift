@@ -1,0 +1,271 @@
+import BearingCore
+import Foundation
+import TestSupport
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The MQTT door against a real broker (Debian's mosquitto, started here on a free loopback port) and
+/// real subscribers (mosquitto_sub and Python's paho-mqtt, persistent sessions at QoS 1): what arrives is
+/// proven by the sequence numbers Bearing puts in every message.
+final class MQTTDoorTests: XCTestCase {
+    /// `bearing run --board simulator` (ATT at ~100 Hz from the simulated IMU and magnetometer) with the
+    /// MQTT door: `mqtt` is the section's body, indented.
+    func writeConfig(_ dir: URL, broker: MosquittoBroker, device: String, mqtt: String = "") throws -> URL {
+        let config = dir.appendingPathComponent("bearing-\(device).yaml")
+        try """
+            gpsd: {host: 127.0.0.1, port: \(freePort()), retry_initial: 1, retry_max: 5}
+            socket: {path: \(dir.appendingPathComponent("\(device).sock").path)}
+            mqtt:
+              broker: \(broker.url)
+              device: \(device)
+              retry_initial: 0.2
+              retry_max: 1
+              spool: {directory: \(dir.appendingPathComponent("spool-\(device)").path)}
+            \(mqtt)
+            """.write(to: config, atomically: true, encoding: .utf8)
+        return config
+    }
+
+    func start(_ config: URL) throws -> (Process, Pipe) {
+        let (p, _, err) = try launchBearing(["run", "--board", "simulator", "--config", config.path, "--log-level", "info"])
+        return (p, err)
+    }
+
+    func stop(_ p: Process, _ err: Pipe, signal: Int32 = SIGTERM) -> String {
+        if p.isRunning { kill(p.processIdentifier, signal) }
+        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        return text
+    }
+
+    func spoolState(_ dir: URL, _ device: String) -> [String: UInt64] {
+        let text = (try? String(contentsOf: dir.appendingPathComponent("spool-\(device)/state"), encoding: .utf8)) ?? ""
+        var out: [String: UInt64] = [:]
+        for line in text.split(separator: "\n") {
+            let parts = line.split(separator: " ")
+            if parts.count == 2, let v = UInt64(parts[1]) { out[String(parts[0])] = v }
+        }
+        return out
+    }
+
+    /// Topics, payloads in gpsd's dialect with `seq`, the retained status (`online`, `offline` on a clean
+    /// stop, and the broker's last will `offline` after `kill -9`), the retained SPOOL object.
+    func testTopicsRetainedStatusAndTheLastWill() throws {
+        let dir = temporaryDirectory("mqtt-topics")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let broker = try MosquittoBroker(directory: dir.appendingPathComponent("broker"))
+        try broker.start()
+        defer { broker.stop() }
+        let sub = try MQTTSubscriber(.mosquittoSub, port: broker.port, topic: "fleet/t1/#", clientID: "t1-watch", output: dir.appendingPathComponent("sub.txt"))
+        defer { sub.stop() }
+        let config = try writeConfig(dir, broker: broker, device: "t1", mqtt: """
+              prefix: fleet/t1
+              topics: {att: [{op: throttle, interval: 0.2}], tpv: false, sky: false}
+            """)
+        let (bearing, err) = try start(config)
+        XCTAssertTrue(sub.wait(timeout: 20) { $0.messages(on: "fleet/t1/att").count >= 10 && !$0.messages(on: "fleet/t1/spool").isEmpty }, sub.lines.suffix(5).joined(separator: "\n"))
+        let log = stop(bearing, err)
+        XCTAssertEqual(bearing.terminationStatus, 0, log)
+        XCTAssertTrue(sub.wait(timeout: 10) { $0.messages(on: "fleet/t1/status").last?.payload == "offline" }, "a clean stop says offline: \(sub.lines.suffix(3))")
+        XCTAssertEqual(sub.messages(on: "fleet/t1/status").map(\.payload), ["online", "offline"])
+
+        let att = sub.messages(on: "fleet/t1/att").map(\.payload)
+        let seqs = sequenceNumbers(att)
+        XCTAssertEqual(seqs, Array(1...UInt64(seqs.count)), "numbered from 1 without a gap")
+        for payload in att {
+            // The socket's codec: the payload without `seq` is a gpsd ATT that WireMessage reads.
+            let plain = payload.replacingOccurrences(of: #","seq":\d+"#, with: "", options: .regularExpression)
+            let m = try WireMessage(line: plain)
+            XCTAssertEqual(m.className, "ATT")
+            XCTAssertNotNil(m.number("mheading"), payload)
+            XCTAssertTrue(payload.hasPrefix(#"{"class":"ATT","seq":"#), payload)
+        }
+        let spool = try XCTUnwrap(sub.messages(on: "fleet/t1/spool").last)
+        XCTAssertTrue(spool.payload.contains(#""class":"SPOOL""#) && spool.payload.contains(#""dropped":0"#), spool.payload)
+        XCTAssertTrue(log.contains("MQTT: connected to \(broker.url)"), log)
+
+        // kill -9: the broker publishes the will.
+        let (second, err2) = try start(config)
+        XCTAssertTrue(sub.wait(timeout: 20) { $0.messages(on: "fleet/t1/status").last?.payload == "online" })
+        XCTAssertTrue(sub.wait(timeout: 20) { sequenceNumbers($0.messages(on: "fleet/t1/att").map(\.payload)).max() ?? 0 > seqs.last! + 5 },
+                      "the numbers go on after a restart")
+        _ = stop(second, err2, signal: SIGKILL)
+        XCTAssertTrue(sub.wait(timeout: 30) { $0.messages(on: "fleet/t1/status").last?.payload == "offline" }, "the last will: \(sub.lines.suffix(3))")
+        // A new subscriber gets the retained status.
+        let late = try MQTTSubscriber(.paho, port: broker.port, topic: "fleet/t1/status", clientID: "t1-late", output: dir.appendingPathComponent("late.txt"))
+        defer { late.stop() }
+        XCTAssertTrue(late.wait(timeout: 10) { !$0.messages(on: "fleet/t1/status").isEmpty })
+        XCTAssertEqual(late.messages(on: "fleet/t1/status").first?.retained, true)
+        XCTAssertEqual(late.messages(on: "fleet/t1/status").first?.payload, "offline")
+    }
+
+    /// The broker stops for a while (BEARING_MQTT_OUTAGE seconds, default 16) while Bearing keeps publishing;
+    /// midway Bearing is killed with SIGKILL and started again. Both subscribers (persistent sessions) get
+    /// every message by sequence number, in order, none missing.
+    func testNothingIsLostWhileTheBrokerIsDownAcrossAKill9() throws {
+        let outage = Double(ProcessInfo.processInfo.environment["BEARING_MQTT_OUTAGE"] ?? "") ?? 16
+        let dir = temporaryDirectory("mqtt-outage")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let broker = try MosquittoBroker(directory: dir.appendingPathComponent("broker"))
+        try broker.start()
+        defer { broker.stop() }
+        let topic = "bearing/o1/att"
+        let subs = [try MQTTSubscriber(.mosquittoSub, port: broker.port, topic: topic, clientID: "o1-sub", output: dir.appendingPathComponent("sub.txt")),
+                    try MQTTSubscriber(.paho, port: broker.port, topic: topic, clientID: "o1-paho", output: dir.appendingPathComponent("paho.txt"))]
+        defer { for s in subs { s.stop() } }
+        let config = try writeConfig(dir, broker: broker, device: "o1", mqtt: """
+              topics: {att: [{op: throttle, interval: 0.1}], tpv: false, sky: false}
+            """)
+        var (bearing, err) = try start(config)
+        for s in subs { XCTAssertTrue(s.wait(timeout: 20) { $0.messages(on: topic).count >= 10 }, "\(s.kind) gets messages") }
+
+        broker.stop()
+        let down = Date()
+        usleep(UInt32(outage / 2 * 1e6))
+        let firstLog = stop(bearing, err, signal: SIGKILL)
+        XCTAssertTrue(firstLog.contains("trying again"), firstLog)
+        (bearing, err) = try start(config)
+        usleep(UInt32(outage / 2 * 1e6))
+        try broker.start()
+        let outageSeconds = Date().timeIntervalSince(down)
+        usleep(3_000_000)
+        let log = stop(bearing, err)
+        XCTAssertEqual(bearing.terminationStatus, 0, log)
+        let last = try XCTUnwrap(spoolState(dir, "o1")["next"]) - 1
+        XCTAssertTrue(log.contains("again after"), log)
+        for s in subs {
+            s.wait(timeout: 30) { sequenceNumbers($0.messages(on: topic).map(\.payload)).max() ?? 0 >= last }
+            let audit = SequenceAudit(sequenceNumbers(s.messages(on: topic).map(\.payload)))
+            print("MQTT outage of \(Int(outageSeconds)) s with kill -9: \(s.kind): \(audit)")
+            XCTAssertEqual(audit.highest, last, "\(s.kind): \(audit)")
+            XCTAssertEqual(audit.missing, [], "\(s.kind): \(audit)")
+            XCTAssertTrue(audit.inOrder, "\(s.kind): \(audit)")
+            XCTAssertGreaterThan(Double(audit.distinct), outageSeconds * 5, "\(s.kind): messages made during the outage arrived: \(audit)")
+        }
+        XCTAssertEqual(spoolState(dir, "o1")["dropped"], 0)
+    }
+
+    /// Past the bound the oldest messages go: a subscriber's gaps are exactly the drops SPOOL reports, and
+    /// the log says so once for the outage.
+    func testPastTheBoundTheOldestGoAndExactlyTheCountedDropsAreMissing() throws {
+        let dir = temporaryDirectory("mqtt-bound")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let broker = try MosquittoBroker(directory: dir.appendingPathComponent("broker"))
+        try broker.start()
+        defer { broker.stop() }
+        let sub = try MQTTSubscriber(.mosquittoSub, port: broker.port, topic: "bearing/b1/#", clientID: "b1-sub", output: dir.appendingPathComponent("sub.txt"))
+        defer { sub.stop() }
+        let config = try writeConfig(dir, broker: broker, device: "b1", mqtt: """
+              topics: {att: [], tpv: false, sky: false}
+              spool: {directory: \(dir.appendingPathComponent("spool-b1").path), max_bytes: 256K}
+            """)
+        let (bearing, err) = try start(config)
+        XCTAssertTrue(sub.wait(timeout: 20) { $0.messages(on: "bearing/b1/att").count >= 50 })
+        broker.stop()
+        usleep(12_000_000) // ~1200 ATT of ~500 bytes: twice the bound
+        try broker.start()
+        usleep(4_000_000)
+        let log = stop(bearing, err)
+        let state = spoolState(dir, "b1")
+        let last = try XCTUnwrap(state["next"]) - 1
+        let dropped = try XCTUnwrap(state["dropped"])
+        sub.wait(timeout: 30) { sequenceNumbers($0.messages(on: "bearing/b1/att").map(\.payload)).max() ?? 0 >= last }
+        let audit = SequenceAudit(sequenceNumbers(sub.messages(on: "bearing/b1/att").map(\.payload)))
+        print("MQTT spool bound 256 KiB, 12 s outage at ~100 messages/s: \(audit); SPOOL dropped \(dropped)")
+        XCTAssertGreaterThan(dropped, 100, "the bound was exceeded: \(log)")
+        XCTAssertEqual(UInt64(audit.missing.count), dropped, "the gaps are exactly the counted drops: \(audit)")
+        XCTAssertEqual(audit.highest, last)
+        XCTAssertTrue(audit.inOrder)
+        let reported = sub.messages(on: "bearing/b1/spool").last?.payload ?? ""
+        XCTAssertTrue(reported.contains("\"dropped\":\(dropped)") || dropped == 0, "SPOOL on the broker: \(reported)")
+        XCTAssertEqual(log.components(separatedBy: "MQTT spool: full").count - 1, 1, "logged once for the outage: \(log)")
+        XCTAssertTrue(log.contains("\(dropped) dropped meanwhile"), log)
+    }
+
+    /// A spool segment with a bad line (a bad card, a hand edit) is named in the log, set aside, never sent;
+    /// the numbers go on after it.
+    func testACorruptSpoolFileIsNamedSetAsideAndNotReplayed() throws {
+        let dir = temporaryDirectory("mqtt-corrupt")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let spool = dir.appendingPathComponent("spool-c1")
+        try FileManager.default.createDirectory(at: spool, withIntermediateDirectories: true)
+        let good = (1...3).map { SpoolRecord(seq: $0, topic: "bearing/c1/att", payload: #"{"class":"ATT","seq":\#($0),"mheading":1.0}"#).line }
+        let segment = spool.appendingPathComponent("00000000000000000001.spool")
+        try Data(good[0] + good[1] + Array("7\tbearing/c1/att\tGARBAGE\t00000000\n".utf8) + good[2]).write(to: segment)
+        let broker = try MosquittoBroker(directory: dir.appendingPathComponent("broker"))
+        try broker.start()
+        defer { broker.stop() }
+        let sub = try MQTTSubscriber(.mosquittoSub, port: broker.port, topic: "bearing/c1/att", clientID: "c1-sub", output: dir.appendingPathComponent("sub.txt"))
+        defer { sub.stop() }
+        let config = try writeConfig(dir, broker: broker, device: "c1", mqtt: """
+              topics: {att: [{op: throttle, interval: 0.2}], tpv: false, sky: false}
+            """)
+        let (bearing, err) = try start(config)
+        XCTAssertTrue(sub.wait(timeout: 20) { $0.messages(on: "bearing/c1/att").count >= 5 })
+        let log = stop(bearing, err)
+        XCTAssertTrue(log.contains("\(segment.path): line 3: CRC-32 00000000 does not match"), log)
+        XCTAssertTrue(log.contains("set aside as \(segment.path).corrupt"), log)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: segment.path + ".corrupt"))
+        let payloads = sub.messages(on: "bearing/c1/att").map(\.payload)
+        XCTAssertFalse(payloads.contains { $0.contains("GARBAGE") || $0.contains("\"mheading\":1.0") }, "nothing of the file is sent")
+        XCTAssertEqual(sequenceNumbers(payloads).first, 4, "numbers go on after the set-aside file's (its good lines 1, 2 and 3): \(payloads.prefix(2))")
+        XCTAssertTrue(log.contains("its 3 good unacknowledged messages are counted as dropped"), log)
+    }
+
+    /// A full disk (a 64 KiB tmpfs under the spool) while the broker is down: one clear error, the messages
+    /// already spooled all arrive when the broker is back, and writing resumes once they are acknowledged.
+    func testAFullDiskIsOneClearErrorAndLosesNothingSpooled() throws {
+        guard getuid() == 0 else { throw XCTSkip("SKIPPED: mounting a tmpfs needs root") }
+        let dir = temporaryDirectory("mqtt-full")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let spool = dir.appendingPathComponent("spool-f1")
+        try FileManager.default.createDirectory(at: spool, withIntermediateDirectories: true)
+        let mount = Process()
+        mount.executableURL = URL(fileURLWithPath: "/bin/mount")
+        mount.arguments = ["-t", "tmpfs", "-o", "size=64k", "tmpfs", spool.path]
+        try mount.run()
+        mount.waitUntilExit()
+        guard mount.terminationStatus == 0 else { throw XCTSkip("SKIPPED: cannot mount a tmpfs here (mount exited \(mount.terminationStatus))") }
+        defer {
+            let umount = Process()
+            umount.executableURL = URL(fileURLWithPath: "/bin/umount")
+            umount.arguments = [spool.path]
+            try? umount.run()
+            umount.waitUntilExit()
+        }
+        let broker = try MosquittoBroker(directory: dir.appendingPathComponent("broker"))
+        let sub = try MQTTSubscriber(.paho, port: broker.port, topic: "bearing/f1/att", clientID: "f1-sub", output: dir.appendingPathComponent("sub.txt"))
+        defer { sub.stop() }
+        let config = try writeConfig(dir, broker: broker, device: "f1", mqtt: """
+              topics: {att: [], tpv: false, sky: false}
+              spool: {directory: \(spool.path), max_bytes: 1M}
+            """)
+        let (bearing, err) = try start(config)
+        usleep(5_000_000) // the broker is down: 64 KiB fill in about 1.5 s
+        try broker.start()
+        defer { broker.stop() }
+        usleep(6_000_000)
+        let log = stop(bearing, err)
+        let state = spoolState(dir, "f1")
+        let last = try XCTUnwrap(state["next"]) - 1
+        sub.wait(timeout: 30) { sequenceNumbers($0.messages(on: "bearing/f1/att").map(\.payload)).max() ?? 0 >= last }
+        usleep(500_000)
+        let seqs = sequenceNumbers(sub.messages(on: "bearing/f1/att").map(\.payload))
+        let audit = SequenceAudit(seqs)
+        print("MQTT spool on a full 64 KiB tmpfs: \(audit); dropped \(state["dropped"] ?? 0)")
+        XCTAssertEqual(log.components(separatedBy: "MQTT spool: cannot write a message: write(").count - 1, 1, "one error for the streak: \(log)")
+        XCTAssertTrue(log.contains("No space left on device"), log)
+        XCTAssertTrue(log.contains("MQTT spool: writing again"), log)
+        // What was spooled before the disk filled: 1 up to the first gap, all there.
+        let firstGap = try XCTUnwrap(audit.missing.first, "the full disk cost messages: \(audit)")
+        XCTAssertGreaterThan(firstGap, 50)
+        XCTAssertEqual(Array(seqs.prefix(Int(firstGap) - 1)), Array(1..<firstGap), "everything spooled arrived, in order")
+        // The state file on the full disk may lag (it is saved when there is room); the gaps up to its numbers
+        // are the drops it counts, and messages made after space came back arrived.
+        XCTAssertGreaterThanOrEqual(audit.highest, last)
+        XCTAssertGreaterThanOrEqual(UInt64(audit.missing.count), state["dropped"] ?? 0, "\(audit)")
+        XCTAssertGreaterThan(audit.highest, firstGap + 100, "writing resumed: \(audit)")
+    }
+}

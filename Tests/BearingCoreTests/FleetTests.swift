@@ -1,0 +1,90 @@
+import BearingCore
+import Foundation
+import XCTest
+
+/// The pure parts of the MQTT door: spool lines, CRC-32, SHA-256/HMAC, the device id, numbering.
+final class FleetTests: XCTestCase {
+    func testCRC32IsZlibs() {
+        XCTAssertEqual(CRC32.hex(CRC32.checksum(Array("123456789".utf8))), "cbf43926") // the standard check value
+        XCTAssertEqual(CRC32.hex(CRC32.checksum([])), "00000000")
+        XCTAssertEqual(CRC32.hex(CRC32.checksum(Array("The quick brown fox jumps over the lazy dog".utf8))), "414fa339")
+    }
+
+    func testSpoolRecordsRoundTripAndEveryFaultIsNamed() throws {
+        let r = SpoolRecord(seq: 42, topic: "bearing/x/att", payload: #"{"class":"ATT","seq":42,"heading":12.5}"#)
+        let line = r.line
+        XCTAssertEqual(line.last, UInt8(ascii: "\n"))
+        XCTAssertEqual(try SpoolRecord.parse(line.dropLast()).get(), r)
+
+        var flipped = line
+        flipped[20] ^= 0x01
+        guard case .failure(.checksum) = SpoolRecord.parse(flipped.dropLast()) else { return XCTFail("a flipped bit is caught") }
+        guard case .failure(.fields(3)) = SpoolRecord.parse(Array("1\ta\tb".utf8)) else { return XCTFail("missing field") }
+        let badSeq = Array("x1\tt\tp".utf8)
+        let withCRC = badSeq + Array("\t\(CRC32.hex(CRC32.checksum(badSeq)))".utf8)
+        guard case .failure(.sequence("x1")) = SpoolRecord.parse(withCRC) else { return XCTFail("bad number") }
+        XCTAssertTrue(SpoolRecord.Fault.checksum(expected: "1", found: "2").description.contains("CRC-32 2 does not match"))
+        XCTAssertFalse(SpoolRecord.fits("a\tb"))
+        XCTAssertFalse(SpoolRecord.fits("a\nb"))
+        XCTAssertTrue(SpoolRecord.fits(#"{"a":"\t"}"#))
+    }
+
+    func testSHA256AndHMACMatchTheStandardVectors() {
+        func hex(_ b: [UInt8]) -> String { b.map { String(format: "%02x", $0) }.joined() }
+        XCTAssertEqual(hex(SHA256.hash(Array("abc".utf8))), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        XCTAssertEqual(hex(SHA256.hash([])), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        // FIPS 180-2 example 2 (two blocks) and a million a's.
+        XCTAssertEqual(hex(SHA256.hash(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8))),
+                       "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        XCTAssertEqual(hex(SHA256.hash([UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000))),
+                       "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+        // RFC 4231 test cases 1 and 2.
+        XCTAssertEqual(hex(SHA256.hmac(key: [UInt8](repeating: 0x0b, count: 20), message: Array("Hi There".utf8))),
+                       "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7")
+        XCTAssertEqual(hex(SHA256.hmac(key: Array("Jefe".utf8), message: Array("what do ya want for nothing?".utf8))),
+                       "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+    }
+
+    /// The id is systemd's own app-specific machine id: compared with `systemd-id128` for this machine.
+    func testTheDeviceIDIsSystemdsAppSpecificIDAndHidesTheMachineID() throws {
+        guard let machineID = try? String(contentsOfFile: "/etc/machine-id", encoding: .utf8), !machineID.isEmpty else {
+            throw XCTSkip("SKIPPED: /etc/machine-id is empty or missing here")
+        }
+        let identity = try XCTUnwrap(DeviceIdentity(machineID: machineID))
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-id128") else {
+            throw XCTSkip("SKIPPED: /usr/bin/systemd-id128 missing")
+        }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-id128")
+        p.arguments = ["machine-id", "--app-specific=\(DeviceIdentity.applicationID)"]
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        p.waitUntilExit()
+        XCTAssertEqual(identity.appSpecificID, printed)
+        XCTAssertEqual(identity.device.count, 12)
+        XCTAssertEqual(identity.clientID, "bearing-\(identity.device)")
+        XCTAssertFalse(machineID.contains(identity.device))
+    }
+
+    func testTheDeviceIDIsStableAndRefusesWhatIsNotAMachineID() throws {
+        let a = try XCTUnwrap(DeviceIdentity(machineID: "3d1219c7c4c5404aaa1f6d2a48adfda4\n"))
+        XCTAssertEqual(a, DeviceIdentity(machineID: "3d1219c7c4c5404aaa1f6d2a48adfda4"))
+        XCTAssertNotEqual(a, DeviceIdentity(machineID: "3d1219c7c4c5404aaa1f6d2a48adfda5"))
+        XCTAssertNil(DeviceIdentity(machineID: ""))
+        XCTAssertNil(DeviceIdentity(machineID: "uninitialized"))
+        XCTAssertNil(DeviceIdentity(machineID: "3d1219c7c4c5404aaa1f6d2a48adfd"))
+    }
+
+    func testNumberingPutsSeqAfterTheClassAndKeepsTheRest() throws {
+        let att = #"{"class":"ATT","device":"x","heading":1.5}"#
+        XCTAssertEqual(WireEncoding.numbered(att, seq: 7), #"{"class":"ATT","seq":7,"device":"x","heading":1.5}"#)
+        XCTAssertEqual(WireEncoding.numbered(#"{"class":"SKY"}"#, seq: 1), #"{"class":"SKY","seq":1}"#)
+        let m = try WireMessage(line: WireEncoding.numbered(att, seq: 123_456_789_012))
+        XCTAssertEqual(m.number("seq"), 123_456_789_012)
+        XCTAssertEqual(m.number("heading"), 1.5)
+        XCTAssertTrue(WireEncoding.spool(pending: 3, bytes: 900, bound: 1024, dropped: 2, nextSeq: 10)
+            .hasPrefix(#"{"class":"SPOOL","pending":3,"bytes":900,"bound":1024,"dropped":2,"next_seq":10"#))
+    }
+}

@@ -1,0 +1,198 @@
+import BearingPOSIX
+import Foundation
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Debian's mosquitto on a free loopback port, with a config the test writes: anonymous, persistent (its
+/// database in `directory`, saved when it stops), and no limit on the messages it queues for a subscriber
+/// with a persistent session while that subscriber is away (mosquitto's default keeps 1000).
+public final class MosquittoBroker {
+    public let directory: URL
+    public let port: Int
+    public let extraConfig: String
+    private var process: Process?
+
+    /// Skips, saying so, when mosquitto is not installed.
+    public init(directory: URL, port: Int = freePort(), extraConfig: String = "") throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/mosquitto") else {
+            throw XCTSkip("SKIPPED: /usr/sbin/mosquitto missing (Debian's mosquitto, scripts/apt-packages)")
+        }
+        self.directory = directory
+        self.port = port
+        self.extraConfig = extraConfig
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    public var url: String { "mqtt://127.0.0.1:\(port)" }
+    public var log: String { (try? String(contentsOf: directory.appendingPathComponent("mosquitto.log"), encoding: .utf8)) ?? "" }
+    public var isRunning: Bool { process?.isRunning ?? false }
+
+    /// Starts it and waits until it accepts connections (10 s at most).
+    public func start() throws {
+        let config = directory.appendingPathComponent("mosquitto.conf")
+        try """
+            per_listener_settings false
+            \(getuid() == 0 ? "user root" : "")
+            listener \(port) 127.0.0.1
+            allow_anonymous true
+            persistence true
+            persistence_location \(directory.path)/
+            max_queued_messages 0
+            log_dest file \(directory.path)/mosquitto.log
+            log_type error
+            log_type warning
+            log_type notice
+            log_type information
+            \(extraConfig)
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/sbin/mosquitto")
+        p.arguments = ["-c", config.path]
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        process = p
+        let deadline = Syscall.monotonicSeconds() + 10
+        while Syscall.monotonicSeconds() < deadline {
+            if !p.isRunning { XCTFail("mosquitto exited at start: \(log.suffix(2000))"); return }
+            if Self.accepts(port) { return }
+            usleep(20_000)
+        }
+        XCTFail("mosquitto did not listen on \(port) in 10 s: \(log.suffix(2000))")
+    }
+
+    /// SIGTERM (mosquitto saves its database), then waits.
+    public func stop() {
+        guard let p = process, p.isRunning else { return }
+        kill(p.processIdentifier, SIGTERM)
+        p.waitUntilExit()
+    }
+
+    deinit {
+        if let p = process, p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() }
+    }
+
+    static func accepts(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        return withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+}
+
+/// A subscriber with a persistent session (QoS 1, reconnecting for ever) that writes each message as
+/// `RETAINED TOPIC PAYLOAD` to a file: Debian's `mosquitto_sub`, or Python's paho-mqtt
+/// (`Tests/Fixtures/mqtt/subscribe.py`).
+public final class MQTTSubscriber {
+    public enum Kind: String, Sendable { case mosquittoSub = "mosquitto_sub", paho = "paho-mqtt" }
+
+    public let kind: Kind
+    public let output: URL
+    private let process = Process()
+
+    public init(_ kind: Kind, port: Int, topic: String, clientID: String, output: URL) throws {
+        self.kind = kind
+        self.output = output
+        FileManager.default.createFile(atPath: output.path, contents: nil)
+        switch kind {
+        case .mosquittoSub:
+            guard FileManager.default.isExecutableFile(atPath: "/usr/bin/mosquitto_sub") else {
+                throw XCTSkip("SKIPPED: /usr/bin/mosquitto_sub missing (mosquitto-clients, scripts/apt-packages)")
+            }
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_sub")
+            process.arguments = ["-h", "127.0.0.1", "-p", String(port), "-t", topic, "-q", "1", "-c", "-i", clientID,
+                                 "-k", "10", "-F", "%r %t %p"]
+            process.standardOutput = try FileHandle(forWritingTo: output)
+        case .paho:
+            let probe = runPython("-c", ["import paho.mqtt.client"])
+            guard probe.status == 0 else { throw XCTSkip("SKIPPED: Python's paho-mqtt missing (python3-paho-mqtt): \(probe.output)") }
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+            process.arguments = [repoRoot.appendingPathComponent("Tests/Fixtures/mqtt/subscribe.py").path, String(port), topic, clientID, output.path]
+            process.standardOutput = FileHandle.nullDevice
+        }
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// Everything received so far, a line per message.
+    public var lines: [String] {
+        ((try? String(contentsOf: output, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
+
+    /// The messages on `topic` as (retained, payload).
+    public func messages(on topic: String) -> [(retained: Bool, payload: String)] {
+        lines.compactMap { line in
+            let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+            guard parts.count == 3, parts[1] == topic else { return nil }
+            return (parts[0] == "1", String(parts[2]))
+        }
+    }
+
+    /// Waits (up to `timeout` s) until `done` holds for what arrived.
+    @discardableResult
+    public func wait(timeout: Double, until done: (MQTTSubscriber) -> Bool) -> Bool {
+        let deadline = Syscall.monotonicSeconds() + timeout
+        while Syscall.monotonicSeconds() < deadline {
+            if done(self) { return true }
+            usleep(50_000)
+        }
+        return done(self)
+    }
+
+    public func stop() {
+        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+        let deadline = Syscall.monotonicSeconds() + 5
+        while process.isRunning && Syscall.monotonicSeconds() < deadline { usleep(20_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    deinit { stop() }
+}
+
+/// The sequence numbers of gpsd JSON messages carrying `"seq"`, in arrival order.
+public func sequenceNumbers(_ payloads: [String]) -> [UInt64] {
+    payloads.compactMap { p in
+        guard let r = p.range(of: "\"seq\":") else { return nil }
+        return UInt64(p[r.upperBound...].prefix { $0.isNumber })
+    }
+}
+
+/// What a subscriber's sequence numbers prove: how many distinct, the duplicates (by number), whether the
+/// first arrivals are in order, and the numbers missing between 1 and the highest.
+public struct SequenceAudit: CustomStringConvertible {
+    public let distinct: Int
+    public let duplicates: Int
+    public let inOrder: Bool
+    public let missing: [UInt64]
+    public let highest: UInt64
+
+    public init(_ seqs: [UInt64], from first: UInt64 = 1) {
+        var seen = Set<UInt64>()
+        var previous: UInt64 = 0
+        var ordered = true
+        var dups = 0
+        for s in seqs {
+            if seen.contains(s) { dups += 1; continue }
+            if s < previous { ordered = false }
+            previous = s
+            seen.insert(s)
+        }
+        distinct = seen.count
+        duplicates = dups
+        inOrder = ordered
+        highest = seen.max() ?? 0
+        missing = highest >= first ? (first...highest).filter { !seen.contains($0) } : []
+    }
+
+    public var description: String {
+        "\(distinct) distinct up to \(highest), \(duplicates) duplicates, \(inOrder ? "in order" : "OUT OF ORDER"), \(missing.count) missing\(missing.isEmpty ? "" : " (first: \(missing.prefix(10).map(String.init).joined(separator: ", ")))")"
+    }
+}
