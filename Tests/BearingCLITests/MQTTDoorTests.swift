@@ -60,6 +60,7 @@ final class MQTTDoorTests: XCTestCase {
         defer { broker.stop() }
         let sub = try MQTTSubscriber(.mosquittoSub, port: broker.port, topic: "fleet/t1/#", clientID: "t1-watch", output: dir.appendingPathComponent("sub.txt"))
         defer { sub.stop() }
+        sub.waitUntilSubscribed(port: broker.port, topic: "fleet/t1/att")
         let config = try writeConfig(dir, broker: broker, device: "t1", mqtt: """
               prefix: fleet/t1
               topics: {att: [{op: throttle, interval: 0.2}], tpv: false, sky: false}
@@ -71,7 +72,7 @@ final class MQTTDoorTests: XCTestCase {
         XCTAssertTrue(sub.wait(timeout: 10) { $0.messages(on: "fleet/t1/status").last?.payload == "offline" }, "a clean stop says offline: \(sub.lines.suffix(3))")
         XCTAssertEqual(sub.messages(on: "fleet/t1/status").map(\.payload), ["online", "offline"])
 
-        let att = sub.messages(on: "fleet/t1/att").map(\.payload)
+        let att = sub.messages(on: "fleet/t1/att").map(\.payload).filter { $0 != "probe" }
         let seqs = sequenceNumbers(att)
         XCTAssertEqual(seqs, Array(1...UInt64(seqs.count)), "numbered from 1 without a gap")
         for payload in att {
@@ -115,6 +116,7 @@ final class MQTTDoorTests: XCTestCase {
         let subs = [try MQTTSubscriber(.mosquittoSub, port: broker.port, topic: topic, clientID: "o1-sub", output: dir.appendingPathComponent("sub.txt")),
                     try MQTTSubscriber(.paho, port: broker.port, topic: topic, clientID: "o1-paho", output: dir.appendingPathComponent("paho.txt"))]
         defer { for s in subs { s.stop() } }
+        for s in subs { s.waitUntilSubscribed(port: broker.port, topic: topic) }
         let config = try writeConfig(dir, broker: broker, device: "o1", mqtt: """
               topics: {att: [{op: throttle, interval: 0.1}], tpv: false, sky: false}
             """)
@@ -157,6 +159,7 @@ final class MQTTDoorTests: XCTestCase {
         defer { broker.stop() }
         let sub = try MQTTSubscriber(.mosquittoSub, port: broker.port, topic: "bearing/b1/#", clientID: "b1-sub", output: dir.appendingPathComponent("sub.txt"))
         defer { sub.stop() }
+        sub.waitUntilSubscribed(port: broker.port, topic: "bearing/b1/att")
         let config = try writeConfig(dir, broker: broker, device: "b1", mqtt: """
               topics: {att: [], tpv: false, sky: false}
               spool: {directory: \(dir.appendingPathComponent("spool-b1").path), max_bytes: 256K}
@@ -199,6 +202,7 @@ final class MQTTDoorTests: XCTestCase {
         defer { broker.stop() }
         let sub = try MQTTSubscriber(.mosquittoSub, port: broker.port, topic: "bearing/c1/att", clientID: "c1-sub", output: dir.appendingPathComponent("sub.txt"))
         defer { sub.stop() }
+        sub.waitUntilSubscribed(port: broker.port, topic: "bearing/c1/att")
         let config = try writeConfig(dir, broker: broker, device: "c1", mqtt: """
               topics: {att: [{op: throttle, interval: 0.2}], tpv: false, sky: false}
             """)
@@ -236,8 +240,11 @@ final class MQTTDoorTests: XCTestCase {
             umount.waitUntilExit()
         }
         let broker = try MosquittoBroker(directory: dir.appendingPathComponent("broker"))
+        try broker.start()
         let sub = try MQTTSubscriber(.paho, port: broker.port, topic: "bearing/f1/att", clientID: "f1-sub", output: dir.appendingPathComponent("sub.txt"))
         defer { sub.stop() }
+        sub.waitUntilSubscribed(port: broker.port, topic: "bearing/f1/att")
+        broker.stop() // the subscriber's session is kept in the broker's database
         let config = try writeConfig(dir, broker: broker, device: "f1", mqtt: """
               topics: {att: [], tpv: false, sky: false}
               spool: {directory: \(spool.path), max_bytes: 1M}

@@ -121,6 +121,23 @@ public final class MQTTSubscriber {
         try process.run()
     }
 
+    /// Waits until the subscription stands: publishes `probe` to `topic` (one the filter matches) with
+    /// mosquitto_pub every half second until it arrives (15 s at most).
+    public func waitUntilSubscribed(port: Int, topic: String, file: StaticString = #filePath, line: UInt = #line) {
+        let deadline = Syscall.monotonicSeconds() + 15
+        while Syscall.monotonicSeconds() < deadline {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_pub")
+            p.arguments = ["-h", "127.0.0.1", "-p", String(port), "-t", topic, "-q", "1", "-m", "probe"]
+            p.standardOutput = FileHandle.nullDevice
+            p.standardError = FileHandle.nullDevice
+            try? p.run()
+            p.waitUntilExit()
+            if wait(timeout: 0.5, until: { $0.messages(on: topic).contains { $0.payload == "probe" } }) { return }
+        }
+        XCTFail("\(kind) did not subscribe in 15 s", file: file, line: line)
+    }
+
     /// Everything received so far, a line per message.
     public var lines: [String] {
         ((try? String(contentsOf: output, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
