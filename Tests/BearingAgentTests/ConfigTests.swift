@@ -157,6 +157,89 @@ extension ConfigTests {
         assertRejected("signalk:\n  fix: [{op: smooth, samples: 3}]\n", mentions: ["signalk.fix", "does not apply to TPV"])
     }
 
+    func testTheMQTTDoorIsOffByDefaultAndEveryKeyIsRead() throws {
+        XCTAssertNil(AgentConfig().mqtt.broker)
+        let c = try AgentConfig.parse(yaml: """
+            mqtt:
+              broker: mqtts://broker.example.org
+              device: boat-7
+              client_id: boat-7-bearing
+              prefix: fleet/north/boat-7
+              username: boat7
+              password_file: /etc/bearing/mqtt-password
+              tls: {ca: /etc/ssl/fleet-ca.pem, certificate: /etc/bearing/boat7.pem, key: /etc/bearing/boat7.key}
+              keepalive: 30
+              window: 8
+              retry_initial: 2
+              retry_max: 300
+              topics:
+                tpv: [{op: throttle, interval: 10}]
+                sky: false
+              spool: {directory: /var/lib/bearing/spool, max_bytes: 64M}
+            """, source: "bearing.yaml")
+        let m = c.mqtt
+        XCTAssertEqual(m.broker, MQTTBroker(host: "broker.example.org", port: 8883, tls: true))
+        XCTAssertEqual(m.device, "boat-7")
+        XCTAssertEqual(m.clientID, "boat-7-bearing")
+        XCTAssertEqual(m.prefix, "fleet/north/boat-7")
+        XCTAssertEqual(m.username, "boat7")
+        XCTAssertEqual(m.passwordFile, "/etc/bearing/mqtt-password")
+        XCTAssertEqual(m.caFile, "/etc/ssl/fleet-ca.pem")
+        XCTAssertEqual(m.certificateFile, "/etc/bearing/boat7.pem")
+        XCTAssertEqual(m.keyFile, "/etc/bearing/boat7.key")
+        XCTAssertEqual(m.keepalive, 30)
+        XCTAssertEqual(m.window, 8)
+        XCTAssertEqual(m.retryInitial, 2)
+        XCTAssertEqual(m.retryMax, 300)
+        XCTAssertEqual(m.topics[.tpv], [.throttle(interval: 10, latest: true)])
+        XCTAssertEqual(m.topics[.att], MQTTDoorConfig.defaultTopics[.att], "untouched topics keep their default")
+        XCTAssertNil(m.topics[.sky])
+        XCTAssertEqual(m.spoolDirectory, "/var/lib/bearing/spool")
+        XCTAssertEqual(m.spoolMaxBytes, 64 << 20)
+        XCTAssertEqual(MQTTBroker.parse("mqtt://[::1]:1884"), .success(MQTTBroker(host: "::1", port: 1884, tls: false)))
+        XCTAssertEqual(MQTTBroker.parse("mqtt://10.0.0.2"), .success(MQTTBroker(host: "10.0.0.2", port: 1883, tls: false)))
+        XCTAssertEqual("\(MQTTBroker(host: "::1", port: 1884, tls: true))", "mqtts://[::1]:1884")
+    }
+
+    func testBadMQTTValuesAreNamed() {
+        assertRejected("mqtt:\n  broker: http://x\n", mentions: ["bearing.yaml:2", "mqtt.broker", "not mqtt://HOST[:PORT]"])
+        assertRejected("mqtt:\n  broker: mqtt://user:pw@host\n", mentions: ["mqtt.broker", "mqtt.password_file"])
+        assertRejected("mqtt:\n  broker: mqtt://host:99999\n", mentions: ["mqtt.broker", "not 1–65535"])
+        assertRejected("mqtt:\n  prefix: bearing/#\n", mentions: ["mqtt.prefix", "without + or #"])
+        assertRejected("mqtt:\n  prefix: /bearing\n", mentions: ["mqtt.prefix", "not starting or ending with /"])
+        assertRejected("mqtt:\n  device: \"a b\"\n", mentions: ["mqtt.device", "\"a b\""])
+        assertRejected("mqtt:\n  spool: {max_bytes: 10}\n", mentions: ["mqtt.spool.max_bytes", "\"10\"", "256K"])
+        assertRejected("mqtt:\n  spool: {max_bytes: 12Q}\n", mentions: ["mqtt.spool.max_bytes", "with K, M or G"])
+        assertRejected("mqtt:\n  topics:\n    gst: true\n", mentions: ["unknown key \"mqtt.topics.gst\"", "att, sky, tpv"])
+        assertRejected("mqtt:\n  topics:\n    att: [{op: min_mode, mode: 2}]\n", mentions: ["mqtt.topics.att", "does not apply to ATT"])
+        assertRejected("mqtt:\n  broker: mqtts://h\n  tls: {certificate: /c.pem}\n", mentions: ["mqtt.tls", "needs its key"])
+        assertRejected("mqtt:\n  broker: mqtt://h\n  tls: {ca: /ca.pem}\n", mentions: ["mqtt.tls is set but mqtt.broker is mqtt://"])
+        assertRejected("mqtt:\n  password_file: /p\n", mentions: ["mqtt.password_file needs mqtt.username"])
+        assertRejected("mqtt:\n  retry_initial: 10\n  retry_max: 1\n", mentions: ["mqtt.retry_max (1.0) must be ≥ mqtt.retry_initial (10.0)"])
+    }
+
+    /// A password file that cannot be read stops the start and is named; the password never is.
+    func testTheMQTTDoorNamesAMissingPasswordFileAndAnUnnamedDevice() throws {
+        let dir = temporaryDirectory("mqtt-open")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var config = makeAgentConfig(gpsdPort: freePort(), dir: dir)
+        config.mqtt.broker = MQTTBroker(host: "127.0.0.1", port: freePort(), tls: false)
+        config.mqtt.device = "d1"
+        config.mqtt.username = "u"
+        config.mqtt.passwordFile = dir.appendingPathComponent("nope").path
+        config.mqtt.spoolDirectory = dir.appendingPathComponent("spool").path
+        let server = PublishingServer(configuration: .init(socket: config.socket, defaults: config.pipelines), logger: testLogger())
+        XCTAssertThrowsError(try Doors.open(config, server: server, logger: testLogger())) { error in
+            XCTAssertTrue("\(error)".contains("mqtt.password_file \(dir.path)/nope: No such file or directory"), "\(error)")
+        }
+        config.mqtt.passwordFile = nil
+        config.mqtt.spoolDirectory = dir.appendingPathComponent("nope/spool").path
+        try Data().write(to: dir.appendingPathComponent("nope"))
+        XCTAssertThrowsError(try Doors.open(config, server: server, logger: testLogger())) { error in
+            XCTAssertTrue("\(error)".contains("mqtt.spool.directory \(dir.path)/nope/spool"), "\(error)")
+        }
+    }
+
     /// A port in use stops the start with an error that names the port and who usually holds it.
     func testAPortInUseIsNamedWithItsUsualHolder() throws {
         let taken = try TCPSocket.listen(host: "127.0.0.1", port: 0)
