@@ -103,6 +103,19 @@ final class ShippedConfigTests: XCTestCase {
         parsed.log.dataLog = nil
         XCTAssertEqual(parsed, AgentConfig())
     }
+
+    /// The commented `mqtt:` block, uncommented, is the door's defaults with a broker.
+    func testTheShippedMQTTBlockIsTheDefaults() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("systemd/bearing.yaml")
+        let lines = try String(contentsOf: url, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        let start = try XCTUnwrap(lines.firstIndex { $0.hasPrefix("# mqtt:") })
+        let block = lines[start...].prefix { $0.hasPrefix("# ") }.map { $0.dropFirst(2) }.filter { !$0.trimmingWhitespace().hasPrefix("#") }
+        let parsed = try AgentConfig.parse(yaml: block.joined(separator: "\n"), source: "bearing.yaml")
+        var expected = MQTTDoorConfig()
+        expected.broker = MQTTBroker(host: "broker.fleet.example", port: 1883, tls: false)
+        XCTAssertEqual(parsed.mqtt, expected)
+    }
 }
 
 /// The doors' config: outputs, talker, per-sentence chains, and errors that name the key and line.
