@@ -207,7 +207,7 @@ final class MQTTOutbox: MQTTClientDelegate {
             s.outage = (Syscall.monotonicSeconds(), s.spool.dropped, s.spool.droppedPastBound, false)
             return true
         }
-        let retry = String(format1: retryIn)
+        let retry = String(printf: "%.1f", retryIn)
         if first {
             logger.warning("MQTT: \(broker): \(reason); trying again in \(retry) s and on, for ever (messages are spooled meanwhile; logged again when connected)")
         } else {
@@ -221,10 +221,9 @@ final class MQTTOutbox: MQTTClientDelegate {
 
     func mqttClient(_ client: MQTTClient, didAcknowledge mid: Int32, session: MQTTSession) {
         state.withLock { s in
-            guard let seq = s.inFlight.removeValue(forKey: mid) else { return }
+            guard s.inFlight.removeValue(forKey: mid) != nil else { return } // `status` and `spool` are not spooled
             // QoS 1 acknowledgements come in order (MQTT 3.1.1 §4.6), but the mark only moves past what no
             // message in flight precedes.
-            _ = seq
             s.spool.acknowledge(through: s.inFlight.values.min().map { $0 - 1 } ?? s.lastSent)
         }
         fill(session)
@@ -295,12 +294,5 @@ final class MQTTOutbox: MQTTClientDelegate {
             return nil
         }
         if let failure { logger.debug("MQTT: \(failure)") }
-    }
-}
-
-private extension String {
-    init(format1 value: Double) {
-        let tenths = Int((value * 10).rounded())
-        self = "\(tenths / 10).\(tenths % 10)"
     }
 }
