@@ -63,7 +63,20 @@ public struct MQTTError: Error, Equatable, CustomStringConvertible {
     static func mosquitto(_ operation: String, _ rc: Int32, errno e: Int32 = Glibc.errno, log: [String] = []) -> MQTTError {
         var text = rc == Int32(MOSQ_ERR_ERRNO.rawValue) ? String(cString: strerror(e)) : String(cString: mosquitto_strerror(rc))
         if !log.isEmpty { text += " (" + log.joined(separator: "; ") + ")" }
-        return MQTTError("\(operation): \(text)")
+        return MQTTError("\(operation): \(text)" + (explainTLS(text).map { ": \($0)" } ?? ""))
+    }
+
+    /// What OpenSSL's reasons (as libmosquitto logs them) mean for the config, or nil.
+    public static func explainTLS(_ text: String) -> String? {
+        let hints: [(String, String)] = [
+            ("certificate verify failed", "the broker's certificate does not verify against mqtt.tls.ca (signed by another CA, expired or not yet valid, or not issued for this host name)"),
+            ("alert certificate required", "the broker wants a client certificate: set mqtt.tls.certificate and mqtt.tls.key"),
+            ("alert certificate expired", "the broker refuses the client certificate (mqtt.tls.certificate) as expired"),
+            ("alert unknown ca", "the broker does not trust the CA that signed the client certificate (mqtt.tls.certificate)"),
+            ("alert bad certificate", "the broker refuses the client certificate (mqtt.tls.certificate)"),
+            ("wrong version number", "the port does not speak TLS: is it a plain mqtt:// listener?"),
+        ]
+        return hints.first { text.contains($0.0) }?.1
     }
 }
 
@@ -313,7 +326,8 @@ public final class MQTTClient: Sendable {
             let box = Unmanaged<CallbackBox>.fromOpaque(context!).takeUnretainedValue()
             box.connected = false
             if rc != 0 && box.disconnectReason == nil {
-                box.disconnectReason = "connection lost: \(String(cString: mosquitto_strerror(rc)))" + (box.errors.isEmpty ? "" : " (\(box.errors.joined(separator: "; ")))")
+                let text = String(cString: mosquitto_strerror(rc)) + (box.errors.isEmpty ? "" : " (\(box.errors.joined(separator: "; ")))")
+                box.disconnectReason = "connection lost: \(text)" + (MQTTError.explainTLS(text).map { ": \($0)" } ?? "")
             }
         }
         mosquitto_publish_callback_set(mosq) { _, context, mid in

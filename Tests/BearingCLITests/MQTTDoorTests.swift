@@ -275,4 +275,55 @@ final class MQTTDoorTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(UInt64(audit.missing.count), state["dropped"] ?? 0, "\(audit)")
         XCTAssertGreaterThan(audit.highest, firstGap + 100, "writing resumed: \(audit)")
     }
+
+    /// TLS with client certificates, from certificates made here with openssl: a good pair connects and
+    /// publishes; a wrong CA, an expired broker certificate, no client certificate, a client certificate from
+    /// another CA and an expired one each give an error that names the cause and the key to change.
+    func testTLSWithClientCertificatesAndEachRefusalIsNamed() throws {
+        let dir = temporaryDirectory("mqtt-tls")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let certs = try TestCertificates(in: dir.appendingPathComponent("certs"))
+        let broker = try MosquittoBroker(directory: dir.appendingPathComponent("broker"),
+                                         tls: (certs.path("ca.pem"), certs.path("server.pem"), certs.path("server.key")))
+        try broker.start()
+        defer { broker.stop() }
+        let expiredBroker = try MosquittoBroker(directory: dir.appendingPathComponent("broker-expired"),
+                                                tls: (certs.path("ca.pem"), certs.path("expired-server.pem"), certs.path("server.key")))
+        try expiredBroker.start()
+        defer { expiredBroker.stop() }
+        let sub = try MQTTSubscriber(.mosquittoSub, port: broker.port, topic: "bearing/tls/att", clientID: "tls-sub", output: dir.appendingPathComponent("sub.txt"),
+                                     tls: ["--cafile", certs.path("ca.pem"), "--cert", certs.path("client.pem"), "--key", certs.path("client.key")])
+        defer { sub.stop() }
+
+        func run(_ name: String, broker b: MosquittoBroker, ca: String, client: String?, seconds: Double) throws -> String {
+            let cert = client.map { ", certificate: \(certs.path("\($0).pem")), key: \(certs.path($0.hasSuffix("client") && $0.hasPrefix("other") ? "other-client.key" : "client.key"))" } ?? ""
+            let config = try writeConfig(dir, broker: b, device: "tls", mqtt: """
+                  tls: {ca: \(certs.path(ca))\(cert)}
+                  topics: {att: [{op: throttle, interval: 0.2}], tpv: false, sky: false}
+                  spool: {directory: \(dir.appendingPathComponent("spool-\(name)").path)}
+                """)
+            let (p, err) = try start(config)
+            usleep(UInt32(seconds * 1e6))
+            return stop(p, err)
+        }
+
+        let good = try run("good", broker: broker, ca: "ca.pem", client: "client", seconds: 3)
+        XCTAssertTrue(good.contains("MQTT: connected to mqtts://127.0.0.1:\(broker.port)"), good)
+        XCTAssertTrue(sub.wait(timeout: 10) { sequenceNumbers($0.messages(on: "bearing/tls/att").map(\.payload)).count >= 5 }, "messages over TLS")
+
+        let cases: [(name: String, broker: MosquittoBroker, ca: String, client: String?, expect: [String])] = [
+            ("wrong-ca", broker, "other-ca.pem", "client", ["certificate verify failed", "does not verify against mqtt.tls.ca"]),
+            ("expired-broker", expiredBroker, "ca.pem", "client", ["certificate verify failed", "expired or not yet valid"]),
+            ("no-client-certificate", broker, "ca.pem", nil, ["alert certificate required", "set mqtt.tls.certificate and mqtt.tls.key"]),
+            ("client-from-another-ca", broker, "ca.pem", "other-client", ["alert unknown ca", "does not trust the CA that signed the client certificate"]),
+            ("expired-client", broker, "ca.pem", "expired-client", ["alert certificate expired", "refuses the client certificate (mqtt.tls.certificate) as expired"]),
+        ]
+        for c in cases {
+            let log = try run(c.name, broker: c.broker, ca: c.ca, client: c.client, seconds: 3)
+            let warnings = log.split(separator: "\n").filter { $0.hasPrefix("<4>MQTT") }.joined(separator: "\n")
+            for phrase in c.expect { XCTAssertTrue(warnings.contains(phrase), "\(c.name): \(phrase) in a warning:\n\(log)") }
+            XCTAssertFalse(log.contains("MQTT: connected"), "\(c.name): \(log)")
+            print("MQTT TLS \(c.name): \(warnings.split(separator: "\n").last ?? "")")
+        }
+    }
 }

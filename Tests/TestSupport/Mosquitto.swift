@@ -12,10 +12,14 @@ public final class MosquittoBroker {
     public let directory: URL
     public let port: Int
     public let extraConfig: String
+    /// A TLS listener instead of a plain one: the CA clients' certificates must chain to, the broker's
+    /// certificate and key; clients must present a certificate.
+    public let tls: (ca: String, certificate: String, key: String)?
     private var process: Process?
 
     /// Skips, saying so, when mosquitto is not installed.
-    public init(directory: URL, port: Int = freePort(), extraConfig: String = "") throws {
+    public init(directory: URL, port: Int = freePort(), extraConfig: String = "", tls: (ca: String, certificate: String, key: String)? = nil) throws {
+        self.tls = tls
         guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/mosquitto") else {
             throw XCTSkip("SKIPPED: /usr/sbin/mosquitto missing (Debian's mosquitto, scripts/apt-packages)")
         }
@@ -25,7 +29,7 @@ public final class MosquittoBroker {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
 
-    public var url: String { "mqtt://127.0.0.1:\(port)" }
+    public var url: String { "\(tls == nil ? "mqtt" : "mqtts")://127.0.0.1:\(port)" }
     public var log: String { (try? String(contentsOf: directory.appendingPathComponent("mosquitto.log"), encoding: .utf8)) ?? "" }
     public var isRunning: Bool { process?.isRunning ?? false }
 
@@ -36,6 +40,7 @@ public final class MosquittoBroker {
             per_listener_settings false
             \(getuid() == 0 ? "user root" : "")
             listener \(port) 127.0.0.1
+            \(tls.map { "cafile \($0.ca)\ncertfile \($0.certificate)\nkeyfile \($0.key)\nrequire_certificate true\nuse_identity_as_username true" } ?? "")
             allow_anonymous true
             persistence true
             persistence_location \(directory.path)/
@@ -97,7 +102,8 @@ public final class MQTTSubscriber {
     public let output: URL
     private let process = Process()
 
-    public init(_ kind: Kind, port: Int, topic: String, clientID: String, output: URL) throws {
+    /// `tls`: mosquitto_sub's TLS options (`--cafile`, `--cert`, `--key`).
+    public init(_ kind: Kind, port: Int, topic: String, clientID: String, output: URL, tls: [String] = []) throws {
         self.kind = kind
         self.output = output
         FileManager.default.createFile(atPath: output.path, contents: nil)
@@ -108,7 +114,7 @@ public final class MQTTSubscriber {
             }
             process.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_sub")
             process.arguments = ["-h", "127.0.0.1", "-p", String(port), "-t", topic, "-q", "1", "-c", "-i", clientID,
-                                 "-k", "10", "-F", "%r %t %p"]
+                                 "-k", "10", "-F", "%r %t %p"] + tls
             process.standardOutput = try FileHandle(forWritingTo: output)
         case .paho:
             let probe = runPython("-c", ["import paho.mqtt.client"])
@@ -173,6 +179,56 @@ public final class MQTTSubscriber {
 
     deinit { stop() }
 }
+
+/// Certificates made with openssl for a TLS broker on 127.0.0.1: a CA; the broker's (SAN IP 127.0.0.1) and a
+/// client's, both from it; the same two expired (valid for a day in 2024); another CA and a client from it.
+/// EC P-256 keys, so that making them takes a fraction of a second.
+public struct TestCertificates {
+    public let dir: URL
+    public func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
+
+    /// Skips, saying so, without /usr/bin/openssl.
+    public init(in dir: URL) throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl") else { throw XCTSkip("SKIPPED: /usr/bin/openssl missing") }
+        self.dir = dir
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        try "subjectAltName=IP:127.0.0.1\n".write(to: dir.appendingPathComponent("san.ext"), atomically: true, encoding: .utf8)
+        try "[ca]\ndefault_ca = d\n[d]\ndatabase = index.txt\nnew_certs_dir = .\nserial = serial\ndefault_md = sha256\npolicy = p\n[p]\ncommonName = supplied\n"
+            .write(to: dir.appendingPathComponent("ca.cnf"), atomically: true, encoding: .utf8)
+        try "".write(to: dir.appendingPathComponent("index.txt"), atomically: true, encoding: .utf8)
+        try "1000\n".write(to: dir.appendingPathComponent("serial"), atomically: true, encoding: .utf8)
+        let key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+        for (name, cn) in [("ca", "Bearing test fleet CA"), ("other-ca", "Some other CA")] {
+            try openssl(["req", "-x509"] + key + ["-keyout", "\(name).key", "-out", "\(name).pem", "-days", "30", "-subj", "/CN=\(cn)"])
+        }
+        for (name, cn) in [("server", "127.0.0.1"), ("client", "boat-7"), ("other-client", "boat-8")] {
+            try openssl(["req"] + key + ["-keyout", "\(name).key", "-out", "\(name).csr", "-subj", "/CN=\(cn)"])
+        }
+        try openssl(["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.pem", "-days", "30", "-extfile", "san.ext"])
+        try openssl(["x509", "-req", "-in", "client.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "client.pem", "-days", "30"])
+        try openssl(["x509", "-req", "-in", "other-client.csr", "-CA", "other-ca.pem", "-CAkey", "other-ca.key", "-CAcreateserial", "-out", "other-client.pem", "-days", "30"])
+        for (name, csr, ext) in [("expired-server", "server.csr", ["-extfile", "san.ext"]), ("expired-client", "client.csr", [])] {
+            try openssl(["ca", "-batch", "-config", "ca.cnf", "-cert", "ca.pem", "-keyfile", "ca.key", "-in", csr, "-out", "\(name).pem",
+                         "-startdate", "20240101000000Z", "-enddate", "20240102000000Z"] + ext)
+        }
+    }
+
+    private func openssl(_ args: [String]) throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        p.arguments = args
+        p.currentDirectoryURL = dir
+        let err = Pipe()
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = err
+        try p.run()
+        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        guard p.terminationStatus == 0 else { throw CertificateError(message: "openssl \(args.joined(separator: " ")) failed: \(text.suffix(300))") }
+    }
+}
+
+public struct CertificateError: Error { public let message: String }
 
 /// The sequence numbers of gpsd JSON messages carrying `"seq"`, in arrival order.
 public func sequenceNumbers(_ payloads: [String]) -> [UInt64] {

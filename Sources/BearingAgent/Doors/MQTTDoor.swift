@@ -114,9 +114,9 @@ final class MQTTOutbox: MQTTClientDelegate {
         /// The highest sequence number sent on this connection.
         var lastSent: UInt64 = 0
         var connected = false
-        /// Since when the broker is unreachable (monotonic), the drops then (all, and past the bound), and
-        /// whether drops past the bound were logged.
-        var outage: (since: Double, dropped: UInt64, pastBound: UInt64, dropsLogged: Bool)?
+        /// Since when the broker is unreachable (monotonic), the drops then (all, and past the bound), whether
+        /// drops past the bound were logged, and the reasons logged.
+        var outage: (since: Double, dropped: UInt64, pastBound: UInt64, dropsLogged: Bool, reasons: Set<String>)?
         /// The errno of the state saves failing, logged once until one succeeds.
         var saveFailure: Int32?
         /// The errno of the append failures being dropped, logged once until appends succeed again.
@@ -200,16 +200,22 @@ final class MQTTOutbox: MQTTClientDelegate {
     }
 
     func mqttClient(_ client: MQTTClient, didDisconnect reason: String, attempt: Int, retryIn: Double) {
-        let first: Bool = state.withLock { s in
+        // The first failure of an outage, and each new reason in it (a TLS handshake may fail one way, then
+        // another), are warnings; retries for a known reason are debug lines.
+        let (first, newReason): (Bool, Bool) = state.withLock { s in
             s.connected = false
             s.inFlight = [:]
-            guard s.outage == nil else { return false }
-            s.outage = (Syscall.monotonicSeconds(), s.spool.dropped, s.spool.droppedPastBound, false)
-            return true
+            guard s.outage != nil else {
+                s.outage = (Syscall.monotonicSeconds(), s.spool.dropped, s.spool.droppedPastBound, false, [reason])
+                return (true, true)
+            }
+            return (false, s.outage!.reasons.insert(reason).inserted)
         }
         let retry = String(printf: "%.1f", retryIn)
         if first {
             logger.warning("MQTT: \(broker): \(reason); trying again in \(retry) s and on, for ever (messages are spooled meanwhile; logged again when connected)")
+        } else if newReason {
+            logger.warning("MQTT: \(broker) still unreachable: \(reason); attempt \(attempt), next in \(retry) s")
         } else {
             logger.debug("MQTT: \(broker): \(reason); attempt \(attempt), next in \(retry) s")
         }
