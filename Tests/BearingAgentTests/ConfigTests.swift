@@ -209,6 +209,9 @@ extension ConfigTests {
         XCTAssertNil(m.topics[.sky])
         XCTAssertEqual(m.spoolDirectory, "/var/lib/bearing/spool")
         XCTAssertEqual(m.spoolMaxBytes, 64 << 20)
+        XCTAssertNil(m.homeAssistant, "Home Assistant discovery is off by default")
+        XCTAssertEqual(try AgentConfig.parse(yaml: "mqtt:\n  home_assistant: true\n").mqtt.homeAssistant, "homeassistant")
+        XCTAssertEqual(try AgentConfig.parse(yaml: "mqtt:\n  home_assistant: {discovery_prefix: ha}\n").mqtt.homeAssistant, "ha")
         XCTAssertEqual(MQTTBroker.parse("mqtt://[::1]:1884"), .success(MQTTBroker(host: "::1", port: 1884, tls: false)))
         XCTAssertEqual(MQTTBroker.parse("mqtt://10.0.0.2"), .success(MQTTBroker(host: "10.0.0.2", port: 1883, tls: false)))
         XCTAssertEqual("\(MQTTBroker(host: "::1", port: 1884, tls: true))", "mqtts://[::1]:1884")
@@ -228,6 +231,8 @@ extension ConfigTests {
         assertRejected("mqtt:\n  broker: mqtts://h\n  tls: {certificate: /c.pem}\n", mentions: ["mqtt.tls", "needs its key"])
         assertRejected("mqtt:\n  broker: mqtt://h\n  tls: {ca: /ca.pem}\n", mentions: ["mqtt.tls is set but mqtt.broker is mqtt://"])
         assertRejected("mqtt:\n  password_file: /p\n", mentions: ["mqtt.password_file needs mqtt.username"])
+        assertRejected("mqtt:\n  home_assistant: {discovery_prefix: \"ha/#\"}\n", mentions: ["mqtt.home_assistant.discovery_prefix", "without + or #"])
+        assertRejected("mqtt:\n  home_assistant: maybe\n", mentions: ["mqtt.home_assistant", "mapping"])
         assertRejected("mqtt:\n  retry_initial: 10\n  retry_max: 1\n", mentions: ["mqtt.retry_max (1.0) must be ≥ mqtt.retry_initial (10.0)"])
     }
 

@@ -326,4 +326,88 @@ final class MQTTDoorTests: XCTestCase {
             print("MQTT TLS \(c.name): \(warnings.split(separator: "\n").last ?? "")")
         }
     }
+
+    /// Home Assistant discovery: retained configs for a device_tracker and four sensors in one device,
+    /// checked as HA reads them (`check_ha.py`: topic form, required keys, the value templates rendered with
+    /// Jinja2 against the device's own messages, the tracker's latitude/longitude), the position retained,
+    /// and the configs sent again when HA announces itself on `homeassistant/status`.
+    func testHomeAssistantDiscoveryIsWhatHAReadsAndIsSentAgainWhenHAStarts() throws {
+        try requireGpsfake()
+        guard runPython("-c", ["import jinja2"]).status == 0 else { throw XCTSkip("SKIPPED: Python's jinja2 missing (python3-jinja2)") }
+        let dir = temporaryDirectory("mqtt-ha")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (track, log) = try writeTrack(in: dir) { $0.epochs = 400 }
+        let gpsdPort = freePort()
+        let fake = try GPSFake(log: log, port: gpsdPort)
+        defer { fake.stop() }
+        let broker = try MosquittoBroker(directory: dir.appendingPathComponent("broker"))
+        try broker.start()
+        defer { broker.stop() }
+        let sub = try MQTTSubscriber(.paho, port: broker.port, topic: "#", clientID: "ha", output: dir.appendingPathComponent("ha.txt"))
+        defer { sub.stop() }
+        sub.waitUntilSubscribed(port: broker.port, topic: "probe/ha")
+        let config = dir.appendingPathComponent("bearing.yaml")
+        try """
+            gpsd: {host: 127.0.0.1, port: \(gpsdPort), retry_initial: 0.1, retry_max: 1}
+            socket: {path: \(dir.appendingPathComponent("ha.sock").path)}
+            heading: {fallback_position: [50.8, -1.3, 0]}
+            mqtt:
+              broker: \(broker.url)
+              device: ha-1
+              home_assistant: true
+              topics:
+                tpv: [{op: min_mode, mode: 2}, {op: throttle, interval: 0.5}]
+                att: [{op: throttle, interval: 0.5}]
+                sky: [{op: throttle, interval: 1}]
+              spool: {directory: \(dir.appendingPathComponent("spool").path)}
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let (bearing, err) = try start(config)
+        func configs() -> [(topic: String, payload: String, retained: Bool)] {
+            sub.lines.compactMap { line in
+                let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+                guard parts.count == 3, parts[1].hasPrefix("homeassistant/"), parts[1].hasSuffix("/config") else { return nil }
+                return (String(parts[1]), String(parts[2]), parts[0] == "1")
+            }
+        }
+        XCTAssertTrue(sub.wait(timeout: 40) {
+            configs().count >= 5 && !$0.messages(on: "bearing/ha-1/position").isEmpty && !$0.messages(on: "bearing/ha-1/sky").isEmpty
+                && !$0.messages(on: "bearing/ha-1/att").isEmpty
+        }, "configs, position, ATT and SKY: \(sub.lines.suffix(5))")
+        XCTAssertEqual(configs().count, 5, "one config per entity at the first connection")
+
+        // HA restarts: its birth message brings the configs again.
+        let pub = Process()
+        pub.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_pub")
+        pub.arguments = ["-h", "127.0.0.1", "-p", String(broker.port), "-t", "homeassistant/status", "-m", "online"]
+        try pub.run()
+        pub.waitUntilExit()
+        XCTAssertTrue(sub.wait(timeout: 10) { _ in configs().count >= 10 }, "sent again after homeassistant/status online: \(configs().count)")
+        let log2 = stop(bearing, err)
+        XCTAssertEqual(bearing.terminationStatus, 0, log2)
+
+        // Live subscribers see retain false; a new subscriber gets them retained, as HA does at start.
+        let late = try MQTTSubscriber(.mosquittoSub, port: broker.port, topic: "homeassistant/#", clientID: "ha-late", output: dir.appendingPathComponent("late.txt"))
+        defer { late.stop() }
+        XCTAssertTrue(late.wait(timeout: 10) { $0.lines.count >= 5 })
+        var states: [String: String] = [:]
+        for topic in ["att", "sky", "position"] { states["bearing/ha-1/\(topic)"] = sub.messages(on: "bearing/ha-1/\(topic)").last?.payload }
+        let lateConfigs = late.lines.compactMap { line -> [String: Any]? in
+            let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+            guard parts.count == 3 else { return nil }
+            return ["topic": String(parts[1]), "payload": String(parts[2]), "retained": parts[0] == "1"]
+        }
+        let messages = dir.appendingPathComponent("messages.json")
+        try JSONSerialization.data(withJSONObject: ["configs": lateConfigs, "states": states]).write(to: messages)
+        let check = runPython(repoRoot.appendingPathComponent("Tests/Fixtures/mqtt/check_ha.py").path, [messages.path])
+        print("Home Assistant discovery check:\n\(check.output)")
+        XCTAssertEqual(check.status, 0, check.output)
+        XCTAssertEqual(check.output.split(separator: "\n").filter { $0.hasPrefix("ok ") }.count, 5, check.output)
+
+        // The position is the fix's.
+        let position = try XCTUnwrap(states["bearing/ha-1/position"])
+        let p = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(position.utf8)) as? [String: Double])
+        let fixes = track.epochs.filter { $0.mode >= .twoD }
+        XCTAssertTrue(fixes.contains { abs($0.latitude - p["latitude"]!) < 1e-6 && abs($0.longitude - p["longitude"]!) < 1e-6 }, "\(position)")
+        XCTAssertNotNil(p["gps_accuracy"])
+    }
 }

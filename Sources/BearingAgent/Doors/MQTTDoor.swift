@@ -68,7 +68,9 @@ public final class MQTTDoor: Door {
             "client_id": "\(clientConfig.clientID)", "prefix": "\(topics.prefix)", "spool": "\(directory)",
             "waiting": "\(spool.pending)", "next_seq": "\(spool.nextSeq)", "libmosquitto": "\(MQTTClient.libraryVersion)",
         ])
-        outbox = MQTTOutbox(spool: spool, topics: topics, broker: "\(broker)", window: config.window, logger: logger)
+        let prefix = topics.prefix
+        let discovery = config.homeAssistant.map { HomeAssistantDiscovery(discoveryPrefix: $0, device: device, prefix: prefix) }
+        outbox = MQTTOutbox(spool: spool, topics: topics, broker: "\(broker)", window: config.window, discovery: discovery, logger: logger)
         do {
             client = try MQTTClient(configuration: clientConfig, delegate: outbox)
         } catch {
@@ -83,6 +85,7 @@ public final class MQTTDoor: Door {
                 let name = topics.data(topic)
                 return server.hub.values(topic.stream, through: config.topics[topic]!).sink { report in
                     outbox.append(name, report.line)
+                    if let fix = report.fix { outbox.position(fix) }
                     client.wake()
                 }
             }
@@ -125,6 +128,10 @@ final class MQTTOutbox: MQTTClientDelegate {
         /// The drop count last published in SPOOL (nil: not since connecting).
         var publishedDropped: UInt64?
         var closed = false
+        /// Home Assistant's configs are due (at the first connection, and when HA says it started).
+        var discoveryDue = true
+        /// The newest position for Home Assistant's tracker, not yet published (retained: only the last counts).
+        var position: String?
     }
 
     let state: Mutex<State>
@@ -133,8 +140,11 @@ final class MQTTOutbox: MQTTClientDelegate {
     let window: Int
     let logger: Logger
 
-    init(spool: sending MessageSpool, topics: MQTTTopics, broker: String, window: Int, logger: Logger) {
+    let discovery: HomeAssistantDiscovery?
+
+    init(spool: sending MessageSpool, topics: MQTTTopics, broker: String, window: Int, discovery: HomeAssistantDiscovery?, logger: Logger) {
         state = Mutex(State(spool: spool))
+        self.discovery = discovery
         self.topics = topics
         self.broker = broker
         self.window = window
@@ -160,6 +170,12 @@ final class MQTTOutbox: MQTTClientDelegate {
         } else if outcome.recovered {
             logger.notice("MQTT spool: writing again")
         }
+    }
+
+    /// Keeps the newest position for Home Assistant's tracker (on the pipeline queue).
+    func position(_ fix: GPSFix) {
+        guard discovery != nil, let p = HomeAssistantDiscovery.position(fix) else { return }
+        state.withLock { $0.position = p }
     }
 
     func close() {
@@ -188,6 +204,7 @@ final class MQTTOutbox: MQTTClientDelegate {
         }
         do {
             try session.publish(topics.status, "online", retain: true)
+            if let discovery { try session.subscribe(discovery.birthTopic) }
         } catch {
             logger.warning("MQTT: \(error)")
         }
@@ -235,7 +252,13 @@ final class MQTTOutbox: MQTTClientDelegate {
         fill(session)
     }
 
-    func mqttClient(_ client: MQTTClient, didReceive message: MQTTMessage, session: MQTTSession) {}
+    func mqttClient(_ client: MQTTClient, didReceive message: MQTTMessage, session: MQTTSession) {
+        // Home Assistant (re)started: its discovery configs again.
+        if let discovery, message.topic == discovery.birthTopic, message.payload == Array("online".utf8) {
+            state.withLock { $0.discoveryDue = true }
+            fill(session)
+        }
+    }
 
     func mqttClientTick(_ client: MQTTClient, session: MQTTSession?) {
         let now = Syscall.monotonicSeconds()
@@ -280,10 +303,23 @@ final class MQTTOutbox: MQTTClientDelegate {
         do { try session.publish(topics.status, "offline", retain: true) } catch { logger.warning("MQTT: \(error)") }
     }
 
-    /// Sends spooled messages, oldest first, until `window` are in flight.
+    /// Sends Home Assistant's configs and position when due, then spooled messages, oldest first, until
+    /// `window` are in flight.
     private func fill(_ session: MQTTSession) {
         let failure = state.withLock { s -> MQTTError? in
             guard s.connected, !s.closed else { return nil }
+            do throws(MQTTError) {
+                if let discovery, s.discoveryDue {
+                    for c in discovery.configs { try session.publish(c.topic, c.payload, retain: true) }
+                    s.discoveryDue = false
+                }
+                if let discovery, let p = s.position {
+                    try session.publish(discovery.positionTopic, p, retain: true)
+                    s.position = nil
+                }
+            } catch {
+                return error
+            }
             while s.inFlight.count < window {
                 let batch = s.spool.take(window - s.inFlight.count)
                 if batch.isEmpty { return nil }

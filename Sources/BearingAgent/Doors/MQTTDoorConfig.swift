@@ -30,6 +30,8 @@ public struct MQTTDoorConfig: Equatable, Sendable {
     /// Reconnect delays: the first, doubling up to the last (each shortened by a random part of up to half).
     public var retryInitial = 1.0
     public var retryMax = 120.0
+    /// Home Assistant discovery under this prefix (nil: off).
+    public var homeAssistant: String?
 
     public init() {}
 
@@ -119,6 +121,22 @@ extension ConfigReader {
             "retry_initial": { c.retryInitial = try self.seconds($0, "mqtt.retry_initial", 0.01...3600) },
             "retry_max": { c.retryMax = try self.seconds($0, "mqtt.retry_max", 0.01...86400) },
             "topics": { try self.section($0, "mqtt.topics", topicKeys) },
+            "home_assistant": { value in
+                if case .scalar = value, !value.isNull, let on = value.string.flatMap(Self.boolean) {
+                    c.homeAssistant = on ? "homeassistant" : nil
+                    return
+                }
+                try self.section(value, "mqtt.home_assistant", [
+                    "discovery_prefix": { value in
+                        let s = try self.scalar(value, "mqtt.home_assistant.discovery_prefix")
+                        guard Self.isTopicPrefix(s) else {
+                            throw self.fail(value, "mqtt.home_assistant.discovery_prefix", "\"\(s)\"", "a topic without + or #, e.g. homeassistant (HA's default)")
+                        }
+                        c.homeAssistant = s
+                    },
+                ])
+                if c.homeAssistant == nil { c.homeAssistant = "homeassistant" }
+            },
             "spool": { node in
                 try self.section(node, "mqtt.spool", [
                     "directory": { c.spoolDirectory = try self.path($0, "mqtt.spool.directory") },
