@@ -210,6 +210,8 @@ extension ConfigTests {
         XCTAssertEqual(m.spoolDirectory, "/var/lib/bearing/spool")
         XCTAssertEqual(m.spoolMaxBytes, 64 << 20)
         XCTAssertNil(m.homeAssistant, "Home Assistant discovery is off by default")
+        XCTAssertNil(m.fleetTopic, "only the config sets chains by default")
+        XCTAssertEqual(try AgentConfig.parse(yaml: "mqtt:\n  fleet_topic: bearing/fleet/pipelines\n").mqtt.fleetTopic, "bearing/fleet/pipelines")
         XCTAssertEqual(try AgentConfig.parse(yaml: "mqtt:\n  home_assistant: true\n").mqtt.homeAssistant, "homeassistant")
         XCTAssertEqual(try AgentConfig.parse(yaml: "mqtt:\n  home_assistant: {discovery_prefix: ha}\n").mqtt.homeAssistant, "ha")
         XCTAssertEqual(MQTTBroker.parse("mqtt://[::1]:1884"), .success(MQTTBroker(host: "::1", port: 1884, tls: false)))
@@ -233,6 +235,7 @@ extension ConfigTests {
         assertRejected("mqtt:\n  password_file: /p\n", mentions: ["mqtt.password_file needs mqtt.username"])
         assertRejected("mqtt:\n  home_assistant: {discovery_prefix: \"ha/#\"}\n", mentions: ["mqtt.home_assistant.discovery_prefix", "without + or #"])
         assertRejected("mqtt:\n  home_assistant: maybe\n", mentions: ["mqtt.home_assistant", "mapping"])
+        assertRejected("mqtt:\n  fleet_topic: bearing/+/pipelines\n", mentions: ["mqtt.fleet_topic", "without + or #"])
         assertRejected("mqtt:\n  retry_initial: 10\n  retry_max: 1\n", mentions: ["mqtt.retry_max (1.0) must be ≥ mqtt.retry_initial (10.0)"])
     }
 

@@ -410,4 +410,76 @@ final class MQTTDoorTests: XCTestCase {
         XCTAssertTrue(fixes.contains { abs($0.latitude - p["latitude"]!) < 1e-6 && abs($0.longitude - p["longitude"]!) < 1e-6 }, "\(position)")
         XCTAssertNotNil(p["gps_accuracy"])
     }
+
+    /// Chains set by the fleet: a retained message on the fleet topic changes the ATT rate at once and says
+    /// so on PREFIX/pipelines/status; a bad chain or bad JSON is refused with the reason and the version in
+    /// force stays; clearing the message goes back to the config; a restarted device applies the retained
+    /// version when it connects.
+    func testFleetPipelinesApplyAtomicallyAndABadOneNeverReplacesAWorkingOne() throws {
+        let dir = temporaryDirectory("mqtt-fleet")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let broker = try MosquittoBroker(directory: dir.appendingPathComponent("broker"))
+        try broker.start()
+        defer { broker.stop() }
+        let sub = try MQTTSubscriber(.mosquittoSub, port: broker.port, topic: "bearing/fl1/#", clientID: "fl1-sub", output: dir.appendingPathComponent("sub.txt"))
+        defer { sub.stop() }
+        sub.waitUntilSubscribed(port: broker.port, topic: "bearing/fl1/probe")
+        let config = try writeConfig(dir, broker: broker, device: "fl1", mqtt: """
+              fleet_topic: bearing/fleet/pipelines
+              topics: {att: [{op: throttle, interval: 1}], tpv: false, sky: false}
+            """)
+        func publish(_ payload: String) throws {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_pub")
+            p.arguments = ["-h", "127.0.0.1", "-p", String(broker.port), "-t", "bearing/fleet/pipelines", "-q", "1", "-r"]
+                + (payload.isEmpty ? ["-n"] : ["-m", payload])
+            try p.run()
+            p.waitUntilExit()
+        }
+        func status() -> String { sub.messages(on: "bearing/fl1/pipelines/status").last?.payload ?? "" }
+        func attRate(over seconds: Double) -> Double {
+            let before = sub.messages(on: "bearing/fl1/att").count
+            usleep(UInt32(seconds * 1e6))
+            return Double(sub.messages(on: "bearing/fl1/att").count - before) / seconds
+        }
+        var (bearing, err) = try start(config)
+        XCTAssertTrue(sub.wait(timeout: 20) { $0.messages(on: "bearing/fl1/att").count >= 2 })
+        let configRate = attRate(over: 3)
+        XCTAssertLessThanOrEqual(configRate, 1.4, "the config's 1 s throttle")
+
+        try publish(#"{"version":"v1","mqtt":{"ATT":[{"op":"throttle","interval":0.1}]}}"#)
+        XCTAssertTrue(sub.wait(timeout: 10) { _ in status().contains(#""version":"v1""#) }, status())
+        XCTAssertTrue(status().hasPrefix(#"{"class":"FLEET","status":"applied","version":"v1""#), status())
+        let fleetRate = attRate(over: 3)
+        XCTAssertGreaterThan(fleetRate, 5, "the fleet's 0.1 s throttle")
+
+        try publish(#"{"version":"v2","mqtt":{"ATT":[{"op":"min_mode","mode":2}]}}"#)
+        XCTAssertTrue(sub.wait(timeout: 10) { _ in status().contains(#""version":"v2""#) }, status())
+        XCTAssertTrue(status().hasPrefix(#"{"class":"ERROR","message":"fleet pipelines \"v2\": mqtt.ATT"#), status())
+        XCTAssertTrue(status().contains("does not apply to ATT") && status().contains(#""in_force":"v1""#), status())
+        XCTAssertGreaterThan(attRate(over: 2), 5, "v1 stays in force")
+
+        try publish("{not json")
+        XCTAssertTrue(sub.wait(timeout: 10) { _ in status().contains("not JSON") }, status())
+        XCTAssertTrue(status().contains(#""in_force":"v1""#), status())
+
+        try publish("")
+        XCTAssertTrue(sub.wait(timeout: 10) { _ in status().contains(#""status":"config""#) }, status())
+        XCTAssertLessThanOrEqual(attRate(over: 3), 1.4, "back to the config")
+
+        // Retained: a device that starts later applies it when it connects.
+        try publish(#"{"version":"v3","mqtt":{"ATT":[{"op":"throttle","interval":0.2}]}}"#)
+        XCTAssertTrue(sub.wait(timeout: 10) { _ in status().contains(#""version":"v3""#) }, status())
+        let log = stop(bearing, err)
+        XCTAssertTrue(log.contains("fleet pipelines \"v2\": mqtt.ATT"), log)
+        XCTAssertTrue(log.contains("MQTT: fleet pipelines version v1 in force"), log)
+        (bearing, err) = try start(config)
+        let seqBefore = sequenceNumbers(sub.messages(on: "bearing/fl1/att").map(\.payload)).max() ?? 0
+        XCTAssertTrue(sub.wait(timeout: 20) { sequenceNumbers($0.messages(on: "bearing/fl1/att").map(\.payload)).max() ?? 0 > seqBefore + 3 })
+        let restartedRate = attRate(over: 3)
+        XCTAssertGreaterThan(restartedRate, 3, "v3's 0.2 s throttle after a restart")
+        let log2 = stop(bearing, err)
+        XCTAssertTrue(log2.contains("fleet pipelines version v3 in force"), log2)
+        print("MQTT fleet pipelines: ATT \(configRate)/s (config) → \(fleetRate)/s (v1) → refused v2 → config → \(restartedRate)/s (v3 after a restart)")
+    }
 }

@@ -87,4 +87,46 @@ final class FleetTests: XCTestCase {
         XCTAssertTrue(WireEncoding.spool(pending: 3, bytes: 900, bound: 1024, dropped: 2, nextSeq: 10)
             .hasPrefix(#"{"class":"SPOOL","pending":3,"bytes":900,"bound":1024,"dropped":2,"next_seq":10"#))
     }
+
+    func testFleetPipelinesAreCheckedLikeAPipelineRequestAndEveryRefusalIsNamed() throws {
+        let classes: Set<StreamClass> = [.tpv, .att, .sky]
+        func parse(_ text: String) -> Result<FleetPipelines?, FleetPipelines.Refusal> { FleetPipelines.parse(Array(text.utf8), classes: classes) }
+        let ok = try parse(#"{"version":"v7","mqtt":{"TPV":[{"op":"throttle","interval":60}],"ATT":[]}}"#).get()
+        XCTAssertEqual(ok, FleetPipelines(version: "v7", mqtt: [.tpv: [.throttle(interval: 60, latest: true)], .att: []]))
+        XCTAssertNil(try parse("").get(), "an empty payload goes back to the config")
+        func refused(_ text: String, _ phrases: [String], version: String?, line: UInt = #line) {
+            guard case .failure(let r) = parse(text) else { return XCTFail("accepted: \(text)", line: line) }
+            for p in phrases { XCTAssertTrue(r.message.contains(p), "\(r.message) lacks \(p)", line: line) }
+            XCTAssertEqual(r.version, version, line: line)
+        }
+        refused("{", ["not JSON"], version: nil)
+        refused("[1]", ["not a JSON object"], version: nil)
+        refused(#"{"mqtt":{}}"#, ["\"version\" is required"], version: nil)
+        refused(#"{"version":"a b","mqtt":{}}"#, ["\"version\" is required"], version: "a b")
+        refused(#"{"version":"v1"}"#, ["fleet pipelines \"v1\"", "\"mqtt\" is required"], version: "v1")
+        refused(#"{"version":"v1","mqtt":{},"socket":{}}"#, ["unknown key \"socket\""], version: "v1")
+        refused(#"{"version":"v1","mqtt":{"ATT":[{"op":"min_mode","mode":2}]}}"#, ["mqtt.ATT", "does not apply to ATT"], version: "v1")
+        refused(#"{"version":"v1","mqtt":{"ATT":[{"op":"throttle"}]}}"#, ["mqtt.ATT[0]"], version: "v1")
+        refused(#"{"version":"v1","mqtt":{"GST":[]}}"#, ["mqtt.GST", "publishes ATT, SKY, TPV only"], version: "v1")
+        refused(#"{"version":"v1","mqtt":{"XYZ":[]}}"#, ["mqtt.XYZ", "not a class"], version: "v1")
+        XCTAssertEqual(WireEncoding.fleetApplied(version: "v1"), #"{"class":"FLEET","status":"applied","version":"v1"}"#)
+        XCTAssertEqual(WireEncoding.fleetApplied(version: nil), #"{"class":"FLEET","status":"config"}"#)
+        XCTAssertTrue(WireEncoding.fleetRefused("why", version: nil, inForce: nil).hasSuffix(#""in_force":"config"}"#))
+    }
+
+    func testHomeAssistantConfigsHaveLegalIdsAndOneDevice() throws {
+        let d = HomeAssistantDiscovery(device: "boat-7", prefix: "bearing/boat-7", version: "1.0")
+        XCTAssertEqual(d.configs.count, 5)
+        for c in d.configs {
+            XCTAssertNotNil(c.topic.range(of: #"^homeassistant/(sensor|device_tracker)/bearing_boat_7/[a-z_]+/config$"#, options: .regularExpression), c.topic)
+            let o = try JSONValue.parse(c.payload)
+            XCTAssertEqual(o["availability_topic"]?.string, "bearing/boat-7/status")
+            XCTAssertEqual(o["device"]?["identifiers"]?.list, [.string("bearing_boat_7")])
+        }
+        XCTAssertNil(HomeAssistantDiscovery.position(GPSFix(mode: .noFix)), "no position without a fix")
+        var fix = GPSFix(mode: .twoD, latitude: 50.5, longitude: -1.25)
+        fix.epx = 3
+        fix.epy = 4.25
+        XCTAssertEqual(HomeAssistantDiscovery.position(fix), #"{"latitude":50.5,"longitude":-1.25,"gps_accuracy":4.3}"#)
+    }
 }

@@ -106,7 +106,7 @@ public final class MQTTSubscriber {
     public init(_ kind: Kind, port: Int, topic: String, clientID: String, output: URL, tls: [String] = []) throws {
         self.kind = kind
         self.output = output
-        FileManager.default.createFile(atPath: output.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         switch kind {
         case .mosquittoSub:
             guard FileManager.default.isExecutableFile(atPath: "/usr/bin/mosquitto_sub") else {

@@ -22,6 +22,8 @@ public final class MQTTDoor: Door {
     let logger: Logger
     let outbox: MQTTOutbox
     let client: MQTTClient
+    /// Fleet pipelines the broker delivered and the outbox accepted, to apply on the pipeline queue.
+    let fleetUpdates: AsyncStream<FleetPipelines?>
 
     init(_ config: MQTTDoorConfig, broker: MQTTBroker, server: PublishingServer, logger: Logger,
          machineIDFile: String = "/etc/machine-id") throws {
@@ -70,7 +72,10 @@ public final class MQTTDoor: Door {
         ])
         let prefix = topics.prefix
         let discovery = config.homeAssistant.map { HomeAssistantDiscovery(discoveryPrefix: $0, device: device, prefix: prefix) }
-        outbox = MQTTOutbox(spool: spool, topics: topics, broker: "\(broker)", window: config.window, discovery: discovery, logger: logger)
+        let (updates, continuation) = AsyncStream<FleetPipelines?>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        fleetUpdates = updates
+        outbox = MQTTOutbox(spool: spool, topics: topics, broker: "\(broker)", window: config.window, discovery: discovery,
+                            fleet: config.fleetTopic.map { ($0, continuation) }, logger: logger)
         do {
             client = try MQTTClient(configuration: clientConfig, delegate: outbox)
         } catch {
@@ -80,20 +85,48 @@ public final class MQTTDoor: Door {
 
     public func run(until shutdown: ShutdownEvent) async throws {
         client.start()
-        let subscriptions = server.queue.sync { [config, server, outbox, client, topics] in
-            config.topics.keys.sorted().map { topic in
-                let name = topics.data(topic)
-                return server.hub.values(topic.stream, through: config.topics[topic]!).sink { report in
-                    outbox.append(name, report.line)
-                    if let fix = report.fix { outbox.position(fix) }
-                    client.wake()
+        var runs = server.queue.sync { feed(config.topics) }
+        // Fleet pipelines replace the chains in one block on the pipeline queue: no value passes between
+        // the old runs and the new.
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { [outbox] in
+                await shutdown.wait()
+                outbox.finishFleetUpdates()
+            }
+            for await update in fleetUpdates {
+                let chains = MQTTDoor.chains(config.topics, with: update)
+                runs = server.queue.sync {
+                    for r in runs { r.cancel() }
+                    return feed(chains)
                 }
+                outbox.fleetApplied(update?.version)
+                client.wake()
+                logger.notice("MQTT: fleet pipelines \(update.map { "version \($0.version)" } ?? "cleared: the config's chains") in force",
+                              metadata: ["chains": "\(chains.keys.sorted().map { "\($0.rawValue): \(OperatorSpec.json(chains[$0]!))" }.joined(separator: "; "))"])
             }
         }
-        await shutdown.wait()
-        server.queue.sync { for s in subscriptions { s.cancel() } }
+        server.queue.sync { for r in runs { r.cancel() } }
         client.stop()
         outbox.close()
+    }
+
+    /// The chain runs for `chains`, sending into the spool (on the pipeline queue).
+    private func feed(_ chains: [MQTTDataTopic: [OperatorSpec]]) -> [AnyCancellable] {
+        chains.keys.sorted().map { [server, outbox, client, topics] topic in
+            let name = topics.data(topic)
+            return server.hub.values(topic.stream, through: chains[topic]!).sink { report in
+                outbox.append(name, report.line)
+                if let fix = report.fix { outbox.position(fix) }
+                client.wake()
+            }
+        }
+    }
+
+    /// The config's chains with a fleet version's over them (nil: the config's alone).
+    static func chains(_ config: [MQTTDataTopic: [OperatorSpec]], with fleet: FleetPipelines?) -> [MQTTDataTopic: [OperatorSpec]] {
+        var out = config
+        for topic in MQTTDataTopic.allCases { if let chain = fleet?.mqtt[topic.stream.stream] { out[topic] = chain } }
+        return out
     }
 
     public func close() { outbox.close() }
@@ -104,6 +137,7 @@ public struct MQTTTopics: Equatable, Sendable {
     public let prefix: String
     public var status: String { "\(prefix)/status" }
     public var spool: String { "\(prefix)/spool" }
+    public var fleetStatus: String { "\(prefix)/pipelines/status" }
     public func data(_ topic: MQTTDataTopic) -> String { "\(prefix)/\(topic.rawValue)" }
 }
 
@@ -132,6 +166,9 @@ final class MQTTOutbox: MQTTClientDelegate {
         var discoveryDue = true
         /// The newest position for Home Assistant's tracker, not yet published (retained: only the last counts).
         var position: String?
+        /// The fleet pipelines version in force (nil: the config's), and the status object not yet published.
+        var fleetVersion: String?
+        var fleetStatus: String?
     }
 
     let state: Mutex<State>
@@ -141,10 +178,14 @@ final class MQTTOutbox: MQTTClientDelegate {
     let logger: Logger
 
     let discovery: HomeAssistantDiscovery?
+    /// The fleet topic, and where accepted fleet pipelines go (the door applies them).
+    let fleet: (topic: String, updates: AsyncStream<FleetPipelines?>.Continuation)?
 
-    init(spool: sending MessageSpool, topics: MQTTTopics, broker: String, window: Int, discovery: HomeAssistantDiscovery?, logger: Logger) {
+    init(spool: sending MessageSpool, topics: MQTTTopics, broker: String, window: Int, discovery: HomeAssistantDiscovery?,
+         fleet: (topic: String, updates: AsyncStream<FleetPipelines?>.Continuation)?, logger: Logger) {
         state = Mutex(State(spool: spool))
         self.discovery = discovery
+        self.fleet = fleet
         self.topics = topics
         self.broker = broker
         self.window = window
@@ -178,6 +219,16 @@ final class MQTTOutbox: MQTTClientDelegate {
         state.withLock { $0.position = p }
     }
 
+    /// The door applied a fleet version (nil: back to the config): its status goes out retained.
+    func fleetApplied(_ version: String?) {
+        state.withLock { s in
+            s.fleetVersion = version
+            s.fleetStatus = WireEncoding.fleetApplied(version: version)
+        }
+    }
+
+    func finishFleetUpdates() { fleet?.updates.finish() }
+
     func close() {
         let notes: [String] = state.withLock { s in
             guard !s.closed else { return [] }
@@ -205,6 +256,7 @@ final class MQTTOutbox: MQTTClientDelegate {
         do {
             try session.publish(topics.status, "online", retain: true)
             if let discovery { try session.subscribe(discovery.birthTopic) }
+            if let fleet { try session.subscribe(fleet.topic) }
         } catch {
             logger.warning("MQTT: \(error)")
         }
@@ -253,6 +305,21 @@ final class MQTTOutbox: MQTTClientDelegate {
     }
 
     func mqttClient(_ client: MQTTClient, didReceive message: MQTTMessage, session: MQTTSession) {
+        // Fleet pipelines: a refused version changes nothing and says why; an accepted one goes to the door.
+        if let fleet, message.topic == fleet.topic {
+            switch FleetPipelines.parse(message.payload, classes: Set(MQTTDataTopic.allCases.map(\.stream.stream))) {
+            case .success(let update):
+                fleet.updates.yield(update)
+            case .failure(let refusal):
+                let inForce = state.withLock { s in
+                    s.fleetStatus = WireEncoding.fleetRefused(refusal.message, version: refusal.version, inForce: s.fleetVersion)
+                    return s.fleetVersion
+                }
+                logger.warning("MQTT: \(refusal.message); \(inForce.map { "version \($0)" } ?? "the config's chains") stay in force")
+                fill(session)
+            }
+            return
+        }
         // Home Assistant (re)started: its discovery configs again.
         if let discovery, message.topic == discovery.birthTopic, message.payload == Array("online".utf8) {
             state.withLock { $0.discoveryDue = true }
@@ -316,6 +383,10 @@ final class MQTTOutbox: MQTTClientDelegate {
                 if let discovery, let p = s.position {
                     try session.publish(discovery.positionTopic, p, retain: true)
                     s.position = nil
+                }
+                if let status = s.fleetStatus {
+                    try session.publish(topics.fleetStatus, status, retain: true)
+                    s.fleetStatus = nil
                 }
             } catch {
                 return error

@@ -32,6 +32,8 @@ public struct MQTTDoorConfig: Equatable, Sendable {
     public var retryMax = 120.0
     /// Home Assistant discovery under this prefix (nil: off).
     public var homeAssistant: String?
+    /// The topic whose retained message sets this device's chains (`FleetPipelines`; nil: only the config does).
+    public var fleetTopic: String?
 
     public init() {}
 
@@ -121,6 +123,13 @@ extension ConfigReader {
             "retry_initial": { c.retryInitial = try self.seconds($0, "mqtt.retry_initial", 0.01...3600) },
             "retry_max": { c.retryMax = try self.seconds($0, "mqtt.retry_max", 0.01...86400) },
             "topics": { try self.section($0, "mqtt.topics", topicKeys) },
+            "fleet_topic": { value in
+                let s = try self.scalar(value, "mqtt.fleet_topic")
+                guard Self.isTopicPrefix(s) else {
+                    throw self.fail(value, "mqtt.fleet_topic", "\"\(s)\"", "one topic without + or #, e.g. bearing/fleet/pipelines (the broker's ACL decides who may publish there)")
+                }
+                c.fleetTopic = s
+            },
             "home_assistant": { value in
                 if case .scalar = value, !value.isNull, let on = value.string.flatMap(Self.boolean) {
                     c.homeAssistant = on ? "homeassistant" : nil

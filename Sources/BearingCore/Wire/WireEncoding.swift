@@ -195,6 +195,24 @@ public enum WireEncoding {
         return w.finished()
     }
 
+    /// `FLEET` (retained on an MQTT door's `PREFIX/pipelines/status`): the fleet pipelines version in force
+    /// (nil: the config's chains).
+    public static func fleetApplied(version: String?) -> String {
+        var w = JSONObjectWriter(class: "FLEET")
+        w.string("status", version == nil ? "config" : "applied")
+        w.string("version", version)
+        return w.finished()
+    }
+
+    /// The `ERROR` for a refused fleet pipelines message: why, the version refused, the one still in force.
+    public static func fleetRefused(_ message: String, version: String?, inForce: String?) -> String {
+        var w = JSONObjectWriter(class: "ERROR")
+        w.string("message", message)
+        w.string("version", version)
+        w.string("in_force", inForce ?? "config")
+        return w.finished()
+    }
+
     /// `line` (one object from this encoder, or gpsd's) with the device's sequence number `seq` right after
     /// its `class`, as MQTT messages carry it: `{"class":"TPV","seq":42,…}`. gpsd clients skip fields they do
     /// not know.
