@@ -249,13 +249,17 @@ public final class MQTTClient: Sendable {
         let connectDeadline = Syscall.monotonicSeconds() + configuration.connectTimeout
         var lastMisc = Syscall.monotonicSeconds()
         var stopping = false
+        var stopDeadline = Double.infinity
         while true {
             if !stopping && worker.isStopping {
                 guard box.connected else { return "stopped" }
                 stopping = true
+                // The last messages and the DISCONNECT get 2 s: a broker that does not read is not waited for.
+                stopDeadline = Syscall.monotonicSeconds() + 2
                 delegate.mqttClient(self, willClose: session)
                 _ = mosquitto_disconnect(mosq)
             }
+            if stopping && Syscall.monotonicSeconds() > stopDeadline { return "stopped" }
             let fd = mosquitto_socket(mosq)
             guard fd >= 0 else {
                 return box.disconnectReason ?? (box.refused ?? "connection to \(target) closed")
