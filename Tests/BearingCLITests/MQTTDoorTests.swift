@@ -482,4 +482,55 @@ final class MQTTDoorTests: XCTestCase {
         XCTAssertTrue(log2.contains("fleet pipelines version v3 in force"), log2)
         print("MQTT fleet pipelines: ATT \(configRate)/s (config) → \(fleetRate)/s (v1) → refused v2 → config → \(restartedRate)/s (v3 after a restart)")
     }
+
+    /// Past one broker: Bearing → an edge mosquitto → a bridge → a central mosquitto → a subscriber. The
+    /// central broker stops (the edge queues for its bridge), then the edge itself stops and restarts (Bearing
+    /// spools): the subscriber on the central broker still gets every message, in order.
+    func testThroughAMosquittoBridgeNothingIsLostWhenEitherBrokerStops() throws {
+        let dir = temporaryDirectory("mqtt-bridge")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let central = try MosquittoBroker(directory: dir.appendingPathComponent("central"))
+        try central.start()
+        defer { central.stop() }
+        let edge = try MosquittoBroker(directory: dir.appendingPathComponent("edge"), extraConfig: """
+            connection central
+            address 127.0.0.1:\(central.port)
+            topic bearing/# out 1
+            cleansession false
+            remote_clientid edge-1
+            bridge_protocol_version mqttv311
+            try_private false
+            restart_timeout 1 2
+            keepalive_interval 10
+            """)
+        try edge.start()
+        defer { edge.stop() }
+        let topic = "bearing/br1/att"
+        let sub = try MQTTSubscriber(.paho, port: central.port, topic: topic, clientID: "central-sub", output: dir.appendingPathComponent("sub.txt"))
+        defer { sub.stop() }
+        sub.waitUntilSubscribed(port: central.port, topic: topic)
+        let config = try writeConfig(dir, broker: edge, device: "br1", mqtt: """
+              topics: {att: [{op: throttle, interval: 0.1}], tpv: false, sky: false}
+            """)
+        let (bearing, err) = try start(config)
+        XCTAssertTrue(sub.wait(timeout: 30) { sequenceNumbers($0.messages(on: topic).map(\.payload)).count >= 10 }, "through the bridge: \(edge.log.suffix(800))")
+        central.stop()
+        usleep(5_000_000)
+        try central.start()
+        usleep(3_000_000)
+        edge.stop()
+        usleep(5_000_000)
+        try edge.start()
+        usleep(5_000_000)
+        let log = stop(bearing, err)
+        XCTAssertEqual(bearing.terminationStatus, 0, log)
+        let last = try XCTUnwrap(spoolState(dir, "br1")["next"]) - 1
+        sub.wait(timeout: 30) { sequenceNumbers($0.messages(on: topic).map(\.payload)).max() ?? 0 >= last }
+        let audit = SequenceAudit(sequenceNumbers(sub.messages(on: topic).map(\.payload)))
+        print("MQTT through a bridge, central down 5 s then edge down 5 s: \(audit)")
+        XCTAssertEqual(audit.highest, last, "\(audit)")
+        XCTAssertEqual(audit.missing, [], "\(audit)")
+        XCTAssertTrue(audit.inOrder, "\(audit)")
+        XCTAssertGreaterThan(audit.distinct, 150, "\(audit)")
+    }
 }

@@ -22,8 +22,10 @@ public final class MQTTDoor: Door {
     let logger: Logger
     let outbox: MQTTOutbox
     let client: MQTTClient
-    /// Fleet pipelines the broker delivered and the outbox accepted, to apply on the pipeline queue.
+    /// Fleet pipelines the broker delivered and the outbox accepted, to apply on the pipeline queue; the
+    /// stream ends at shutdown (with or without a fleet topic).
     let fleetUpdates: AsyncStream<FleetPipelines?>
+    let endFleetUpdates: AsyncStream<FleetPipelines?>.Continuation
 
     init(_ config: MQTTDoorConfig, broker: MQTTBroker, server: PublishingServer, logger: Logger,
          machineIDFile: String = "/etc/machine-id") throws {
@@ -74,6 +76,7 @@ public final class MQTTDoor: Door {
         let discovery = config.homeAssistant.map { HomeAssistantDiscovery(discoveryPrefix: $0, device: device, prefix: prefix) }
         let (updates, continuation) = AsyncStream<FleetPipelines?>.makeStream(bufferingPolicy: .bufferingNewest(1))
         fleetUpdates = updates
+        endFleetUpdates = continuation
         outbox = MQTTOutbox(spool: spool, topics: topics, broker: "\(broker)", window: config.window, discovery: discovery,
                             fleet: config.fleetTopic.map { ($0, continuation) }, logger: logger)
         do {
@@ -89,9 +92,9 @@ public final class MQTTDoor: Door {
         // Fleet pipelines replace the chains in one block on the pipeline queue: no value passes between
         // the old runs and the new.
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { [outbox] in
+            group.addTask { [endFleetUpdates] in
                 await shutdown.wait()
-                outbox.finishFleetUpdates()
+                endFleetUpdates.finish()
             }
             for await update in fleetUpdates {
                 let chains = MQTTDoor.chains(config.topics, with: update)
@@ -226,8 +229,6 @@ final class MQTTOutbox: MQTTClientDelegate {
             s.fleetStatus = WireEncoding.fleetApplied(version: version)
         }
     }
-
-    func finishFleetUpdates() { fleet?.updates.finish() }
 
     func close() {
         let notes: [String] = state.withLock { s in
