@@ -19,6 +19,10 @@ struct Watch: ParsableCommand {
     @Option(help: ArgumentHelp("Use this named pipeline (see ?PIPELINES).", valueName: "name")) var pipeline: String?
     @Option(help: ArgumentHelp("Chains of your own, JSON by class, e.g. '{\"TPV\":[{\"op\":\"throttle\",\"interval\":5}]}'.", valueName: "json"))
     var pipelines: String?
+    @Option(help: ArgumentHelp("Watch a fleet on its MQTT broker instead: every device's status, TPV, ATT, SKY, SPOOL and fleet pipelines status.", valueName: "url"))
+    var mqtt: String?
+    @Option(help: ArgumentHelp("With --mqtt: the devices' topics are ROOT/DEVICE/… (their default prefix bearing/DEVICE).", valueName: "root"))
+    var mqttRoot = "bearing"
 
     func validate() throws {
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
@@ -51,6 +55,12 @@ struct Watch: ParsableCommand {
     }
 
     func run() throws {
+        if let mqtt {
+            guard case .success(let broker) = MQTTBroker.parse(mqtt) else {
+                throw ValidationError("--mqtt \(mqtt): expected mqtt://HOST[:PORT] or mqtts://HOST[:PORT]")
+            }
+            return try FleetWatcher(broker: broker, root: mqttRoot, json: json, count: count).run()
+        }
         let endpoint = try socketOptions.endpoint()
         let client = BearingClient(endpoint)
         var change = WatchChange(enable: true, json: true)

@@ -533,4 +533,31 @@ final class MQTTDoorTests: XCTestCase {
         XCTAssertTrue(audit.inOrder, "\(audit)")
         XCTAssertGreaterThan(audit.distinct, 150, "\(audit)")
     }
+
+    /// `bearing watch --mqtt URL`: the fleet's devices, live, a line per message with the device's name.
+    func testWatchShowsTheFleetFromTheBroker() throws {
+        let dir = temporaryDirectory("mqtt-watch")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let broker = try MosquittoBroker(directory: dir.appendingPathComponent("broker"))
+        try broker.start()
+        defer { broker.stop() }
+        let config = try writeConfig(dir, broker: broker, device: "w1", mqtt: """
+              topics: {att: [{op: throttle, interval: 0.2}], tpv: false, sky: false}
+            """)
+        let (bearing, err) = try start(config)
+        defer { _ = stop(bearing, err) }
+        let (watch, out, watchErr) = try launchBearing(["watch", "--mqtt", broker.url, "--count", "8"])
+        let deadline = Date().addingTimeInterval(30)
+        while watch.isRunning && Date() < deadline { usleep(50_000) }
+        if watch.isRunning { kill(watch.processIdentifier, SIGKILL) }
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let errText = String(decoding: watchErr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        watch.waitUntilExit()
+        XCTAssertEqual(watch.terminationStatus, 0, errText)
+        let lines = text.split(separator: "\n")
+        XCTAssertEqual(lines.count, 8, text)
+        XCTAssertTrue(lines.contains { $0 == "w1  online (retained)" || $0 == "w1  online" }, text)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("w1  ATT  ") && $0.contains("° magnetic") && $0.contains("  #") }, text)
+        XCTAssertTrue(errText.contains("connected to \(broker.url)"), errText)
+    }
 }
