@@ -147,7 +147,7 @@ extension ConfigReader {
         try section(node, "signalk", outputKeys("signalk", outputs).merging([
             "source": { value in
                 let s = try self.scalar(value, "signalk.source")
-                guard !s.isEmpty, s.count <= 64, s.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_-".contains($0)) }) else {
+                guard Self.isName(s) else {
                     throw self.fail(value, "signalk.source", "\"\(s)\"", "a label of letters, digits, _ and - (the $source of every update), e.g. bearing")
                 }
                 c.source = s

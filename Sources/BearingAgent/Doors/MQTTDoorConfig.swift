@@ -102,13 +102,7 @@ extension ConfigReader {
                 }
                 c.clientID = s
             },
-            "prefix": { value in
-                let s = try self.scalar(value, "mqtt.prefix")
-                guard Self.isTopicPrefix(s) else {
-                    throw self.fail(value, "mqtt.prefix", "\"\(s)\"", "a topic without + or #, tabs or newlines, not starting or ending with /, e.g. bearing/boat-7")
-                }
-                c.prefix = s
-            },
+            "prefix": { c.prefix = try self.topic($0, "mqtt.prefix", "a topic without + or #, tabs or newlines, not starting or ending with /, e.g. bearing/boat-7") },
             "username": { c.username = try self.string($0, "mqtt.username", nonEmpty: true) },
             "password_file": { c.passwordFile = try self.path($0, "mqtt.password_file") },
             "tls": { node in
@@ -123,26 +117,14 @@ extension ConfigReader {
             "retry_initial": { c.retryInitial = try self.seconds($0, "mqtt.retry_initial", 0.01...3600) },
             "retry_max": { c.retryMax = try self.seconds($0, "mqtt.retry_max", 0.01...86400) },
             "topics": { try self.section($0, "mqtt.topics", topicKeys) },
-            "fleet_topic": { value in
-                let s = try self.scalar(value, "mqtt.fleet_topic")
-                guard Self.isTopicPrefix(s) else {
-                    throw self.fail(value, "mqtt.fleet_topic", "\"\(s)\"", "one topic without + or #, e.g. bearing/fleet/pipelines (the broker's ACL decides who may publish there)")
-                }
-                c.fleetTopic = s
-            },
+            "fleet_topic": { c.fleetTopic = try self.topic($0, "mqtt.fleet_topic", "one topic without + or #, e.g. bearing/fleet/pipelines (the broker's ACL decides who may publish there)") },
             "home_assistant": { value in
                 if case .scalar = value, !value.isNull, let on = value.string.flatMap(Self.boolean) {
                     c.homeAssistant = on ? "homeassistant" : nil
                     return
                 }
                 try self.section(value, "mqtt.home_assistant", [
-                    "discovery_prefix": { value in
-                        let s = try self.scalar(value, "mqtt.home_assistant.discovery_prefix")
-                        guard Self.isTopicPrefix(s) else {
-                            throw self.fail(value, "mqtt.home_assistant.discovery_prefix", "\"\(s)\"", "a topic without + or #, e.g. homeassistant (HA's default)")
-                        }
-                        c.homeAssistant = s
-                    },
+                    "discovery_prefix": { c.homeAssistant = try self.topic($0, "mqtt.home_assistant.discovery_prefix", "a topic without + or #, e.g. homeassistant (HA's default)") },
                 ])
                 if c.homeAssistant == nil { c.homeAssistant = "homeassistant" }
             },
@@ -184,6 +166,14 @@ extension ConfigReader {
         return value
     }
 
+    /// A topic (or prefix) to publish or subscribe to, exactly: `isTopicPrefix`, or the error with `allowed`.
+    func topic(_ node: YAMLNode, _ key: String, _ allowed: String) throws -> String {
+        let s = try scalar(node, key)
+        guard Self.isTopicPrefix(s) else { throw fail(node, key, "\"\(s)\"", allowed) }
+        return s
+    }
+
+    /// Letters, digits, `_` and `-`, 1–64 of them: a name that can stand in topics, ids and labels.
     static func isName(_ s: String) -> Bool {
         !s.isEmpty && s.count <= 64 && s.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_-".contains($0)) }
     }
