@@ -30,6 +30,9 @@ public final class MessageSpool {
     /// Messages given a number that will never be sent: dropped past the bound, unwritable, or in a
     /// corrupt segment. Kept across restarts.
     public private(set) var dropped: UInt64 = 0
+    /// The highest number handed to the broker (sent, perhaps not acknowledged) since opening: a message up
+    /// to it that goes past the bound was sent, so it is not counted as dropped.
+    public private(set) var sent: UInt64 = 0
     /// Of `dropped`, those dropped past the bound since opening.
     public private(set) var droppedPastBound: UInt64 = 0
     /// What opening found and did (files set aside, a cut line), and lines found bad since, for the log.
@@ -153,6 +156,9 @@ public final class MessageSpool {
         }
         return out
     }
+
+    /// Notes that every message up to `seq` has been handed to the broker.
+    public func markSent(through seq: UInt64) { sent = max(sent, seq) }
 
     /// Hands out again everything not yet acknowledged (after a reconnect: the broker may have lost what
     /// was in flight).
@@ -306,12 +312,14 @@ public final class MessageSpool {
 
     /// The messages of `segment` not yet acknowledged (read from the file when it is partly acknowledged:
     /// numbers that failed to be written leave gaps).
+    /// Messages handed to the broker but not acknowledged are not counted: they were sent.
     private func unacknowledged(in segment: Segment) -> Int {
-        if segment.first > acknowledged { return segment.records }
-        if segment.last <= acknowledged { return 0 }
+        let mark = max(acknowledged, sent)
+        if segment.first > mark { return segment.records }
+        if segment.last <= mark { return 0 }
         let bytes = (try? AtomicFile.read(segment.path, limit: 1 << 30)) ?? []
         return bytes.split(separator: UInt8(ascii: "\n")).reduce(0) { n, line in
-            if case .success(let r) = SpoolRecord.parse(line), r.seq > acknowledged { return n + 1 }
+            if case .success(let r) = SpoolRecord.parse(line), r.seq > mark { return n + 1 }
             return n
         }
     }

@@ -399,6 +399,7 @@ final class MQTTOutbox: MQTTClientDelegate {
                     do throws(MQTTError) {
                         s.inFlight[try session.publish(r.topic, r.payload)] = r.seq
                         s.lastSent = r.seq
+                        s.spool.markSent(through: r.seq)
                     } catch {
                         // The connection is failing; what was not sent goes again after the reconnect.
                         return error
