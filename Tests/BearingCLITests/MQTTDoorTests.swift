@@ -292,7 +292,7 @@ final class MQTTDoorTests: XCTestCase {
         try expiredBroker.start()
         defer { expiredBroker.stop() }
         let sub = try MQTTSubscriber(.mosquittoSub, port: broker.port, topic: "bearing/tls/att", clientID: "tls-sub", output: dir.appendingPathComponent("sub.txt"),
-                                     tls: ["--cafile", certs.path("ca.pem"), "--cert", certs.path("client.pem"), "--key", certs.path("client.key")])
+                                     options: ["--cafile", certs.path("ca.pem"), "--cert", certs.path("client.pem"), "--key", certs.path("client.key")])
         defer { sub.stop() }
 
         func run(_ name: String, broker b: MosquittoBroker, ca: String, client: String?, seconds: Double) throws -> String {

@@ -15,11 +15,18 @@ public final class MosquittoBroker {
     /// A TLS listener instead of a plain one: the CA clients' certificates must chain to, the broker's
     /// certificate and key; clients must present a certificate.
     public let tls: (ca: String, certificate: String, key: String)?
+    /// Users and passwords (`mosquitto_passwd`), anonymous clients refused; nil: anonymous allowed.
+    public let users: [String: String]?
+    /// An `acl_file` to obey (mosquitto's ACL syntax).
+    public let acl: String?
     private var process: Process?
 
     /// Skips, saying so, when mosquitto is not installed.
-    public init(directory: URL, port: Int = freePort(), extraConfig: String = "", tls: (ca: String, certificate: String, key: String)? = nil) throws {
+    public init(directory: URL, port: Int = freePort(), extraConfig: String = "", tls: (ca: String, certificate: String, key: String)? = nil,
+                users: [String: String]? = nil, acl: String? = nil) throws {
         self.tls = tls
+        self.users = users
+        self.acl = acl
         guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/mosquitto") else {
             throw XCTSkip("SKIPPED: /usr/sbin/mosquitto missing (Debian's mosquitto, scripts/apt-packages)")
         }
@@ -36,12 +43,31 @@ public final class MosquittoBroker {
     /// Starts it and waits until it accepts connections (10 s at most).
     public func start() throws {
         let config = directory.appendingPathComponent("mosquitto.conf")
+        var access = "allow_anonymous true"
+        if let users {
+            let file = directory.appendingPathComponent("passwords")
+            _ = FileManager.default.createFile(atPath: file.path, contents: nil)
+            for (user, password) in users.sorted(by: { $0.key < $1.key }) {
+                let p = Process()
+                p.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_passwd")
+                p.arguments = ["-b", file.path, user, password]
+                try p.run()
+                p.waitUntilExit()
+                guard p.terminationStatus == 0 else { throw CertificateError(message: "mosquitto_passwd \(user) failed (\(p.terminationStatus))") }
+            }
+            access = "allow_anonymous false\npassword_file \(file.path)"
+        }
+        if let acl {
+            let file = directory.appendingPathComponent("acl")
+            try acl.write(to: file, atomically: true, encoding: .utf8)
+            access += "\nacl_file \(file.path)"
+        }
         try """
             per_listener_settings false
             \(getuid() == 0 ? "user root" : "")
             listener \(port) 127.0.0.1
             \(tls.map { "cafile \($0.ca)\ncertfile \($0.certificate)\nkeyfile \($0.key)\nrequire_certificate true\nuse_identity_as_username true" } ?? "")
-            allow_anonymous true
+            \(access)
             persistence true
             persistence_location \(directory.path)/
             max_queued_messages 0
@@ -102,8 +128,8 @@ public final class MQTTSubscriber {
     public let output: URL
     private let process = Process()
 
-    /// `tls`: mosquitto_sub's TLS options (`--cafile`, `--cert`, `--key`).
-    public init(_ kind: Kind, port: Int, topic: String, clientID: String, output: URL, tls: [String] = []) throws {
+    /// `options`: more of mosquitto_sub's options (TLS: `--cafile`, `--cert`, `--key`; `-u`, `-P`).
+    public init(_ kind: Kind, port: Int, topic: String, clientID: String, output: URL, options: [String] = []) throws {
         self.kind = kind
         self.output = output
         _ = FileManager.default.createFile(atPath: output.path, contents: nil)
@@ -114,7 +140,7 @@ public final class MQTTSubscriber {
             }
             process.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_sub")
             process.arguments = ["-h", "127.0.0.1", "-p", String(port), "-t", topic, "-q", "1", "-c", "-i", clientID,
-                                 "-k", "10", "-F", "%r %t %p"] + tls
+                                 "-k", "10", "-F", "%r %t %p"] + options
             process.standardOutput = try FileHandle(forWritingTo: output)
         case .paho:
             let probe = runPython("-c", ["import paho.mqtt.client"])
@@ -129,12 +155,13 @@ public final class MQTTSubscriber {
 
     /// Waits until the subscription stands: publishes `probe` to `topic` (one the filter matches) with
     /// mosquitto_pub every half second until it arrives (15 s at most).
-    public func waitUntilSubscribed(port: Int, topic: String, file: StaticString = #filePath, line: UInt = #line) {
+    /// `options`: mosquitto_pub's credentials, if the broker wants them.
+    public func waitUntilSubscribed(port: Int, topic: String, options: [String] = [], file: StaticString = #filePath, line: UInt = #line) {
         let deadline = Syscall.monotonicSeconds() + 15
         while Syscall.monotonicSeconds() < deadline {
             let p = Process()
             p.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_pub")
-            p.arguments = ["-h", "127.0.0.1", "-p", String(port), "-t", topic, "-q", "1", "-m", "probe"]
+            p.arguments = ["-h", "127.0.0.1", "-p", String(port), "-t", topic, "-q", "1", "-m", "probe"] + options
             p.standardOutput = FileHandle.nullDevice
             p.standardError = FileHandle.nullDevice
             try? p.run()
