@@ -111,18 +111,23 @@ final class ProtocolServer: SocketTransportDelegate, @unchecked Sendable { // `s
     }
 
     /// Whether this peer may define or delete the pipeline `name`: root or a listed writer over the UNIX
-    /// socket, and never one the config file defines. Otherwise the client is told why.
+    /// socket, and never one the config file or the fleet defines. Otherwise the client is told why.
     private func mayChange(_ name: String, _ client: ClientID, _ peer: Peer?) -> Bool {
         guard let uid = peer?.uid, uid == 0 || pipelineWriters.contains(uid) else {
             let who = peer?.uid.map { "uid \($0)" } ?? "a TCP client"
             hub.reply(client, WireEncoding.error("PIPELINE: \(who) may not change pipelines; allowed: root and the uids in socket.pipeline_writers, over the UNIX socket"))
             return false
         }
-        if hub.named[name]?.origin == .config {
+        switch hub.named[name]?.origin {
+        case .config?:
             hub.reply(client, WireEncoding.error("PIPELINE: \"\(name)\" is defined in the config file; change it there"))
             return false
+        case .fleet?:
+            hub.reply(client, WireEncoding.error("PIPELINE: \"\(name)\" is set by the fleet (mqtt.fleet_topic); change it there"))
+            return false
+        case .client?, nil:
+            return true
         }
-        return true
     }
 
     /// Writes the client-defined pipelines; a failed write is reported to the client and logged (the

@@ -212,6 +212,8 @@ extension ConfigTests {
         XCTAssertNil(m.homeAssistant, "Home Assistant discovery is off by default")
         XCTAssertNil(m.fleetTopic, "only the config sets chains by default")
         XCTAssertEqual(try AgentConfig.parse(yaml: "mqtt:\n  fleet_topic: bearing/fleet/pipelines\n").mqtt.fleetTopic, "bearing/fleet/pipelines")
+        XCTAssertFalse(m.fleetNamedPipelines, "the fleet sets the socket's named pipelines only when allowed")
+        XCTAssertTrue(try AgentConfig.parse(yaml: "mqtt:\n  fleet_topic: f/p\n  fleet_named_pipelines: true\n").mqtt.fleetNamedPipelines)
         XCTAssertEqual(try AgentConfig.parse(yaml: "mqtt:\n  home_assistant: true\n").mqtt.homeAssistant, "homeassistant")
         XCTAssertEqual(try AgentConfig.parse(yaml: "mqtt:\n  home_assistant: {discovery_prefix: ha}\n").mqtt.homeAssistant, "ha")
         XCTAssertEqual(MQTTBroker.parse("mqtt://[::1]:1884"), .success(MQTTBroker(host: "::1", port: 1884, tls: false)))
@@ -236,6 +238,8 @@ extension ConfigTests {
         assertRejected("mqtt:\n  home_assistant: {discovery_prefix: \"ha/#\"}\n", mentions: ["mqtt.home_assistant.discovery_prefix", "without + or #"])
         assertRejected("mqtt:\n  home_assistant: maybe\n", mentions: ["mqtt.home_assistant", "mapping"])
         assertRejected("mqtt:\n  fleet_topic: bearing/+/pipelines\n", mentions: ["mqtt.fleet_topic", "without + or #"])
+        assertRejected("mqtt:\n  fleet_named_pipelines: true\n", mentions: ["mqtt.fleet_named_pipelines needs mqtt.fleet_topic"])
+        assertRejected("mqtt:\n  fleet_topic: f/p\n  fleet_named_pipelines: sometimes\n", mentions: ["bearing.yaml:3", "mqtt.fleet_named_pipelines"])
         assertRejected("mqtt:\n  retry_initial: 10\n  retry_max: 1\n", mentions: ["mqtt.retry_max (1.0) must be ≥ mqtt.retry_initial (10.0)"])
     }
 

@@ -88,6 +88,38 @@ final class PublishingHubTests: XCTestCase {
         XCTAssertEqual(received(1), [0, 2, 10], "back on the default chain")
     }
 
+    /// The fleet's named pipelines: a set replaced whole (a name it drops sends its users to the default
+    /// chains, an unchanged one keeps its run), and never a name the config or a local client holds.
+    func testTheFleetsNamedPipelinesAreReplacedWholeAndNeverTakeAnotherOriginsName() {
+        let coarse = NamedPipeline(name: "coarse", chains: [.tpv: [.sample(every: 3)]], origin: .fleet)
+        let every2 = NamedPipeline(name: "every2", chains: [.tpv: [.sample(every: 2)]], origin: .fleet)
+        hub.define(NamedPipeline(name: "mine", chains: [.tpv: []], origin: .client))
+        XCTAssertNil(hub.fleetConflict([coarse, every2]))
+        hub.replaceFleetPipelines([coarse, every2])
+        hub.connect(1); hub.connect(2)
+        watch(1, #"{"enable":true,"json":true,"pipeline":"coarse"}"#)
+        watch(2, #"{"enable":true,"json":true,"pipeline":"every2"}"#)
+        for i in 0..<6 { hub.publish(fix(Int64(i)), from: .gpsd) }
+        scheduler.advance()
+        XCTAssertEqual(received(1), [0, 3])
+        XCTAssertEqual(received(2), [0, 2, 4])
+        XCTAssertEqual(hub.runCount.named, 2)
+
+        // The next version keeps every2 as it was and drops coarse.
+        hub.replaceFleetPipelines([every2])
+        XCTAssertNil(hub.named["coarse"])
+        XCTAssertEqual(hub.runCount.named, 1, "coarse's run ended; every2's stayed")
+        for i in 6..<9 { hub.publish(fix(Int64(i)), from: .gpsd); scheduler.advance(by: .milliseconds(1500)) }
+        XCTAssertEqual(received(2), [0, 2, 4, 6, 8], "every2's run went on, its count unbroken")
+        XCTAssertEqual(received(1), [0, 3, 6, 7, 8], "coarse's user is on the default chain")
+
+        XCTAssertEqual(hub.fleetConflict([NamedPipeline(name: "slow", chains: [.tpv: []], origin: .fleet)])?.origin, .config)
+        XCTAssertEqual(hub.fleetConflict([every2, NamedPipeline(name: "mine", chains: [.tpv: []], origin: .fleet)])?.origin, .client)
+        hub.replaceFleetPipelines([])
+        XCTAssertEqual(Set(hub.named.keys), ["slow", "mine"], "clearing removes only the fleet's")
+        XCTAssertTrue(hub.pipelinesObject().contains(#""name":"mine","origin":"client""#), hub.pipelinesObject())
+    }
+
     func testStateAndCalibrationAreReplayedOnWatchAndMAGIsOptIn() {
         hub.publishState(source: "gpsd", line: #"{"class":"STATE","source":"gpsd","state":"connected"}"#)
         hub.publishCalibration(#"{"class":"CALIBRATION","status":"none"}"#)

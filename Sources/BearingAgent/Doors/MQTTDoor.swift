@@ -22,10 +22,14 @@ public final class MQTTDoor: Door {
     let logger: Logger
     let outbox: MQTTOutbox
     let client: MQTTClient
-    /// Fleet pipelines the broker delivered and the outbox accepted, to apply on the pipeline queue; the
-    /// stream ends at shutdown (with or without a fleet topic).
-    let fleetUpdates: AsyncStream<FleetPipelines?>
-    let endFleetUpdates: AsyncStream<FleetPipelines?>.Continuation
+    /// Fleet messages the broker delivered and the outbox read, to apply on the pipeline queue; the stream
+    /// ends at shutdown (with or without a fleet topic).
+    let fleetUpdates: AsyncStream<FleetMessage>
+    let endFleetUpdates: AsyncStream<FleetMessage>.Continuation
+    /// Where the fleet message in force is kept (beside the spool), so that a restart without the broker
+    /// starts with it; and that message when the door opened (nil: none, or no fleet topic).
+    let fleetFile: String
+    let savedFleet: FleetMessage?
 
     init(_ config: MQTTDoorConfig, broker: MQTTBroker, server: PublishingServer, logger: Logger,
          machineIDFile: String = "/etc/machine-id") throws {
@@ -74,7 +78,9 @@ public final class MQTTDoor: Door {
         ])
         let prefix = topics.prefix
         let discovery = config.homeAssistant.map { HomeAssistantDiscovery(discoveryPrefix: $0, device: device, prefix: prefix) }
-        let (updates, continuation) = AsyncStream<FleetPipelines?>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        fleetFile = "\(directory)/fleet.json"
+        savedFleet = config.fleetTopic == nil ? nil : MQTTDoor.loadFleet(fleetFile, logger: logger)
+        let (updates, continuation) = AsyncStream<FleetMessage>.makeStream(bufferingPolicy: .bufferingNewest(1))
         fleetUpdates = updates
         endFleetUpdates = continuation
         outbox = MQTTOutbox(spool: spool, topics: topics, broker: "\(broker)", window: config.window, discovery: discovery,
@@ -87,30 +93,90 @@ public final class MQTTDoor: Door {
     }
 
     public func run(until shutdown: ShutdownEvent) async throws {
-        client.start()
         var runs = server.queue.sync { feed(config.topics) }
-        // Fleet pipelines replace the chains in one block on the pipeline queue: no value passes between
-        // the old runs and the new.
+        // The payload in force ([]: the config's chains). The broker's retained copy of it, sent at each
+        // (re)connection, changes nothing; the same message published again is applied again (and so
+        // replaces the status of a refusal since).
+        var inForce: [UInt8] = []
+        if let savedFleet, applyFleet(savedFleet, &runs) { inForce = savedFleet.payload }
+        client.start()
         await withTaskGroup(of: Void.self) { group in
             group.addTask { [endFleetUpdates] in
                 await shutdown.wait()
                 endFleetUpdates.finish()
             }
-            for await update in fleetUpdates {
-                let chains = MQTTDoor.chains(config.topics, with: update)
-                runs = server.queue.sync {
-                    for r in runs { r.cancel() }
-                    return feed(chains)
+            for await message in fleetUpdates where !(message.retained && message.payload == inForce) {
+                if applyFleet(message, &runs) {
+                    inForce = message.payload
+                    saveFleet(message.payload)
                 }
-                outbox.fleetApplied(update?.version)
                 client.wake()
-                logger.notice("MQTT: fleet pipelines \(update.map { "version \($0.version)" } ?? "cleared: the config's chains") in force",
-                              metadata: ["chains": "\(chains.keys.sorted().map { "\($0.rawValue): \(OperatorSpec.json(chains[$0]!))" }.joined(separator: "; "))"])
             }
         }
         server.queue.sync { for r in runs { r.cancel() } }
         client.stop()
         outbox.close()
+    }
+
+    /// Puts a fleet message in force in one block on the pipeline queue: the door's chain runs and, when the
+    /// config allows, the socket's named pipelines, so no value passes between the old runs and the new. A
+    /// name the config or a local client holds refuses the whole version. Returns whether it applied.
+    private func applyFleet(_ message: FleetMessage, _ runs: inout [AnyCancellable]) -> Bool {
+        let update = message.update
+        let chains = MQTTDoor.chains(config.topics, with: update)
+        let named: [NamedPipeline]? = config.fleetNamedPipelines ? (update?.pipelines ?? []) : nil
+        let held: NamedPipeline? = server.queue.sync {
+            if let named, let held = server.hub.fleetConflict(named) { return held }
+            for r in runs { r.cancel() }
+            runs = feed(chains)
+            if let named { server.hub.replaceFleetPipelines(named) }
+            return nil
+        }
+        if let held {
+            // Only a version with pipelines can be refused here.
+            if let update { outbox.fleetRefused(update.refusal(heldBy: held)) }
+            return false
+        }
+        let notTaken = named == nil && !(update?.pipelines.isEmpty ?? true) ? "mqtt.fleet_named_pipelines is off on this device" : nil
+        let names = (named ?? []).map(\.name).sorted()
+        outbox.fleetApplied(update?.version, pipelines: names, notTaken: notTaken)
+        var metadata: Logger.Metadata = ["chains": "\(chains.keys.sorted().map { "\($0.rawValue): \(OperatorSpec.json(chains[$0]!))" }.joined(separator: "; "))"]
+        if !names.isEmpty { metadata["pipelines"] = "\(names.joined(separator: ", "))" }
+        if let notTaken { metadata["pipelines_not_taken"] = "\(notTaken)" }
+        logger.notice("MQTT: fleet pipelines \(update.map { "version \($0.version)" } ?? "cleared: the config's chains") in force\(message.saved ? " (saved; until the broker says otherwise)" : "")", metadata: metadata)
+        return true
+    }
+
+    /// Keeps the message in force for the next start (an empty one: the file goes); a failure is logged.
+    private func saveFleet(_ payload: [UInt8]) {
+        do throws(SystemError) {
+            if payload.isEmpty {
+                if unlink(fleetFile) != 0 && errno != ENOENT { throw SystemError("unlink", fleetFile) }
+            } else {
+                try AtomicFile.write(payload, to: fleetFile, mode: 0o640)
+            }
+        } catch {
+            logger.warning("MQTT: fleet pipelines in force but not saved (\(error)); after a restart the config's chains run until the broker sends them again")
+        }
+    }
+
+    /// The fleet message saved by an earlier run, read again as the broker's would be; nil when there is
+    /// none, or it cannot be read or is refused (logged: the config's chains run until the broker sends one).
+    static func loadFleet(_ path: String, logger: Logger) -> FleetMessage? {
+        let payload: [UInt8]
+        do throws(SystemError) {
+            payload = try AtomicFile.read(path, limit: 1 << 20)
+        } catch {
+            if error.errno != ENOENT { logger.warning("MQTT: saved fleet pipelines not read: \(error); the config's chains until the broker sends a version") }
+            return nil
+        }
+        switch FleetPipelines.parse(payload, classes: MQTTDataTopic.classes) {
+        case .success(let update):
+            return FleetMessage(payload: payload, update: update, saved: true)
+        case .failure(let refusal):
+            logger.warning("MQTT: saved fleet pipelines \(path) not used: \(refusal.message); the config's chains until the broker sends a version")
+            return nil
+        }
     }
 
     /// The chain runs for `chains`, sending into the spool (on the pipeline queue).
@@ -142,6 +208,16 @@ public struct MQTTTopics: Equatable, Sendable {
     public var spool: String { "\(prefix)/spool" }
     public var fleetStatus: String { "\(prefix)/pipelines/status" }
     public func data(_ topic: MQTTDataTopic) -> String { "\(prefix)/\(topic.rawValue)" }
+}
+
+/// A fleet message: its payload as delivered (or saved) and what it says (nil: back to the config).
+struct FleetMessage: Sendable {
+    var payload: [UInt8]
+    var update: FleetPipelines?
+    /// Sent by the broker because the door subscribed (MQTT's retain flag), not because it was just published.
+    var retained = false
+    /// Read from the door's saved copy at start, not from the broker.
+    var saved = false
 }
 
 /// The spool and what is in flight, shared by the pipeline queue (appending) and the client's thread
@@ -182,10 +258,10 @@ final class MQTTOutbox: MQTTClientDelegate {
 
     let discovery: HomeAssistantDiscovery?
     /// The fleet topic, and where accepted fleet pipelines go (the door applies them).
-    let fleet: (topic: String, updates: AsyncStream<FleetPipelines?>.Continuation)?
+    let fleet: (topic: String, updates: AsyncStream<FleetMessage>.Continuation)?
 
     init(spool: sending MessageSpool, topics: MQTTTopics, broker: String, window: Int, discovery: HomeAssistantDiscovery?,
-         fleet: (topic: String, updates: AsyncStream<FleetPipelines?>.Continuation)?, logger: Logger) {
+         fleet: (topic: String, updates: AsyncStream<FleetMessage>.Continuation)?, logger: Logger) {
         state = Mutex(State(spool: spool))
         self.discovery = discovery
         self.fleet = fleet
@@ -223,11 +299,21 @@ final class MQTTOutbox: MQTTClientDelegate {
     }
 
     /// The door applied a fleet version (nil: back to the config): its status goes out retained.
-    func fleetApplied(_ version: String?) {
+    func fleetApplied(_ version: String?, pipelines: [String], notTaken: String?) {
         state.withLock { s in
             s.fleetVersion = version
-            s.fleetStatus = WireEncoding.fleetApplied(version: version)
+            s.fleetStatus = WireEncoding.fleetApplied(version: version, pipelines: pipelines, notTaken: notTaken)
         }
+    }
+
+    /// A fleet version refused (by its text, or by the door): nothing changes; the status says why and what
+    /// stays in force, retained, and so does the log.
+    func fleetRefused(_ refusal: FleetPipelines.Refusal) {
+        let inForce = state.withLock { s in
+            s.fleetStatus = WireEncoding.fleetRefused(refusal.message, version: refusal.version, inForce: s.fleetVersion)
+            return s.fleetVersion
+        }
+        logger.warning("MQTT: \(refusal.message); \(inForce.map { "version \($0)" } ?? "the config's chains") stay in force")
     }
 
     func close() {
@@ -308,15 +394,11 @@ final class MQTTOutbox: MQTTClientDelegate {
     func mqttClient(_ client: MQTTClient, didReceive message: MQTTMessage, session: MQTTSession) {
         // Fleet pipelines: a refused version changes nothing and says why; an accepted one goes to the door.
         if let fleet, message.topic == fleet.topic {
-            switch FleetPipelines.parse(message.payload, classes: Set(MQTTDataTopic.allCases.map(\.stream.stream))) {
+            switch FleetPipelines.parse(message.payload, classes: MQTTDataTopic.classes) {
             case .success(let update):
-                fleet.updates.yield(update)
+                fleet.updates.yield(FleetMessage(payload: message.payload, update: update, retained: message.retained))
             case .failure(let refusal):
-                let inForce = state.withLock { s in
-                    s.fleetStatus = WireEncoding.fleetRefused(refusal.message, version: refusal.version, inForce: s.fleetVersion)
-                    return s.fleetVersion
-                }
-                logger.warning("MQTT: \(refusal.message); \(inForce.map { "version \($0)" } ?? "the config's chains") stay in force")
+                fleetRefused(refusal)
                 fill(session)
             }
             return

@@ -34,6 +34,8 @@ public struct MQTTDoorConfig: Equatable, Sendable {
     public var homeAssistant: String?
     /// The topic whose retained message sets this device's chains (`FleetPipelines`; nil: only the config does).
     public var fleetTopic: String?
+    /// Whether the fleet's message may also set the socket's named pipelines (its `pipelines`).
+    public var fleetNamedPipelines = false
 
     public init() {}
 
@@ -62,6 +64,9 @@ public enum MQTTDataTopic: String, CaseIterable, Sendable, Comparable {
         case .sky: return StreamKey(.sky, .gpsd)
         }
     }
+
+    /// The classes the door publishes (those a fleet message's `mqtt` may name).
+    public static let classes = Set(allCases.map(\.stream.stream))
 
     public static func < (a: Self, b: Self) -> Bool { allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)! }
 }
@@ -118,6 +123,7 @@ extension ConfigReader {
             "retry_max": { c.retryMax = try self.seconds($0, "mqtt.retry_max", 0.01...86400) },
             "topics": { try self.section($0, "mqtt.topics", topicKeys) },
             "fleet_topic": { c.fleetTopic = try self.topic($0, "mqtt.fleet_topic", "one topic without + or #, e.g. bearing/fleet/pipelines (the broker's ACL decides who may publish there)") },
+            "fleet_named_pipelines": { c.fleetNamedPipelines = try self.bool($0, "mqtt.fleet_named_pipelines") },
             "home_assistant": { value in
                 if case .scalar = value, !value.isNull, let on = value.string.flatMap(Self.boolean) {
                     c.homeAssistant = on ? "homeassistant" : nil
@@ -143,6 +149,9 @@ extension ConfigReader {
         }
         if c.retryMax < c.retryInitial {
             throw ConfigError("\(at(node)): mqtt.retry_max (\(c.retryMax)) must be ≥ mqtt.retry_initial (\(c.retryInitial))")
+        }
+        if c.fleetNamedPipelines && c.fleetTopic == nil {
+            throw ConfigError("\(at(node)): mqtt.fleet_named_pipelines needs mqtt.fleet_topic (the topic whose message sets them)")
         }
         if c.passwordFile != nil && c.username == nil {
             throw ConfigError("\(at(node)): mqtt.password_file needs mqtt.username")

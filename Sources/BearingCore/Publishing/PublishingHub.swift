@@ -236,6 +236,21 @@ public final class PublishingHub<S: Scheduler> {
         return true
     }
 
+    /// The first of the fleet's `pipelines` whose name the config or a local client holds: the fleet may not
+    /// take it (nil: none).
+    public func fleetConflict(_ pipelines: [NamedPipeline]) -> NamedPipeline? {
+        for p in pipelines { if let held = named[p.name], held.origin != .fleet { return held } }
+        return nil
+    }
+
+    /// Makes `pipelines` the fleet's whole set: its earlier pipelines not among them go (their users fall back
+    /// to the default chains), the others are defined; one unchanged keeps its runs. Check `fleetConflict` first.
+    public func replaceFleetPipelines(_ pipelines: [NamedPipeline]) {
+        let names = Set(pipelines.map(\.name))
+        for (name, p) in named where p.origin == .fleet && !names.contains(name) { remove(named: name) }
+        for p in pipelines where named[p.name] != p { define(p) }
+    }
+
     /// How many clients use each named pipeline.
     public var namedUsers: [String: Int] {
         var users: [String: Int] = [:]

@@ -89,10 +89,10 @@ public struct WatchChange: Equatable, Sendable {
     }
 }
 
-/// A named set of chains: defined in the config or at run time by `?PIPELINE`, computed once for every
-/// client that subscribes to it.
+/// A named set of chains: defined in the config, at run time by `?PIPELINE`, or by the fleet
+/// (`FleetPipelines`), computed once for every client that subscribes to it. Only its origin may change it.
 public struct NamedPipeline: Equatable, Sendable {
-    public enum Origin: String, Sendable { case config, client }
+    public enum Origin: String, Sendable { case config, client, fleet }
     public var name: String
     public var chains: [StreamClass: [OperatorSpec]]
     public var origin: Origin

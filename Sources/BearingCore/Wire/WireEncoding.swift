@@ -196,11 +196,14 @@ public enum WireEncoding {
     }
 
     /// `FLEET` (retained on an MQTT door's `PREFIX/pipelines/status`): the fleet pipelines version in force
-    /// (nil: the config's chains).
-    public static func fleetApplied(version: String?) -> String {
+    /// (nil: the config's chains), the named pipelines the fleet set on the socket, and why the version's
+    /// named pipelines were not taken, if they were not.
+    public static func fleetApplied(version: String?, pipelines: [String] = [], notTaken: String? = nil) -> String {
         var w = JSONObjectWriter(class: "FLEET")
         w.string("status", version == nil ? "config" : "applied")
         w.string("version", version)
+        if !pipelines.isEmpty { w.raw("pipelines", JSONValue.list(pipelines.map(JSONValue.string)).json) }
+        w.string("pipelines_not_taken", notTaken)
         return w.finished()
     }
 
