@@ -1,4 +1,5 @@
 import BearingCore
+import BearingPOSIX
 import Foundation
 import TestSupport
 import XCTest
@@ -481,6 +482,113 @@ final class MQTTDoorTests: XCTestCase {
         let log2 = stop(bearing, err)
         XCTAssertTrue(log2.contains("fleet pipelines version v3 in force"), log2)
         print("MQTT fleet pipelines: ATT \(configRate)/s (config) → \(fleetRate)/s (v1) → refused v2 → config → \(restartedRate)/s (v3 after a restart)")
+    }
+
+    /// The fleet's named pipelines on the socket, where the config allows it: a local client watches one the
+    /// fleet set and gets its rate; it may not change it; a version naming a pipeline a local client defined
+    /// is refused whole; a version that drops one removes it; a device that does not allow them says so in
+    /// its status; and the version in force is saved, so a restart without the broker starts with it (the
+    /// broker's retained copy, once connected, changes nothing).
+    func testFleetNamedPipelinesReachTheSocketWhenAllowedAndSurviveARestartWithoutTheBroker() throws {
+        let dir = temporaryDirectory("mqtt-fleet-named")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let broker = try MosquittoBroker(directory: dir.appendingPathComponent("broker"))
+        try broker.start()
+        defer { broker.stop() }
+        let sub = try MQTTSubscriber(.mosquittoSub, port: broker.port, topic: "bearing/+/pipelines/status", clientID: "fn-sub", output: dir.appendingPathComponent("sub.txt"))
+        defer { sub.stop() }
+        sub.waitUntilSubscribed(port: broker.port, topic: "bearing/probe/pipelines/status")
+        let fleet = """
+              fleet_topic: bearing/fleet/pipelines
+              topics: {att: [{op: throttle, interval: 1}], tpv: false, sky: false}
+            """
+        let allowed = try writeConfig(dir, broker: broker, device: "fn1", mqtt: fleet + "\n  fleet_named_pipelines: true")
+        let notAllowed = try writeConfig(dir, broker: broker, device: "fn2", mqtt: fleet)
+        func publish(_ payload: String) throws {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_pub")
+            p.arguments = ["-h", "127.0.0.1", "-p", String(broker.port), "-t", "bearing/fleet/pipelines", "-q", "1", "-r", "-m", payload]
+            try p.run()
+            p.waitUntilExit()
+        }
+        func status(_ device: String) -> String { sub.messages(on: "bearing/\(device)/pipelines/status").last?.payload ?? "" }
+        let socket = dir.appendingPathComponent("fn1.sock").path
+        func connect() throws -> SocketClient {
+            let deadline = Date().addingTimeInterval(15)
+            while true {
+                do { return try SocketClient(path: socket) } catch {
+                    if Date() > deadline { throw error }
+                    usleep(100_000)
+                }
+            }
+        }
+        /// ATT per second on the socket through the named pipeline `name` (nil: the WATCH was refused).
+        func attRate(_ name: String, over seconds: Double = 3) throws -> Double? {
+            let c = try connect()
+            c.watch(#","classes":["ATT"],"pipeline":"\#(name)""#)
+            let start = Syscall.monotonicSeconds()
+            var count = 0, first: Double?
+            while Syscall.monotonicSeconds() - start < seconds + 6, let m = c.message(timeout: 2) {
+                if m.className == "ERROR" { return nil }
+                guard m.className == "ATT" else { continue }
+                let now = Syscall.monotonicSeconds()
+                if first == nil { first = now; continue } // the rate from the first ATT on
+                count += 1
+                if now - first! >= seconds { break }
+            }
+            guard let first else { return 0 }
+            return Double(count) / max(Syscall.monotonicSeconds() - first, 0.001)
+        }
+
+        var (fn1, err1) = try start(allowed)
+        let (fn2, err2) = try start(notAllowed)
+        defer { _ = stop(fn2, err2) }
+        // A local client's own pipeline, before the fleet says anything.
+        let local = try connect()
+        local.send(#"?PIPELINE={"name":"mine","ATT":[{"op":"throttle","interval":2}]};"# + "\n")
+        XCTAssertTrue(local.messages(timeout: 10) { $0.className == "PIPELINES" }.last?.className == "PIPELINES")
+
+        try publish(#"{"version":"v1","pipelines":{"att2":{"ATT":[{"op":"throttle","interval":0.5}]}}}"#)
+        XCTAssertTrue(sub.wait(timeout: 20) { _ in status("fn1").contains(#""v1""#) && status("fn2").contains(#""v1""#) }, status("fn1") + status("fn2"))
+        XCTAssertEqual(status("fn1"), #"{"class":"FLEET","status":"applied","version":"v1","pipelines":["att2"]}"#)
+        XCTAssertEqual(status("fn2"), #"{"class":"FLEET","status":"applied","version":"v1","pipelines_not_taken":"mqtt.fleet_named_pipelines is off on this device"}"#)
+        let v1Rate = try XCTUnwrap(try attRate("att2"), "att2 is defined")
+        XCTAssertGreaterThan(v1Rate, 1.4, "the fleet's 0.5 s throttle")
+        XCTAssertLessThan(v1Rate, 2.6, "the fleet's 0.5 s throttle")
+        local.send(#"?PIPELINES;"# + "\n")
+        let listing = local.messages(timeout: 10) { $0.className == "PIPELINES" }.last
+        XCTAssertTrue(listing?.line.contains(#""name":"att2","origin":"fleet""#) ?? false, listing?.line ?? "no PIPELINES")
+        local.send(#"?PIPELINE={"name":"att2","ATT":[]};"# + "\n")
+        let refusal = local.messages(timeout: 10) { $0.className == "ERROR" }.last
+        XCTAssertTrue(refusal?.line.contains(#"\"att2\" is set by the fleet"#) ?? false, refusal?.line ?? "no ERROR")
+
+        // A version that would take the local client's name is refused whole; v1 stays.
+        try publish(#"{"version":"v2","mqtt":{"ATT":[{"op":"throttle","interval":0.1}]},"pipelines":{"mine":{"ATT":[]}}}"#)
+        XCTAssertTrue(sub.wait(timeout: 10) { _ in status("fn1").contains(#""v2""#) }, status("fn1"))
+        XCTAssertTrue(status("fn1").hasPrefix(#"{"class":"ERROR","message":"fleet pipelines \"v2\": pipelines.mine: defined by a local client"#), status("fn1"))
+        XCTAssertTrue(status("fn1").contains(#""in_force":"v1""#), status("fn1"))
+        XCTAssertNotNil(try attRate("att2", over: 1), "v1's att2 stays")
+
+        // v3 drops att2 and brings att5.
+        try publish(#"{"version":"v3","pipelines":{"att5":{"ATT":[{"op":"throttle","interval":0.2}]}}}"#)
+        XCTAssertTrue(sub.wait(timeout: 10) { _ in status("fn1").contains(#""v3""#) }, status("fn1"))
+        XCTAssertNil(try attRate("att2", over: 1), "att2 is gone with v3")
+        XCTAssertGreaterThan(try XCTUnwrap(try attRate("att5")), 3.5, "v3's 0.2 s throttle")
+
+        // A restart while the broker is down starts with the saved v3.
+        broker.stop()
+        let log1 = stop(fn1, err1)
+        XCTAssertTrue(log1.contains("pipelines.mine: defined by a local client"), log1)
+        (fn1, err1) = try start(allowed)
+        let offlineRate = try XCTUnwrap(try attRate("att5"), "att5 from the saved version, without the broker")
+        XCTAssertGreaterThan(offlineRate, 3.5, "the saved v3's 0.2 s throttle")
+        try broker.start()
+        usleep(4_000_000) // connected again (retry_max 1 s), and the broker's retained v3 delivered
+        let log2 = stop(fn1, err1)
+        XCTAssertTrue(log2.contains("MQTT: fleet pipelines version v3 in force (saved; until the broker says otherwise)"), log2)
+        XCTAssertTrue(log2.contains("MQTT: connected to"), log2)
+        XCTAssertEqual(log2.components(separatedBy: "fleet pipelines version v3 in force").count - 1, 1, "the broker's retained copy of v3 changes nothing: \(log2)")
+        print("MQTT fleet named pipelines: att2 \(v1Rate)/s (v1), v2 refused (a local name), att5 \(offlineRate)/s after a restart without the broker")
     }
 
     /// Past one broker: Bearing → an edge mosquitto → a bridge → a central mosquitto → a subscriber. The
