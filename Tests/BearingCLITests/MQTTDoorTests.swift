@@ -591,6 +591,74 @@ final class MQTTDoorTests: XCTestCase {
         print("MQTT fleet named pipelines: att2 \(v1Rate)/s (v1), v2 refused (a local name), att5 \(offlineRate)/s after a restart without the broker")
     }
 
+    /// The README's mosquitto ACL, as written there, on a broker with users: a device publishes under its own
+    /// prefix and reads the fleet topic; another device can neither set the fleet's chains nor write under the
+    /// first one's prefix; the operator account sets them. Bearing obeys only its configured fleet topic, and a
+    /// wrong password is a warning that says the broker refused it.
+    func testTheREADMEsACLLetsOnlyTheOperatorSetTheFleetsChains() throws {
+        let readme = try String(contentsOf: repoRoot.appendingPathComponent("README.md"), encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        let aclStart = try XCTUnwrap(readme.firstIndex { $0.hasPrefix("# /etc/mosquitto/acl") }, "the README's ACL block")
+        let acl = readme[aclStart...].prefix { !$0.hasPrefix("```") }.joined(separator: "\n") + "\n"
+        let dir = temporaryDirectory("mqtt-acl")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let users = ["fleet-operator": "op-secret", "acl1": "acl1-secret", "acl2": "acl2-secret"]
+        let broker = try MosquittoBroker(directory: dir.appendingPathComponent("broker"), users: users, acl: acl)
+        try broker.start()
+        defer { broker.stop() }
+        let operatorLogin = ["-u", "fleet-operator", "-P", "op-secret"]
+        let sub = try MQTTSubscriber(.mosquittoSub, port: broker.port, topic: "bearing/#", clientID: "acl-operator", output: dir.appendingPathComponent("sub.txt"), options: operatorLogin)
+        defer { sub.stop() }
+        sub.waitUntilSubscribed(port: broker.port, topic: "bearing/fleet/probe", options: operatorLogin)
+        func publish(_ topic: String, _ payload: String, as user: String) throws {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_pub")
+            p.arguments = ["-h", "127.0.0.1", "-p", String(broker.port), "-u", user, "-P", users[user]!, "-t", topic, "-q", "1", "-m", payload]
+            try p.run()
+            p.waitUntilExit()
+            XCTAssertEqual(p.terminationStatus, 0, "mosquitto_pub as \(user) to \(topic)")
+        }
+        func status() -> String { sub.messages(on: "bearing/acl1/pipelines/status").last?.payload ?? "" }
+        let password = dir.appendingPathComponent("acl1-password")
+        try "acl1-secret\n".write(to: password, atomically: true, encoding: .utf8)
+        let config = try writeConfig(dir, broker: broker, device: "acl1", mqtt: """
+              username: acl1
+              password_file: \(password.path)
+              fleet_topic: bearing/fleet/pipelines
+              topics: {att: [{op: throttle, interval: 0.5}], tpv: false, sky: false}
+            """)
+        let (bearing, err) = try start(config)
+        XCTAssertTrue(sub.wait(timeout: 20) { $0.messages(on: "bearing/acl1/att").count >= 2 }, "acl1 writes under its own prefix")
+        XCTAssertEqual(sub.messages(on: "bearing/acl1/status").last?.payload, "online")
+
+        // Another device: not the fleet's chains, not acl1's topics. mosquitto acknowledges and drops them.
+        try publish("bearing/fleet/pipelines", #"{"version":"forged","mqtt":{"ATT":[{"op":"throttle","interval":0.1}]}}"#, as: "acl2")
+        try publish("bearing/acl1/att", #"{"class":"ATT","seq":999999,"heading":1}"#, as: "acl2")
+        // A topic this device does not obey, by the operator.
+        try publish("bearing/fleet/other", #"{"version":"elsewhere","mqtt":{"ATT":[{"op":"throttle","interval":0.1}]}}"#, as: "fleet-operator")
+        // The operator's version on the fleet topic: applied.
+        try publish("bearing/fleet/pipelines", #"{"version":"op1","mqtt":{"ATT":[{"op":"throttle","interval":0.25}]}}"#, as: "fleet-operator")
+        XCTAssertTrue(sub.wait(timeout: 10) { _ in status().contains(#""op1""#) }, status())
+        XCTAssertEqual(status(), #"{"class":"FLEET","status":"applied","version":"op1"}"#)
+        let statuses = sub.messages(on: "bearing/acl1/pipelines/status").map(\.payload)
+        XCTAssertFalse(statuses.contains { $0.contains("forged") || $0.contains("elsewhere") }, "\(statuses)")
+        XCTAssertFalse(sub.messages(on: "bearing/fleet/pipelines").contains { $0.payload.contains("forged") }, "the broker dropped acl2's fleet message")
+        XCTAssertFalse(sub.messages(on: "bearing/acl1/att").contains { $0.payload.contains("999999") }, "the broker dropped acl2's ATT under acl1")
+        XCTAssertTrue(sub.wait(timeout: 5) { $0.messages(on: "bearing/fleet/pipelines").contains { $0.payload.contains("op1") } },
+                      "the subscriber reads the fleet topic, so acl2's message would have shown there")
+        let log = stop(bearing, err)
+        XCTAssertTrue(log.contains("MQTT: fleet pipelines version op1 in force"), log)
+        XCTAssertFalse(log.contains("forged") || log.contains("elsewhere"), log)
+
+        // A wrong password: the broker refuses, and the warning says so.
+        try "wrong\n".write(to: password, atomically: true, encoding: .utf8)
+        let (refused, refusedErr) = try start(config)
+        usleep(3_000_000)
+        let refusedLog = stop(refused, refusedErr)
+        XCTAssertTrue(refusedLog.split(separator: "\n").contains { $0.hasPrefix("<4>MQTT") && $0.contains("not authorised") }, refusedLog)
+        XCTAssertFalse(refusedLog.contains("wrong"), "the password is never logged")
+        print("MQTT ACL (README's): acl2's fleet message and its ATT under acl1 denied by the broker; the operator's op1 applied; \(refusedLog.split(separator: "\n").first { $0.contains("not authorised") } ?? "")")
+    }
+
     /// Past one broker: Bearing → an edge mosquitto → a bridge → a central mosquitto → a subscriber. The
     /// central broker stops (the edge queues for its bridge), then the edge itself stops and restarts (Bearing
     /// spools): the subscriber on the central broker still gets every message, in order.
