@@ -377,11 +377,7 @@ final class MQTTDoorTests: XCTestCase {
         XCTAssertEqual(configs().count, 5, "one config per entity at the first connection")
 
         // HA restarts: its birth message brings the configs again.
-        let pub = Process()
-        pub.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_pub")
-        pub.arguments = ["-h", "127.0.0.1", "-p", String(broker.port), "-t", "homeassistant/status", "-m", "online"]
-        try pub.run()
-        pub.waitUntilExit()
+        try broker.publish("homeassistant/status", "online")
         XCTAssertTrue(sub.wait(timeout: 10) { _ in configs().count >= 10 }, "sent again after homeassistant/status online: \(configs().count)")
         let log2 = stop(bearing, err)
         XCTAssertEqual(bearing.terminationStatus, 0, log2)
@@ -429,14 +425,7 @@ final class MQTTDoorTests: XCTestCase {
               fleet_topic: bearing/fleet/pipelines
               topics: {att: [{op: throttle, interval: 1}], tpv: false, sky: false}
             """)
-        func publish(_ payload: String) throws {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_pub")
-            p.arguments = ["-h", "127.0.0.1", "-p", String(broker.port), "-t", "bearing/fleet/pipelines", "-q", "1", "-r"]
-                + (payload.isEmpty ? ["-n"] : ["-m", payload])
-            try p.run()
-            p.waitUntilExit()
-        }
+        func publish(_ payload: String) throws { try broker.publish("bearing/fleet/pipelines", payload, retain: true) }
         func status() -> String { sub.messages(on: "bearing/fl1/pipelines/status").last?.payload ?? "" }
         func attRate(over seconds: Double) -> Double {
             let before = sub.messages(on: "bearing/fl1/att").count
@@ -504,13 +493,7 @@ final class MQTTDoorTests: XCTestCase {
             """
         let allowed = try writeConfig(dir, broker: broker, device: "fn1", mqtt: fleet + "\n  fleet_named_pipelines: true")
         let notAllowed = try writeConfig(dir, broker: broker, device: "fn2", mqtt: fleet)
-        func publish(_ payload: String) throws {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_pub")
-            p.arguments = ["-h", "127.0.0.1", "-p", String(broker.port), "-t", "bearing/fleet/pipelines", "-q", "1", "-r", "-m", payload]
-            try p.run()
-            p.waitUntilExit()
-        }
+        func publish(_ payload: String) throws { try broker.publish("bearing/fleet/pipelines", payload, retain: true) }
         func status(_ device: String) -> String { sub.messages(on: "bearing/\(device)/pipelines/status").last?.payload ?? "" }
         let socket = dir.appendingPathComponent("fn1.sock").path
         func connect() throws -> SocketClient {
@@ -610,12 +593,7 @@ final class MQTTDoorTests: XCTestCase {
         defer { sub.stop() }
         sub.waitUntilSubscribed(port: broker.port, topic: "bearing/fleet/probe", options: operatorLogin)
         func publish(_ topic: String, _ payload: String, as user: String) throws {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_pub")
-            p.arguments = ["-h", "127.0.0.1", "-p", String(broker.port), "-u", user, "-P", users[user]!, "-t", topic, "-q", "1", "-m", payload]
-            try p.run()
-            p.waitUntilExit()
-            XCTAssertEqual(p.terminationStatus, 0, "mosquitto_pub as \(user) to \(topic)")
+            XCTAssertEqual(try broker.publish(topic, payload, login: ["-u", user, "-P", users[user]!]), 0, "mosquitto_pub as \(user) to \(topic)")
         }
         func status() -> String { sub.messages(on: "bearing/acl1/pipelines/status").last?.payload ?? "" }
         let password = dir.appendingPathComponent("acl1-password")

@@ -94,6 +94,19 @@ public final class MosquittoBroker {
         XCTFail("mosquitto did not listen on \(port) in 10 s: \(log.suffix(2000))")
     }
 
+    /// Publishes with mosquitto_pub at QoS 1 (`payload` empty: a zero-length message, which clears a retained
+    /// one); `login` as mosquitto_pub takes it (`-u`, `-P`). Returns its exit status.
+    @discardableResult
+    public func publish(_ topic: String, _ payload: String, retain: Bool = false, login: [String] = []) throws -> Int32 {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_pub")
+        p.arguments = ["-h", "127.0.0.1", "-p", String(port), "-t", topic, "-q", "1"] + (retain ? ["-r"] : []) + login
+            + (payload.isEmpty ? ["-n"] : ["-m", payload])
+        try p.run()
+        p.waitUntilExit()
+        return p.terminationStatus
+    }
+
     /// SIGTERM (mosquitto saves its database), then waits.
     public func stop() {
         guard let p = process, p.isRunning else { return }
