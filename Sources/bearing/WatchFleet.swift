@@ -23,8 +23,8 @@ struct FleetWatcher {
         client.start()
         printer.waitUntilDone()
         client.stop()
-        if let refusal = printer.refusal {
-            throw WatchError(refusal.contains("\(configuration.broker)") ? refusal : "\(configuration.broker): \(refusal)")
+        if let reason = printer.refusalReason {
+            throw WatchError(reason.contains("\(configuration.broker)") ? reason : "\(configuration.broker): \(reason)")
         }
     }
 }
@@ -38,7 +38,7 @@ final class FleetPrinter: MQTTClientDelegate {
     private let printed = Mutex(0)
     private let done = ConditionLock()
     private let finished = Mutex(false)
-    private let refusalReason = Mutex<String?>(nil)
+    private let refusedWith = Mutex<String?>(nil)
 
     init(root: String, json: Bool, count: Int?) {
         self.root = root
@@ -59,12 +59,12 @@ final class FleetPrinter: MQTTClientDelegate {
         }
     }
 
-    /// Why the broker refused the connection for good, once done.
-    var refusal: String? { refusalReason.withLock { $0 } }
+    /// Why the connection failed for good (the client's reason, naming the option to change), once done.
+    var refusalReason: String? { refusedWith.withLock { $0 } }
 
     func mqttClient(_ client: MQTTClient, didDisconnect reason: String, refusal: MQTTRefusal?, attempt: Int, retryIn: Double) {
         guard refusal != nil else { return mqttClient(client, didDisconnect: reason, attempt: attempt, retryIn: retryIn) }
-        refusalReason.withLock { $0 = reason }
+        refusedWith.withLock { $0 = reason }
         finish()
     }
 
