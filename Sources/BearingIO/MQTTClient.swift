@@ -60,24 +60,54 @@ public struct MQTTError: Error, Equatable, CustomStringConvertible {
     public var description: String { message }
 
     /// A libmosquitto result, for `operation`.
-    static func mosquitto(_ operation: String, _ rc: Int32, errno e: Int32 = Glibc.errno, log: [String] = []) -> MQTTError {
+    static func mosquitto(_ operation: String, _ rc: Int32, errno e: Int32 = Glibc.errno, log: [String] = [],
+                          names: MQTTSettingNames = .config) -> MQTTError {
         var text = rc == Int32(MOSQ_ERR_ERRNO.rawValue) ? String(cString: strerror(e)) : String(cString: mosquitto_strerror(rc))
         if !log.isEmpty { text += " (" + log.joined(separator: "; ") + ")" }
-        return MQTTError("\(operation): \(text)" + (explainTLS(text).map { ": \($0)" } ?? ""))
+        return MQTTError("\(operation): \(text)" + (explainTLS(text, names: names).map { ": \($0)" } ?? ""))
     }
 
-    /// What OpenSSL's reasons (as libmosquitto logs them) mean for the config, or nil.
-    public static func explainTLS(_ text: String) -> String? {
+    /// What OpenSSL's reasons (as libmosquitto logs them) mean for the settings `names` calls so, or nil.
+    public static func explainTLS(_ text: String, names: MQTTSettingNames = .config) -> String? {
         let hints: [(String, String)] = [
-            ("certificate verify failed", "the broker's certificate does not verify against mqtt.tls.ca (signed by another CA, expired or not yet valid, or not issued for this host name)"),
-            ("alert certificate required", "the broker wants a client certificate: set mqtt.tls.certificate and mqtt.tls.key"),
-            ("alert certificate expired", "the broker refuses the client certificate (mqtt.tls.certificate) as expired"),
-            ("alert unknown ca", "the broker does not trust the CA that signed the client certificate (mqtt.tls.certificate)"),
-            ("alert bad certificate", "the broker refuses the client certificate (mqtt.tls.certificate)"),
+            ("certificate verify failed", "the broker's certificate does not verify against \(names.ca) (signed by another CA, expired or not yet valid, or not issued for this host name)"),
+            ("alert certificate required", "the broker wants a client certificate: set \(names.certificate) and \(names.key)"),
+            ("alert certificate expired", "the broker refuses the client certificate (\(names.certificate)) as expired"),
+            ("alert unknown ca", "the broker does not trust the CA that signed the client certificate (\(names.certificate))"),
+            ("alert bad certificate", "the broker refuses the client certificate (\(names.certificate))"),
             ("wrong version number", "the port does not speak TLS: is it a plain mqtt:// listener?"),
         ]
         return hints.first { text.contains($0.0) }?.1
     }
+}
+
+/// What hints call the settings to change: the daemon's config keys, or a command's options.
+public struct MQTTSettingNames: Equatable, Sendable {
+    public var ca: String
+    public var certificate: String
+    public var key: String
+    public var username: String
+    public var passwordFile: String
+
+    public init(ca: String, certificate: String, key: String, username: String, passwordFile: String) {
+        self.ca = ca
+        self.certificate = certificate
+        self.key = key
+        self.username = username
+        self.passwordFile = passwordFile
+    }
+
+    /// The daemon's `mqtt` config keys.
+    public static let config = MQTTSettingNames(ca: "mqtt.tls.ca", certificate: "mqtt.tls.certificate", key: "mqtt.tls.key",
+                                                username: "mqtt.username", passwordFile: "mqtt.password_file")
+}
+
+/// A connection failure that trying again cannot fix: a setting must change.
+public struct MQTTRefusal: Equatable, Sendable {
+    /// The broker's CONNACK return code, 4 (bad user name or password) or 5 (not authorised); nil for a TLS failure.
+    public var connackCode: Int32?
+    /// What to change, in the configuration's `settingNames` (the reason ends with it too).
+    public var hint: String
 }
 
 /// A secret read from a file: never printed.
@@ -123,6 +153,9 @@ public protocol MQTTClientDelegate: AnyObject, Sendable {
     func mqttClient(_ client: MQTTClient, didConnect session: MQTTSession)
     /// The connection failed or ended; the next attempt is in `retryIn` seconds (attempt `attempt`).
     func mqttClient(_ client: MQTTClient, didDisconnect reason: String, attempt: Int, retryIn: Double)
+    /// The same, with the refusal when trying again cannot help (the client still tries, until stopped). By
+    /// default the call above.
+    func mqttClient(_ client: MQTTClient, didDisconnect reason: String, refusal: MQTTRefusal?, attempt: Int, retryIn: Double)
     /// Connected and woken (`wake()`), or an acknowledgement came: publish what is waiting.
     func mqttClient(_ client: MQTTClient, maySend session: MQTTSession)
     /// The broker acknowledged the QoS 1 message `mid`.
@@ -132,6 +165,12 @@ public protocol MQTTClientDelegate: AnyObject, Sendable {
     func mqttClientTick(_ client: MQTTClient, session: MQTTSession?)
     /// The client is stopping while connected: the last messages (a retained `offline`) go now.
     func mqttClient(_ client: MQTTClient, willClose session: MQTTSession)
+}
+
+extension MQTTClientDelegate {
+    public func mqttClient(_ client: MQTTClient, didDisconnect reason: String, refusal: MQTTRefusal?, attempt: Int, retryIn: Double) {
+        mqttClient(client, didDisconnect: reason, attempt: attempt, retryIn: retryIn)
+    }
 }
 
 /// An MQTT 3.1.1 client over libmosquitto, owning its connection on a thread of its own: it connects,
@@ -161,6 +200,8 @@ public final class MQTTClient: Sendable {
         public var retryMax: Double = 120
         /// A connection with no CONNACK after this many seconds is given up and tried again.
         public var connectTimeout: Double = 30
+        /// What the hints of refusals call the settings (the daemon's config keys by default).
+        public var settingNames: MQTTSettingNames = .config
 
         public init(broker: MQTTBroker, clientID: String) {
             self.broker = broker
@@ -172,6 +213,7 @@ public final class MQTTClient: Sendable {
                 && a.caFile == b.caFile && a.certificateFile == b.certificateFile && a.keyFile == b.keyFile
                 && a.keepalive == b.keepalive && a.will?.topic == b.will?.topic && a.will?.payload == b.will?.payload
                 && a.retryInitial == b.retryInitial && a.retryMax == b.retryMax && a.connectTimeout == b.connectTimeout
+                && a.settingNames == b.settingNames
         }
     }
 
@@ -218,10 +260,11 @@ public final class MQTTClient: Sendable {
     private func run() {
         var backoff = Backoff(initial: configuration.retryInitial, maximum: configuration.retryMax)
         while !worker.isStopping {
-            let reason = session(&backoff)
+            var refusal: MQTTRefusal?
+            let reason = session(&backoff, &refusal)
             if worker.isStopping { break }
             let delay = backoff.delay() * Double.random(in: 0.5...1)
-            delegate.mqttClient(self, didDisconnect: reason, attempt: backoff.attempt, retryIn: delay)
+            delegate.mqttClient(self, didDisconnect: reason, refusal: refusal, attempt: backoff.attempt, retryIn: delay)
             // Ticks go on while waiting, a second at a time.
             let until = Syscall.monotonicSeconds() + delay
             while !worker.isStopping, Syscall.monotonicSeconds() < until {
@@ -231,11 +274,17 @@ public final class MQTTClient: Sendable {
         }
     }
 
-    /// One connection, from connecting to its end; returns why it ended.
-    private func session(_ backoff: inout Backoff) -> String {
-        let box = CallbackBox()
+    /// One connection, from connecting to its end; returns why it ended, and sets `refusal` when trying
+    /// again cannot help.
+    private func session(_ backoff: inout Backoff, _ refusal: inout MQTTRefusal?) -> String {
+        let box = CallbackBox(configuration)
         let context = Unmanaged.passRetained(box)
         defer { context.release() }
+        defer {
+            // OpenSSL's reasons are among libmosquitto's error log lines.
+            let tlsHint = configuration.broker.tls ? MQTTError.explainTLS(box.errors.joined(separator: "; "), names: configuration.settingNames) : nil
+            refusal = box.refusal ?? tlsHint.map { MQTTRefusal(connackCode: nil, hint: $0) }
+        }
         guard let mosq = mosquitto_new(configuration.clientID, true, context.toOpaque()) else {
             return "libmosquitto: cannot make a client: \(String(cString: strerror(errno)))"
         }
@@ -245,7 +294,7 @@ public final class MQTTClient: Sendable {
 
         let target = "\(configuration.broker)"
         var rc = mosquitto_connect_async(mosq, configuration.broker.host, Int32(configuration.broker.port), Int32(configuration.keepalive))
-        guard rc == 0 else { return MQTTError.mosquitto("connect \(target)", rc, log: box.errors).message }
+        guard rc == 0 else { return MQTTError.mosquitto("connect \(target)", rc, log: box.errors, names: configuration.settingNames).message }
         let connectDeadline = Syscall.monotonicSeconds() + configuration.connectTimeout
         var lastMisc = Syscall.monotonicSeconds()
         var stopping = false
@@ -273,11 +322,11 @@ public final class MQTTClient: Sendable {
             }
             if fds[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
                 rc = mosquitto_loop_read(mosq, 1)
-                if rc != 0 { return ended(box, MQTTError.mosquitto("read from \(target)", rc, log: box.errors).message) }
+                if rc != 0 { return ended(box, MQTTError.mosquitto("read from \(target)", rc, log: box.errors, names: configuration.settingNames).message) }
             }
             if fds[0].revents & Int16(POLLOUT) != 0 {
                 rc = mosquitto_loop_write(mosq, 1)
-                if rc != 0 { return ended(box, MQTTError.mosquitto("write to \(target)", rc, log: box.errors).message) }
+                if rc != 0 { return ended(box, MQTTError.mosquitto("write to \(target)", rc, log: box.errors, names: configuration.settingNames).message) }
             }
             if let refused = box.refused { return refused }
             if box.justConnected {
@@ -303,7 +352,7 @@ public final class MQTTClient: Sendable {
                 lastMisc = now
                 rc = mosquitto_loop_misc(mosq)
                 if rc != 0 && rc != Int32(MOSQ_ERR_NO_CONN.rawValue) {
-                    return ended(box, MQTTError.mosquitto("keepalive with \(target)", rc, log: box.errors).message)
+                    return ended(box, MQTTError.mosquitto("keepalive with \(target)", rc, log: box.errors, names: configuration.settingNames).message)
                 }
                 delegate.mqttClientTick(self, session: box.connected && !stopping ? session : nil)
             }
@@ -323,7 +372,15 @@ public final class MQTTClient: Sendable {
                 box.connected = true
                 box.justConnected = true
             } else {
-                box.refused = "the broker refused the connection: \(String(cString: mosquitto_connack_string(rc)))"
+                let refused = "the broker refused the connection: \(String(cString: mosquitto_connack_string(rc)))"
+                // A bad user name or password (4), or not authorised (5): trying again cannot help.
+                guard rc == 4 || rc == 5 else { box.refused = refused; return }
+                let names = box.settingNames
+                let hint = box.hasUsername
+                    ? "the broker does not accept this user and password: check \(names.username) and \(names.passwordFile)"
+                    : "the broker wants a user name and password: set \(names.username) and \(names.passwordFile)"
+                box.refusal = MQTTRefusal(connackCode: rc, hint: hint)
+                box.refused = "\(refused.hasSuffix(".") ? String(refused.dropLast()) : refused): \(hint)"
             }
         }
         mosquitto_disconnect_callback_set(mosq) { _, context, rc in
@@ -331,7 +388,7 @@ public final class MQTTClient: Sendable {
             box.connected = false
             if rc != 0 && box.disconnectReason == nil {
                 let text = String(cString: mosquitto_strerror(rc)) + (box.errors.isEmpty ? "" : " (\(box.errors.joined(separator: "; ")))")
-                box.disconnectReason = "connection lost: \(text)" + (MQTTError.explainTLS(text).map { ": \($0)" } ?? "")
+                box.disconnectReason = "connection lost: \(text)" + (MQTTError.explainTLS(text, names: box.settingNames).map { ": \($0)" } ?? "")
             }
         }
         mosquitto_publish_callback_set(mosq) { _, context, mid in
@@ -350,7 +407,7 @@ public final class MQTTClient: Sendable {
         }
         if let username = configuration.username {
             let rc = mosquitto_username_pw_set(mosq, username, configuration.password?.value)
-            guard rc == 0 else { throw MQTTError.mosquitto("mqtt.username", rc) }
+            guard rc == 0 else { throw MQTTError.mosquitto(configuration.settingNames.username, rc) }
         }
         if let will = configuration.will {
             let bytes = Array(will.payload.utf8)
@@ -370,14 +427,23 @@ public final class MQTTClient: Sendable {
 
 /// What libmosquitto's callbacks report during one call into it; read by the loop right after.
 private final class CallbackBox {
+    let settingNames: MQTTSettingNames
+    let hasUsername: Bool
     var connected = false
     var justConnected = false
     var refused: String?
+    /// Set with `refused` when trying again cannot help.
+    var refusal: MQTTRefusal?
     var disconnectReason: String?
     var acknowledged: [Int32] = []
     var messages: [MQTTMessage] = []
     /// libmosquitto's error log lines (OpenSSL's reasons among them), for the next error message.
     var errors: [String] = []
+
+    init(_ configuration: MQTTClient.Configuration) {
+        settingNames = configuration.settingNames
+        hasUsername = configuration.username != nil
+    }
 
     func takeAcknowledged() -> [Int32] {
         defer { acknowledged = [] }

@@ -9,7 +9,11 @@ import Glibc
 
 struct Watch: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Connect to the agent's socket and print what it publishes.")
+        abstract: "Connect to the agent's socket and print what it publishes.",
+        usage: """
+            bearing watch [--socket <path> | --tcp <host:port>] [--json] [--count <count>] [--class <class>] [--pipeline <name>] [--pipelines <json>]
+            bearing watch --mqtt <url> [--mqtt-root <root>] [--mqtt-ca <file>] [--mqtt-certificate <file> --mqtt-key <file>] [--mqtt-username <name> [--mqtt-password-file <file>]] [--json] [--count <count>]
+            """)
 
     @OptionGroup var socketOptions: SocketOptions
     @Flag(help: "Print the raw JSON lines instead of readable ones.") var json = false
@@ -19,10 +23,7 @@ struct Watch: ParsableCommand {
     @Option(help: ArgumentHelp("Use this named pipeline (see ?PIPELINES).", valueName: "name")) var pipeline: String?
     @Option(help: ArgumentHelp("Chains of your own, JSON by class, e.g. '{\"TPV\":[{\"op\":\"throttle\",\"interval\":5}]}'.", valueName: "json"))
     var pipelines: String?
-    @Option(help: ArgumentHelp("Watch a fleet on its MQTT broker instead: every device's status, TPV, ATT, SKY, SPOOL and fleet pipelines status.", valueName: "url"))
-    var mqtt: String?
-    @Option(help: ArgumentHelp("With --mqtt: the devices' topics are ROOT/DEVICE/… (their default prefix bearing/DEVICE).", valueName: "root"))
-    var mqttRoot = "bearing"
+    @OptionGroup var mqttOptions: MQTTWatchOptions
 
     func validate() throws {
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
@@ -55,11 +56,8 @@ struct Watch: ParsableCommand {
     }
 
     func run() throws {
-        if let mqtt {
-            guard case .success(let broker) = MQTTBroker.parse(mqtt) else {
-                throw ValidationError("--mqtt \(mqtt): expected mqtt://HOST[:PORT] or mqtts://HOST[:PORT]")
-            }
-            return try FleetWatcher(broker: broker, root: mqttRoot, json: json, count: count).run()
+        if let configuration = try mqttOptions.clientConfiguration(clientID: "bearing-watch-\(getpid())") {
+            return try FleetWatcher(configuration: configuration, root: mqttOptions.mqttRoot ?? "bearing", json: json, count: count).run()
         }
         let endpoint = try socketOptions.endpoint()
         let client = BearingClient(endpoint)

@@ -1,14 +1,14 @@
 import BearingCore
 import BearingIO
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `bearing watch --mqtt URL`: a fleet's devices, live, from their broker: each device's status, SPOOL, fleet
-/// pipelines status and data messages, one readable line each, prefixed with the device's name.
+/// pipelines status and data messages, one readable line each, prefixed with the device's name. A broker that
+/// is down is tried again for ever; one that refuses the credentials or whose TLS fails on a setting ends it
+/// with an error naming the option to change.
 struct FleetWatcher {
-    let broker: MQTTBroker
+    /// The broker, credentials and TLS files (`MQTTWatchOptions`).
+    let configuration: MQTTClient.Configuration
     /// Topics are ROOT/DEVICE/…: the devices' prefixes without their last part (`bearing` by default).
     let root: String
     let json: Bool
@@ -17,16 +17,20 @@ struct FleetWatcher {
     func run() throws {
         Syscall.lineBufferStandardOutput()
         let printer = FleetPrinter(root: root, json: json, count: count)
-        var configuration = MQTTClient.Configuration(broker: broker, clientID: "bearing-watch-\(getpid())")
+        var configuration = configuration
         configuration.retryMax = 10
         let client = try MQTTClient(configuration: configuration, delegate: printer)
         client.start()
         printer.waitUntilDone()
         client.stop()
+        if let reason = printer.refusalReason {
+            throw WatchError(reason.contains("\(configuration.broker)") ? reason : "\(configuration.broker): \(reason)")
+        }
     }
 }
 
-/// Prints what the broker delivers, on the client's thread; counts toward `count`.
+/// Prints what the broker delivers, on the client's thread; counts toward `count`; done after `count`
+/// messages or at a refusal that trying again cannot fix.
 final class FleetPrinter: MQTTClientDelegate {
     let root: String
     let json: Bool
@@ -34,6 +38,7 @@ final class FleetPrinter: MQTTClientDelegate {
     private let printed = Mutex(0)
     private let done = ConditionLock()
     private let finished = Mutex(false)
+    private let refusedWith = Mutex<String?>(nil)
 
     init(root: String, json: Bool, count: Int?) {
         self.root = root
@@ -52,6 +57,15 @@ final class FleetPrinter: MQTTClientDelegate {
         for part in ["status", "tpv", "att", "sky", "spool", "pipelines/status"] {
             do { try session.subscribe("\(root)/+/\(part)") } catch { Syscall.printToStandardError("bearing watch: \(error)\n") }
         }
+    }
+
+    /// Why the connection failed for good (the client's reason, naming the option to change), once done.
+    var refusalReason: String? { refusedWith.withLock { $0 } }
+
+    func mqttClient(_ client: MQTTClient, didDisconnect reason: String, refusal: MQTTRefusal?, attempt: Int, retryIn: Double) {
+        guard refusal != nil else { return mqttClient(client, didDisconnect: reason, attempt: attempt, retryIn: retryIn) }
+        refusedWith.withLock { $0 = reason }
+        finish()
     }
 
     func mqttClient(_ client: MQTTClient, didDisconnect reason: String, attempt: Int, retryIn: Double) {
@@ -74,8 +88,14 @@ final class FleetPrinter: MQTTClientDelegate {
         } else {
             line = "\(device)  \(kind): \(text.prefix(200))"
         }
+        // Messages delivered together may go past `count`: those are not printed.
+        let n = printed.withLock { n -> Int? in
+            if let count, n >= count { return nil }
+            n += 1
+            return n
+        }
+        guard let n else { return }
         print(line)
-        let n = printed.withLock { n in n += 1; return n }
         if let count, n >= count { finish() }
     }
 
