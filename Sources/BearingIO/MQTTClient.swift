@@ -113,6 +113,12 @@ public struct MQTTRefusal: Equatable, Sendable {
 /// A secret read from a file: never printed.
 public struct Secret: Equatable, Sendable, CustomStringConvertible {
     public let value: String
+
+    /// The first line of `file` (a password file: the line, not its newline).
+    public static func firstLine(of file: String) throws(SystemError) -> Secret {
+        let text = try AtomicFile.readText(file, limit: 4096)
+        return Secret(String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? ""))
+    }
     public init(_ value: String) { self.value = value }
     public var description: String { "(secret)" }
 }
@@ -151,10 +157,8 @@ public struct MQTTMessage: Equatable, Sendable {
 public protocol MQTTClientDelegate: AnyObject, Sendable {
     /// The broker accepted the connection: subscribe, publish retained state.
     func mqttClient(_ client: MQTTClient, didConnect session: MQTTSession)
-    /// The connection failed or ended; the next attempt is in `retryIn` seconds (attempt `attempt`).
-    func mqttClient(_ client: MQTTClient, didDisconnect reason: String, attempt: Int, retryIn: Double)
-    /// The same, with the refusal when trying again cannot help (the client still tries, until stopped). By
-    /// default the call above.
+    /// The connection failed or ended; the next attempt is in `retryIn` seconds (attempt `attempt`). `refusal`
+    /// says when trying again cannot help (the client still tries, until stopped).
     func mqttClient(_ client: MQTTClient, didDisconnect reason: String, refusal: MQTTRefusal?, attempt: Int, retryIn: Double)
     /// Connected and woken (`wake()`), or an acknowledgement came: publish what is waiting.
     func mqttClient(_ client: MQTTClient, maySend session: MQTTSession)
@@ -165,12 +169,6 @@ public protocol MQTTClientDelegate: AnyObject, Sendable {
     func mqttClientTick(_ client: MQTTClient, session: MQTTSession?)
     /// The client is stopping while connected: the last messages (a retained `offline`) go now.
     func mqttClient(_ client: MQTTClient, willClose session: MQTTSession)
-}
-
-extension MQTTClientDelegate {
-    public func mqttClient(_ client: MQTTClient, didDisconnect reason: String, refusal: MQTTRefusal?, attempt: Int, retryIn: Double) {
-        mqttClient(client, didDisconnect: reason, attempt: attempt, retryIn: retryIn)
-    }
 }
 
 /// An MQTT 3.1.1 client over libmosquitto, owning its connection on a thread of its own: it connects,

@@ -77,11 +77,10 @@ struct MQTTWatchOptions: ParsableArguments {
         return configuration
     }
 
-    /// The first line of `file`, as the daemon reads `mqtt.password_file` (its code is inside the MQTT door).
+    /// The first line of `file`, as the daemon reads `mqtt.password_file`.
     static func password(from file: String) throws -> Secret {
         do {
-            let text = try AtomicFile.readText(file, limit: 4096)
-            return Secret(String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? ""))
+            return try Secret.firstLine(of: file)
         } catch {
             throw WatchError("--mqtt-password-file \(file): \(error.message) (errno \(error.errno))")
         }

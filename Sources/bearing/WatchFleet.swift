@@ -63,12 +63,10 @@ final class FleetPrinter: MQTTClientDelegate {
     var refusalReason: String? { refusedWith.withLock { $0 } }
 
     func mqttClient(_ client: MQTTClient, didDisconnect reason: String, refusal: MQTTRefusal?, attempt: Int, retryIn: Double) {
-        guard refusal != nil else { return mqttClient(client, didDisconnect: reason, attempt: attempt, retryIn: retryIn) }
-        refusedWith.withLock { $0 = reason }
-        finish()
-    }
-
-    func mqttClient(_ client: MQTTClient, didDisconnect reason: String, attempt: Int, retryIn: Double) {
+        guard refusal == nil else {
+            refusedWith.withLock { $0 = reason }
+            return finish()
+        }
         Syscall.printToStandardError("bearing watch: \(reason); again in \(String(printf: "%.1f", retryIn)) s\n")
     }
 

@@ -632,7 +632,7 @@ final class MQTTDoorTests: XCTestCase {
         let (refused, refusedErr) = try start(config)
         usleep(3_000_000)
         let refusedLog = stop(refused, refusedErr)
-        XCTAssertTrue(refusedLog.split(separator: "\n").contains { $0.hasPrefix("<4>MQTT") && $0.contains("not authorised") }, refusedLog)
+        XCTAssertTrue(refusedLog.split(separator: "\n").contains { $0.hasPrefix("<4>MQTT") && $0.contains("not authorised: the broker does not accept this user and password: check mqtt.username and mqtt.password_file") }, refusedLog)
         XCTAssertFalse(refusedLog.contains("wrong"), "the password is never logged")
         print("MQTT ACL (README's): acl2's fleet message and its ATT under acl1 denied by the broker; the operator's op1 applied; \(refusedLog.split(separator: "\n").first { $0.contains("not authorised") } ?? "")")
     }

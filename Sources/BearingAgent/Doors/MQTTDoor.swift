@@ -51,8 +51,7 @@ public final class MQTTDoor: Door {
         clientConfig.username = config.username
         if let file = config.passwordFile {
             do {
-                let text = try AtomicFile.readText(file, limit: 4096)
-                clientConfig.password = Secret(String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? ""))
+                clientConfig.password = try Secret.firstLine(of: file)
             } catch {
                 throw DoorError(message: "mqtt.password_file \(file): \(error.message) (errno \(error.errno))")
             }
@@ -355,7 +354,7 @@ final class MQTTOutbox: MQTTClientDelegate {
         }
     }
 
-    func mqttClient(_ client: MQTTClient, didDisconnect reason: String, attempt: Int, retryIn: Double) {
+    func mqttClient(_ client: MQTTClient, didDisconnect reason: String, refusal: MQTTRefusal?, attempt: Int, retryIn: Double) {
         // The first failure of an outage, and each new reason in it (a TLS handshake may fail one way, then
         // another), are warnings; retries for a known reason are debug lines.
         let (first, newReason): (Bool, Bool) = state.withLock { s in
