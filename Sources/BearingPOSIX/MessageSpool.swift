@@ -50,6 +50,28 @@ public final class MessageSpool {
         var records: Int
         var bytes: Int
         var path: String
+        /// Numbers between `first` and `last` with no line (spent by a failed write), in order.
+        var gaps: [ClosedRange<UInt64>] = []
+
+        /// Its records numbered up to `mark`.
+        func records(through mark: UInt64) -> Int {
+            guard records > 0, mark >= first else { return 0 }
+            let top = min(mark, last)
+            var count = top - first + 1
+            for gap in gaps where gap.lowerBound <= top { count -= min(gap.upperBound, top) - gap.lowerBound + 1 }
+            return Int(count)
+        }
+
+        /// Adds the record numbered `seq`, after the others.
+        mutating func add(_ seq: UInt64) {
+            if records == 0 {
+                first = seq
+            } else if seq > last + 1 {
+                gaps.append(last + 1...seq - 1)
+            }
+            last = seq
+            records += 1
+        }
     }
     private var segments: [Segment] = []
     private var appendFD: Int32 = -1
@@ -71,8 +93,9 @@ public final class MessageSpool {
 
     deinit { if appendFD >= 0 { Glibc.close(appendFD) } }
 
-    /// Messages not yet acknowledged.
-    public var pending: UInt64 { segments.reduce(0) { $0 + UInt64($1.records) } - UInt64(acknowledgedInSpool) }
+    /// Messages not yet acknowledged: exact, since each segment knows the numbers in its span that have no
+    /// line (a failed write spends a number).
+    public var pending: UInt64 { segments.reduce(0) { $0 + UInt64($1.records - $1.records(through: acknowledged)) } }
     /// Bytes on disk.
     public var bytes: Int { segments.reduce(0) { $0 + $1.bytes } }
 
@@ -100,9 +123,7 @@ public final class MessageSpool {
             }
             if let written { throw written }
             let i = segments.count - 1
-            if segments[i].records == 0 { segments[i].first = seq }
-            segments[i].last = seq
-            segments[i].records += 1
+            segments[i].add(seq)
             segments[i].bytes += line.count
         } catch {
             dropped += 1
@@ -248,11 +269,7 @@ public final class MessageSpool {
                     if fault == nil { fault = "line \(lineNumber): sequence number \(r.seq) after \(previous)" }
                 case .success(let r):
                     // After a fault the good lines are only counted (and their numbers never given again).
-                    if fault == nil {
-                        if segment.records == 0 { segment.first = r.seq }
-                        segment.last = r.seq
-                        segment.records += 1
-                    }
+                    if fault == nil { segment.add(r.seq) }
                     previous = r.seq
                     lowest = min(lowest, r.seq)
                 }
@@ -310,22 +327,10 @@ public final class MessageSpool {
         }
     }
 
-    /// The messages of `segment` not yet acknowledged (read from the file when it is partly acknowledged:
-    /// numbers that failed to be written leave gaps).
-    /// Messages handed to the broker but not acknowledged are not counted: they were sent.
+    /// The messages of `segment` not yet acknowledged. Messages handed to the broker but not acknowledged
+    /// are not counted: they were sent.
     private func unacknowledged(in segment: Segment) -> Int {
-        let mark = max(acknowledged, sent)
-        if segment.first > mark { return segment.records }
-        if segment.last <= mark { return 0 }
-        let bytes = (try? AtomicFile.read(segment.path, limit: 1 << 30)) ?? []
-        return bytes.split(separator: UInt8(ascii: "\n")).reduce(0) { n, line in
-            if case .success(let r) = SpoolRecord.parse(line), r.seq > mark { return n + 1 }
-            return n
-        }
-    }
-
-    private var acknowledgedInSpool: Int {
-        segments.reduce(0) { n, s in n + (s.first > acknowledged ? 0 : Int(min(s.last, acknowledged) - s.first + 1)) }
+        segment.records - segment.records(through: max(acknowledged, sent))
     }
 
     private func readChunk(_ path: String, at offset: Int, upTo count: Int) -> [UInt8] {

@@ -3,6 +3,9 @@ import BearingPOSIX
 import Foundation
 import TestSupport
 import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The spool on real files: order, acknowledgement, the bound, reopening after a crash, bad files.
 final class MessageSpoolTests: XCTestCase {
@@ -111,6 +114,72 @@ final class MessageSpoolTests: XCTestCase {
         let s = try MessageSpool(directory: dir.path, maxBytes: 1 << 20)
         XCTAssertTrue(s.takeNotes().contains { $0.contains("/state: line \"acked two\" is not KEY NUMBER") })
         XCTAssertEqual(s.take(10).map(\.seq), [1, 2, 3], "acknowledged or not, everything still spooled is sent again")
+    }
+
+    /// A failed write spends a number without a line in the middle of a segment: `pending` counts lines,
+    /// before and after reopening.
+    func testPendingIsExactWhenAFailedWriteLeftAGapInASegment() throws {
+        let spoolDir = dir.appendingPathComponent("spool")
+        let unmount = try mountTmpfs(spoolDir, size: "64k")
+        defer { unmount() }
+        var s: MessageSpool? = try MessageSpool(directory: spoolDir.path, maxBytes: 1 << 20) // one 128 KiB segment
+        var written: [UInt64] = []
+        for _ in 0..<10 { written.append(try XCTUnwrap(s).append(topic: "t", payload: payload)) }
+        try fill(spoolDir.appendingPathComponent("filler"))
+        // The segment's last page takes a few more, then writes fail: three numbers spent without a line.
+        var failures = 0
+        while failures < 3 {
+            do { written.append(try XCTUnwrap(s).append(topic: "t", payload: payload)) } catch { failures += 1 }
+            XCTAssertLessThan(written.count, 200, "the tmpfs should be full")
+        }
+        try FileManager.default.removeItem(at: spoolDir.appendingPathComponent("filler"))
+        for _ in 0..<10 { written.append(try XCTUnwrap(s).append(topic: "t", payload: payload)) }
+        let gap = try XCTUnwrap(zip(written, written.dropFirst()).first { $0.1 != $0.0 + 1 })
+        XCTAssertEqual(gap.1 - gap.0, 4, "three numbers without a line: \(written)")
+        XCTAssertEqual(try XCTUnwrap(s).dropped, 3)
+
+        s?.acknowledge(through: gap.0 + 1) // a number without a line
+        XCTAssertEqual(s?.pending, UInt64(written.filter { $0 > gap.0 }.count))
+        let mark = gap.1 + 2 // past the gap, in the same segment
+        s?.acknowledge(through: mark)
+        let unacknowledged = written.filter { $0 > mark }
+        XCTAssertEqual(s?.pending, UInt64(unacknowledged.count))
+        XCTAssertEqual(s?.take(1000).map(\.seq), unacknowledged)
+        try XCTUnwrap(s).saveState()
+        s = nil
+        let reopened = try MessageSpool(directory: spoolDir.path, maxBytes: 1 << 20)
+        XCTAssertEqual(reopened.pending, UInt64(unacknowledged.count), "the gap found again by reading the segment")
+        XCTAssertEqual(reopened.take(1000).map(\.seq), unacknowledged)
+        reopened.acknowledge(through: written[written.count - 2])
+        XCTAssertEqual(reopened.pending, 1)
+    }
+
+    /// Mounts a tmpfs of `size` at `url` (made); skips the test when that is impossible. Returns the unmount.
+    func mountTmpfs(_ url: URL, size: String) throws -> () -> Void {
+        guard getuid() == 0 else { throw XCTSkip("SKIPPED: mounting a tmpfs needs root") }
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        let mount = Process()
+        mount.executableURL = URL(fileURLWithPath: "/bin/mount")
+        mount.arguments = ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", url.path]
+        try mount.run()
+        mount.waitUntilExit()
+        guard mount.terminationStatus == 0 else { throw XCTSkip("SKIPPED: cannot mount a tmpfs here (mount exited \(mount.terminationStatus))") }
+        return {
+            let umount = Process()
+            umount.executableURL = URL(fileURLWithPath: "/bin/umount")
+            umount.arguments = [url.path]
+            try? umount.run()
+            umount.waitUntilExit()
+        }
+    }
+
+    /// Writes `file` until its file system is full.
+    func fill(_ file: URL) throws {
+        let fd = open(file.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        defer { close(fd) }
+        let page = [UInt8](repeating: 0x2e, count: 4096)
+        while page.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
     }
 
     func testAnUnwritableDirectoryIsAnErrorThatNamesIt() throws {
