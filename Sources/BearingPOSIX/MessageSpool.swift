@@ -77,6 +77,20 @@ public final class MessageSpool {
     private var appendFD: Int32 = -1
     /// The next record to hand out: the segment (by its first number) and the byte offset in it.
     private var cursor: (segment: UInt64, offset: Int) = (0, 0)
+
+    /// The segment the cursor reads: its descriptor, open while the cursor is in it, and whole lines of it
+    /// read ahead (and appended while they follow on), so that `take` after each acknowledgement seldom
+    /// makes a system call.
+    private struct Reader {
+        var path: String
+        var fd: Int32
+        /// The file's bytes from `offset`, ending with a newline (or empty).
+        var bytes: [UInt8] = []
+        var offset = 0
+    }
+    private var reader: Reader?
+    /// The most a read-ahead holds.
+    private static let readAhead = 1 << 16
     private var stateDirty = false
 
     /// Opens (making it when missing) the spool in `directory`; throws when the directory cannot be made
@@ -91,7 +105,7 @@ public final class MessageSpool {
         rewind()
     }
 
-    deinit { if appendFD >= 0 { Glibc.close(appendFD) } }
+    deinit { close() }
 
     /// Messages not yet acknowledged: exact, since each segment knows the numbers in its span that have no
     /// line (a failed write spends a number).
@@ -116,13 +130,16 @@ public final class MessageSpool {
             var written = writeLine(line)
             if written != nil, segments[segments.count - 1].records > 0, segments[segments.count - 1].last <= acknowledged {
                 // A full disk, and the file being appended to holds nothing unacknowledged: start it over.
-                unlink(segments[segments.count - 1].path)
-                segments.removeLast()
+                removeSegment(segments.count - 1)
                 try startSegment(at: seq)
                 written = writeLine(line)
             }
             if let written { throw written }
             let i = segments.count - 1
+            let path = segments[i].path, end = segments[i].bytes
+            if reader.map({ $0.path == path && $0.offset + $0.bytes.count == end && $0.bytes.count < Self.readAhead }) ?? false {
+                reader?.bytes.append(contentsOf: line)
+            }
             segments[i].add(seq)
             segments[i].bytes += line.count
         } catch {
@@ -140,7 +157,11 @@ public final class MessageSpool {
         let n = line.withUnsafeBytes { write(appendFD, $0.baseAddress, $0.count) }
         guard n != line.count else { return nil }
         let error = n < 0 ? SystemError("write", path) : SystemError("write", "\(path): \(n) of \(line.count) bytes", errno: ENOSPC)
-        if n > 0 { _ = ftruncate(appendFD, off_t(segments[i].bytes)) }
+        if n > 0, ftruncate(appendFD, off_t(segments[i].bytes)) != 0 {
+            // The file ends in part of a line: what follows goes to a new segment.
+            notes.append("\(path): cannot cut off a line written in part (\(SystemError("ftruncate", path).message)); the next message starts a new file")
+            closeAppendFile()
+        }
         return error
     }
 
@@ -156,26 +177,53 @@ public final class MessageSpool {
                 cursor = (segments[i + 1].first, 0)
                 continue
             }
-            let chunk = readChunk(segment.path, at: cursor.offset, upTo: min(segment.bytes - cursor.offset, 1 << 16))
-            var start = 0
-            var progressed = false
-            while out.count < limit, let nl = chunk[start...].firstIndex(of: UInt8(ascii: "\n")) {
-                progressed = true
-                let line = chunk[start..<nl]
+            let lines: ArraySlice<UInt8>
+            do throws(SystemError) {
+                lines = try readLines(segment, at: cursor.offset)
+            } catch {
+                notes.append("\(error); the rest of \(segment.path) is not sent")
+                cursor.offset = segment.bytes
+                continue
+            }
+            guard !lines.isEmpty else {
+                // A line longer than the read-ahead, or a file changed under us: skip the segment rather than spin.
+                notes.append("\(segment.path): no whole line at byte \(cursor.offset); the rest of it is not sent")
+                cursor.offset = segment.bytes
+                continue
+            }
+            var start = lines.startIndex
+            while out.count < limit, let nl = lines[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                let line = lines[start..<nl]
                 start = nl + 1
                 switch SpoolRecord.parse(line) {
                 case .success(let r): if r.seq > acknowledged { out.append(r) }
-                case .failure(let f): notes.append("\(segment.path) at byte \(cursor.offset + line.startIndex): \(f); the line is not sent")
+                case .failure(let f): notes.append("\(segment.path) at byte \(cursor.offset + line.startIndex - lines.startIndex): \(f); the line is not sent")
                 }
             }
-            cursor.offset += start
-            if !progressed {
-                // A line longer than the chunk, or a file changed under us: skip the segment rather than spin.
-                notes.append("\(segment.path): no whole line at byte \(cursor.offset); the rest of it is not sent")
-                cursor.offset = segment.bytes
-            }
+            cursor.offset += start - lines.startIndex
         }
         return out
+    }
+
+    /// Whole lines of `segment` from byte `offset` (within its size): read ahead earlier, or read now
+    /// (empty when no line ends within the read-ahead).
+    private func readLines(_ segment: Segment, at offset: Int) throws(SystemError) -> ArraySlice<UInt8> {
+        if let r = reader, r.path == segment.path, r.offset <= offset, offset < r.offset + r.bytes.count {
+            return r.bytes[(offset - r.offset)...]
+        }
+        if reader?.path != segment.path {
+            closeReader()
+            let fd = try Syscall.check("open", segment.path) { open(segment.path, O_RDONLY | O_CLOEXEC) }
+            reader = Reader(path: segment.path, fd: fd)
+        }
+        guard let fd = reader?.fd else { return [] }
+        var bytes = [UInt8](repeating: 0, count: min(segment.bytes - offset, Self.readAhead))
+        let n = try Syscall.check("pread", segment.path) { bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset)) } }
+        let end = bytes[..<n].lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
+        bytes.removeSubrange(end...)
+        reader?.bytes = bytes
+        reader?.offset = offset
+        return bytes[...]
     }
 
     /// Notes that every message up to `seq` has been handed to the broker.
@@ -191,10 +239,7 @@ public final class MessageSpool {
         guard seq > acknowledged else { return }
         acknowledged = min(seq, nextSeq - 1)
         stateDirty = true
-        while segments.count > 1, segments[0].last <= acknowledged {
-            unlink(segments[0].path)
-            segments.removeFirst()
-        }
+        while segments.count > 1, segments[0].last <= acknowledged { removeSegment(0) }
     }
 
     /// Writes `state` when it changed. The last acknowledged number on disk may lag (a crash replays a
@@ -206,10 +251,20 @@ public final class MessageSpool {
         stateDirty = false
     }
 
-    /// Closes the file being appended to.
+    /// Closes its files (they are opened again when needed).
     public func close() {
+        closeAppendFile()
+        closeReader()
+    }
+
+    private func closeAppendFile() {
         if appendFD >= 0 { Glibc.close(appendFD) }
         appendFD = -1
+    }
+
+    private func closeReader() {
+        if let fd = reader?.fd { Glibc.close(fd) }
+        reader = nil
     }
 
     // MARK: Disk
@@ -302,12 +357,19 @@ public final class MessageSpool {
     }
 
     private func startSegment(at seq: UInt64) throws(SystemError) {
-        close()
+        closeAppendFile()
         let digits = String(seq)
         let path = "\(directory)/\(String(repeating: "0", count: 20 - digits.count))\(digits).spool"
-        appendFD = try Syscall.check("open", path) { open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o640) }
+        let fd = try Syscall.check("open", path) { open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o640) }
         var st = stat()
-        let size = fstat(appendFD, &st) == 0 ? Int(st.st_size) : 0
+        do throws(SystemError) {
+            try Syscall.check("fstat", path) { fstat(fd, &st) }
+        } catch {
+            Glibc.close(fd)
+            throw error
+        }
+        appendFD = fd
+        let size = Int(st.st_size)
         if size > 0, let i = segments.firstIndex(where: { $0.path == path }) {
             segments[i].bytes = size
         } else {
@@ -318,12 +380,20 @@ public final class MessageSpool {
     /// Drops the oldest segments until `count` more bytes fit under the bound.
     private func makeRoom(for count: Int) throws(SystemError) {
         while bytes + count > maxBytes, segments.count > 1 {
-            let oldest = segments.removeFirst()
-            let lost = UInt64(unacknowledged(in: oldest))
+            let lost = UInt64(unacknowledged(in: segments[0]))
             dropped += lost
             droppedPastBound += lost
             stateDirty = true
-            unlink(oldest.path)
+            removeSegment(0)
+        }
+    }
+
+    /// Deletes segment `i`: its file, and the reader's descriptor when it reads it.
+    private func removeSegment(_ i: Int) {
+        let segment = segments.remove(at: i)
+        if reader?.path == segment.path { closeReader() }
+        if unlink(segment.path) != 0, errno != ENOENT {
+            notes.append("\(segment.path): cannot be deleted (\(SystemError("unlink", segment.path).message)); it is left as it is")
         }
     }
 
@@ -333,12 +403,4 @@ public final class MessageSpool {
         segment.records - segment.records(through: max(acknowledged, sent))
     }
 
-    private func readChunk(_ path: String, at offset: Int, upTo count: Int) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return [] }
-        defer { Glibc.close(fd) }
-        var buffer = [UInt8](repeating: 0, count: count)
-        let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset)) }
-        return n > 0 ? Array(buffer[0..<n]) : []
-    }
 }

@@ -116,6 +116,72 @@ final class MessageSpoolTests: XCTestCase {
         XCTAssertEqual(s.take(10).map(\.seq), [1, 2, 3], "acknowledged or not, everything still spooled is sent again")
     }
 
+    /// Taken in small batches as the door does (acknowledging behind a window, rewinding now and then) while
+    /// messages come in and acknowledged segments are deleted: every message comes out once, in order, and
+    /// after a rewind exactly what is unacknowledged comes again. One descriptor reads the segment the cursor
+    /// is in; none is left on a deleted file, and none at all after `close()`.
+    func testTakeAcrossSegmentsAsTheyAreDeletedGivesEveryMessageOnceInOrder() throws {
+        let s = try MessageSpool(directory: dir.path, maxBytes: 64 << 10) // segments of 8 KiB, ~80 messages
+        var taken: [UInt64] = []
+        var inFlight: [UInt64] = []
+        var deletedSegments = 0
+        for round in 0..<400 {
+            for _ in 0..<(round % 5) { try s.append(topic: "t/att", payload: payload) }
+            if round % 97 == 96 {
+                s.rewind()
+                inFlight = []
+                let again = s.take(3).map(\.seq)
+                XCTAssertEqual(again, Array(s.acknowledged + 1..<s.acknowledged + 1 + UInt64(again.count)), "round \(round): after a rewind")
+                inFlight = again
+                taken = taken.filter { $0 <= s.acknowledged } + again
+                continue
+            }
+            let batch = s.take(1 + round % 4).map(\.seq)
+            let expected = (taken.last ?? 0) + 1
+            XCTAssertEqual(batch, Array(expected..<expected + UInt64(batch.count)), "round \(round)")
+            XCTAssertEqual(UInt64(batch.count), min(UInt64(1 + round % 4), s.nextSeq - expected), "round \(round): all there is, up to the limit")
+            taken += batch
+            inFlight += batch
+            if inFlight.count > 8 {
+                let before = spoolFiles().count
+                s.acknowledge(through: inFlight[inFlight.count - 9])
+                inFlight.removeFirst(inFlight.count - 8)
+                deletedSegments += max(0, before - spoolFiles().count)
+            }
+            let open = openFiles(under: dir.path)
+            XCTAssertFalse(open.contains { $0.hasSuffix("(deleted)") }, "round \(round): \(open)")
+            XCTAssertLessThanOrEqual(open.count, 2, "round \(round): the file appended to and the one read: \(open)")
+        }
+        let rest = s.take(10_000).map(\.seq)
+        taken += rest
+        XCTAssertEqual(taken, Array(1...s.nextSeq - 1), "every message, once, in order")
+        XCTAssertGreaterThan(deletedSegments, 5, "segments were deleted under the cursor")
+        XCTAssertEqual(s.dropped, 0)
+        XCTAssertEqual(s.pending, UInt64(inFlight.count + rest.count))
+
+        // The cursor in an older segment than the one appended to: that segment is held open between takes.
+        for _ in 0..<200 { try s.append(topic: "t/att", payload: payload) }
+        s.rewind()
+        XCTAssertEqual(s.take(1).first?.seq, s.acknowledged + 1)
+        let oldest = try XCTUnwrap(spoolFiles().first)
+        XCTAssertEqual(openFiles(under: dir.path).filter { $0 == dir.appendingPathComponent(oldest).path }.count, 1, "\(openFiles(under: dir.path))")
+        XCTAssertEqual(s.take(1).first?.seq, s.acknowledged + 2)
+        s.close()
+        XCTAssertEqual(openFiles(under: dir.path), [])
+        XCTAssertEqual(s.take(1).first?.seq, s.acknowledged + 3, "opened again after close()")
+    }
+
+    /// The spool's segment files, oldest first.
+    func spoolFiles() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).filter { $0.hasSuffix(".spool") }.sorted()
+    }
+
+    /// What this process's descriptors point at under `path`.
+    func openFiles(under path: String) -> [String] {
+        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return fds.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)") }.filter { $0.hasPrefix(path + "/") }
+    }
+
     /// A failed write spends a number without a line in the middle of a segment: `pending` counts lines,
     /// before and after reopening.
     func testPendingIsExactWhenAFailedWriteLeftAGapInASegment() throws {
