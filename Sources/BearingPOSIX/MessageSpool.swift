@@ -4,14 +4,25 @@ import Glibc
 #endif
 
 /// A bounded first-in first-out queue of numbered messages on disk: what the MQTT door has not yet seen
-/// acknowledged by the broker. It survives `kill -9` (every message is one `write` of one line, in the
-/// kernel once `append` returns) and a reboot (the kernel writes the lines out within its writeback
-/// delay, ~30 s, and a clean shutdown flushes them at once).
+/// acknowledged by the broker.
+///
+/// - `kill -9`: every message is one `write` of one line, and every acknowledgement one `pwrite` of the
+///   mark to `acked`, both in the kernel's page cache when the call returns (no fsync: the cache outlives
+///   the process). Nothing is lost, and only what was in flight and not yet acknowledged is sent again:
+///   at most the door's window.
+/// - A power cut: the kernel writes lines and mark out within its writeback delay (~30 s; a clean shutdown
+///   flushes them at once). `state`, fsync'd by `saveState()`, is the floor: what was acknowledged after the
+///   last `saveState()` may be sent again (duplicates by sequence number, never a loss).
 ///
 /// Layout, under `directory`:
 /// - segments `<first seq, 20 digits>.spool` of `SpoolRecord` lines, the newest one appended to;
+/// - `acked`: the last acknowledged sequence number, one fixed-size record rewritten in place (20 digits, a
+///   tab, the CRC-32 of the digits in hex, a newline), so that a torn or foreign record is told apart;
 /// - `state`: the last acknowledged sequence number, the next one to give and the drops so far, replaced
 ///   atomically (`AtomicFile`) by `saveState()`.
+///
+/// On opening, the acknowledged mark is the larger of `state`'s and a valid `acked` record's, never past the
+/// last number given; a record that is not valid is ignored, with a note.
 ///
 /// Past `maxBytes` the oldest segment goes, and its messages not yet acknowledged are counted as dropped.
 /// A segment with a line that is not a record (bad CRC, out of order: a bad card, a hand edit) is renamed
@@ -91,6 +102,11 @@ public final class MessageSpool {
     private var reader: Reader?
     /// The most a read-ahead holds.
     private static let readAhead = 1 << 16
+
+    /// `acked`, open for writing the acknowledged mark through (-1: not open yet, or closed).
+    private var ackedFD: Int32 = -1
+    /// The errno of the write-throughs failing, noted once until one succeeds.
+    private var writeThroughFailure: Int32?
     private var stateDirty = false
 
     /// Opens (making it when missing) the spool in `directory`; throws when the directory cannot be made
@@ -101,7 +117,15 @@ public final class MessageSpool {
         segmentBytes = self.maxBytes / 8
         try AtomicFile.makeDirectories(directory, mode: 0o750)
         loadState()
+        let writtenThrough = loadWrittenThrough()
+        acknowledged = max(acknowledged, writtenThrough ?? 0)
         try scan()
+        if acknowledged >= nextSeq {
+            notes.append("\(ackedPath): acknowledged mark \(acknowledged) is past the last number given (\(nextSeq - 1)); taken as \(nextSeq - 1)")
+            acknowledged = nextSeq - 1
+        }
+        // A fresh, stale, bad or clamped record is replaced at once.
+        if writtenThrough != acknowledged { writeThrough() }
         rewind()
     }
 
@@ -233,17 +257,38 @@ public final class MessageSpool {
     /// was in flight).
     public func rewind() { cursor = (0, 0) }
 
-    /// Marks every message up to `seq` acknowledged; segments wholly acknowledged are deleted (the one
-    /// being appended to stays).
+    /// Marks every message up to `seq` acknowledged, writes the mark through to `acked`, and deletes the
+    /// segments wholly acknowledged (the one being appended to stays).
     public func acknowledge(through seq: UInt64) {
         guard seq > acknowledged else { return }
         acknowledged = min(seq, nextSeq - 1)
         stateDirty = true
+        writeThrough()
         while segments.count > 1, segments[0].last <= acknowledged { removeSegment(0) }
     }
 
-    /// Writes `state` when it changed. The last acknowledged number on disk may lag (a crash replays a
-    /// few acknowledged messages: duplicates by sequence number, never a loss).
+    /// Writes the acknowledged mark over the record in `acked`: one `pwrite`, no fsync. A failure is noted
+    /// once until a write succeeds; meanwhile a crash falls back on `state` (duplicates, never a loss).
+    private func writeThrough() {
+        let record = Self.ackedRecord(acknowledged)
+        do throws(SystemError) {
+            if ackedFD < 0 {
+                ackedFD = try Syscall.check("open", ackedPath) { open(ackedPath, O_WRONLY | O_CREAT | O_CLOEXEC, 0o640) }
+            }
+            let fd = ackedFD
+            let n = try Syscall.check("pwrite", ackedPath) { record.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) } }
+            guard n == record.count else { throw SystemError("pwrite", "\(ackedPath): \(n) of \(record.count) bytes", errno: ENOSPC) }
+            if writeThroughFailure != nil { notes.append("\(ackedPath): the acknowledged mark is written through again") }
+            writeThroughFailure = nil
+        } catch {
+            if writeThroughFailure == nil {
+                notes.append("cannot write the acknowledged mark through: \(error); until it can, a crash sends again what was acknowledged after the last save of \(statePath)")
+            }
+            writeThroughFailure = error.errno
+        }
+    }
+
+    /// Writes `state` when it changed: the durable save (fsync'd, atomic) that a power cut falls back on.
     public func saveState() throws(SystemError) {
         guard stateDirty else { return }
         let text = "acked \(acknowledged)\nnext \(nextSeq)\ndropped \(dropped)\n"
@@ -255,6 +300,8 @@ public final class MessageSpool {
     public func close() {
         closeAppendFile()
         closeReader()
+        if ackedFD >= 0 { Glibc.close(ackedFD) }
+        ackedFD = -1
     }
 
     private func closeAppendFile() {
@@ -270,6 +317,7 @@ public final class MessageSpool {
     // MARK: Disk
 
     private var statePath: String { "\(directory)/state" }
+    private var ackedPath: String { "\(directory)/acked" }
 
     private func loadState() {
         guard let text = try? AtomicFile.readText(statePath, limit: 4096) else { return }
@@ -277,7 +325,7 @@ public final class MessageSpool {
         for line in text.split(separator: "\n") {
             let parts = line.split(separator: " ")
             guard parts.count == 2, let v = UInt64(parts[1]) else {
-                notes.append("\(statePath): line \"\(line.prefix(40))\" is not KEY NUMBER; messages still spooled are all sent again")
+                notes.append("\(statePath): line \"\(line.prefix(40))\" is not KEY NUMBER; ignored: messages still spooled are sent again unless \(ackedPath) marks them acknowledged")
                 return
             }
             values[String(parts[0])] = v
@@ -285,6 +333,60 @@ public final class MessageSpool {
         acknowledged = values["acked"] ?? 0
         nextSeq = max(values["next"] ?? 1, acknowledged + 1)
         dropped = values["dropped"] ?? 0
+    }
+
+    /// The mark in `acked`, when it holds a valid record; a missing or empty file holds none, and anything
+    /// else is ignored with a note.
+    private func loadWrittenThrough() -> UInt64? {
+        let fault: String
+        do throws(SystemError) {
+            let bytes = try AtomicFile.read(ackedPath, limit: 4096)
+            if bytes.isEmpty { return nil }
+            switch Self.parseAckedRecord(bytes) {
+            case .success(let mark): return mark
+            case .failure(let f): fault = f.reason
+            }
+        } catch {
+            if error.errno == ENOENT { return nil }
+            fault = "cannot be read (\(error.message))"
+        }
+        notes.append("\(ackedPath): \(fault); ignored: the acknowledged mark is \(statePath)'s (\(acknowledged)), so what was acknowledged after it was saved is sent again")
+        return nil
+    }
+
+    /// Why `acked` does not hold a record.
+    private struct AckedRecordFault: Error {
+        var reason: String
+    }
+
+    private static let ackedRecordSize = 30
+
+    /// The record of `acked` for `mark`: its 20 digits, a tab, their CRC-32 in hex, a newline.
+    private static func ackedRecord(_ mark: UInt64) -> [UInt8] {
+        let digits = String(mark)
+        var bytes = Array((String(repeating: "0", count: 20 - digits.count) + digits).utf8)
+        let crc = CRC32.hex(CRC32.checksum(bytes))
+        bytes.append(UInt8(ascii: "\t"))
+        bytes += Array(crc.utf8)
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
+    }
+
+    private static func parseAckedRecord(_ bytes: [UInt8]) -> Result<UInt64, AckedRecordFault> {
+        guard bytes.count == ackedRecordSize else {
+            return .failure(AckedRecordFault(reason: "\(bytes.count) bytes, not a record of \(ackedRecordSize)"))
+        }
+        let digits = bytes[0..<20]
+        guard bytes[20] == UInt8(ascii: "\t"), bytes[29] == UInt8(ascii: "\n"), digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
+            return .failure(AckedRecordFault(reason: "not a record (20 digits, a tab, a CRC-32, a newline)"))
+        }
+        let expected = CRC32.hex(CRC32.checksum(digits))
+        let found = String(decoding: bytes[21..<29], as: UTF8.self)
+        guard found == expected else { return .failure(AckedRecordFault(reason: "CRC-32 \(found) does not match the record's (\(expected))")) }
+        guard let mark = UInt64(String(decoding: digits, as: UTF8.self)), mark < UInt64.max else {
+            return .failure(AckedRecordFault(reason: "the number is out of range"))
+        }
+        return .success(mark)
     }
 
     private func scan() throws(SystemError) {
@@ -402,5 +504,4 @@ public final class MessageSpool {
     private func unacknowledged(in segment: Segment) -> Int {
         segment.records - segment.records(through: max(acknowledged, sent))
     }
-
 }
