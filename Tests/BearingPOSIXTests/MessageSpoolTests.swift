@@ -3,6 +3,9 @@ import BearingPOSIX
 import Foundation
 import TestSupport
 import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The spool on real files: order, acknowledgement, the bound, reopening after a crash, bad files.
 final class MessageSpoolTests: XCTestCase {
@@ -30,9 +33,9 @@ final class MessageSpoolTests: XCTestCase {
         XCTAssertEqual(s.take(100).first?.payload, payload(7))
     }
 
-    /// Reopened without `saveState` (as after kill -9): nothing is lost, numbers go on, acknowledged
-    /// messages since the last save come again (duplicates, never a gap).
-    func testReopenedAfterACrashNothingIsLostAndNumbersGoOn() throws {
+    /// Reopened without `saveState` or `close` (as after kill -9): nothing is lost, numbers go on, and
+    /// nothing acknowledged comes again (the mark was written through to `acked`).
+    func testReopenedAfterACrashNothingIsLostNumbersGoOnAndNothingAcknowledgedComesAgain() throws {
         do {
             let s = try MessageSpool(directory: dir.path, maxBytes: 1 << 20)
             for _ in 0..<5 { try s.append(topic: "t", payload: payload) }
@@ -42,9 +45,135 @@ final class MessageSpoolTests: XCTestCase {
             s.acknowledge(through: 4) // not saved
         }
         let s = try MessageSpool(directory: dir.path, maxBytes: 1 << 20)
-        XCTAssertEqual(s.take(100).map(\.seq), Array(3...10))
+        XCTAssertEqual(s.takeNotes(), [])
+        XCTAssertEqual(s.acknowledged, 4)
+        XCTAssertEqual(s.take(100).map(\.seq), Array(5...10))
+        XCTAssertEqual(s.pending, 6)
         XCTAssertEqual(s.nextSeq, 11)
         XCTAssertEqual(try s.append(topic: "t", payload: payload), 11)
+    }
+
+    /// The door's pattern across segments: a window in flight, each acknowledgement moving the mark, the
+    /// state saved only now and then; dropped without saving or closing, then reopened: only what was in
+    /// flight comes again.
+    func testAfterACrashOnlyWhatWasInFlightComesAgain() throws {
+        var acked: UInt64 = 0
+        do {
+            let s = try MessageSpool(directory: dir.path, maxBytes: 64 << 10) // segments of 8 KiB
+            var inFlight: [UInt64] = []
+            for n in 0..<500 {
+                try s.append(topic: "t", payload: payload)
+                inFlight += s.take(32 - inFlight.count).map(\.seq)
+                if inFlight.count == 32 {
+                    s.acknowledge(through: inFlight.removeFirst())
+                }
+                if n == 100 { try s.saveState() }
+            }
+            acked = s.acknowledged
+            XCTAssertEqual(acked, 500 - 31)
+        }
+        let s = try MessageSpool(directory: dir.path, maxBytes: 64 << 10)
+        XCTAssertEqual(s.acknowledged, acked)
+        XCTAssertEqual(s.take(1000).map(\.seq), Array(acked + 1...500), "the window, and nothing acknowledged")
+        XCTAssertEqual(s.pending, 31)
+        XCTAssertEqual(s.dropped, 0)
+    }
+
+    /// A torn or foreign `acked` record is ignored, named in a note, and replaced: the mark falls back on
+    /// `state` (what was acknowledged after it was saved comes again; nothing is lost).
+    func testABadAckedRecordIsNamedIgnoredAndStateIsTheFallback() throws {
+        let acked = dir.appendingPathComponent("acked")
+        do {
+            let s = try MessageSpool(directory: dir.path, maxBytes: 1 << 20)
+            for _ in 0..<10 { try s.append(topic: "t", payload: payload) }
+            s.acknowledge(through: 3)
+            try s.saveState()
+            s.acknowledge(through: 8)
+        }
+        let good = try Data(contentsOf: acked)
+        XCTAssertEqual(String(decoding: good.prefix(20), as: UTF8.self), "00000000000000000008")
+        var flipped = good
+        flipped[19] = UInt8(ascii: "9") // 9, with 8's CRC
+        var torn = good
+        torn.replaceSubrange(12..<30, with: Data(repeating: 0, count: 18))
+        let cases: [(String, Data, String)] = [
+            ("a digit changed", flipped, "does not match the record's"),
+            ("zeros from a power cut", Data(repeating: 0, count: 30), "not a record"),
+            ("torn", torn, "not a record"),
+            ("cut short", good.prefix(17), "17 bytes, not a record of 30"),
+            ("foreign", Data("acked 8\n".utf8), "8 bytes, not a record of 30"),
+        ]
+        for (name, bytes, why) in cases {
+            try bytes.write(to: acked)
+            let s = try MessageSpool(directory: dir.path, maxBytes: 1 << 20)
+            let notes = s.takeNotes()
+            XCTAssertTrue(notes.contains { $0.hasPrefix("\(acked.path): ") && $0.contains(why) && $0.contains("ignored") }, "\(name): \(notes)")
+            XCTAssertEqual(s.acknowledged, 3, name)
+            XCTAssertEqual(s.take(100).map(\.seq), Array(4...10), "\(name): state's mark: duplicates, no loss")
+            XCTAssertEqual(try Data(contentsOf: acked).prefix(20), Data("00000000000000000003".utf8), "\(name): replaced at once")
+        }
+        let s = try MessageSpool(directory: dir.path, maxBytes: 1 << 20)
+        XCTAssertEqual(s.takeNotes(), [], "the record was replaced")
+        XCTAssertEqual(s.acknowledged, 3)
+    }
+
+    /// A valid record past the last number given (a file from elsewhere) is taken down to it, with a note.
+    func testAnAckedMarkPastTheLastNumberGivenIsClamped() throws {
+        do {
+            let s = try MessageSpool(directory: dir.path, maxBytes: 1 << 20)
+            for _ in 0..<5 { try s.append(topic: "t", payload: payload) }
+            s.acknowledge(through: 2)
+        }
+        let record = try Data(contentsOf: dir.appendingPathComponent("acked"))
+        let other = dir.appendingPathComponent("other")
+        do {
+            let s = try MessageSpool(directory: other.path, maxBytes: 1 << 20)
+            for _ in 0..<9 { try s.append(topic: "t", payload: payload) }
+            s.acknowledge(through: 9)
+        }
+        try Data(contentsOf: other.appendingPathComponent("acked")).write(to: dir.appendingPathComponent("acked"))
+        XCTAssertNotEqual(try Data(contentsOf: dir.appendingPathComponent("acked")), record)
+        let s = try MessageSpool(directory: dir.path, maxBytes: 1 << 20)
+        XCTAssertTrue(s.takeNotes().contains { $0.contains("/acked: acknowledged mark 9 is past the last number given (5); taken as 5") })
+        XCTAssertEqual(s.acknowledged, 5)
+        XCTAssertEqual(s.take(10), [])
+        XCTAssertEqual(try s.append(topic: "t", payload: payload), 6)
+    }
+
+    /// `acked` cannot be written (a full disk): said once, messages and numbers unharmed, the fallback is
+    /// `state`; written through again once it can be.
+    func testAFailingWriteThroughIsNotedOnceAndLosesNothing() throws {
+        let spoolDir = dir.appendingPathComponent("spool")
+        let unmount = try mountTmpfs(spoolDir, size: "64k")
+        defer { unmount() }
+        let acked = spoolDir.appendingPathComponent("acked")
+        do {
+            let s = try MessageSpool(directory: spoolDir.path, maxBytes: 1 << 20)
+            for _ in 0..<10 { try s.append(topic: "t", payload: payload) }
+            s.acknowledge(through: 2)
+            try s.saveState()
+            XCTAssertEqual(truncate(acked.path, 0), 0) // frees its page: the next pwrite needs a new one
+            try fill(spoolDir.appendingPathComponent("filler"))
+            s.acknowledge(through: 4)
+            s.acknowledge(through: 6)
+            let notes = s.takeNotes()
+            XCTAssertEqual(notes.count, 1, "\(notes)")
+            XCTAssertTrue(notes.first?.contains("cannot write the acknowledged mark through: pwrite(\(acked.path)): No space left on device") ?? false, "\(notes)")
+            XCTAssertEqual(s.acknowledged, 6)
+            XCTAssertEqual(s.take(100).map(\.seq), Array(7...10))
+        }
+        // Crashed meanwhile: state's mark, and nothing lost.
+        var s: MessageSpool? = try MessageSpool(directory: spoolDir.path, maxBytes: 1 << 20)
+        XCTAssertEqual(s?.acknowledged, 2)
+        XCTAssertEqual(s?.take(100).map(\.seq), Array(3...10))
+        XCTAssertTrue(s?.takeNotes().contains { $0.contains("cannot write the acknowledged mark through") } ?? false, "the replacement at opening fails too")
+        try FileManager.default.removeItem(at: spoolDir.appendingPathComponent("filler"))
+        s?.acknowledge(through: 7)
+        XCTAssertEqual(s?.takeNotes(), ["\(acked.path): the acknowledged mark is written through again"])
+        s = nil
+        s = try MessageSpool(directory: spoolDir.path, maxBytes: 1 << 20)
+        XCTAssertEqual(s?.acknowledged, 7)
+        XCTAssertEqual(s?.take(100).map(\.seq), Array(8...10))
     }
 
     func testPastTheBoundTheOldestSegmentGoesAndItsUnacknowledgedMessagesAreCounted() throws {
@@ -100,7 +229,7 @@ final class MessageSpoolTests: XCTestCase {
         XCTAssertEqual(String(decoding: try Data(contentsOf: newest).suffix(1), as: UTF8.self), "\n", "the cut line is gone")
     }
 
-    func testAStateFileThatIsNotOursIsNamedAndEverythingSpooledIsSentAgain() throws {
+    func testAStateFileThatIsNotOursIsNamedAndEverythingSpooledNotMarkedAcknowledgedIsSentAgain() throws {
         do {
             let s = try MessageSpool(directory: dir.path, maxBytes: 1 << 20)
             for _ in 0..<3 { try s.append(topic: "t", payload: payload) }
@@ -108,9 +237,148 @@ final class MessageSpoolTests: XCTestCase {
             try s.saveState()
         }
         try "acked two\n".write(to: dir.appendingPathComponent("state"), atomically: true, encoding: .utf8)
+        do {
+            let s = try MessageSpool(directory: dir.path, maxBytes: 1 << 20)
+            XCTAssertTrue(s.takeNotes().contains { $0.contains("/state: line \"acked two\" is not KEY NUMBER") })
+            XCTAssertEqual(s.take(10).map(\.seq), [3], "acked still marks 2")
+        }
+        try FileManager.default.removeItem(at: dir.appendingPathComponent("acked"))
+        try "acked two\n".write(to: dir.appendingPathComponent("state"), atomically: true, encoding: .utf8)
         let s = try MessageSpool(directory: dir.path, maxBytes: 1 << 20)
         XCTAssertTrue(s.takeNotes().contains { $0.contains("/state: line \"acked two\" is not KEY NUMBER") })
         XCTAssertEqual(s.take(10).map(\.seq), [1, 2, 3], "acknowledged or not, everything still spooled is sent again")
+    }
+
+    /// Taken in small batches as the door does (acknowledging behind a window, rewinding now and then) while
+    /// messages come in and acknowledged segments are deleted: every message comes out once, in order, and
+    /// after a rewind exactly what is unacknowledged comes again. One descriptor reads the segment the cursor
+    /// is in; none is left on a deleted file, and none at all after `close()`.
+    func testTakeAcrossSegmentsAsTheyAreDeletedGivesEveryMessageOnceInOrder() throws {
+        let s = try MessageSpool(directory: dir.path, maxBytes: 64 << 10) // segments of 8 KiB, ~80 messages
+        var taken: [UInt64] = []
+        var inFlight: [UInt64] = []
+        var deletedSegments = 0
+        for round in 0..<400 {
+            for _ in 0..<(round % 5) { try s.append(topic: "t/att", payload: payload) }
+            if round % 97 == 96 {
+                s.rewind()
+                inFlight = []
+                let again = s.take(3).map(\.seq)
+                XCTAssertEqual(again, Array(s.acknowledged + 1..<s.acknowledged + 1 + UInt64(again.count)), "round \(round): after a rewind")
+                inFlight = again
+                taken = taken.filter { $0 <= s.acknowledged } + again
+                continue
+            }
+            let batch = s.take(1 + round % 4).map(\.seq)
+            let expected = (taken.last ?? 0) + 1
+            XCTAssertEqual(batch, Array(expected..<expected + UInt64(batch.count)), "round \(round)")
+            XCTAssertEqual(UInt64(batch.count), min(UInt64(1 + round % 4), s.nextSeq - expected), "round \(round): all there is, up to the limit")
+            taken += batch
+            inFlight += batch
+            if inFlight.count > 8 {
+                let before = spoolFiles().count
+                s.acknowledge(through: inFlight[inFlight.count - 9])
+                inFlight.removeFirst(inFlight.count - 8)
+                deletedSegments += max(0, before - spoolFiles().count)
+            }
+            let open = openFiles(under: dir.path)
+            XCTAssertFalse(open.contains { $0.hasSuffix("(deleted)") }, "round \(round): \(open)")
+            XCTAssertLessThanOrEqual(open.filter { $0.hasSuffix(".spool") }.count, 2, "round \(round): the file appended to and the one read: \(open)")
+        }
+        let rest = s.take(10_000).map(\.seq)
+        taken += rest
+        XCTAssertEqual(taken, Array(1...s.nextSeq - 1), "every message, once, in order")
+        XCTAssertGreaterThan(deletedSegments, 5, "segments were deleted under the cursor")
+        XCTAssertEqual(s.dropped, 0)
+        XCTAssertEqual(s.pending, UInt64(inFlight.count + rest.count))
+
+        // The cursor in an older segment than the one appended to: that segment is held open between takes.
+        for _ in 0..<200 { try s.append(topic: "t/att", payload: payload) }
+        s.rewind()
+        XCTAssertEqual(s.take(1).first?.seq, s.acknowledged + 1)
+        let oldest = try XCTUnwrap(spoolFiles().first)
+        XCTAssertEqual(openFiles(under: dir.path).filter { $0 == dir.appendingPathComponent(oldest).path }.count, 1, "\(openFiles(under: dir.path))")
+        XCTAssertEqual(s.take(1).first?.seq, s.acknowledged + 2)
+        s.close()
+        XCTAssertEqual(openFiles(under: dir.path), [])
+        XCTAssertEqual(s.take(1).first?.seq, s.acknowledged + 3, "opened again after close()")
+    }
+
+    /// The spool's segment files, oldest first.
+    func spoolFiles() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).filter { $0.hasSuffix(".spool") }.sorted()
+    }
+
+    /// What this process's descriptors point at under `path`.
+    func openFiles(under path: String) -> [String] {
+        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return fds.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)") }.filter { $0.hasPrefix(path + "/") }
+    }
+
+    /// A failed write spends a number without a line in the middle of a segment: `pending` counts lines,
+    /// before and after reopening.
+    func testPendingIsExactWhenAFailedWriteLeftAGapInASegment() throws {
+        let spoolDir = dir.appendingPathComponent("spool")
+        let unmount = try mountTmpfs(spoolDir, size: "64k")
+        defer { unmount() }
+        var s: MessageSpool? = try MessageSpool(directory: spoolDir.path, maxBytes: 1 << 20) // one 128 KiB segment
+        var written: [UInt64] = []
+        for _ in 0..<10 { written.append(try XCTUnwrap(s).append(topic: "t", payload: payload)) }
+        try fill(spoolDir.appendingPathComponent("filler"))
+        // The segment's last page takes a few more, then writes fail: three numbers spent without a line.
+        var failures = 0
+        while failures < 3 {
+            do { written.append(try XCTUnwrap(s).append(topic: "t", payload: payload)) } catch { failures += 1 }
+            XCTAssertLessThan(written.count, 200, "the tmpfs should be full")
+        }
+        try FileManager.default.removeItem(at: spoolDir.appendingPathComponent("filler"))
+        for _ in 0..<10 { written.append(try XCTUnwrap(s).append(topic: "t", payload: payload)) }
+        let gap = try XCTUnwrap(zip(written, written.dropFirst()).first { $0.1 != $0.0 + 1 })
+        XCTAssertEqual(gap.1 - gap.0, 4, "three numbers without a line: \(written)")
+        XCTAssertEqual(try XCTUnwrap(s).dropped, 3)
+
+        s?.acknowledge(through: gap.0 + 1) // a number without a line
+        XCTAssertEqual(s?.pending, UInt64(written.filter { $0 > gap.0 }.count))
+        let mark = gap.1 + 2 // past the gap, in the same segment
+        s?.acknowledge(through: mark)
+        let unacknowledged = written.filter { $0 > mark }
+        XCTAssertEqual(s?.pending, UInt64(unacknowledged.count))
+        XCTAssertEqual(s?.take(1000).map(\.seq), unacknowledged)
+        try XCTUnwrap(s).saveState()
+        s = nil
+        let reopened = try MessageSpool(directory: spoolDir.path, maxBytes: 1 << 20)
+        XCTAssertEqual(reopened.pending, UInt64(unacknowledged.count), "the gap found again by reading the segment")
+        XCTAssertEqual(reopened.take(1000).map(\.seq), unacknowledged)
+        reopened.acknowledge(through: written[written.count - 2])
+        XCTAssertEqual(reopened.pending, 1)
+    }
+
+    /// Mounts a tmpfs of `size` at `url` (made); skips the test when that is impossible. Returns the unmount.
+    func mountTmpfs(_ url: URL, size: String) throws -> () -> Void {
+        guard getuid() == 0 else { throw XCTSkip("SKIPPED: mounting a tmpfs needs root") }
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        let mount = Process()
+        mount.executableURL = URL(fileURLWithPath: "/bin/mount")
+        mount.arguments = ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", url.path]
+        try mount.run()
+        mount.waitUntilExit()
+        guard mount.terminationStatus == 0 else { throw XCTSkip("SKIPPED: cannot mount a tmpfs here (mount exited \(mount.terminationStatus))") }
+        return {
+            let umount = Process()
+            umount.executableURL = URL(fileURLWithPath: "/bin/umount")
+            umount.arguments = [url.path]
+            try? umount.run()
+            umount.waitUntilExit()
+        }
+    }
+
+    /// Writes `file` until its file system is full.
+    func fill(_ file: URL) throws {
+        let fd = open(file.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        defer { close(fd) }
+        let page = [UInt8](repeating: 0x2e, count: 4096)
+        while page.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
     }
 
     func testAnUnwritableDirectoryIsAnErrorThatNamesIt() throws {
