@@ -24,7 +24,8 @@ import Glibc
 /// On opening, the acknowledged mark is the larger of `state`'s and a valid `acked` record's, never past the
 /// last number given; a record that is not valid is ignored, with a note.
 ///
-/// Past `maxBytes` the oldest segment goes, and its messages not yet acknowledged are counted as dropped.
+/// Past `maxBytes` the oldest segment goes: its messages never sent are counted as dropped, and those sent
+/// but not acknowledged (in flight when a connection died) as unconfirmed.
 /// A segment with a line that is not a record (bad CRC, out of order: a bad card, a hand edit) is renamed
 /// `….corrupt`, named in `notes`, and none of it is sent; a last line cut short (a power cut mid-write) is
 /// cut off. Not thread-safe: its owner serialises calls.
@@ -46,6 +47,10 @@ public final class MessageSpool {
     public private(set) var sent: UInt64 = 0
     /// Of `dropped`, those dropped past the bound since opening.
     public private(set) var droppedPastBound: UInt64 = 0
+    /// Messages dropped past the bound that had been handed to the broker and not acknowledged: in flight when
+    /// a connection died, so the broker may or may not have them. Not in `dropped`; kept across restarts. A
+    /// subscriber missing M messages sees `dropped` ≤ M ≤ `dropped` + `unconfirmed`.
+    public private(set) var unconfirmed: UInt64 = 0
     /// What opening found and did (files set aside, a cut line), and lines found bad since, for the log.
     public private(set) var notes: [String] = []
 
@@ -121,8 +126,11 @@ public final class MessageSpool {
         acknowledged = max(acknowledged, writtenThrough ?? 0)
         try scan()
         if acknowledged >= nextSeq {
-            notes.append("\(ackedPath): acknowledged mark \(acknowledged) is past the last number given (\(nextSeq - 1)); taken as \(nextSeq - 1)")
-            acknowledged = nextSeq - 1
+            // The mark is evidence that its numbers were given (the lines may be lost: a power cut that wrote
+            // `acked` before them): numbering goes on after it, so that no number is given twice.
+            notes.append("\(ackedPath): acknowledged mark \(acknowledged) is past the last number in the spool (\(nextSeq - 1)); numbering goes on at \(acknowledged + 1)")
+            nextSeq = acknowledged + 1
+            stateDirty = true
         }
         // A fresh, stale, bad or clamped record is replaced at once.
         if writtenThrough != acknowledged { writeThrough() }
@@ -291,7 +299,7 @@ public final class MessageSpool {
     /// Writes `state` when it changed: the durable save (fsync'd, atomic) that a power cut falls back on.
     public func saveState() throws(SystemError) {
         guard stateDirty else { return }
-        let text = "acked \(acknowledged)\nnext \(nextSeq)\ndropped \(dropped)\n"
+        let text = "acked \(acknowledged)\nnext \(nextSeq)\ndropped \(dropped)\nunconfirmed \(unconfirmed)\n"
         try AtomicFile.write(Array(text.utf8), to: statePath, mode: 0o640)
         stateDirty = false
     }
@@ -330,9 +338,15 @@ public final class MessageSpool {
             }
             values[String(parts[0])] = v
         }
+        // Numbers past 2^63 are no spool's (and would overflow): the file is damaged.
+        if let (key, v) = values.first(where: { $0.value > UInt64(Int64.max) }) {
+            notes.append("\(statePath): \(key) \(v) is out of range; ignored: messages still spooled are sent again unless \(ackedPath) marks them acknowledged")
+            return
+        }
         acknowledged = values["acked"] ?? 0
         nextSeq = max(values["next"] ?? 1, acknowledged + 1)
         dropped = values["dropped"] ?? 0
+        unconfirmed = values["unconfirmed"] ?? 0
     }
 
     /// The mark in `acked`, when it holds a valid record; a missing or empty file holds none, and anything
@@ -482,9 +496,12 @@ public final class MessageSpool {
     /// Drops the oldest segments until `count` more bytes fit under the bound.
     private func makeRoom(for count: Int) throws(SystemError) {
         while bytes + count > maxBytes, segments.count > 1 {
-            let lost = UInt64(unacknowledged(in: segments[0]))
+            let oldest = segments[0]
+            let handedOut = max(acknowledged, sent)
+            let lost = UInt64(oldest.records - oldest.records(through: handedOut))
             dropped += lost
             droppedPastBound += lost
+            unconfirmed += UInt64(oldest.records(through: handedOut) - oldest.records(through: acknowledged))
             stateDirty = true
             removeSegment(0)
         }
@@ -499,9 +516,4 @@ public final class MessageSpool {
         }
     }
 
-    /// The messages of `segment` not yet acknowledged. Messages handed to the broker but not acknowledged
-    /// are not counted: they were sent.
-    private func unacknowledged(in segment: Segment) -> Int {
-        segment.records - segment.records(through: max(acknowledged, sent))
-    }
 }

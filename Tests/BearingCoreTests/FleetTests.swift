@@ -84,8 +84,8 @@ final class FleetTests: XCTestCase {
         let m = try WireMessage(line: WireEncoding.numbered(att, seq: 123_456_789_012))
         XCTAssertEqual(m.number("seq"), 123_456_789_012)
         XCTAssertEqual(m.number("heading"), 1.5)
-        XCTAssertTrue(WireEncoding.spool(pending: 3, bytes: 900, bound: 1024, dropped: 2, nextSeq: 10)
-            .hasPrefix(#"{"class":"SPOOL","pending":3,"bytes":900,"bound":1024,"dropped":2,"next_seq":10"#))
+        XCTAssertTrue(WireEncoding.spool(pending: 3, bytes: 900, bound: 1024, dropped: 2, unconfirmed: 1, nextSeq: 10)
+            .hasPrefix(#"{"class":"SPOOL","pending":3,"bytes":900,"bound":1024,"dropped":2,"unconfirmed":1,"next_seq":10"#))
     }
 
     func testFleetPipelinesAreCheckedLikeAPipelineRequestAndEveryRefusalIsNamed() throws {

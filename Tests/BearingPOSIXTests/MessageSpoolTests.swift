@@ -117,8 +117,9 @@ final class MessageSpoolTests: XCTestCase {
         XCTAssertEqual(s.acknowledged, 3)
     }
 
-    /// A valid record past the last number given (a file from elsewhere) is taken down to it, with a note.
-    func testAnAckedMarkPastTheLastNumberGivenIsClamped() throws {
+    /// A valid record past the last number in the spool (its lines lost to a power cut that wrote `acked`
+    /// first, or a file from elsewhere): numbering goes on after the mark, so no number is given twice.
+    func testAnAckedMarkPastTheLastNumberInTheSpoolMovesTheNumberingOn() throws {
         do {
             let s = try MessageSpool(directory: dir.path, maxBytes: 1 << 20)
             for _ in 0..<5 { try s.append(topic: "t", payload: payload) }
@@ -134,10 +135,10 @@ final class MessageSpoolTests: XCTestCase {
         try Data(contentsOf: other.appendingPathComponent("acked")).write(to: dir.appendingPathComponent("acked"))
         XCTAssertNotEqual(try Data(contentsOf: dir.appendingPathComponent("acked")), record)
         let s = try MessageSpool(directory: dir.path, maxBytes: 1 << 20)
-        XCTAssertTrue(s.takeNotes().contains { $0.contains("/acked: acknowledged mark 9 is past the last number given (5); taken as 5") })
-        XCTAssertEqual(s.acknowledged, 5)
+        XCTAssertTrue(s.takeNotes().contains { $0.contains("/acked: acknowledged mark 9 is past the last number in the spool (5); numbering goes on at 10") })
+        XCTAssertEqual(s.acknowledged, 9)
         XCTAssertEqual(s.take(10), [])
-        XCTAssertEqual(try s.append(topic: "t", payload: payload), 6)
+        XCTAssertEqual(try s.append(topic: "t", payload: payload), 10)
     }
 
     /// `acked` cannot be written (a full disk): said once, messages and numbers unharmed, the fallback is
@@ -197,6 +198,36 @@ final class MessageSpoolTests: XCTestCase {
         for _ in 0..<1000 { try s.append(topic: "t", payload: payload) }
         let left = s.take(10_000).map(\.seq)
         XCTAssertEqual(UInt64(left.count) + s.dropped + 20, 1050)
+    }
+
+    /// Messages handed to the broker and not acknowledged when the connection died may or may not have reached
+    /// it: dropped past the bound, they are counted as unconfirmed, not as dropped, and both counts survive a
+    /// restart.
+    func testInFlightMessagesDroppedPastTheBoundAreUnconfirmedNotDropped() throws {
+        do {
+            let s = try MessageSpool(directory: dir.path, maxBytes: 64 << 10)
+            for _ in 0..<50 { try s.append(topic: "t", payload: payload) }
+            XCTAssertEqual(s.take(40).map(\.seq), Array(1...40))
+            s.markSent(through: 40)
+            s.acknowledge(through: 8) // 9…40 in flight when the link goes
+            for _ in 0..<1000 { try s.append(topic: "t", payload: payload) }
+            XCTAssertEqual(s.unconfirmed, 32, "9…40: sent, never acknowledged")
+            let left = UInt64(s.take(10_000).count)
+            XCTAssertEqual(left + s.dropped + s.unconfirmed + 8, 1050, "every number: acknowledged, still here, dropped or unconfirmed")
+            try s.saveState()
+        }
+        let s = try MessageSpool(directory: dir.path, maxBytes: 64 << 10)
+        XCTAssertEqual(s.unconfirmed, 32)
+        XCTAssertGreaterThan(s.dropped, 0)
+    }
+
+    /// A `state` whose numbers are out of any spool's range is damaged: named and ignored, not a crash.
+    func testAStateWithNumbersOutOfRangeIsNamedAndIgnored() throws {
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        try "acked 18446744073709551615\nnext 1\n".write(to: dir.appendingPathComponent("state"), atomically: true, encoding: .utf8)
+        let s = try MessageSpool(directory: dir.path, maxBytes: 1 << 20)
+        XCTAssertTrue(s.takeNotes().contains { $0.contains("/state: acked 18446744073709551615 is out of range") })
+        XCTAssertEqual(try s.append(topic: "t", payload: payload), 1)
     }
 
     func testACutLastLineIsCutOffAndABadSegmentIsSetAsideWithItsNumbersNotGivenAgain() throws {

@@ -231,14 +231,14 @@ final class MQTTOutbox: MQTTClientDelegate {
         var connected = false
         /// Since when the broker is unreachable (monotonic), the drops then (all, and past the bound), whether
         /// drops past the bound were logged, and the reasons logged.
-        var outage: (since: Double, dropped: UInt64, pastBound: UInt64, dropsLogged: Bool, reasons: Set<String>)?
+        var outage: (since: Double, dropped: UInt64, unconfirmed: UInt64, pastBound: UInt64, dropsLogged: Bool, reasons: Set<String>)?
         /// The errno of the state saves failing, logged once until one succeeds.
         var saveFailure: Int32?
         /// The errno of the append failures being dropped, logged once until appends succeed again.
         var appendFailure: Int32?
         var lastSave = 0.0
         /// The drop count last published in SPOOL (nil: not since connecting).
-        var publishedDropped: UInt64?
+        var publishedDropped: (dropped: UInt64, unconfirmed: UInt64)?
         var closed = false
         /// Home Assistant's configs are due (at the first connection, and when HA says it started).
         var discoveryDue = true
@@ -330,14 +330,14 @@ final class MQTTOutbox: MQTTClientDelegate {
     // MARK: The client's thread
 
     func mqttClient(_ client: MQTTClient, didConnect session: MQTTSession) {
-        let (outage, pending, dropped) = state.withLock { s in
+        let (outage, pending, dropped, unconfirmed) = state.withLock { s in
             s.connected = true
             s.inFlight = [:]
             s.lastSent = s.spool.acknowledged
             s.publishedDropped = nil
             s.spool.rewind()
             defer { s.outage = nil }
-            return (s.outage, s.spool.pending, s.spool.dropped)
+            return (s.outage, s.spool.pending, s.spool.dropped, s.spool.unconfirmed)
         }
         do {
             try session.publish(topics.status, "online", retain: true)
@@ -347,8 +347,9 @@ final class MQTTOutbox: MQTTClientDelegate {
             logger.warning("MQTT: \(error)")
         }
         if let outage {
-            let lost = dropped - outage.dropped
-            logger.notice("MQTT: connected to \(broker) again after \(Int(Syscall.monotonicSeconds() - outage.since)) s; \(pending) messages waiting to be sent, \(lost) dropped meanwhile")
+            let lost = dropped - outage.dropped, uncertain = unconfirmed - outage.unconfirmed
+            let unsure = uncertain == 0 ? "" : " (and \(uncertain) in flight when the link went, dropped unconfirmed: the broker may have them)"
+            logger.notice("MQTT: connected to \(broker) again after \(Int(Syscall.monotonicSeconds() - outage.since)) s; \(pending) messages waiting to be sent, \(lost) dropped meanwhile\(unsure)")
         } else {
             logger.info("MQTT: connected to \(broker)", metadata: ["waiting": "\(pending)"])
         }
@@ -361,7 +362,7 @@ final class MQTTOutbox: MQTTClientDelegate {
             s.connected = false
             s.inFlight = [:]
             guard s.outage != nil else {
-                s.outage = (Syscall.monotonicSeconds(), s.spool.dropped, s.spool.droppedPastBound, false, [reason])
+                s.outage = (Syscall.monotonicSeconds(), s.spool.dropped, s.spool.unconfirmed, s.spool.droppedPastBound, false, [reason])
                 return (true, true)
             }
             return (false, s.outage!.reasons.insert(reason).inserted)
@@ -432,10 +433,10 @@ final class MQTTOutbox: MQTTClientDelegate {
             }
             var object: String?
             // Published at least once per connection, and again when the drops change.
-            if s.connected, s.publishedDropped != s.spool.dropped {
-                s.publishedDropped = s.spool.dropped
+            if s.connected, s.publishedDropped.map({ $0 != (s.spool.dropped, s.spool.unconfirmed) }) ?? true {
+                s.publishedDropped = (s.spool.dropped, s.spool.unconfirmed)
                 object = WireEncoding.spool(pending: s.spool.pending, bytes: s.spool.bytes, bound: s.spool.maxBytes,
-                                            dropped: s.spool.dropped, nextSeq: s.spool.nextSeq)
+                                            dropped: s.spool.dropped, unconfirmed: s.spool.unconfirmed, nextSeq: s.spool.nextSeq)
             }
             return (notes, drops, object)
         }

@@ -183,14 +183,16 @@ public enum WireEncoding {
     }
 
     /// `SPOOL` (Bearing's own class, retained on an MQTT door's `PREFIX/spool`): messages waiting for the
-    /// broker, the bytes they take and the bound, the messages dropped so far (never sent: a subscriber's
-    /// gaps in `seq` add up to it) and the next sequence number.
-    public static func spool(pending: UInt64, bytes: Int, bound: Int, dropped: UInt64, nextSeq: UInt64) -> String {
+    /// broker, the bytes they take and the bound, the messages dropped so far (never sent), those dropped
+    /// after being sent but not acknowledged (`unconfirmed`: the broker may have them), so that a subscriber's
+    /// gaps in `seq` add up to `dropped` at least and `dropped + unconfirmed` at most, and the next number.
+    public static func spool(pending: UInt64, bytes: Int, bound: Int, dropped: UInt64, unconfirmed: UInt64, nextSeq: UInt64) -> String {
         var w = JSONObjectWriter(class: "SPOOL")
         w.int("pending", Int(pending))
         w.int("bytes", bytes)
         w.int("bound", bound)
         w.int("dropped", Int(dropped))
+        w.int("unconfirmed", Int(unconfirmed))
         w.int("next_seq", Int(nextSeq))
         return w.finished()
     }
