@@ -21,8 +21,8 @@ import Glibc
 /// - `state`: the last acknowledged sequence number, the next one to give and the drops so far, replaced
 ///   atomically (`AtomicFile`) by `saveState()`.
 ///
-/// On opening, the acknowledged mark is the larger of `state`'s and a valid `acked` record's, never past the
-/// last number given; a record that is not valid is ignored, with a note.
+/// On opening, the acknowledged mark is the larger of `state`'s and a valid `acked` record's (numbering goes on
+/// after it, should the spool's lines end before it); a record that is not valid is ignored, with a note.
 ///
 /// Past `maxBytes` the oldest segment goes: its messages never sent are counted as dropped, and those sent
 /// but not acknowledged (in flight when a connection died) as unconfirmed.
