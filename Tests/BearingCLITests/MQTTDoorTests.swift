@@ -235,24 +235,11 @@ final class MQTTDoorTests: XCTestCase {
     /// A full disk (a 64 KiB tmpfs under the spool) while the broker is down: one clear error, the messages
     /// already spooled all arrive when the broker is back, and writing resumes once they are acknowledged.
     func testAFullDiskIsOneClearErrorAndLosesNothingSpooled() throws {
-        guard getuid() == 0 else { throw XCTSkip("SKIPPED: mounting a tmpfs needs root") }
         let dir = temporaryDirectory("mqtt-full")
         defer { try? FileManager.default.removeItem(at: dir) }
         let spool = dir.appendingPathComponent("spool-f1")
-        try FileManager.default.createDirectory(at: spool, withIntermediateDirectories: true)
-        let mount = Process()
-        mount.executableURL = URL(fileURLWithPath: "/bin/mount")
-        mount.arguments = ["-t", "tmpfs", "-o", "size=64k", "tmpfs", spool.path]
-        try mount.run()
-        mount.waitUntilExit()
-        guard mount.terminationStatus == 0 else { throw XCTSkip("SKIPPED: cannot mount a tmpfs here (mount exited \(mount.terminationStatus))") }
-        defer {
-            let umount = Process()
-            umount.executableURL = URL(fileURLWithPath: "/bin/umount")
-            umount.arguments = [spool.path]
-            try? umount.run()
-            umount.waitUntilExit()
-        }
+        let unmount = try mountTmpfs(spool, size: "64k")
+        defer { unmount() }
         let broker = try MosquittoBroker(directory: dir.appendingPathComponent("broker"))
         try broker.start()
         let sub = try MQTTSubscriber(.paho, port: broker.port, topic: "bearing/f1/att", clientID: "f1-sub", output: dir.appendingPathComponent("sub.txt"))
@@ -298,11 +285,11 @@ final class MQTTDoorTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: dir) }
         let certs = try TestCertificates(in: dir.appendingPathComponent("certs"))
         let broker = try MosquittoBroker(directory: dir.appendingPathComponent("broker"),
-                                         tls: (certs.path("ca.pem"), certs.path("server.pem"), certs.path("server.key")))
+                                         certificates: certs)
         try broker.start()
         defer { broker.stop() }
         let expiredBroker = try MosquittoBroker(directory: dir.appendingPathComponent("broker-expired"),
-                                                tls: (certs.path("ca.pem"), certs.path("expired-server.pem"), certs.path("server.key")))
+                                                certificates: certs, server: "expired-server.pem")
         try expiredBroker.start()
         defer { expiredBroker.stop() }
         let sub = try MQTTSubscriber(.mosquittoSub, port: broker.port, topic: "bearing/tls/att", clientID: "tls-sub", output: dir.appendingPathComponent("sub.txt"),

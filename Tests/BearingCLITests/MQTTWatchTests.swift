@@ -159,7 +159,7 @@ final class MQTTWatchTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: dir) }
         let certs = try TestCertificates(in: dir.appendingPathComponent("certs"))
         let broker = try MosquittoBroker(directory: dir.appendingPathComponent("broker"),
-                                         tls: (certs.path("ca.pem"), certs.path("server.pem"), certs.path("server.key")))
+                                         certificates: certs)
         try broker.start()
         defer { broker.stop() }
         try publishDevice("boat-7", port: broker.port, options: ["--cafile", certs.path("ca.pem"), "--cert", certs.path("client.pem"), "--key", certs.path("client.key")])

@@ -384,25 +384,6 @@ final class MessageSpoolTests: XCTestCase {
         XCTAssertEqual(reopened.pending, 1)
     }
 
-    /// Mounts a tmpfs of `size` at `url` (made); skips the test when that is impossible. Returns the unmount.
-    func mountTmpfs(_ url: URL, size: String) throws -> () -> Void {
-        guard getuid() == 0 else { throw XCTSkip("SKIPPED: mounting a tmpfs needs root") }
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        let mount = Process()
-        mount.executableURL = URL(fileURLWithPath: "/bin/mount")
-        mount.arguments = ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", url.path]
-        try mount.run()
-        mount.waitUntilExit()
-        guard mount.terminationStatus == 0 else { throw XCTSkip("SKIPPED: cannot mount a tmpfs here (mount exited \(mount.terminationStatus))") }
-        return {
-            let umount = Process()
-            umount.executableURL = URL(fileURLWithPath: "/bin/umount")
-            umount.arguments = [url.path]
-            try? umount.run()
-            umount.waitUntilExit()
-        }
-    }
-
     /// Writes `file` until its file system is full.
     func fill(_ file: URL) throws {
         let fd = open(file.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)

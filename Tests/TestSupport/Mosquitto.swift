@@ -36,6 +36,12 @@ public final class MosquittoBroker {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
 
+    /// A TLS listener with `certificates`' CA and a broker certificate of theirs (`server.pem` or another,
+    /// e.g. `expired-server.pem`), clients' certificates required.
+    public convenience init(directory: URL, certificates: TestCertificates, server: String = "server.pem") throws {
+        try self.init(directory: directory, tls: (certificates.path("ca.pem"), certificates.path(server), certificates.path("server.key")))
+    }
+
     public var url: String { "\(tls == nil ? "mqtt" : "mqtts")://127.0.0.1:\(port)" }
     public var log: String { (try? String(contentsOf: directory.appendingPathComponent("mosquitto.log"), encoding: .utf8)) ?? "" }
     public var isRunning: Bool { process?.isRunning ?? false }

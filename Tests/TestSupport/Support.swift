@@ -442,3 +442,22 @@ public func validateSignalK(_ deltas: [String], file: StaticString = #filePath, 
     XCTAssertEqual(status, 0, output, file: file, line: line)
     return output
 }
+
+/// Mounts a tmpfs of `size` at `url` (made); skips the test when that is impossible. Returns the unmount.
+public func mountTmpfs(_ url: URL, size: String) throws -> () -> Void {
+    guard getuid() == 0 else { throw XCTSkip("SKIPPED: mounting a tmpfs needs root") }
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    let mount = Process()
+    mount.executableURL = URL(fileURLWithPath: "/bin/mount")
+    mount.arguments = ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", url.path]
+    try mount.run()
+    mount.waitUntilExit()
+    guard mount.terminationStatus == 0 else { throw XCTSkip("SKIPPED: cannot mount a tmpfs here (mount exited \(mount.terminationStatus))") }
+    return {
+        let umount = Process()
+        umount.executableURL = URL(fileURLWithPath: "/bin/umount")
+        umount.arguments = [url.path]
+        try? umount.run()
+        umount.waitUntilExit()
+    }
+}
