@@ -18,6 +18,7 @@ final class MQTTDoorTests: XCTestCase {
         try """
             gpsd: {host: 127.0.0.1, port: \(freePort()), retry_initial: 1, retry_max: 5}
             socket: {path: \(dir.appendingPathComponent("\(device).sock").path)}
+            pipeline_store: \(dir.appendingPathComponent("pipelines-\(device).json").path)
             mqtt:
               broker: \(broker.url)
               device: \(device)
@@ -530,6 +531,7 @@ final class MQTTDoorTests: XCTestCase {
         let local = try connect()
         local.send(#"?PIPELINE={"name":"mine","ATT":[{"op":"throttle","interval":2}]};"# + "\n")
         XCTAssertTrue(local.messages(timeout: 10) { $0.className == "PIPELINES" }.last?.className == "PIPELINES")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: dir.appendingPathComponent("pipelines-fn1.json").path), "stored in the test's own pipeline_store")
 
         try publish(#"{"version":"v1","pipelines":{"att2":{"ATT":[{"op":"throttle","interval":0.5}]}}}"#)
         XCTAssertTrue(sub.wait(timeout: 20) { _ in status("fn1").contains(#""v1""#) && status("fn2").contains(#""v1""#) }, status("fn1") + status("fn2"))
