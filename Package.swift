@@ -122,6 +122,18 @@ let package = Package(
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]
         ),
         .executableTarget(
+            name: "fuzz-fleet",
+            dependencies: ["FuzzChecks"],
+            path: "Fuzz/Fleet",
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]
+        ),
+        .executableTarget(
+            name: "fuzz-spool",
+            dependencies: ["FuzzChecks"],
+            path: "Fuzz/Spool",
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]
+        ),
+        .executableTarget(
             name: "fuzz-config",
             dependencies: ["FuzzChecks", "FuzzConfigChecks"],
             path: "Fuzz/Config",

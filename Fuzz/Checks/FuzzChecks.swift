@@ -77,9 +77,16 @@ public enum SessionCheck {
 
     public static func check(_ bytes: [UInt8]) {
         if let f = failure(bytes) {
-            FileHandle.standardError.write(Data("fuzz-session: \(f)\n".utf8))
-            abort()
+            FuzzFailure.abort("fuzz-session", f)
         }
+    }
+}
+
+/// A failed check: the target's name and what failed on standard error, then abort (libFuzzer writes the input).
+public enum FuzzFailure {
+    public static func abort(_ target: String, _ failure: String) -> Never {
+        FileHandle.standardError.write(Data("\(target): \(failure)\n".utf8))
+        Glibc.abort()
     }
 }
 
