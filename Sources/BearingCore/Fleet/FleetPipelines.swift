@@ -19,6 +19,10 @@ public struct FleetPipelines: Equatable, Sendable {
     /// At most this many named pipelines in one version.
     public static let maxPipelines = 64
 
+    /// A fleet message (and the copy saved of it) is at most this many bytes; a longer one is refused
+    /// before it is parsed.
+    public static let maxMessageBytes = 64 << 10
+
     public init(version: String, mqtt: [StreamClass: [OperatorSpec]], pipelines: [NamedPipeline] = []) {
         self.version = version
         self.mqtt = mqtt
