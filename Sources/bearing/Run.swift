@@ -11,7 +11,13 @@ import BearingLog
 
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run the agent: read gpsd, publish on the UNIX socket and to the log.")
+        abstract: "Run the agent: read gpsd, publish on the UNIX socket and to the log.",
+        discussion: """
+            Exit status: 0 stopped by SIGTERM or SIGINT; 1 could not start (a socket, bus or port it needs; \
+            the log's critical line names it); 64 a wrong command line; 78 (EX_CONFIG) the config file or board \
+            profile cannot be read or is invalid (one line names the file, key and value; the systemd unit does \
+            not restart the service for it).
+            """)
 
     @OptionGroup var boardOptions: BoardOptions
     @Option(help: "gpsd to read, HOST:PORT (overrides gpsd.host/gpsd.port).") var gpsd: String?
@@ -66,14 +72,14 @@ struct Run: AsyncParsableCommand {
             try agent.start()
         } catch {
             logger.critical("cannot start: \(error)")
-            throw ExitCode(1)
+            throw ExitCode(ExitStatus.failure)
         }
         do {
             doors = try Doors.open(config, server: agent.server, logger: logger)
         } catch {
             logger.critical("cannot start: \(error)")
             agent.stop()
-            throw ExitCode(1)
+            throw ExitCode(ExitStatus.failure)
         }
         // Start-up code (argument parsing, YAML, board profiles) is done: let its pages go.
         // BEARING_KEEP_STARTUP_PAGES=1 keeps them, for bench/footprint to measure what the process needs

@@ -77,13 +77,34 @@ final class CommandLineTests: XCTestCase {
         let config = dir.appendingPathComponent("bearing.yaml")
         try "gpsd:\n  port: 2947\n  silence_timout: 3\n".write(to: config, atomically: true, encoding: .utf8)
         let (status, _, err) = try runToEnd(["run", "--config", config.path, "--socket", dir.appendingPathComponent("s").path])
-        XCTAssertNotEqual(status, 0)
+        XCTAssertEqual(status, 78, "a config error is EX_CONFIG, which the unit's RestartPreventExitStatus= holds: \(err)")
         XCTAssertTrue(err.contains("bearing.yaml:3"), err)
         XCTAssertTrue(err.contains("unknown key \"gpsd.silence_timout\""), err)
+        XCTAssertFalse(err.contains("Usage:"), "no usage text after a config error: \(err)")
+        XCTAssertEqual(err.split(separator: "\n").count, 1, "one line: \(err)")
 
         let (status2, _, err2) = try runToEnd(["run", "--gpsd", "localhost", "--socket", dir.appendingPathComponent("s").path])
-        XCTAssertNotEqual(status2, 0)
+        XCTAssertEqual(status2, 64, "a command-line error is EX_USAGE: \(err2)")
         XCTAssertTrue(err2.contains("expected HOST:PORT"), err2)
+
+        // A missing config file and a bad board profile are config errors too; so for calibrate and level.
+        for args in [["run", "--config", dir.appendingPathComponent("missing.yaml").path],
+                     ["run", "--board", "no-such-board"],
+                     ["calibrate", "--config", config.path, "--no-save"],
+                     ["level", "--config", config.path, "--no-save"]] {
+            let (s, _, e) = try runToEnd(args + ["--socket", dir.appendingPathComponent("s").path])
+            XCTAssertEqual(s, 78, "\(args): \(e)")
+            XCTAssertFalse(e.contains("Usage:"), "\(args): \(e)")
+        }
+    }
+
+    /// The unit does not restart a service that exits for a bad command line or config.
+    func testUnitDoesNotRestartForUsageOrConfigErrors() throws {
+        let unit = try String(contentsOf: repoRoot.appendingPathComponent("systemd/bearing.service"), encoding: .utf8)
+        let lines = unit.split(separator: "\n").filter { $0.hasPrefix("RestartPreventExitStatus=") }
+        XCTAssertEqual(lines.count, 1, unit)
+        let statuses = Set(lines.first?.dropFirst("RestartPreventExitStatus=".count).split(separator: " ").map(String.init) ?? [])
+        XCTAssertEqual(statuses, ["64", "78"])
     }
 
     func testWatchExplainsAMissingOrDeadSocket() throws {

@@ -219,6 +219,25 @@ EOF
 sed 's/^/SUITE-NOTE /' "$out/datalog.txt"
 check datalog-intact "data log: every line JSON, ends with a newline" grep -q '^OK$' "$out/datalog.txt"
 
+# --- A bad config: exit 78 (EX_CONFIG), one line naming the key, and no restart loop -------------------
+cp /etc/bearing/bearing.yaml "$out/bearing.yaml.good"
+printf '\nnot_a_key: 3\n' >> /etc/bearing/bearing.yaml
+restarts=$(prop bearing.service NRestarts)
+t0=$(now)
+systemctl start bearing.service 2> /dev/null
+# RestartSec=2: a restart, were there one, would have come within 6 s.
+sleep 6
+cfg_status=$(prop bearing.service ExecMainStatus)
+cfg_state=$(prop bearing.service ActiveState)
+cfg_restarts=$(prop bearing.service NRestarts)
+journal_since "$t0" > "$out/config-error.log"
+sed 's/^/SUITE-NOTE config-error: /' "$out/config-error.log" | head -5
+check config-error-no-restart "bad config: status $cfg_status, $cfg_state, restarts $restarts → $cfg_restarts, key named, no usage" \
+  sh -c "test '$cfg_status' = 78 && test '$cfg_state' = failed && test '$cfg_restarts' = '$restarts' \
+         && grep -q 'not_a_key' '$out/config-error.log' && ! grep -q 'Usage:' '$out/config-error.log'"
+cp "$out/bearing.yaml.good" /etc/bearing/bearing.yaml
+systemctl reset-failed bearing.service
+
 # --- Purge: nothing stray -----------------------------------------------------------------------------
 dpkg -P bearing > "$out/dpkg-purge.log" 2>&1
 check purge "dpkg -P bearing" test $? -eq 0
