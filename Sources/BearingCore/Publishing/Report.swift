@@ -16,11 +16,12 @@ public struct RelayedObject: Equatable, Sendable {
 
     public var device: String? { object["device"]?.string }
 
-    /// `time`, else PPS/TOFF's `real_sec`/`real_nsec`.
+    /// `time`, else PPS/TOFF's `real_sec`/`real_nsec`; nil when they are out of range (gpsd's numbers are
+    /// converted only within bounds: a stray 1e300 must not trap).
     public var time: GPSTimestamp? {
         if let t = object["time"]?.string { return GPSTimestamp(iso8601: t) }
-        if let s = object["real_sec"]?.number, let n = object["real_nsec"]?.number, abs(s) < 1e15 {
-            return GPSTimestamp(seconds: Int64(s), nanoseconds: Int32(clamping: Int64(n)))
+        if let s = object["real_sec"]?.number, let n = object["real_nsec"]?.number, abs(s) < 1e15, (0..<1e9).contains(n) {
+            return GPSTimestamp(seconds: Int64(s), nanoseconds: Int32(n))
         }
         return nil
     }
