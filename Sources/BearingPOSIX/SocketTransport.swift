@@ -97,6 +97,7 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `conn
         public var refused = 0
         /// Readers closed because they stopped reading (after `evictAfter`, or to make room for a new client).
         public var evicted = 0
+        public init() {}
     }
 
     final class Connection {
@@ -465,7 +466,7 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `conn
                 // Every slot is taken: a reader that stopped reading gives its slot up rather than the newcomer be refused.
                 let now = Syscall.monotonicSeconds()
                 sampleStallsLocked(now: now)
-                let candidate = connections.values.filter { $0.stalledSince.map { now - $0 >= configuration.yieldAfter } ?? false }
+                let candidate = connections.values.filter { !$0.failed && $0.stalledSince.map { now - $0 >= configuration.yieldAfter } ?? false }
                     .min { ($0.stalledSince!, $0.id) < ($1.stalledSince!, $1.id) }
                 if let candidate {
                     lock.unlock()
