@@ -583,16 +583,19 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `conn
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let got = withUnsafeMutablePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) } }
         guard got == 0 else { return nil }
-        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        /// The numeric text of an address (`in_addr` or `in6_addr`) of `family`.
+        func numeric(_ family: Int32, _ address: UnsafeRawPointer) -> String? {
+            var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+            guard inet_ntop(family, address, &text, socklen_t(text.count)) != nil else { return nil }
+            return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
         switch Int32(storage.ss_family) {
         case AF_INET:
             var a = withUnsafeBytes(of: storage) { $0.load(as: sockaddr_in.self) }
-            guard inet_ntop(AF_INET, &a.sin_addr, &text, socklen_t(text.count)) != nil else { return nil }
-            return TCPSocket.name(String(cString: text), Int(UInt16(bigEndian: a.sin_port)))
+            return numeric(AF_INET, &a.sin_addr).map { TCPSocket.name($0, Int(UInt16(bigEndian: a.sin_port))) }
         case AF_INET6:
             var a = withUnsafeBytes(of: storage) { $0.load(as: sockaddr_in6.self) }
-            guard inet_ntop(AF_INET6, &a.sin6_addr, &text, socklen_t(text.count)) != nil else { return nil }
-            return TCPSocket.name(String(cString: text), Int(UInt16(bigEndian: a.sin6_port)))
+            return numeric(AF_INET6, &a.sin6_addr).map { TCPSocket.name($0, Int(UInt16(bigEndian: a.sin6_port))) }
         default:
             return nil
         }
