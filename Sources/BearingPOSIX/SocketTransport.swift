@@ -560,18 +560,20 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `conn
         lock.lock()
         let known = connections[c.id] === c
         if known { stats.evicted += 1 }
-        let waiting = c.sampledWaiting + c.output.count - c.written
         let stalledFor = now - (c.stalledSince ?? now)
+        let dropped = c.dropped
         lock.unlock()
         guard known else { return }
         let why = makingRoom ? "to make room for a new client (max \(configuration.maxClients))" : "after \(Self.seconds(configuration.evictAfter)) s"
-        delegate?.transport(self, note: "evicted a reader that stopped reading (\(c.peer)) \(why): it took none of the \(waiting) bytes waiting for it in \(Self.seconds(stalledFor)) s", warning: true)
-        var linger = linger(l_onoff: 1, l_linger: 0)
-        setsockopt(c.fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<linger>.size))
+        let lost = dropped > 0 ? "; \(dropped) line\(dropped == 1 ? "" : "s") dropped for it" : ""
+        delegate?.transport(self, note: "evicted a reader that stopped reading (\(c.peer)) \(why): it took nothing written to it for \(Self.seconds(stalledFor)) s\(lost)", warning: true)
+        var reset = linger(l_onoff: 1, l_linger: 0)
+        setsockopt(c.fd, SOL_SOCKET, SO_LINGER, &reset, socklen_t(MemoryLayout<linger>.size))
         remove(c)
     }
 
-    /// Bytes written to `fd` that its reader has not taken (0 when it cannot be told).
+    /// What was written to `fd` and its reader has not taken (SIOCOUTQ, which is TIOCOUTQ): bytes over TCP,
+    /// the kernel's memory for them over a UNIX socket; 0 when it cannot be told.
     private static func unreadBytes(_ fd: Int32) -> Int {
         var n: Int32 = 0
         return ioctl(fd, UInt(TIOCOUTQ), &n) == 0 ? Int(n) : 0
