@@ -11,7 +11,7 @@ import Glibc
 /// The publishing side of the agent, whatever feeds it: the hub (chains and routing) on the pipeline
 /// queue, the protocol sessions, and the transport on the UNIX socket and the optional TCP door.
 /// The agent's sources call `publish`; tests drive it the same way.
-public final class PublishingServer: @unchecked Sendable { // `transport` is set in start() and cleared in stop(), from one caller
+public final class PublishingServer: @unchecked Sendable { // `transport` is set in start(), `stopped` in stop(), from one caller
     public struct Configuration: Sendable {
         public var socket: AgentConfig.Socket
         public var defaults: [StreamKey: [OperatorSpec]]
@@ -37,6 +37,8 @@ public final class PublishingServer: @unchecked Sendable { // `transport` is set
     private let calibration: CalibrationFiles?
     private let box = TransportBox()
     private var protocolServer: ProtocolServer?
+    /// `stop()` has run (a second call logs nothing again).
+    private var stopped = false
 
     public init(configuration: Configuration, logger: Logger, calibration: CalibrationFiles? = nil,
                 queue: DispatchQueue = DispatchQueue(label: "bearing.pipeline")) {
@@ -85,16 +87,23 @@ public final class PublishingServer: @unchecked Sendable { // `transport` is set
         }
     }
 
-    /// Writes what is queued, closes every client and listener, removes the socket file.
+    /// Writes what is queued, closes every client and listener, removes the socket file; logs what slow
+    /// clients cost (lines dropped, clients evicted or refused), when they cost anything.
     public func stop() {
         queue.sync {}
         box.transport?.stop()
         queue.sync {}
+        guard !stopped else { return }
+        stopped = true
+        if let s = box.transport?.statistics, s.dropped + s.evicted + s.refused > 0 {
+            logger.info("socket closed", metadata: ["dropped_for_slow_clients": "\(s.dropped)", "clients_evicted": "\(s.evicted)",
+                                                    "clients_refused": "\(s.refused)"])
+        }
     }
 
     public var socketPath: String { configuration.socket.path }
     public var clientCount: Int { box.transport?.clientCount ?? 0 }
-    /// Writes, drops and loop turns so far; nil before `start()`.
+    /// Writes, drops, evictions, refusals and loop turns so far; nil before `start()`.
     public var transportStatistics: SocketTransport.Statistics? { box.transport?.statistics }
 
     /// One unfiltered value, from any thread; published before this returns.

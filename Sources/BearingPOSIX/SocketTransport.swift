@@ -28,7 +28,13 @@ public struct Peer: Sendable, Equatable, CustomStringConvertible {
     public let listener: Listener.Kind
     /// The peer process's uid (SO_PEERCRED), for UNIX sockets.
     public let uid: UInt32?
-    public var description: String { uid.map { "\(listener.rawValue) uid \($0)" } ?? listener.rawValue }
+    /// The peer's `host:port`, for TCP.
+    public var address: String? = nil
+    public var description: String {
+        if let uid { return "\(listener.rawValue) uid \(uid)" }
+        if let address { return "\(listener.rawValue) \(address)" }
+        return listener.rawValue
+    }
 }
 
 /// What the transport reports, on its own thread, in order per connection.
@@ -36,7 +42,7 @@ public protocol SocketTransportDelegate: AnyObject, Sendable {
     func transport(_ t: SocketTransport, didAccept client: ClientID, peer: Peer)
     func transport(_ t: SocketTransport, didReceive bytes: UnsafeRawBufferPointer, from client: ClientID)
     func transport(_ t: SocketTransport, didClose client: ClientID)
-    /// Something to log: refused clients (once per burst), accept failures.
+    /// Something to log: refused clients (once per burst), evicted readers (once each), accept failures.
     func transport(_ t: SocketTransport, note: String, warning: Bool)
 }
 
@@ -50,6 +56,13 @@ public protocol SocketTransportDelegate: AnyObject, Sendable {
 /// queue is full its lines are dropped and counted, and it gets an `OVERFLOW` object with the count right
 /// where the gap is. With a `writeInterval`, lines that come sooner than that after a client's last write
 /// wait and go out together in one write.
+///
+/// Slots: at most `maxClients` clients at once. A reader that takes none of the bytes waiting for it (its
+/// kernel buffers are full and it does not read) is stalled; stalled for `evictAfter` it is evicted, and
+/// when every slot is taken a new client takes the slot of the reader stalled longest, if that one has been
+/// stalled for `yieldAfter`, rather than be refused. So readers that never read cannot lock out one that
+/// does. Each eviction is logged and counted; refusals are logged once per burst, their count when the
+/// burst's window ends and at stop.
 public final class SocketTransport: @unchecked Sendable { // `lock` guards `connections`, their output state, `poller` and the counters
     public struct Configuration: Sendable {
         public var maxClients: Int = 32
@@ -61,6 +74,14 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `conn
         /// Tell clients in gpsd's JSON what they lost (`OVERFLOW`) or why they were refused (`ERROR`). Off
         /// for doors whose readers speak another language (NMEA 0183, Signal K): their lines are only dropped.
         public var jsonNotices = true
+        /// After a refusal is logged, further ones are counted for this many seconds; the count is logged
+        /// when they have passed (and at stop), so a reconnect storm costs one line per window.
+        public var refusalLogInterval: Double = 10
+        /// Seconds a reader may take none of the bytes waiting for it before it is evicted.
+        public var evictAfter: Double = 15
+        /// Seconds a reader must have been stalled before a new client takes its slot when all are taken.
+        /// Long enough that a live reader on a lossy link (a retransmission or two) is not the one.
+        public var yieldAfter: Double = 3
         public init() {}
     }
 
@@ -72,6 +93,11 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `conn
         public var dropped = 0
         /// Turns of the loop thread: a liveness count.
         public var turns = 0
+        /// Clients refused because every slot was taken.
+        public var refused = 0
+        /// Readers closed because they stopped reading (after `evictAfter`, or to make room for a new client).
+        public var evicted = 0
+        public init() {}
     }
 
     final class Connection {
@@ -93,7 +119,16 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `conn
         var failed = false
         /// Close once the queue is written (after a refusal or a fatal ERROR).
         var closeAfterFlush = false
-        init(fd: Int32, id: ClientID) { self.fd = fd; self.id = id }
+        let peer: Peer
+        /// Bytes handed to the socket so far (wrapping), and this and the socket's unread bytes at the last
+        /// look: the reader took some since when the socket holds fewer than it held plus what was written.
+        var sent = 0
+        var sampledSent = 0
+        var sampledWaiting = 0
+        /// Since when (monotonic seconds) bytes have waited in the socket with the reader taking none; nil
+        /// when none wait.
+        var stalledSince: Double?
+        init(fd: Int32, id: ClientID, peer: Peer) { self.fd = fd; self.id = id; self.peer = peer }
 
         var queued: Int { ends.count - firstEnd }
         var isDrained: Bool { written == output.count }
@@ -137,9 +172,11 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `conn
     private var nextID: ClientID = 1
     private var stats = Statistics()
     private let worker = WorkerThread(name: "bearing.socket")
-    /// Refusals since the last one logged, and when that was (monotonic seconds).
+    /// Refusals since the last one logged, and when that was (monotonic seconds); transport thread only.
     private var refusedUnlogged = 0
     private var refusalLogged = -Double.infinity
+    /// When the loop next looks at whether readers take their bytes (monotonic seconds).
+    private var nextStallCheck = 0.0
 
     /// Read into on the transport thread only.
     private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 8)
@@ -280,6 +317,7 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `conn
                 c.failed = true
                 return true
             }
+            c.sent &+= n
             c.consumed(n)
             if !c.isDrained { block(c); return c.failed }
         }
@@ -312,26 +350,43 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `conn
     private func loop() {
         guard let poller else { return }
         var doomed: [Connection] = []
+        var stalled: [Connection] = []
         while true {
             // Attend to what other threads flagged: failed writes, finished closes, due write intervals.
             lock.lock()
             if stopping { lock.unlock(); break }
             stats.turns &+= 1
             wakePending = false
-            var earliest = Double.infinity
-            let now = configuration.writeInterval > 0 ? Syscall.monotonicSeconds() : 0
+            let now = Syscall.monotonicSeconds()
+            var earliest = nextStallCheck
+            let checkStalls = now >= nextStallCheck
+            if checkStalls {
+                sampleStallsLocked(now: now)
+                nextStallCheck = now + stallCheckInterval
+                earliest = nextStallCheck
+            }
             for c in connections.values {
                 if c.deferred {
                     if c.nextWrite <= now { _ = writeLocked(c, now: now) }
                     if c.deferred { earliest = min(earliest, c.nextWrite) }
                 }
-                if c.failed || (c.closeAfterFlush && c.isDrained) { doomed.append(c) }
+                if c.failed || (c.closeAfterFlush && c.isDrained) {
+                    doomed.append(c)
+                } else if checkStalls, let since = c.stalledSince, now - since >= configuration.evictAfter {
+                    stalled.append(c)
+                }
             }
             lock.unlock()
             for c in doomed { remove(c) }
             doomed.removeAll(keepingCapacity: true)
+            for c in stalled { evict(c, now: now, makingRoom: false) }
+            stalled.removeAll(keepingCapacity: true)
+            if refusedUnlogged > 0 {
+                let due = refusalLogged + configuration.refusalLogInterval
+                if now >= due { logRefusals(now: now) } else { earliest = min(earliest, due) }
+            }
 
-            let timeout = earliest.isFinite ? Int32(max(0, min(1000, ((earliest - now) * 1000).rounded(.up)))) : 1000
+            let timeout = Int32(max(0, min(1000, ((earliest - now) * 1000).rounded(.up))))
             do {
                 try poller.wait(timeout: timeout) { tag, events in
                     if tag == Self.wakeTag {
@@ -348,6 +403,7 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `conn
                 usleep(100_000)
             }
         }
+        if refusedUnlogged > 0 { logRefusals(now: Syscall.monotonicSeconds()) }
         lock.lock()
         let all = Array(connections.values)
         for c in all { _ = writeLocked(c, now: 0, force: true) }
@@ -399,7 +455,25 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `conn
                 usleep(50_000)
                 return
             }
+            var uid: UInt32?
+            if listener.kind == .unix {
+                var u: UInt32 = 0
+                if bearing_peer_uid(fd, &u) == 0 { uid = u }
+            }
+            let peer = Peer(listener: listener.kind, uid: uid, address: listener.kind == .tcp ? Self.peerAddress(fd) : nil)
             lock.lock()
+            if connections.count >= configuration.maxClients {
+                // Every slot is taken: a reader that stopped reading gives its slot up rather than the newcomer be refused.
+                let now = Syscall.monotonicSeconds()
+                sampleStallsLocked(now: now)
+                let candidate = connections.values.filter { !$0.failed && $0.stalledSince.map { now - $0 >= configuration.yieldAfter } ?? false }
+                    .min { ($0.stalledSince!, $0.id) < ($1.stalledSince!, $1.id) }
+                if let candidate {
+                    lock.unlock()
+                    evict(candidate, now: now, makingRoom: true)
+                    lock.lock()
+                }
+            }
             let full = connections.count >= configuration.maxClients
             let id = nextID
             nextID += 1
@@ -407,10 +481,12 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `conn
             if !full {
                 do {
                     try poller?.add(fd, .readable, tag: UInt64(id))
-                    connections[id] = Connection(fd: fd, id: id)
+                    connections[id] = Connection(fd: fd, id: id, peer: peer)
                 } catch {
                     registered = error
                 }
+            } else {
+                stats.refused += 1
             }
             lock.unlock()
             if let registered {
@@ -422,32 +498,115 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `conn
                 refuse(fd)
                 continue
             }
-            var uid: UInt32?
-            if listener.kind == .unix {
-                var u: UInt32 = 0
-                if bearing_peer_uid(fd, &u) == 0 { uid = u }
-            }
-            delegate?.transport(self, didAccept: id, peer: Peer(listener: listener.kind, uid: uid))
+            delegate?.transport(self, didAccept: id, peer: peer)
         }
     }
 
-    /// Tells a client over the limit why, closes it, and logs refusals once per burst (the first at
-    /// once, then a count at most every 10 s), so a reconnect storm cannot flood the journal.
+    /// Tells a client over the limit why, closes it, and logs refusals once per burst: the first at once,
+    /// then the count of those that follow when `refusalLogInterval` has passed (the loop wakes for it) or
+    /// at stop, so a reconnect storm cannot flood the journal and no refusal goes unlogged.
     private func refuse(_ fd: Int32) {
         if configuration.jsonNotices {
             let line = WireEncoding.error("too many clients (max \(configuration.maxClients))") + "\r\n"
             _ = line.withCString { Glibc.send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
         }
         Glibc.close(fd)
-        refusedUnlogged += 1
         let now = Syscall.monotonicSeconds()
-        if now - refusalLogged >= 10 {
-            let n = refusedUnlogged
-            refusedUnlogged = 0
+        if now - refusalLogged >= configuration.refusalLogInterval {
+            if refusedUnlogged > 0 { logRefusals(now: now) }
             refusalLogged = now
-            delegate?.transport(self, note: n == 1 ? "refused a client: too many clients (max \(configuration.maxClients)); further refusals are counted for 10 s"
-                                : "refused \(n) clients in the last 10 s: too many clients (max \(configuration.maxClients))", warning: true)
+            delegate?.transport(self, note: "refused a client: too many clients (max \(configuration.maxClients)); further refusals are counted for \(Self.seconds(configuration.refusalLogInterval)) s", warning: true)
+        } else {
+            refusedUnlogged += 1
         }
+    }
+
+    /// Logs the refusals counted since the last line, and opens a new window.
+    private func logRefusals(now: Double) {
+        let n = refusedUnlogged
+        refusedUnlogged = 0
+        delegate?.transport(self, note: "refused \(n) client\(n == 1 ? "" : "s") in the last \(Self.seconds(now - refusalLogged)) s: too many clients (max \(configuration.maxClients))", warning: true)
+        refusalLogged = now
+    }
+
+    /// How often the loop looks at whether readers take their bytes: often enough that neither bound is
+    /// overshot by more than a quarter.
+    private var stallCheckInterval: Double { max(0.01, min(1, configuration.evictAfter / 4, configuration.yieldAfter / 4)) }
+
+    /// Looks at what waits unread in each client's socket (SIOCOUTQ) against what was written since the
+    /// last look, and so when each reader last took some. Over TCP it counts the bytes not yet acknowledged,
+    /// so a reader is seen to stop as soon as its own receive buffer is full, whatever our send buffer
+    /// (megabytes on loopback) and queue still hold. A UNIX socket counts the kernel's memory for what is
+    /// unread, more than its bytes: there a write since the last look is taken for progress, and a stall
+    /// shows once the socket takes no more (its send buffer, ~200 KB, is full).
+    private func sampleStallsLocked(now: Double) {
+        for c in connections.values {
+            let waiting = Self.unreadBytes(c.fd)
+            let written = c.sent &- c.sampledSent
+            let tookSome = c.peer.listener == .tcp ? waiting < c.sampledWaiting + written : written > 0 || waiting < c.sampledWaiting
+            if waiting == 0 {
+                c.stalledSince = nil
+            } else if c.stalledSince == nil || tookSome {
+                c.stalledSince = now
+            }
+            c.sampledWaiting = waiting
+            c.sampledSent = c.sent
+        }
+    }
+
+    /// Closes a reader that stopped reading, resetting the connection so the kernel drops what it holds for
+    /// it; logs it (once: it is gone) and counts it.
+    private func evict(_ c: Connection, now: Double, makingRoom: Bool) {
+        lock.lock()
+        let known = connections[c.id] === c
+        if known { stats.evicted += 1 }
+        let stalledFor = now - (c.stalledSince ?? now)
+        let dropped = c.dropped
+        lock.unlock()
+        guard known else { return }
+        let why = makingRoom ? "to make room for a new client (max \(configuration.maxClients))" : "after \(Self.seconds(configuration.evictAfter)) s"
+        let lost = dropped > 0 ? "; \(dropped) line\(dropped == 1 ? "" : "s") dropped for it" : ""
+        delegate?.transport(self, note: "evicted a reader that stopped reading (\(c.peer)) \(why): it took nothing written to it for \(Self.seconds(stalledFor)) s\(lost)", warning: true)
+        var reset = linger(l_onoff: 1, l_linger: 0)
+        setsockopt(c.fd, SOL_SOCKET, SO_LINGER, &reset, socklen_t(MemoryLayout<linger>.size))
+        remove(c)
+    }
+
+    /// What was written to `fd` and its reader has not taken (SIOCOUTQ, which is TIOCOUTQ): bytes over TCP,
+    /// the kernel's memory for them over a UNIX socket; 0 when it cannot be told.
+    private static func unreadBytes(_ fd: Int32) -> Int {
+        var n: Int32 = 0
+        return ioctl(fd, UInt(TIOCOUTQ), &n) == 0 ? Int(n) : 0
+    }
+
+    /// A TCP peer's `host:port`; nil when it cannot be told.
+    private static func peerAddress(_ fd: Int32) -> String? {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let got = withUnsafeMutablePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) } }
+        guard got == 0 else { return nil }
+        /// The numeric text of an address (`in_addr` or `in6_addr`) of `family`.
+        func numeric(_ family: Int32, _ address: UnsafeRawPointer) -> String? {
+            var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+            guard inet_ntop(family, address, &text, socklen_t(text.count)) != nil else { return nil }
+            return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+        switch Int32(storage.ss_family) {
+        case AF_INET:
+            var a = withUnsafeBytes(of: storage) { $0.load(as: sockaddr_in.self) }
+            return numeric(AF_INET, &a.sin_addr).map { TCPSocket.name($0, Int(UInt16(bigEndian: a.sin_port))) }
+        case AF_INET6:
+            var a = withUnsafeBytes(of: storage) { $0.load(as: sockaddr_in6.self) }
+            return numeric(AF_INET6, &a.sin6_addr).map { TCPSocket.name($0, Int(UInt16(bigEndian: a.sin6_port))) }
+        default:
+            return nil
+        }
+    }
+
+    /// Seconds for a log line: whole from 10 on or when whole, else to a tenth.
+    static func seconds(_ s: Double) -> String {
+        let tenths = Int((s * 10).rounded())
+        return tenths >= 100 || tenths % 10 == 0 ? "\(Int(s.rounded()))" : "\(tenths / 10).\(tenths % 10)"
     }
 
     /// Reads what is there now, bounded, so one chatty client cannot starve the others. Returns false

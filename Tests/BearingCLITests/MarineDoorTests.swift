@@ -166,6 +166,72 @@ final class MarineDoorTests: XCTestCase {
         }
     }
 
+    /// Readers that never read cannot lock the NMEA door: with 20 of them connected (16 hold the slots, each
+    /// with the smallest receive buffer), a fresh reader gets sentences within a few seconds of their buffers
+    /// filling, taking a stalled reader's slot; the eviction is logged with the reader's address and counted.
+    func testStalledReadersCannotLockAFreshReaderOutOfTheNMEADoor() throws {
+        let dir = temporaryDirectory("marine-stalled")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let nmeaPort = freePort()
+        let config = dir.appendingPathComponent("bearing.yaml")
+        // Every sentence at the compass's rate, so that the stalled readers' buffers fill in a second or two.
+        try """
+            gpsd: {host: 127.0.0.1, port: \(freePort()), retry_initial: 0.05, retry_max: 0.5}
+            socket: {path: \(dir.appendingPathComponent("bearing.sock").path)}
+            heading: {fallback_position: [-33.9, 151.2, 0]}
+            nmea0183:
+              tcp: 127.0.0.1:\(nmeaPort)
+              sentences: {hdt: [], hdm: [], hdg: [], rot: [], xdr: []}
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let (bearing, _, bearingErr) = try launchBearing(["run", "--board", "simulator", "--config", config.path, "--log-level", "info"])
+        defer { if bearing.isRunning { kill(bearing.processIdentifier, SIGKILL) } }
+
+        // The door takes readers once the daemon is up; the first reader proves it and then leaves.
+        var probe: SocketClient?
+        let up = Date().addingTimeInterval(20)
+        while probe?.readLine(timeout: 1) == nil && Date() < up { probe = try? SocketClient(tcpPort: nmeaPort); if probe == nil { usleep(100_000) } }
+        XCTAssertNotNil(probe, "the NMEA door serves")
+        probe = nil
+
+        var stalled: [Int32] = []
+        defer { for fd in stalled { close(fd) } }
+        for _ in 0..<20 {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var small: Int32 = 1
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+            var addr = sockaddr_in()
+            addr.sin_family = sa_family_t(AF_INET)
+            addr.sin_port = in_port_t(UInt16(nmeaPort).bigEndian)
+            addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let r = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            XCTAssertEqual(r, 0, "connect")
+            stalled.append(fd)
+        }
+
+        // A fresh reader tries every half second, as a plotter reconnects, until it gets a sentence.
+        let start = Date()
+        var sentence: String?
+        var attempts = 0
+        while sentence == nil && Date().timeIntervalSince(start) < 30 {
+            attempts += 1
+            if attempts > 1 { usleep(500_000) }
+            guard let reader = try? SocketClient(tcpPort: nmeaPort) else { continue }
+            sentence = reader.readLine(timeout: 1)
+        }
+        let waited = Date().timeIntervalSince(start)
+        print("a fresh reader got NMEA sentences \(String(format: "%.1f", waited)) s after 20 stalled readers connected (\(attempts) attempts)")
+        XCTAssertTrue(sentence?.hasPrefix("$HC") ?? false, "a fresh reader gets sentences: \(sentence ?? "nothing")")
+        XCTAssertLessThan(waited, 10, "within a few seconds")
+
+        kill(bearing.processIdentifier, SIGTERM)
+        bearing.waitUntilExit()
+        let log = String(decoding: bearingErr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        XCTAssertEqual(bearing.terminationStatus, 0, log)
+        let evictions = log.split(separator: "\n").filter { $0.contains("nmea0183: evicted a reader that stopped reading (tcp 127.0.0.1:") }
+        XCTAssertGreaterThanOrEqual(evictions.count, 1, log)
+        XCTAssertTrue(log.contains("readers_evicted=\(evictions.count) "), "the door's count matches its log lines: \(log)")
+    }
+
     /// Signal K values equal Bearing's ATT in radians (a delta per attitude the chain passed).
     func checkSignalKValues(_ deltas: [String], against att: [[String: Any]]) throws {
         var checked = 0

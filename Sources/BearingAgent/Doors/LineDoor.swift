@@ -93,9 +93,10 @@ public final class LineDoor: Door {
             for s in subscriptions { s.cancel() }
             return counts.lines
         }
-        let dropped = outlet.transport?.statistics.dropped ?? 0
         outlet.close()
-        logger.info("\(name) closed", metadata: ["lines_sent": "\(sent)", "dropped_for_slow_readers": "\(dropped)"])
+        let stats = outlet.transport?.statistics ?? SocketTransport.Statistics()
+        logger.info("\(name) closed", metadata: ["lines_sent": "\(sent)", "dropped_for_slow_readers": "\(stats.dropped)",
+                                                "readers_evicted": "\(stats.evicted)", "readers_refused": "\(stats.refused)"])
     }
 
     public func close() { outlet.close() }
@@ -206,7 +207,7 @@ final class DoorReaders: SocketTransportDelegate {
     }
 
     func transport(_ t: SocketTransport, didAccept client: ClientID, peer: Peer) {
-        logger.debug("\(section): reader \(client) connected", metadata: ["readers": "\(t.clientCount)"])
+        logger.debug("\(section): reader \(client) connected", metadata: ["peer": "\(peer)", "readers": "\(t.clientCount)"])
     }
     func transport(_ t: SocketTransport, didReceive bytes: UnsafeRawBufferPointer, from client: ClientID) {}
     func transport(_ t: SocketTransport, didClose client: ClientID) {
