@@ -8,3 +8,40 @@ extension StringProtocol {
         return s
     }
 }
+
+extension StringProtocol {
+    /// The string as a message quotes it (an error, a log line, a status topic): control characters (C0,
+    /// DEL, C1, U+2028 and U+2029) escaped as JSON escapes them (`\n`, `\u001b`), and at most `limit`
+    /// characters, the last of them `…` when it is cut. Input quoted so puts neither raw control bytes nor
+    /// an unbounded length into what it is quoted in; a string already shown so is unchanged.
+    public func shownInMessage(limit: Int = 64) -> String {
+        var out = String.UnicodeScalarView()
+        var count = 0
+        // Where to cut if the whole does not fit: the last point with room left for the `…`.
+        var cut: String.UnicodeScalarView.Index? = nil
+        for s in unicodeScalars {
+            let escaped = Self.escaped(s)
+            if cut == nil, count + escaped.count > limit - 1 { cut = out.endIndex }
+            count += escaped.count
+            if count > limit {
+                var shown = String.UnicodeScalarView(out[..<(cut ?? out.endIndex)])
+                shown.append("…")
+                return String(shown)
+            }
+            out.append(contentsOf: escaped)
+        }
+        return String(out)
+    }
+
+    private static func escaped(_ s: Unicode.Scalar) -> [Unicode.Scalar] {
+        switch s.value {
+        case 0x0A: return ["\\", "n"]
+        case 0x0D: return ["\\", "r"]
+        case 0x09: return ["\\", "t"]
+        case 0x00..<0x20, 0x7F..<0xA0, 0x2028, 0x2029:
+            let hex = Array("0123456789abcdef".unicodeScalars)
+            return ["\\", "u"] + [12, 8, 4, 0].map { hex[Int(s.value >> UInt32($0) & 0xF)] }
+        default: return [s]
+        }
+    }
+}

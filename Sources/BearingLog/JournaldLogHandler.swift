@@ -31,8 +31,32 @@ public struct JournaldLogHandler: LogHandler {
         if !metadata.isEmpty {
             line += " " + metadata.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         }
-        // One line per message: a newline inside a message would split it into two journal entries.
-        return line.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: " ⏎ ") + "\n"
+        return Self.oneLine(line) + "\n"
+    }
+
+    /// `text` as one journal line: a newline shows as ` ⏎ ` (it would split the message into two entries),
+    /// and every other control character (C0, DEL, C1, U+2028, U+2029) as its JSON escape (`\r`, `\u001b`),
+    /// so nothing a message quotes, whatever its source, puts raw NUL, ESC or CR in the journal or on a terminal.
+    public static func oneLine(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var out = String.UnicodeScalarView()
+        for s in text.unicodeScalars {
+            switch s.value {
+            case 0x0A: out.append(contentsOf: " ⏎ ".unicodeScalars)
+            case 0x0D: out.append(contentsOf: "\\r".unicodeScalars)
+            case 0x09: out.append(contentsOf: "\\t".unicodeScalars)
+            case _ where isControl(s):
+                let hex = Array("0123456789abcdef".unicodeScalars)
+                out.append(contentsOf: "\\u".unicodeScalars)
+                for shift: UInt32 in [12, 8, 4, 0] { out.append(hex[Int(s.value >> shift & 0xF)]) }
+            default: out.append(s)
+            }
+        }
+        return String(out)
+    }
+
+    static func isControl(_ s: Unicode.Scalar) -> Bool {
+        s.value < 0x20 || (0x7F..<0xA0).contains(s.value) || s.value == 0x2028 || s.value == 0x2029
     }
 
     public func log(level: Logger.Level, message: String, metadata: Logger.Metadata) {

@@ -117,7 +117,7 @@ final class FleetTests: XCTestCase {
         refused(#"{"version":"v1","pipelines":[]}"#, ["pipelines: expected an object of named pipelines"], version: "v1")
         refused(#"{"version":"v1","pipelines":{"Big Name":{"TPV":[]}}}"#, ["pipelines.Big Name: not a pipeline name"], version: "v1")
         refused(#"{"version":"v1","pipelines":{"p":{}}}"#, ["pipelines.p: no chains"], version: "v1")
-        refused(#"{"version":"v1","pipelines":{"p":{"TPV":[]},"p":{"SKY":[]}}}"#, ["pipelines.p: given twice"], version: "v1")
+        refused(#"{"version":"v1","pipelines":{"p":{"TPV":[]},"p":{"SKY":[]}}}"#, ["\"pipelines.p\" appears twice"], version: "v1")
         refused(#"{"version":"v1","pipelines":{"p":{"ATT":[{"op":"min_mode","mode":2}]}}}"#, ["pipelines.p.ATT", "does not apply to ATT"], version: "v1")
         refused(#"{"version":"v1","pipelines":{"p":{"GST":[{"op":"bogus"}]}}}"#, ["pipelines.p.GST[0]"], version: "v1")
         let many = (0...FleetPipelines.maxPipelines).map { "\"p\($0)\":{\"TPV\":[]}" }.joined(separator: ",")

@@ -117,7 +117,7 @@ public struct NamedPipeline: Equatable, Sendable {
         var out: [StreamClass: [OperatorSpec]] = [:]
         for (key, v) in entries where !skipping.contains(key) {
             guard let c = StreamClass(rawValue: key) else {
-                throw OperatorSpecError("\(path).\(key): not a class with a chain; allowed: \(StreamClass.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw OperatorSpecError("\(path).\(key.shownInMessage(limit: 40)): not a class with a chain; allowed: \(StreamClass.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             let chain = try OperatorSpec.chain(v, path: "\(path).\(key)")
             try OperatorSpec.validate(chain, for: c, path: "\(path).\(key)")
@@ -204,10 +204,7 @@ extension ClientRequest {
         guard case .map(let entries) = value else {
             throw ClientRequestError(message: "\(request) takes a JSON object, got \(value.shown)")
         }
-        var seen = Set<String>()
-        for (k, _) in entries where !seen.insert(k).inserted {
-            throw ClientRequestError(message: "\(request): \"\(k)\" appears twice")
-        }
+        if let repeated = value.repeatedKey { throw ClientRequestError(message: "\(request): \(repeated)") }
         return entries
     }
 

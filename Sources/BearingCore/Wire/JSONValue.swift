@@ -49,6 +49,37 @@ public enum JSONValue: Equatable, Sendable {
         }
     }
 
+    /// Why the value is refused when an object in it, at any depth, names a key twice (JSON leaves the
+    /// meaning of that open; Bearing takes neither): `"enable" appears twice`, or with the path to it,
+    /// `"pipelines.TPV[0].interval" appears twice`. The first in document order; nil when no key repeats.
+    /// The one rule for requests on the socket and fleet messages.
+    public var repeatedKey: String? {
+        guard let steps = repeatedKeySteps() else { return nil }
+        let path = steps.reversed().map { $0.shownInMessage(limit: 41) }.joined()
+        return "\"\(path.dropFirst(path.hasPrefix(".") ? 1 : 0).shownInMessage(limit: 128))\" appears twice"
+    }
+
+    /// The path to the first repeated key, innermost step first (`[".interval", "[0]", ".TPV", ".pipelines"]`);
+    /// built only when there is one.
+    private func repeatedKeySteps() -> [String]? {
+        switch self {
+        case .map(let entries):
+            var seen = Set<String>()
+            for (k, v) in entries {
+                if !seen.insert(k).inserted { return ["." + k] }
+                if let inner = v.repeatedKeySteps() { return inner + ["." + k] }
+            }
+            return nil
+        case .list(let items):
+            for (i, v) in items.enumerated() {
+                if let inner = v.repeatedKeySteps() { return inner + ["[\(i)]"] }
+            }
+            return nil
+        default:
+            return nil
+        }
+    }
+
     /// Compact JSON text.
     public var json: String {
         var out = ""
@@ -175,7 +206,7 @@ struct JSONParser {
             guard b[i] == UInt8(ascii: "\"") else { throw fail("expected a quoted key, got \(Self.describe(b[i]))") }
             let key = try string()
             skipSpace()
-            guard i < b.count, b[i] == UInt8(ascii: ":") else { throw fail("expected ':' after key \"\(key)\"") }
+            guard i < b.count, b[i] == UInt8(ascii: ":") else { throw fail("expected ':' after key \"\(key.shownInMessage(limit: 40))\"") }
             i += 1
             skipSpace()
             entries.append((key, try value(depth: depth + 1)))

@@ -210,10 +210,11 @@ public enum WireEncoding {
     }
 
     /// The `ERROR` for a refused fleet pipelines message: why, the version refused, the one still in force.
+    /// What it quotes is bounded and escaped as a `FleetPipelines.Refusal` is, whatever it is given.
     public static func fleetRefused(_ message: String, version: String?, inForce: String?) -> String {
         var w = JSONObjectWriter(class: "ERROR")
-        w.string("message", message)
-        w.string("version", version)
+        w.string("message", message.shownInMessage(limit: FleetPipelines.maxRefusalCharacters))
+        w.string("version", version?.shownInMessage(limit: 64))
         w.string("in_force", inForce ?? "config")
         return w.finished()
     }
