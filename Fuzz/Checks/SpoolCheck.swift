@@ -100,9 +100,8 @@ public enum SpoolCheck {
         var cursor = 0
         var after: UInt64 = 0
         while cursor < whole {
-            var end = min(cursor + readAhead, whole)
-            while !bytes[cursor..<end].contains(newline) { end = min(end + readAhead, whole) }
-            let last = bytes[cursor..<end].lastIndex(of: newline)! + 1
+            let window = bytes[cursor..<min(cursor + readAhead, whole)]
+            let last = (window.lastIndex(of: newline) ?? bytes[cursor..<whole].firstIndex(of: newline)!) + 1
             var r = SpoolLines(buffer[cursor + 3..<last + 3], offset: cursor, after: after)
             while let line = r.next() { chunked.append(line) }
             guard r.end == last else { return "read from \(cursor) to \(last): the reader ends at \(r.end)" }

@@ -12,7 +12,10 @@ import Glibc
 ///   at most the door's window.
 /// - A power cut: the kernel writes lines and mark out within its writeback delay (~30 s; a clean shutdown
 ///   flushes them at once). `state`, fsync'd by `saveState()`, is the floor: what was acknowledged after the
-///   last `saveState()` may be sent again (duplicates by sequence number, never a loss).
+///   last `saveState()` may be sent again (duplicates by sequence number, never a loss). Numbers are
+///   reserved ahead of use, fdatasync'd, so none is given twice (below).
+/// - A full disk: the record in `acked` is rewritten in place, so the numbers spent and the counts outlast a
+///   restart even when `state` cannot be saved.
 ///
 /// Layout, under `directory`:
 /// - segments `<first seq, 20 digits>.spool` of `SpoolRecord` lines, the newest one appended to;
@@ -56,7 +59,7 @@ public final class MessageSpool {
     /// The number the next message gets.
     public private(set) var nextSeq: UInt64 = 1
     /// Messages given a number that will never be sent: dropped past the bound, unwritable, or in a
-    /// corrupt segment. Kept across restarts.
+    /// corrupt segment; and numbers reserved and skipped after a power cut. Kept across restarts.
     public private(set) var dropped: UInt64 = 0
     /// The highest number handed to the broker (sent, perhaps not acknowledged) since opening: a message up
     /// to it that goes past the bound was sent, so it is not counted as dropped.
@@ -132,7 +135,7 @@ public final class MessageSpool {
     /// The highest number reserved in `acked`: numbers up to it may be given without writing the record.
     private var reserved: UInt64 = 0
     /// Numbers reserved at a time: one `pwrite` and `fdatasync` of `acked` per this many messages.
-    public static let reserveBlock: UInt64 = 1024
+    static let reserveBlock: UInt64 = 1024
     /// This boot's id ("" when it cannot be read: never taken as the same boot).
     private static let boot = bootID()
 
@@ -569,7 +572,7 @@ public final class MessageSpool {
             if let fault {
                 // Its numbers run from the lowest to the highest read (a line too damaged to read has one too).
                 let from = max(lowest, acknowledged + 1)
-                setAside(path, fault, records: lowest == .max || from > previous ? 0 : Int(previous - from + 1))
+                setAside(path, fault, records: lowest == .max || from > previous ? 0 : previous - from + 1)
             } else if segment.records > 0 && segment.last <= acknowledged {
                 unlink(path)
             } else if segment.records > 0 {
@@ -584,10 +587,10 @@ public final class MessageSpool {
     }
 
     /// A segment that cannot be trusted: kept for a person to read, never sent.
-    private func setAside(_ path: String, _ fault: String, records: Int) {
+    private func setAside(_ path: String, _ fault: String, records: UInt64) {
         let aside = "\(path).corrupt"
         let moved = rename(path, aside) == 0
-        dropped = Self.sum(dropped, UInt64(records))
+        dropped = Self.sum(dropped, records)
         notes.append("\(path): \(fault); \(moved ? "set aside as \(aside)" : "could not be set aside (\(SystemError("rename", path).message)) and is ignored"); none of it is sent (its \(records) good unacknowledged messages are counted as dropped)")
     }
 

@@ -60,7 +60,12 @@ public struct SpoolRecord: Equatable, Sendable {
     }
 
     /// A line without its newline.
-    public static func parse<Bytes: Collection<UInt8>>(_ line: Bytes) -> Result<SpoolRecord, Fault> {
+    public static func parse<Bytes: Collection<UInt8>>(_ line: Bytes) -> Result<SpoolRecord, Fault> { record(line) }
+
+    /// A line without its newline, as the spool reads it (specialised here, so fast from other modules).
+    public static func parse(_ line: ArraySlice<UInt8>) -> Result<SpoolRecord, Fault> { record(line) }
+
+    private static func record<Bytes: Collection<UInt8>>(_ line: Bytes) -> Result<SpoolRecord, Fault> {
         let fields = line.split(separator: UInt8(ascii: "\t"), omittingEmptySubsequences: false)
         guard fields.count == 4 else { return .failure(.fields(fields.count)) }
         let body = line.prefix(fields[0].count + fields[1].count + fields[2].count + 3 - 1)
@@ -111,21 +116,25 @@ public struct SpoolLine: Equatable, Sendable {
 /// A spool segment's bytes read line by line: each line's record or fault (`SpoolRecord.parse`, and a number
 /// not above the one before is `.order`), with its offset in the segment; bytes after the last newline are
 /// one `.unterminated` line, the last. Pure: `MessageSpool` reads its files through it, and the fuzz target
-/// checks it.
-public struct SpoolLines<Bytes: Collection<UInt8>>: Sequence, IteratorProtocol {
-    private let bytes: Bytes
-    private var position: Bytes.Index
+/// checks it. (On array slices, not generic, so that it is specialised here and fast from other modules.)
+public struct SpoolLines: Sequence, IteratorProtocol {
+    private let bytes: ArraySlice<UInt8>
+    private var position: Int
     private var offset: Int
     private var number = 0
     /// The last number read in order: each record's must be above it.
     public private(set) var previous: UInt64
 
     /// `bytes`, found at `offset` in the segment, after a record numbered `previous` (0: none).
-    public init(_ bytes: Bytes, offset: Int = 0, after previous: UInt64 = 0) {
+    public init(_ bytes: ArraySlice<UInt8>, offset: Int = 0, after previous: UInt64 = 0) {
         self.bytes = bytes
         position = bytes.startIndex
         self.offset = offset
         self.previous = previous
+    }
+
+    public init(_ bytes: [UInt8], offset: Int = 0, after previous: UInt64 = 0) {
+        self.init(bytes[...], offset: offset, after: previous)
     }
 
     /// Where the next line starts in the segment: past the last line read.
@@ -135,7 +144,7 @@ public struct SpoolLines<Bytes: Collection<UInt8>>: Sequence, IteratorProtocol {
         guard position != bytes.endIndex else { return nil }
         number += 1
         guard let nl = bytes[position...].firstIndex(of: UInt8(ascii: "\n")) else {
-            let length = bytes.distance(from: position, to: bytes.endIndex)
+            let length = bytes.endIndex - position
             defer { position = bytes.endIndex; offset += length }
             return SpoolLine(offset: offset, length: length, number: number, outcome: .failure(.unterminated))
         }
@@ -146,7 +155,7 @@ public struct SpoolLines<Bytes: Collection<UInt8>>: Sequence, IteratorProtocol {
         }
         let line = SpoolLine(offset: offset, length: text.count, number: number, outcome: outcome)
         offset += line.length + 1
-        position = bytes.index(after: nl)
+        position = nl + 1
         return line
     }
 }
