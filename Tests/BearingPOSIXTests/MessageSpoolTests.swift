@@ -91,17 +91,23 @@ final class MessageSpoolTests: XCTestCase {
             s.acknowledge(through: 8)
         }
         let good = try Data(contentsOf: acked)
-        XCTAssertEqual(String(decoding: good.prefix(20), as: UTF8.self), "00000000000000000008")
+        XCTAssertEqual(good.count, 192)
+        XCTAssertEqual(String(decoding: good.prefix(26), as: UTF8.self), "acked 00000000000000000008")
         var flipped = good
-        flipped[19] = UInt8(ascii: "9") // 9, with 8's CRC
+        flipped[25] = UInt8(ascii: "9") // 9, with 8's CRC
         var torn = good
-        torn.replaceSubrange(12..<30, with: Data(repeating: 0, count: 18))
+        torn.replaceSubrange(12..<192, with: Data(repeating: 0, count: 180))
+        let old = Array("00000000000000000008".utf8)
+        var oldFlipped = old + Array("\t\(CRC32.hex(CRC32.checksum(old)))\n".utf8)
+        oldFlipped[19] = UInt8(ascii: "9")
         let cases: [(String, Data, String)] = [
             ("a digit changed", flipped, "does not match the record's"),
-            ("zeros from a power cut", Data(repeating: 0, count: 30), "not a record"),
+            ("zeros from a power cut", Data(repeating: 0, count: 192), "not a record"),
             ("torn", torn, "not a record"),
-            ("cut short", good.prefix(17), "17 bytes, not a record of 30"),
-            ("foreign", Data("acked 8\n".utf8), "8 bytes, not a record of 30"),
+            ("cut short", good.prefix(17), "17 bytes, not a record of 192 (or of 30, the old form)"),
+            ("foreign", Data("acked 8\n".utf8), "8 bytes, not a record of 192"),
+            ("old form, a digit changed", Data(oldFlipped), "does not match the record's"),
+            ("old form, zeros", Data(repeating: 0, count: 30), "not a record"),
         ]
         for (name, bytes, why) in cases {
             try bytes.write(to: acked)
@@ -110,7 +116,7 @@ final class MessageSpoolTests: XCTestCase {
             XCTAssertTrue(notes.contains { $0.hasPrefix("\(acked.path): ") && $0.contains(why) && $0.contains("ignored") }, "\(name): \(notes)")
             XCTAssertEqual(s.acknowledged, 3, name)
             XCTAssertEqual(s.take(100).map(\.seq), Array(4...10), "\(name): state's mark: duplicates, no loss")
-            XCTAssertEqual(try Data(contentsOf: acked).prefix(20), Data("00000000000000000003".utf8), "\(name): replaced at once")
+            XCTAssertEqual(try Data(contentsOf: acked).prefix(26), Data("acked 00000000000000000003".utf8), "\(name): replaced at once")
         }
         let s = try MessageSpool(directory: dir.path, maxBytes: 1 << 20)
         XCTAssertEqual(s.takeNotes(), [], "the record was replaced")
@@ -125,15 +131,9 @@ final class MessageSpoolTests: XCTestCase {
             for _ in 0..<5 { try s.append(topic: "t", payload: payload) }
             s.acknowledge(through: 2)
         }
-        let record = try Data(contentsOf: dir.appendingPathComponent("acked"))
-        let other = dir.appendingPathComponent("other")
-        do {
-            let s = try MessageSpool(directory: other.path, maxBytes: 1 << 20)
-            for _ in 0..<9 { try s.append(topic: "t", payload: payload) }
-            s.acknowledge(through: 9)
-        }
-        try Data(contentsOf: other.appendingPathComponent("acked")).write(to: dir.appendingPathComponent("acked"))
-        XCTAssertNotEqual(try Data(contentsOf: dir.appendingPathComponent("acked")), record)
+        // The old form of the record (the mark alone), as the last release wrote it.
+        let digits = Array("00000000000000000009".utf8)
+        try Data(digits + Array("\t\(CRC32.hex(CRC32.checksum(digits)))\n".utf8)).write(to: dir.appendingPathComponent("acked"))
         let s = try MessageSpool(directory: dir.path, maxBytes: 1 << 20)
         XCTAssertTrue(s.takeNotes().contains { $0.contains("/acked: acknowledged mark 9 is past the last number in the spool (5); numbering goes on at 10") })
         XCTAssertEqual(s.acknowledged, 9)
@@ -391,6 +391,224 @@ final class MessageSpoolTests: XCTestCase {
         defer { close(fd) }
         let page = [UInt8](repeating: 0x2e, count: 4096)
         while page.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
+    }
+
+    // MARK: Numbers read from disk (issue 26)
+
+    /// Appends `line` to the newest segment of the spool in `dir`.
+    func appendToNewestSegment(_ line: [UInt8], in dir: URL) throws {
+        let newest = try XCTUnwrap(((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []).filter { $0.hasSuffix(".spool") }.sorted().last)
+        let h = try FileHandle(forWritingTo: dir.appendingPathComponent(newest))
+        try h.seekToEnd()
+        try h.write(contentsOf: Data(line))
+        try h.close()
+    }
+
+    /// A segment line whose CRC is right but whose number is past any spool's (2^64−1 crashed the daemon at
+    /// every start, 2^64−2 at the first append): the segment is named and set aside like a corrupt one, and
+    /// numbering goes on after the good lines.
+    func testASegmentLineWithANumberOutOfRangeIsSetAsideNotACrash() throws {
+        for huge: UInt64 in [.max, .max - 1, UInt64(Int64.max), SpoolRecord.maxSeq + 1] {
+            let d = dir.appendingPathComponent("\(huge)")
+            do {
+                let s = try MessageSpool(directory: d.path, maxBytes: 1 << 20)
+                for _ in 0..<5 { try s.append(topic: "t", payload: payload) }
+                s.acknowledge(through: 2)
+            }
+            try appendToNewestSegment(SpoolRecord(seq: huge, topic: "t", payload: payload(huge)).line, in: d)
+            let s = try MessageSpool(directory: d.path, maxBytes: 1 << 20)
+            let notes = s.takeNotes()
+            XCTAssertTrue(notes.contains { $0.contains("00000000000000000001.spool: line 6: sequence number \"\(huge)\" is out of range") && $0.contains("set aside as") }, "\(huge): \(notes)")
+            XCTAssertEqual(s.dropped, 3, "\(huge): the set-aside file's unacknowledged messages (3…5) are counted")
+            XCTAssertEqual(s.nextSeq, 6, "\(huge)")
+            XCTAssertEqual(try s.append(topic: "t", payload: payload), 6, "\(huge)")
+            XCTAssertEqual(try s.append(topic: "t", payload: payload), 7, "\(huge)")
+            XCTAssertEqual(s.take(10).map(\.seq), [6, 7], "\(huge)")
+        }
+    }
+
+    /// A segment file whose name's number is out of range is set aside too (one rule for every number read).
+    func testASegmentNamedWithANumberOutOfRangeIsSetAside() throws {
+        do {
+            let s = try MessageSpool(directory: dir.path, maxBytes: 1 << 20)
+            for _ in 0..<3 { try s.append(topic: "t", payload: payload) }
+        }
+        for name in ["18446744073709551615.spool", "99999999999999999999.spool"] {
+            try Data(SpoolRecord(seq: 4, topic: "t", payload: payload(4)).line).write(to: dir.appendingPathComponent(name))
+        }
+        let s = try MessageSpool(directory: dir.path, maxBytes: 1 << 20)
+        let notes = s.takeNotes()
+        for name in ["18446744073709551615.spool", "99999999999999999999.spool"] {
+            XCTAssertTrue(notes.contains { $0.hasPrefix(dir.appendingPathComponent(name).path + ": ") && $0.contains("out of range") && $0.contains("set aside") }, "\(name): \(notes)")
+            XCTAssertTrue(FileManager.default.fileExists(atPath: dir.appendingPathComponent(name).path + ".corrupt"), name)
+        }
+        XCTAssertEqual(s.take(10).map(\.seq), [1, 2, 3])
+        XCTAssertEqual(try s.append(topic: "t", payload: payload), 5, "4, read in a file set aside, is not given again")
+    }
+
+    /// `acked` in its old form (30 bytes) with a number past the bound: named and ignored, not a crash at the
+    /// first append (2^64−2 made the next number 2^64−1, and the one after overflowed).
+    func testAnAckedMarkOutOfRangeIsNamedAndIgnored() throws {
+        for huge: UInt64 in [.max - 1, UInt64(Int64.max), SpoolRecord.maxSeq + 1] {
+            let d = dir.appendingPathComponent("\(huge)")
+            do {
+                let s = try MessageSpool(directory: d.path, maxBytes: 1 << 20)
+                for _ in 0..<3 { try s.append(topic: "t", payload: payload) }
+                try s.saveState()
+            }
+            let digits = Array(String(huge).utf8)
+            let padded = [UInt8](repeating: UInt8(ascii: "0"), count: 20 - digits.count) + digits
+            try Data(padded + Array("\t\(CRC32.hex(CRC32.checksum(padded)))\n".utf8)).write(to: d.appendingPathComponent("acked"))
+            let s = try MessageSpool(directory: d.path, maxBytes: 1 << 20)
+            let notes = s.takeNotes()
+            XCTAssertTrue(notes.contains { $0.hasPrefix(d.appendingPathComponent("acked").path + ": ") && $0.contains("out of range") && $0.contains("ignored") }, "\(huge): \(notes)")
+            XCTAssertEqual(s.acknowledged, 0, "\(huge)")
+            XCTAssertEqual(try s.append(topic: "t", payload: payload), 4, "\(huge)")
+            XCTAssertEqual(try s.append(topic: "t", payload: payload), 5, "\(huge)")
+        }
+    }
+
+    /// At the bound the numbers are used up: appending is an error that says so, not an overflow, and no number
+    /// past the bound is given.
+    func testNumbersStopAtTheBoundWithAnError() throws {
+        try "acked 0\nnext \(SpoolRecord.maxSeq)\n".write(to: dir.appendingPathComponent("state"), atomically: true, encoding: .utf8)
+        let s = try MessageSpool(directory: dir.path, maxBytes: 1 << 20)
+        XCTAssertEqual(s.takeNotes(), [])
+        XCTAssertEqual(try s.append(topic: "t", payload: payload), SpoolRecord.maxSeq)
+        XCTAssertThrowsError(try s.append(topic: "t", payload: payload)) { error in
+            XCTAssertTrue("\(error)".contains("used up"), "\(error)")
+        }
+        XCTAssertEqual(s.nextSeq, SpoolRecord.maxSeq + 1)
+        XCTAssertEqual(s.take(10).map(\.seq), [SpoolRecord.maxSeq])
+        s.acknowledge(through: .max)
+        XCTAssertEqual(s.acknowledged, SpoolRecord.maxSeq)
+    }
+
+    /// A restart while the disk is full: `state` cannot be saved, yet no number is given twice, and the drops
+    /// counted before it (which SPOOL publishes) are still counted after it.
+    func testARestartWhileTheDiskIsFullGivesNoNumberTwiceAndKeepsTheCounts() throws {
+        let spoolDir = dir.appendingPathComponent("spool")
+        let unmount = try mountTmpfs(spoolDir, size: "64k")
+        defer { unmount() }
+        var s: MessageSpool? = try MessageSpool(directory: spoolDir.path, maxBytes: 1 << 20)
+        for _ in 0..<10 { try XCTUnwrap(s).append(topic: "t", payload: payload) }
+        s?.acknowledge(through: 2)
+        try XCTUnwrap(s).saveState()
+        try fill(spoolDir.appendingPathComponent("filler"))
+        var written: [UInt64] = []
+        var failures = 0
+        while failures < 3 {
+            do { written.append(try XCTUnwrap(s).append(topic: "t", payload: payload)) } catch { failures += 1 }
+            XCTAssertLessThan(written.count, 200, "the tmpfs should be full")
+        }
+        let spent = try XCTUnwrap(s).nextSeq - 1
+        XCTAssertEqual(s?.dropped, 3)
+        XCTAssertThrowsError(try XCTUnwrap(s).saveState(), "no room for a new state")
+        s = nil // stopped (or killed) with the disk still full
+
+        for round in 1...2 {
+            s = try MessageSpool(directory: spoolDir.path, maxBytes: 1 << 20)
+            XCTAssertEqual(s?.nextSeq, spent + 1, "round \(round): no number spent before is given again")
+            XCTAssertEqual(s?.dropped, 3, "round \(round): the drops before the restart are still counted")
+            XCTAssertEqual(s?.take(100).map(\.seq), Array(3...10) + written, "round \(round)")
+            s = nil
+        }
+        s = try MessageSpool(directory: spoolDir.path, maxBytes: 1 << 20)
+        XCTAssertThrowsError(try XCTUnwrap(s).append(topic: "t", payload: payload), "still full")
+        XCTAssertEqual(s?.dropped, 4)
+        try FileManager.default.removeItem(at: spoolDir.appendingPathComponent("filler"))
+        XCTAssertEqual(try XCTUnwrap(s).append(topic: "t", payload: payload), spent + 2)
+        try XCTUnwrap(s).saveState()
+        s = nil
+        s = try MessageSpool(directory: spoolDir.path, maxBytes: 1 << 20)
+        XCTAssertEqual(s?.dropped, 4)
+        XCTAssertEqual(s?.nextSeq, spent + 3)
+    }
+
+    /// Numbers are reserved ahead of use in `acked`: after a power cut (the record from another boot, not
+    /// closed) numbering goes on past the reserved mark, since lines of numbers given may be lost, and the
+    /// numbers skipped are counted as dropped (a subscriber's gap and the count agree). A crash in the same boot
+    /// (the page cache kept everything) or a clean stop skips none.
+    func testAfterAPowerCutNumberingGoesOnPastTheReservedNumbers() throws {
+        let acked = dir.appendingPathComponent("acked")
+        var record = Data()
+        do {
+            let s = try MessageSpool(directory: dir.path, maxBytes: 1 << 20)
+            for _ in 0..<10 { try s.append(topic: "t", payload: payload) }
+            s.acknowledge(through: 4)
+            record = try Data(contentsOf: acked) // as a power cut would leave it: not closed
+        }
+        let text = String(decoding: record, as: UTF8.self)
+        XCTAssertTrue(text.hasPrefix("acked 00000000000000000004 next 00000000000000000011 reserved 00000000000000001024 dropped 00000000000000000000 unconfirmed 00000000000000000000 boot "), text)
+        let reopened = try MessageSpool(directory: dir.path, maxBytes: 1 << 20)
+        XCTAssertEqual(reopened.takeNotes(), [])
+        XCTAssertEqual(reopened.nextSeq, 11, "closed: nothing reserved is skipped")
+        reopened.close()
+
+        // The same record in this boot (a kill -9): its `next` is exact.
+        try record.write(to: acked)
+        var s = try MessageSpool(directory: dir.path, maxBytes: 1 << 20)
+        XCTAssertEqual(s.takeNotes(), [])
+        XCTAssertEqual(s.nextSeq, 11)
+        XCTAssertEqual(s.dropped, 0)
+        s.close()
+
+        // From another boot: a power cut.
+        var body = Array(record.prefix(182))
+        body.replaceSubrange(150..<182, with: Array("0123456789abcdef0123456789abcdef".utf8))
+        try Data(body + Array("\t\(CRC32.hex(CRC32.checksum(body)))\n".utf8)).write(to: acked)
+        s = try MessageSpool(directory: dir.path, maxBytes: 1 << 20)
+        let notes = s.takeNotes()
+        XCTAssertTrue(notes.contains { $0.hasPrefix(acked.path + ": numbers 11…1024 were reserved") && $0.contains("numbering goes on at 1025") }, "\(notes)")
+        XCTAssertEqual(s.nextSeq, 1025)
+        XCTAssertEqual(s.dropped, 1014)
+        XCTAssertEqual(s.take(100).map(\.seq), Array(5...10))
+        XCTAssertEqual(try s.append(topic: "t", payload: payload), 1025)
+        try s.saveState()
+        s.close()
+        s = try MessageSpool(directory: dir.path, maxBytes: 1 << 20)
+        XCTAssertEqual(s.takeNotes(), [])
+        XCTAssertEqual(s.dropped, 1014, "counted once")
+        XCTAssertEqual(s.nextSeq, 1026)
+    }
+
+    /// The files the last release wrote (`acked` of 30 bytes, `state` without `reserved`) are read as they are,
+    /// and `acked` is rewritten in the new form.
+    func testTheLastReleasesFilesAreRead() throws {
+        do {
+            let s = try MessageSpool(directory: dir.path, maxBytes: 1 << 20)
+            for _ in 0..<10 { try s.append(topic: "t", payload: payload) }
+        }
+        try "acked 3\nnext 11\ndropped 2\nunconfirmed 1\n".write(to: dir.appendingPathComponent("state"), atomically: true, encoding: .utf8)
+        let digits = Array("00000000000000000008".utf8)
+        try Data(digits + Array("\t\(CRC32.hex(CRC32.checksum(digits)))\n".utf8)).write(to: dir.appendingPathComponent("acked"))
+        let s = try MessageSpool(directory: dir.path, maxBytes: 1 << 20)
+        XCTAssertEqual(s.takeNotes(), [])
+        XCTAssertEqual(s.acknowledged, 8)
+        XCTAssertEqual(s.take(100).map(\.seq), [9, 10])
+        XCTAssertEqual([s.nextSeq, s.dropped, s.unconfirmed], [11, 2, 1])
+        XCTAssertEqual(try Data(contentsOf: dir.appendingPathComponent("acked")).count, 192)
+    }
+
+    /// `state` of binary garbage is named like text garbage (it was ignored silently, resetting `dropped`);
+    /// what a note quotes from the file is escaped.
+    func testAStateFileOfBinaryGarbageIsNamedLikeTextGarbage() throws {
+        let state = dir.appendingPathComponent("state")
+        let cases: [(String, Data, String)] = [
+            ("binary", Data([0x00, 0xff, 0xfe, 0x13, 0x88, 0x0a, 0xc3, 0x28, 0x01]), "not text"),
+            ("control characters", Data("acked 3\n\u{1b}[31m\u{7}\n".utf8), "is not KEY NUMBER"),
+            ("text", Data("acked two\n".utf8), "is not KEY NUMBER"),
+            ("too long", Data(repeating: UInt8(ascii: "#"), count: 10_000), "larger than"),
+        ]
+        for (name, bytes, why) in cases {
+            try? FileManager.default.removeItem(at: dir)
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            try bytes.write(to: state)
+            let s = try MessageSpool(directory: dir.path, maxBytes: 1 << 20)
+            let notes = s.takeNotes()
+            XCTAssertTrue(notes.contains { $0.hasPrefix("\(state.path): ") && $0.contains(why) && $0.contains("ignored") }, "\(name): \(notes)")
+            XCTAssertFalse(notes.joined().unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7f }, "\(name): a control character in \(notes)")
+        }
     }
 
     func testAnUnwritableDirectoryIsAnErrorThatNamesIt() throws {
