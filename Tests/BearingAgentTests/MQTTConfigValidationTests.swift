@@ -154,6 +154,25 @@ final class MQTTConfigValidationTests: XCTestCase {
         XCTAssertEqual(MQTTBroker.shown("mqtts://u@h/x@y"), "mqtts://***@h/x@y")
     }
 
+    // MARK: Item 3: the saved fleet message
+
+    /// The saved copy is read with the bound a fleet message has: one the broker could not have sent is not used.
+    func testTheSavedFleetMessageIsReadWithinTheMessageBound() throws {
+        let dir = temporaryDirectory("mqtt-fleet-file")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("fleet.json")
+        func save(size: Int) throws {
+            let body = #"{"version":"v1","mqtt":{"ATT":[{"op":"throttle","interval":5}]}}"#
+            try Data((body + String(repeating: " ", count: size - body.utf8.count)).utf8).write(to: file)
+        }
+        try save(size: FleetPipelines.maxMessageBytes)
+        XCTAssertEqual(MQTTDoor.loadFleet(file.path, logger: testLogger())?.update?.version, "v1")
+        try save(size: FleetPipelines.maxMessageBytes + 1)
+        XCTAssertNil(MQTTDoor.loadFleet(file.path, logger: testLogger()))
+        try save(size: 100 << 10)
+        XCTAssertNil(MQTTDoor.loadFleet(file.path, logger: testLogger()))
+    }
+
     // MARK: Item 12: wording
 
     /// libmosquitto's end of stream: MOSQ_ERR_CONN_LOST (7) between packets, MOSQ_ERR_ERRNO (14) with errno 0
