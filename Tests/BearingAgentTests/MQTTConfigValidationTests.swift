@@ -108,6 +108,26 @@ final class MQTTConfigValidationTests: XCTestCase {
         assertRejected("mqtt:\n  broker: \"mqtt://bro ker\"\n", mentions: ["mqtt.broker", "a space or control character in the host"])
     }
 
+    /// The password file's first line goes to libmosquitto as a C string: a NUL in it stops the start.
+    func testAPasswordWithANULIsRefusedWhenTheDoorOpens() throws {
+        let dir = temporaryDirectory("mqtt-password-nul")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("password")
+        try Data("ab\0cd\n".utf8).write(to: file)
+        var config = makeAgentConfig(gpsdPort: freePort(), dir: dir)
+        config.mqtt.device = "d1"
+        config.mqtt.username = "u"
+        config.mqtt.passwordFile = file.path
+        config.mqtt.spoolDirectory = dir.appendingPathComponent("spool").path
+        let server = PublishingServer(configuration: .init(socket: config.socket, defaults: config.pipelines), logger: testLogger())
+        let broker = MQTTBroker(host: "127.0.0.1", port: freePort(), tls: false)
+        XCTAssertThrowsError(try MQTTDoor(config.mqtt, broker: broker, server: server, logger: testLogger())) { error in
+            XCTAssertEqual("\(error)", "mqtt.password_file \(file.path): the password has a NUL byte")
+        }
+        try Data("abcd\n".utf8).write(to: file)
+        XCTAssertNoThrow(try MQTTDoor(config.mqtt, broker: broker, server: server, logger: testLogger()).close())
+    }
+
     // MARK: Item 10: config errors
 
     /// The range the spool may have is the one the error names, from the same bounds (and the README's).
@@ -118,10 +138,10 @@ final class MQTTConfigValidationTests: XCTestCase {
         for bad in ["2G", "1024G", "1025M", "255K", "262143", "9223372036854775807K"] {
             assertRejected("mqtt:\n  spool: {max_bytes: \(bad)}\n", mentions: ["mqtt.spool.max_bytes", "\"\(bad)\"", "a size from 256K to 1G"])
         }
-        XCTAssertEqual(ConfigReader.byteSize(256 << 10), "256K")
-        XCTAssertEqual(ConfigReader.byteSize(1 << 30), "1G")
-        XCTAssertEqual(ConfigReader.byteSize(1536 << 20), "1536M")
-        XCTAssertEqual(ConfigReader.byteSize(1000), "1000")
+        XCTAssertEqual(ConfigReader.sizeText(256 << 10), "256K")
+        XCTAssertEqual(ConfigReader.sizeText(1 << 30), "1G")
+        XCTAssertEqual(ConfigReader.sizeText(1536 << 20), "1536M")
+        XCTAssertEqual(ConfigReader.sizeText(1000), "1000")
     }
 
     /// Every boolean key's error names true and false.

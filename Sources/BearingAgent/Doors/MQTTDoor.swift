@@ -53,13 +53,15 @@ public final class MQTTDoor: Door {
         var clientConfig = MQTTClient.Configuration(broker: broker, clientID: config.clientID ?? "bearing-\(device)")
         clientConfig.username = config.username
         if let file = config.passwordFile {
+            let password: Secret
             do {
-                clientConfig.password = try Secret.firstLine(of: file)
+                password = try Secret.firstLine(of: file)
             } catch {
                 throw DoorError(message: "mqtt.password_file \(file): \(error.message) (errno \(error.errno))")
             }
-            // libmosquitto takes a C string: a NUL would cut it.
-            if clientConfig.password!.value.contains("\0") { throw DoorError(message: "mqtt.password_file \(file): the password has a NUL byte") }
+            // libmosquitto takes a C string: a NUL would cut the password short.
+            guard !password.value.contains("\0") else { throw DoorError(message: "mqtt.password_file \(file): the password has a NUL byte") }
+            clientConfig.password = password
         }
         clientConfig.caFile = config.caFile
         clientConfig.certificateFile = config.certificateFile

@@ -196,7 +196,7 @@ extension ConfigReader {
         }
         if let fleet = c.fleetTopic, let own = c.ownTopic(matching: fleet, device: c.device) {
             let name = c.device == nil ? ", + being this device's name" : ""
-            throw fail(fleetNode ?? node, "mqtt.fleet_topic", "\"\(fleet)\"", "this device publishes to (\(own)\(name)), so it would read its own status as a fleet message; e.g. bearing/fleet/pipelines")
+            throw fail(fleetNode ?? node, "mqtt.fleet_topic", fleet.quoted, "this device publishes to (\(own)\(name)), so it would read its own status as a fleet message; e.g. bearing/fleet/pipelines")
         }
         return c
     }
@@ -211,7 +211,7 @@ extension ConfigReader {
             value = Int(s)
         }
         guard let value, range.contains(value) else {
-            throw fail(node, key, s.quoted, "a size from \(Self.byteSize(range.lowerBound)) to \(Self.byteSize(range.upperBound)), in bytes or with K, M or G")
+            throw fail(node, key, s.quoted, "a size from \(Self.sizeText(range.lowerBound)) to \(Self.sizeText(range.upperBound)), in bytes or with K, M or G")
         }
         return value
     }
@@ -219,7 +219,7 @@ extension ConfigReader {
     static let byteUnits: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
 
     /// `bytes` as `byteSize` reads it: with the largest unit that divides it.
-    static func byteSize(_ bytes: Int) -> String {
+    static func sizeText(_ bytes: Int) -> String {
         guard let (unit, size) = byteUnits.filter({ bytes != 0 && bytes % $0.value == 0 }).max(by: { $0.value < $1.value }) else { return "\(bytes)" }
         return "\(bytes / size)\(unit)"
     }
