@@ -317,7 +317,7 @@ struct ConfigReader {
 
     func shown(_ node: YAMLNode) -> String {
         switch node {
-        case .scalar(let s, _): return "\"\(s.string)\""
+        case .scalar(let s, _): return s.string.quoted
         case .mapping: return "a mapping"
         case .sequence: return "a list"
         }
@@ -352,7 +352,7 @@ struct ConfigReader {
     func int(_ node: YAMLNode, _ key: String, _ range: ClosedRange<Int>) throws -> Int {
         let s = try scalar(node, key)
         guard let v = Int(s), range.contains(v) else {
-            throw fail(node, key, "\"\(s)\"", "a whole number from \(range.lowerBound) to \(range.upperBound)")
+            throw fail(node, key, s.quoted, "a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
         return v
     }
@@ -363,8 +363,8 @@ struct ConfigReader {
 
     func path(_ node: YAMLNode, _ key: String) throws -> String {
         let s = try scalar(node, key)
-        guard s.hasPrefix("/") || s.hasPrefix("."), !s.contains("\0") else {
-            throw fail(node, key, "\"\(s)\"", "an absolute path (or one starting with ./)")
+        guard s.hasPrefix("/") || s.hasPrefix("."), !s.hasControlCharacter else {
+            throw fail(node, key, s.quoted, "an absolute path (or one starting with ./) without control characters")
         }
         // `./…` is taken from the current directory, as `--socket` is, and kept absolute from here on.
         if s.hasPrefix("/") { return s }
@@ -381,7 +381,7 @@ struct ConfigReader {
     func fileMode(_ node: YAMLNode, _ key: String) throws -> UInt32 {
         let s = try scalar(node, key)
         guard s.count >= 3, s.count <= 4, let v = UInt32(s, radix: 8), v <= 0o777, v & 0o600 == 0o600 else {
-            throw fail(node, key, "\"\(s)\"", "an octal file mode such as \"0660\", readable and writable by the owner")
+            throw fail(node, key, s.quoted, "an octal file mode such as \"0660\", readable and writable by the owner")
         }
         return v
     }
@@ -389,7 +389,7 @@ struct ConfigReader {
     func level(_ node: YAMLNode, _ key: String) throws -> Logger.Level {
         let s = try scalar(node, key)
         guard let level = Logger.Level(rawValue: s.lowercased()) else {
-            throw fail(node, key, "\"\(s)\"", "one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw fail(node, key, s.quoted, "one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         return level
     }
@@ -414,7 +414,7 @@ struct ConfigReader {
         for (nameNode, value) in mapping {
             let name = nameNode.string ?? ""
             guard NamedPipeline.validName(name) else {
-                throw fail(nameNode, key, "\"\(name)\"", "pipeline names use a–z, 0–9, _ and -, up to 32 characters")
+                throw fail(nameNode, key, name.quoted, "pipeline names use a–z, 0–9, _ and -, up to 32 characters")
             }
             let tree = try specValue(value)
             do {
@@ -430,11 +430,11 @@ struct ConfigReader {
         let s = try scalar(node, key)
         if s.isEmpty || s == "none" || node.isNull { return nil }
         guard let hp = HostPort.parse(s) else {
-            throw fail(node, key, "\"\(s)\"", "HOST:PORT with a numeric address, e.g. 127.0.0.1:2948 or [::1]:2948, or none")
+            throw fail(node, key, s.quoted, "HOST:PORT with a numeric address, e.g. 127.0.0.1:2948 or [::1]:2948, or none")
         }
         var probe = in6_addr()
         guard inet_pton(AF_INET, hp.host, &probe) == 1 || inet_pton(AF_INET6, hp.host, &probe) == 1 else {
-            throw fail(node, key, "\"\(s)\"", "a numeric IPv4 or IPv6 address (no host names), e.g. 127.0.0.1:2948")
+            throw fail(node, key, s.quoted, "a numeric IPv4 or IPv6 address (no host names), e.g. 127.0.0.1:2948")
         }
         return hp
     }
@@ -443,7 +443,7 @@ struct ConfigReader {
         let s = try scalar(node, key)
         if s.isEmpty || s == "none" || node.isNull { return nil }
         guard s.count <= 32, s.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }) else {
-            throw fail(node, key, "\"\(s)\"", "a group name such as bearing")
+            throw fail(node, key, s.quoted, "a group name such as bearing")
         }
         return s
     }
@@ -453,7 +453,7 @@ struct ConfigReader {
         return try seq.map { n in
             let s = try scalar(n, key)
             guard !s.isEmpty, s.count <= 32, s.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }) else {
-                throw fail(n, key, "\"\(s)\"", "a user name or uid")
+                throw fail(n, key, s.quoted, "a user name or uid")
             }
             return s
         }
@@ -467,7 +467,7 @@ struct ConfigReader {
     func number(_ node: YAMLNode, _ key: String, _ range: ClosedRange<Double>, _ unit: String) throws -> Double {
         let s = try scalar(node, key)
         guard let v = Double(s), v.isFinite, range.contains(v) else {
-            throw fail(node, key, "\"\(s)\"", "\(unit) from \(range.lowerBound) to \(range.upperBound)")
+            throw fail(node, key, s.quoted, "\(unit) from \(range.lowerBound) to \(range.upperBound)")
         }
         return v
     }
@@ -477,7 +477,7 @@ struct ConfigReader {
         let c = try scalar(node, key).lowercased()
         if allowAuto && c == "auto" { return nil }
         guard MagnetometerChips.driver(named: c) != nil else {
-            throw fail(node, key, "\"\(c)\"", "one of \(allowAuto ? "auto, " : "")\(MagnetometerChips.names.joined(separator: ", "))")
+            throw fail(node, key, c.quoted, "one of \(allowAuto ? "auto, " : "")\(MagnetometerChips.names.joined(separator: ", "))")
         }
         return c
     }
@@ -487,7 +487,7 @@ struct ConfigReader {
         let c = try scalar(node, key).lowercased()
         if allowAuto && c == "auto" { return nil }
         guard InertialChips.driver(named: c) != nil else {
-            throw fail(node, key, "\"\(c)\"", "one of \(allowAuto ? "auto, " : "")\(InertialChips.names.joined(separator: ", "))")
+            throw fail(node, key, c.quoted, "one of \(allowAuto ? "auto, " : "")\(InertialChips.names.joined(separator: ", "))")
         }
         return c
     }
@@ -502,7 +502,7 @@ struct ConfigReader {
     func busPath(_ node: YAMLNode, _ key: String) throws -> String {
         let s = try scalar(node, key)
         guard let path = I2CBusName.path(s) else {
-            throw fail(node, key, "\"\(s)\"", "a bus device such as /dev/i2c-1, a bus number, simulator, simulator:tumble or simulator:six-position")
+            throw fail(node, key, s.quoted, "a bus device such as /dev/i2c-1, a bus number, simulator, simulator:tumble or simulator:six-position")
         }
         return path
     }
@@ -512,7 +512,7 @@ struct ConfigReader {
         if s == "auto" { return nil }
         let v = s.hasPrefix("0x") ? Int(s.dropFirst(2), radix: 16) : Int(s)
         guard let v, (0x03...0x77).contains(v) else {
-            throw fail(node, key, "\"\(s)\"", "a 7-bit address from 0x03 to 0x77 (e.g. 0x1e), or auto")
+            throw fail(node, key, s.quoted, "a 7-bit address from 0x03 to 0x77 (e.g. 0x1e), or auto")
         }
         return UInt8(v)
     }

@@ -17,37 +17,51 @@ public struct MQTTBroker: Equatable, Sendable, CustomStringConvertible {
         self.tls = tls
     }
 
-    /// Parses a broker URL; nil (with why) when it is not one.
+    /// Parses a broker URL; nil (with why) when it is not one. The errors quote the URL without its user
+    /// and password (`shown`), control characters escaped.
     public static func parse(_ url: String) -> Result<MQTTBroker, MQTTError> {
+        let what = "broker \(shown(url).quoted)"
         let scheme: String, tls: Bool
         if url.hasPrefix("mqtt://") { (scheme, tls) = ("mqtt://", false) } else if url.hasPrefix("mqtts://") { (scheme, tls) = ("mqtts://", true) } else {
-            return .failure(MQTTError("broker \"\(url)\": not mqtt://HOST[:PORT] or mqtts://HOST[:PORT]"))
+            return .failure(MQTTError("\(what): not mqtt://HOST[:PORT] or mqtts://HOST[:PORT]"))
         }
         var rest = Substring(url.dropFirst(scheme.count))
         if rest.hasSuffix("/") { rest = rest.dropLast() }
-        guard !rest.isEmpty, !rest.contains("/"), !rest.contains("@") else {
-            return .failure(MQTTError("broker \"\(url)\": only a host and a port (user and password go in mqtt.username and mqtt.password_file)"))
+        guard !rest.isEmpty else { return .failure(MQTTError("\(what): no host, e.g. \(scheme)broker.example.net")) }
+        guard !rest.contains("/"), !rest.contains("@") else {
+            return .failure(MQTTError("\(what): only a host and a port (user and password go in mqtt.username and mqtt.password_file)"))
+        }
+        guard !rest.hasControlCharacter, !rest.contains(" ") else {
+            return .failure(MQTTError("\(what): a space or control character in the host"))
         }
         var host = String(rest), port = tls ? 8883 : 1883
         if rest.hasPrefix("[") {
-            guard let close = rest.firstIndex(of: "]") else { return .failure(MQTTError("broker \"\(url)\": an IPv6 address without its ]")) }
+            guard let close = rest.firstIndex(of: "]") else { return .failure(MQTTError("\(what): an IPv6 address without its ]")) }
             host = String(rest[rest.index(after: rest.startIndex)..<close])
             let after = rest[rest.index(after: close)...]
             if !after.isEmpty {
                 guard after.hasPrefix(":"), let p = Int(after.dropFirst()), (1...65535).contains(p) else {
-                    return .failure(MQTTError("broker \"\(url)\": the port after ]: is not 1–65535"))
+                    return .failure(MQTTError("\(what): the port after ]: is not 1–65535"))
                 }
                 port = p
             }
         } else if let colon = rest.lastIndex(of: ":") {
             guard let p = Int(rest[rest.index(after: colon)...]), (1...65535).contains(p) else {
-                return .failure(MQTTError("broker \"\(url)\": the port \"\(rest[rest.index(after: colon)...])\" is not 1–65535"))
+                return .failure(MQTTError("\(what): the port \"\(rest[rest.index(after: colon)...])\" is not 1–65535"))
             }
             host = String(rest[..<colon])
             port = p
         }
-        guard !host.isEmpty else { return .failure(MQTTError("broker \"\(url)\": no host")) }
+        guard !host.isEmpty else { return .failure(MQTTError("\(what): no host")) }
         return .success(MQTTBroker(host: host, port: port, tls: tls))
+    }
+
+    /// `url` as errors may quote it: a user and password before `@` become `***`.
+    public static func shown(_ url: String) -> String {
+        let start = url.firstRange(of: "://")?.upperBound ?? url.startIndex
+        let authority = url[start...].prefix { $0 != "/" }
+        guard let at = authority.lastIndex(of: "@") else { return url }
+        return url[..<start] + "***" + url[at...]
     }
 
     public var description: String { "\(tls ? "mqtts" : "mqtt")://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
@@ -62,9 +76,23 @@ public struct MQTTError: Error, Equatable, CustomStringConvertible {
     /// A libmosquitto result, for `operation`.
     static func mosquitto(_ operation: String, _ rc: Int32, errno e: Int32 = Glibc.errno, log: [String] = [],
                           names: MQTTSettingNames = .config) -> MQTTError {
-        var text = rc == Int32(MOSQ_ERR_ERRNO.rawValue) ? String(cString: strerror(e)) : String(cString: mosquitto_strerror(rc))
+        var text = reason(rc, errno: e)
         if !log.isEmpty { text += " (" + log.joined(separator: "; ") + ")" }
         return MQTTError("\(operation): \(text)" + (explainTLS(text, names: names).map { ": \($0)" } ?? ""))
+    }
+
+    /// A libmosquitto result in words; `e` is errno read right after it. The end of the stream is
+    /// MOSQ_ERR_CONN_LOST between packets but MOSQ_ERR_ERRNO with errno 0 (strerror's "Success") within one.
+    public static func reason(_ rc: Int32, errno e: Int32) -> String {
+        switch rc {
+        case Int32(MOSQ_ERR_ERRNO.rawValue) where e == 0, Int32(MOSQ_ERR_CONN_LOST.rawValue) where e != ECONNRESET:
+            return "the broker closed the connection"
+        case Int32(MOSQ_ERR_CONN_LOST.rawValue): return "the connection was reset"
+        case Int32(MOSQ_ERR_ERRNO.rawValue): return String(cString: strerror(e))
+        default:
+            let text = String(cString: mosquitto_strerror(rc))
+            return text.hasSuffix(".") ? String(text.dropLast()) : text
+        }
     }
 
     /// What OpenSSL's reasons (as libmosquitto logs them) mean for the settings `names` calls so, or nil.
@@ -149,8 +177,13 @@ public final class MQTTSession {
 /// A message the broker delivered to a subscription.
 public struct MQTTMessage: Equatable, Sendable {
     public var topic: String
+    /// The payload; empty when it is longer than the client's `maxMessageBytes` (`isOversized`).
     public var payload: [UInt8]
     public var retained: Bool
+    /// The payload's length as the broker sent it.
+    public var size: Int
+    /// Longer than the client's `maxMessageBytes`: only its `size` was kept, not its bytes.
+    public var isOversized: Bool { size != payload.count }
 }
 
 /// What an `MQTTClient` reports, on its thread.
@@ -200,6 +233,8 @@ public final class MQTTClient: Sendable {
         public var connectTimeout: Double = 30
         /// What the hints of refusals call the settings (the daemon's config keys by default).
         public var settingNames: MQTTSettingNames = .config
+        /// A received payload longer than this is not copied: the delegate gets its size only (nil: no bound).
+        public var maxMessageBytes: Int?
 
         public init(broker: MQTTBroker, clientID: String) {
             self.broker = broker
@@ -211,7 +246,7 @@ public final class MQTTClient: Sendable {
                 && a.caFile == b.caFile && a.certificateFile == b.certificateFile && a.keyFile == b.keyFile
                 && a.keepalive == b.keepalive && a.will?.topic == b.will?.topic && a.will?.payload == b.will?.payload
                 && a.retryInitial == b.retryInitial && a.retryMax == b.retryMax && a.connectTimeout == b.connectTimeout
-                && a.settingNames == b.settingNames
+                && a.settingNames == b.settingNames && a.maxMessageBytes == b.maxMessageBytes
         }
     }
 
@@ -382,10 +417,11 @@ public final class MQTTClient: Sendable {
             }
         }
         mosquitto_disconnect_callback_set(mosq) { _, context, rc in
+            let e = errno
             let box = Unmanaged<CallbackBox>.fromOpaque(context!).takeUnretainedValue()
             box.connected = false
             if rc != 0 && box.disconnectReason == nil {
-                let text = String(cString: mosquitto_strerror(rc)) + (box.errors.isEmpty ? "" : " (\(box.errors.joined(separator: "; ")))")
+                let text = MQTTError.reason(rc, errno: e) + (box.errors.isEmpty ? "" : " (\(box.errors.joined(separator: "; ")))")
                 box.disconnectReason = "connection lost: \(text)" + (MQTTError.explainTLS(text, names: box.settingNames).map { ": \($0)" } ?? "")
             }
         }
@@ -394,9 +430,10 @@ public final class MQTTClient: Sendable {
         }
         mosquitto_message_callback_set(mosq) { _, context, message in
             guard let m = message?.pointee else { return }
-            let payload = m.payloadlen > 0 ? Array(UnsafeRawBufferPointer(start: m.payload, count: Int(m.payloadlen))) : []
-            Unmanaged<CallbackBox>.fromOpaque(context!).takeUnretainedValue().messages.append(
-                MQTTMessage(topic: String(cString: m.topic), payload: payload, retained: m.retain))
+            let box = Unmanaged<CallbackBox>.fromOpaque(context!).takeUnretainedValue()
+            let size = Int(m.payloadlen)
+            let payload = size > 0 && size <= box.maxMessageBytes ? Array(UnsafeRawBufferPointer(start: m.payload, count: size)) : []
+            box.messages.append(MQTTMessage(topic: String(cString: m.topic), payload: payload, retained: m.retain, size: size))
         }
         mosquitto_log_callback_set(mosq) { _, context, level, text in
             guard level & Int32(MOSQ_LOG_ERR) != 0, let text else { return }
@@ -427,6 +464,7 @@ public final class MQTTClient: Sendable {
 private final class CallbackBox {
     let settingNames: MQTTSettingNames
     let hasUsername: Bool
+    let maxMessageBytes: Int
     var connected = false
     var justConnected = false
     var refused: String?
@@ -441,6 +479,7 @@ private final class CallbackBox {
     init(_ configuration: MQTTClient.Configuration) {
         settingNames = configuration.settingNames
         hasUsername = configuration.username != nil
+        maxMessageBytes = configuration.maxMessageBytes ?? .max
     }
 
     func takeAcknowledged() -> [Int32] {

@@ -47,14 +47,21 @@ public final class MQTTDoor: Door {
             device = identity.device
         }
         topics = MQTTTopics(prefix: config.prefix ?? "bearing/\(device)")
+        if let fleet = config.fleetTopic, let own = config.ownTopic(matching: fleet, device: device) {
+            throw DoorError(message: "mqtt.fleet_topic \(fleet): this device publishes to it (\(own)), so it would read its own status as a fleet message; e.g. bearing/fleet/pipelines")
+        }
         var clientConfig = MQTTClient.Configuration(broker: broker, clientID: config.clientID ?? "bearing-\(device)")
         clientConfig.username = config.username
         if let file = config.passwordFile {
+            let password: Secret
             do {
-                clientConfig.password = try Secret.firstLine(of: file)
+                password = try Secret.firstLine(of: file)
             } catch {
                 throw DoorError(message: "mqtt.password_file \(file): \(error.message) (errno \(error.errno))")
             }
+            // libmosquitto takes a C string: a NUL would cut the password short.
+            guard !password.value.contains("\0") else { throw DoorError(message: "mqtt.password_file \(file): the password has a NUL byte") }
+            clientConfig.password = password
         }
         clientConfig.caFile = config.caFile
         clientConfig.certificateFile = config.certificateFile
@@ -63,6 +70,8 @@ public final class MQTTDoor: Door {
         clientConfig.retryInitial = config.retryInitial
         clientConfig.retryMax = config.retryMax
         clientConfig.will = (topics.status, "offline")
+        // Only fleet messages are received (and HA's `online`): a longer payload is refused by its size alone.
+        clientConfig.maxMessageBytes = FleetPipelines.maxMessageBytes
         let directory = config.spoolDirectory ?? MQTTDoorConfig.defaultSpoolDirectory()
         let spool: MessageSpool
         do {
@@ -147,9 +156,12 @@ public final class MQTTDoor: Door {
     }
 
     /// Keeps the message in force for the next start (an empty one: the file goes); a failure is logged.
+    /// At most `FleetPipelines.maxMessageBytes` are saved, as `loadFleet` reads.
     private func saveFleet(_ payload: [UInt8]) {
         do throws(SystemError) {
-            if payload.isEmpty {
+            if payload.count > FleetPipelines.maxMessageBytes {
+                throw SystemError("write", "\(fleetFile): \(payload.count) bytes, more than a fleet message may have", errno: EFBIG)
+            } else if payload.isEmpty {
                 if unlink(fleetFile) != 0 && errno != ENOENT { throw SystemError("unlink", fleetFile) }
             } else {
                 try AtomicFile.write(payload, to: fleetFile, mode: 0o640)
@@ -164,7 +176,7 @@ public final class MQTTDoor: Door {
     static func loadFleet(_ path: String, logger: Logger) -> FleetMessage? {
         let payload: [UInt8]
         do throws(SystemError) {
-            payload = try AtomicFile.read(path, limit: 1 << 20)
+            payload = try AtomicFile.read(path, limit: FleetPipelines.maxMessageBytes)
         } catch {
             if error.errno != ENOENT { logger.warning("MQTT: saved fleet pipelines not read: \(error); the config's chains until the broker sends a version") }
             return nil
@@ -247,7 +259,12 @@ final class MQTTOutbox: MQTTClientDelegate {
         /// The fleet pipelines version in force (nil: the config's), and the status object not yet published.
         var fleetVersion: String?
         var fleetStatus: String?
+        /// A Bearing object on the fleet topic was ignored (logged once as a notice).
+        var ownObjectsIgnored = false
     }
+
+    /// How every object Bearing publishes begins (`WireEncoding`); a fleet message never has a "class".
+    static let ownObject = Array(#"{"class":"#.utf8)
 
     let state: Mutex<State>
     let topics: MQTTTopics
@@ -312,7 +329,12 @@ final class MQTTOutbox: MQTTClientDelegate {
             s.fleetStatus = WireEncoding.fleetRefused(refusal.message, version: refusal.version, inForce: s.fleetVersion)
             return s.fleetVersion
         }
-        logger.warning("MQTT: \(refusal.message); \(inForce.map { "version \($0)" } ?? "the config's chains") stay in force")
+        logger.warning("MQTT: \(refusal.message); \(MQTTOutbox.inForce(inForce))")
+    }
+
+    /// What stays in force after a refusal: `version` (nil: the config's chains).
+    static func inForce(_ version: String?) -> String {
+        version.map { "version \($0) stays in force" } ?? "the config's chains stay in force"
     }
 
     func close() {
@@ -394,6 +416,23 @@ final class MQTTOutbox: MQTTClientDelegate {
     func mqttClient(_ client: MQTTClient, didReceive message: MQTTMessage, session: MQTTSession) {
         // Fleet pipelines: a refused version changes nothing and says why; an accepted one goes to the door.
         if let fleet, message.topic == fleet.topic {
+            if message.isOversized {
+                fleetRefused(FleetPipelines.refusal(size: message.size))
+                fill(session)
+                return
+            }
+            // One of Bearing's own objects (a device's FLEET or ERROR status: fleet messages have no "class"),
+            // e.g. from another device whose fleet topic is this one's status topic. Answering it with a
+            // refusal would start a loop between them: it is ignored.
+            if message.payload.starts(with: MQTTOutbox.ownObject) {
+                let first = state.withLock { s in
+                    defer { s.ownObjectsIgnored = true }
+                    return !s.ownObjectsIgnored
+                }
+                let text = "MQTT: \(fleet.topic) holds a Bearing status object, not a fleet message: ignored (no status is published for it)"
+                if first { logger.notice("\(text)") } else { logger.debug("\(text)") }
+                return
+            }
             switch FleetPipelines.parse(message.payload, classes: MQTTDataTopic.classes) {
             case .success(let update):
                 fleet.updates.yield(FleetMessage(payload: message.payload, update: update, retained: message.retained))

@@ -47,6 +47,28 @@ public struct MQTTDoorConfig: Equatable, Sendable {
         .sky: [.throttle(interval: 300, latest: true)],
     ]
 
+    /// What `spool.max_bytes` may be.
+    public static let spoolBytes = 256 << 10 ... 1 << 30
+
+    /// The first topic the door publishes to (`PREFIX/…`, and Home Assistant's) that a subscription to
+    /// `filter` would receive, or nil. `device` nil (from /etc/machine-id, not known yet) stands for any.
+    func ownTopic(matching filter: String, device: String?) -> String? {
+        guard let filter = MQTTTopicFilter(filter) else { return nil }
+        // An unknown device is any one level: `+` where its name stands.
+        let name = device ?? "+"
+        let prefix = self.prefix ?? "bearing/\(name)"
+        let topics = MQTTTopics(prefix: prefix)
+        var own = [topics.status, topics.spool, topics.fleetStatus] + MQTTDataTopic.allCases.map(topics.data)
+        if let homeAssistant {
+            let discovery = HomeAssistantDiscovery(discoveryPrefix: homeAssistant, device: name, prefix: prefix)
+            own += [discovery.positionTopic] + discovery.configs.map(\.topic)
+        }
+        return own.first { topic in
+            let levels = topic.split(separator: "/", omittingEmptySubsequences: false).map { $0.contains("+") ? "+" : $0 }
+            return MQTTTopicFilter(levels.joined(separator: "/")).map(filter.overlaps) ?? false
+        }
+    }
+
     public static func defaultSpoolDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         if let dir = environment["STATE_DIRECTORY"]?.split(separator: ":").first, !dir.isEmpty { return "\(dir)/mqtt-spool" }
         return "/var/lib/bearing/mqtt-spool"
@@ -75,9 +97,13 @@ extension ConfigReader {
     func mqtt(_ node: YAMLNode, over base: MQTTDoorConfig) throws -> MQTTDoorConfig {
         var c = base
         var topicKeys: [String: (YAMLNode) throws -> Void] = [:]
+        var fleetNode: YAMLNode?
         for topic in MQTTDataTopic.allCases {
             topicKeys[topic.rawValue] = { value in
-                if case .scalar = value, !value.isNull, let on = value.string.flatMap(Self.boolean) {
+                if case .scalar(let s, _) = value, !value.isNull {
+                    guard let on = Self.boolean(s.string) else {
+                        throw self.fail(value, "mqtt.topics.\(topic.rawValue)", self.shown(value), "true, false or an operator list")
+                    }
                     c.topics[topic] = on ? (c.topics[topic] ?? MQTTDoorConfig.defaultTopics[topic]) : nil
                 } else {
                     c.topics[topic] = try self.chain(value, "mqtt.topics.\(topic.rawValue)", stream: topic.stream.stream)
@@ -96,19 +122,25 @@ extension ConfigReader {
             "device": { value in
                 let s = try self.scalar(value, "mqtt.device")
                 guard Self.isName(s) else {
-                    throw self.fail(value, "mqtt.device", "\"\(s)\"", "1–64 letters, digits, _ and - (it goes in topics and the client id)")
+                    throw self.fail(value, "mqtt.device", s.quoted, "1–64 letters, digits, _ and - (it goes in topics and the client id)")
                 }
                 c.device = s
             },
             "client_id": { value in
                 let s = try self.scalar(value, "mqtt.client_id")
-                guard !s.isEmpty, s.utf8.count <= 128, s.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
-                    throw self.fail(value, "mqtt.client_id", "\"\(s)\"", "1–128 printable ASCII characters without spaces, unique on the broker")
+                guard (1...128).contains(s.utf8.count), s.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+                    throw self.fail(value, "mqtt.client_id", s.quoted, "1–128 printable ASCII characters (! to ~: no spaces or control characters), unique on the broker")
                 }
                 c.clientID = s
             },
-            "prefix": { c.prefix = try self.topic($0, "mqtt.prefix", "a topic without + or #, tabs or newlines, not starting or ending with /, e.g. bearing/boat-7") },
-            "username": { c.username = try self.string($0, "mqtt.username", nonEmpty: true) },
+            "prefix": { c.prefix = try self.topic($0, "mqtt.prefix", "a topic without + or #, control characters or //, not starting or ending with /, e.g. bearing/boat-7") },
+            "username": { value in
+                let s = try self.string(value, "mqtt.username", nonEmpty: true)
+                guard !s.hasControlCharacter else {
+                    throw self.fail(value, "mqtt.username", s.quoted, "a user name without control characters")
+                }
+                c.username = s
+            },
             "password_file": { c.passwordFile = try self.path($0, "mqtt.password_file") },
             "tls": { node in
                 try self.section(node, "mqtt.tls", [
@@ -122,10 +154,16 @@ extension ConfigReader {
             "retry_initial": { c.retryInitial = try self.seconds($0, "mqtt.retry_initial", 0.01...3600) },
             "retry_max": { c.retryMax = try self.seconds($0, "mqtt.retry_max", 0.01...86400) },
             "topics": { try self.section($0, "mqtt.topics", topicKeys) },
-            "fleet_topic": { c.fleetTopic = try self.topic($0, "mqtt.fleet_topic", "one topic without + or #, e.g. bearing/fleet/pipelines (the broker's ACL decides who may publish there)") },
+            "fleet_topic": { value in
+                c.fleetTopic = try self.topic(value, "mqtt.fleet_topic", "one topic without + or #, e.g. bearing/fleet/pipelines (the broker's ACL decides who may publish there)")
+                fleetNode = value
+            },
             "fleet_named_pipelines": { c.fleetNamedPipelines = try self.bool($0, "mqtt.fleet_named_pipelines") },
             "home_assistant": { value in
-                if case .scalar = value, !value.isNull, let on = value.string.flatMap(Self.boolean) {
+                if case .scalar(let s, _) = value, !value.isNull, !s.string.isEmpty {
+                    guard let on = Self.boolean(s.string) else {
+                        throw self.fail(value, "mqtt.home_assistant", self.shown(value), "true, false or a mapping {discovery_prefix: PREFIX}")
+                    }
                     c.homeAssistant = on ? "homeassistant" : nil
                     return
                 }
@@ -137,7 +175,7 @@ extension ConfigReader {
             "spool": { node in
                 try self.section(node, "mqtt.spool", [
                     "directory": { c.spoolDirectory = try self.path($0, "mqtt.spool.directory") },
-                    "max_bytes": { c.spoolMaxBytes = try self.byteSize($0, "mqtt.spool.max_bytes", 256 << 10 ... 1 << 40) },
+                    "max_bytes": { c.spoolMaxBytes = try self.byteSize($0, "mqtt.spool.max_bytes", MQTTDoorConfig.spoolBytes) },
                 ])
             },
         ])
@@ -156,29 +194,40 @@ extension ConfigReader {
         if c.passwordFile != nil && c.username == nil {
             throw ConfigError("\(at(node)): mqtt.password_file needs mqtt.username")
         }
+        if let fleet = c.fleetTopic, let own = c.ownTopic(matching: fleet, device: c.device) {
+            let name = c.device == nil ? ", + being this device's name" : ""
+            throw fail(fleetNode ?? node, "mqtt.fleet_topic", fleet.quoted, "this device publishes to (\(own)\(name)), so it would read its own status as a fleet message; e.g. bearing/fleet/pipelines")
+        }
         return c
     }
 
     /// `16777216`, `512K`, `16M`, `1G` (powers of 1024).
     func byteSize(_ node: YAMLNode, _ key: String, _ range: ClosedRange<Int>) throws -> Int {
         let s = try scalar(node, key).uppercased()
-        let units: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
         var value: Int?
-        if let unit = s.last.flatMap({ units[$0] }) {
+        if let unit = s.last.flatMap({ Self.byteUnits[$0] }) {
             value = Int(s.dropLast().trimmingWhitespace()).flatMap { $0.multipliedReportingOverflow(by: unit).overflow ? nil : $0 * unit }
         } else {
             value = Int(s)
         }
         guard let value, range.contains(value) else {
-            throw fail(node, key, "\"\(s)\"", "a size from \(range.lowerBound >> 10)K to \(range.upperBound >> 30)G, in bytes or with K, M or G")
+            throw fail(node, key, s.quoted, "a size from \(Self.sizeText(range.lowerBound)) to \(Self.sizeText(range.upperBound)), in bytes or with K, M or G")
         }
         return value
+    }
+
+    static let byteUnits: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
+
+    /// `bytes` as `byteSize` reads it: with the largest unit that divides it.
+    static func sizeText(_ bytes: Int) -> String {
+        guard let (unit, size) = byteUnits.filter({ bytes != 0 && bytes % $0.value == 0 }).max(by: { $0.value < $1.value }) else { return "\(bytes)" }
+        return "\(bytes / size)\(unit)"
     }
 
     /// A topic (or prefix) to publish or subscribe to, exactly: `isTopicPrefix`, or the error with `allowed`.
     func topic(_ node: YAMLNode, _ key: String, _ allowed: String) throws -> String {
         let s = try scalar(node, key)
-        guard Self.isTopicPrefix(s) else { throw fail(node, key, "\"\(s)\"", allowed) }
+        guard Self.isTopicPrefix(s) else { throw fail(node, key, s.quoted, allowed) }
         return s
     }
 
@@ -189,6 +238,6 @@ extension ConfigReader {
 
     static func isTopicPrefix(_ s: String) -> Bool {
         !s.isEmpty && s.utf8.count <= 256 && !s.hasPrefix("/") && !s.hasSuffix("/") && !s.contains("//")
-            && !s.contains { "+#\t\n\r\0".contains($0) }
+            && !s.contains { $0 == "+" || $0 == "#" } && !s.hasControlCharacter
     }
 }
