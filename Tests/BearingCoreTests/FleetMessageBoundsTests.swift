@@ -88,9 +88,6 @@ final class FleetMessageBoundsTests: XCTestCase {
             XCTAssertLessThanOrEqual(text.utf8.count, FleetPipelines.maxMessageBytes)
             guard let r = refusal(text) else { continue }
             assertBounded(r)
-            // OperatorSpec's own messages quote an unknown parameter and a dedupe key whole (cases 7 and 8):
-            // the refusal's bound holds for them, but not the 64-character quote.
-            if [7, 8].contains(i) { continue }
             XCTAssertFalse(r.message.contains(String(repeating: "x", count: 65)), "case \(i) quotes the input whole: \(r.message.prefix(300))")
         }
     }

@@ -66,14 +66,18 @@ public struct FleetPipelines: Equatable, Sendable {
         return Refusal(version: version, "pipelines.\(held.name): defined \(by) on this device; the fleet may not replace it")
     }
 
+    /// The refusal of a message of `size` bytes, over `maxMessageBytes`: it is not read (the MQTT client
+    /// does not even copy it).
+    public static func refusal(size: Int) -> Refusal {
+        Refusal(version: nil, "the message is \(size) bytes; at most \(maxMessageBytes) (\(maxMessageBytes >> 10) KiB)")
+    }
+
     /// Reads a payload; nil for an empty one (back to the config). `classes` are those the door publishes.
     /// One over `maxMessageBytes` is refused before it is read, and one with a key twice, at any depth, as a
     /// socket request is (`JSONValue.repeatedKey`).
     public static func parse(_ payload: [UInt8], classes: Set<StreamClass>) -> Result<FleetPipelines?, Refusal> {
         if payload.isEmpty { return .success(nil) }
-        guard payload.count <= maxMessageBytes else {
-            return .failure(Refusal(version: nil, "the message is \(payload.count) bytes; at most \(maxMessageBytes) (\(maxMessageBytes >> 10) KiB)"))
-        }
+        guard payload.count <= maxMessageBytes else { return .failure(refusal(size: payload.count)) }
         guard let text = String(validating: payload, as: UTF8.self) else { return .failure(Refusal(version: nil, "not UTF-8 text")) }
         let value: JSONValue
         do { value = try JSONValue.parse(text) } catch { return .failure(Refusal(version: nil, "not JSON: \(error)")) }

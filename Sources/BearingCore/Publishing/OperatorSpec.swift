@@ -177,7 +177,7 @@ extension OperatorSpec {
         func allow(_ keys: Set<String>) throws(OperatorSpecError) {
             for (k, _) in entries where k != "op" && !keys.contains(k) {
                 let allowed = keys.isEmpty ? "none" : keys.sorted().joined(separator: ", ")
-                throw OperatorSpecError("\(p).\(k): unknown parameter for \(op); allowed: \(allowed)")
+                throw OperatorSpecError("\(p).\(k.shownInMessage(limit: 40)): unknown parameter for \(op); allowed: \(allowed)")
             }
         }
         func number(_ key: String) throws(OperatorSpecError) -> Double? {
@@ -224,7 +224,7 @@ extension OperatorSpec {
             case nil: self = .dedupe(.all)
             case .string(let s)?:
                 guard let key = DedupeKey(rawValue: s) else {
-                    throw OperatorSpecError("\(p).key: \"\(s)\" is not allowed; allowed: \(DedupeKey.allCases.map(\.rawValue).joined(separator: ", "))")
+                    throw OperatorSpecError("\(p).key: \"\(s.shownInMessage(limit: 40))\" is not allowed; allowed: \(DedupeKey.allCases.map(\.rawValue).joined(separator: ", "))")
                 }
                 self = .dedupe(key)
             case let other?: throw OperatorSpecError("\(p).key: expected a string, got \(other.shown)")
