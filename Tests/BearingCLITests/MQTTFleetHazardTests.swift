@@ -45,7 +45,7 @@ extension MQTTDoorTests {
         let exited = waitForExit(bearing, timeout: 15)
         let log = stop(bearing, err)
         XCTAssertTrue(exited, "still running: \(log.prefix(2000))")
-        XCTAssertNotEqual(bearing.terminationStatus, 0)
+        XCTAssertEqual(bearing.terminationStatus, 78, "a config error (EX_CONFIG)")
         XCTAssertTrue(log.contains("mqtt.fleet_topic: \"bearing/of1/pipelines/status\" is not allowed; this device publishes to (bearing/of1/pipelines/status)"), String(log.prefix(2000)))
         XCTAssertLessThan(log.utf8.count, 4000, String(log.prefix(2000)))
     }
