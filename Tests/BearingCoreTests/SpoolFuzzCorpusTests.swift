@@ -8,20 +8,7 @@ import XCTest
 /// and reading a read-ahead at a time gives the same lines, with the CRCs as found and made right (SpoolCheck).
 final class SpoolFuzzCorpusTests: XCTestCase {
     func testSpoolCorpusAndSeedsReplay() throws {
-        var total = 0
-        for (dir, mayBeEmpty) in [("Fuzz/corpus/spool", true), ("Fuzz/seeds/spool", false)] {
-            let exists = FileManager.default.fileExists(atPath: FuzzCorpusTests.root.appendingPathComponent(dir).path)
-            let files = exists || !mayBeEmpty ? try FuzzCorpusTests.files(in: dir) : []
-            if !mayBeEmpty { XCTAssertFalse(files.isEmpty, "\(dir) has no inputs") }
-            for file in files {
-                let bytes = [UInt8](try Data(contentsOf: file))
-                if let failure = SpoolCheck.failure(bytes) {
-                    XCTFail("\(dir)/\(file.lastPathComponent): \(failure)")
-                }
-                total += 1
-            }
-        }
-        XCTAssertGreaterThan(total, 0)
+        try FuzzCorpusTests.replay(target: "spool", check: SpoolCheck.failure)
     }
 
     /// The checks can fail: a reader that took a number out of range, or one that re-encodes otherwise, is caught.
