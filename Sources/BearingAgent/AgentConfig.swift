@@ -405,6 +405,15 @@ struct ConfigReader {
         }
     }
 
+    /// A door's output that is `true` (on, with `current` or else its default chain), `false` (off: nil) or a
+    /// chain of its own; anything else names all three.
+    func switchedChain(_ node: YAMLNode, _ key: String, stream: StreamClass, current: [OperatorSpec]?,
+                       default: @autoclosure () -> [OperatorSpec]?) throws -> [OperatorSpec]? {
+        guard case .scalar(let s, _) = node, !node.isNull else { return try chain(node, key, stream: stream) }
+        guard let on = Self.boolean(s.string) else { throw fail(node, key, shown(node), "true, false or an operator list") }
+        return on ? (current ?? `default`()) : nil
+    }
+
     func namedPipelines(_ node: YAMLNode, _ key: String) throws -> [NamedPipeline] {
         guard case .mapping(let mapping, _) = node else {
             if node.isNull { return [] }

@@ -149,6 +149,11 @@ final class MQTTConfigValidationTests: XCTestCase {
         assertRejected("mqtt:\n  home_assistant: maybe\n", mentions: ["mqtt.home_assistant", "\"maybe\"", "true, false", "mapping"])
         assertRejected("mqtt:\n  fleet_topic: f/p\n  fleet_named_pipelines: sometimes\n", mentions: ["mqtt.fleet_named_pipelines", "true or false"])
         assertRejected("mqtt:\n  topics: {att: maybe}\n", mentions: ["mqtt.topics.att", "true", "false"])
+        // The NMEA door's sentences take the same three forms, with the same rule and words.
+        assertRejected("nmea0183:\n  tcp: 127.0.0.1:61110\n  sentences: {hdt: maybe}\n",
+                       mentions: ["nmea0183.sentences.hdt", "\"maybe\"", "true, false or an operator list"])
+        XCTAssertNil(try AgentConfig.parse(yaml: "nmea0183:\n  tcp: 127.0.0.1:61110\n  sentences: {hdt: false}\n").nmea0183.sentences[.hdt])
+        XCTAssertNotNil(try AgentConfig.parse(yaml: "nmea0183:\n  tcp: 127.0.0.1:61110\n  sentences: {rmc: true}\n").nmea0183.sentences[.rmc])
         XCTAssertEqual(try AgentConfig.parse(yaml: "mqtt:\n  home_assistant: off\n").mqtt.homeAssistant, nil)
         XCTAssertEqual(try AgentConfig.parse(yaml: "mqtt:\n  home_assistant: yes\n").mqtt.homeAssistant, "homeassistant")
     }

@@ -118,11 +118,8 @@ extension ConfigReader {
             let name = type.rawValue.lowercased()
             let stream: StreamClass = type == .rmc ? .tpv : .att
             sentenceKeys[name] = { value in
-                if case .scalar = value, !value.isNull, let on = value.string.flatMap(Self.boolean) {
-                    c.sentences[type] = on ? (c.sentences[type] ?? NMEA0183DoorConfig.defaultChain(type)) : nil
-                } else {
-                    c.sentences[type] = try self.chain(value, "nmea0183.sentences.\(name)", stream: stream)
-                }
+                c.sentences[type] = try self.switchedChain(value, "nmea0183.sentences.\(name)", stream: stream, current: c.sentences[type],
+                                                           default: NMEA0183DoorConfig.defaultChain(type))
             }
         }
         let outputs = OutputsBeingRead(c.outputs)

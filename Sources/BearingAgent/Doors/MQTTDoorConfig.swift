@@ -100,14 +100,8 @@ extension ConfigReader {
         var fleetNode: YAMLNode?
         for topic in MQTTDataTopic.allCases {
             topicKeys[topic.rawValue] = { value in
-                if case .scalar(let s, _) = value, !value.isNull {
-                    guard let on = Self.boolean(s.string) else {
-                        throw self.fail(value, "mqtt.topics.\(topic.rawValue)", self.shown(value), "true, false or an operator list")
-                    }
-                    c.topics[topic] = on ? (c.topics[topic] ?? MQTTDoorConfig.defaultTopics[topic]) : nil
-                } else {
-                    c.topics[topic] = try self.chain(value, "mqtt.topics.\(topic.rawValue)", stream: topic.stream.stream)
-                }
+                c.topics[topic] = try self.switchedChain(value, "mqtt.topics.\(topic.rawValue)", stream: topic.stream.stream,
+                                                         current: c.topics[topic], default: MQTTDoorConfig.defaultTopics[topic])
             }
         }
         try section(node, "mqtt", [
