@@ -19,6 +19,10 @@ extension Unicode.Scalar {
 }
 
 extension StringProtocol {
+    /// Whether every byte is printable ASCII other than the space (`!` to `~`): what stands in a log line, a
+    /// topic, a client id and a file as it is.
+    public var isVisibleASCII: Bool { utf8.allSatisfy { (0x21...0x7E).contains($0) } }
+
     /// Whether it has a control character (`isMessageControl`).
     public var hasControlCharacter: Bool { unicodeScalars.contains { $0.isMessageControl } }
 

@@ -122,7 +122,7 @@ extension ConfigReader {
             },
             "client_id": { value in
                 let s = try self.scalar(value, "mqtt.client_id")
-                guard (1...128).contains(s.utf8.count), s.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+                guard (1...128).contains(s.utf8.count), s.isVisibleASCII else {
                     throw self.fail(value, "mqtt.client_id", s.quoted, "1–128 printable ASCII characters (! to ~: no spaces or control characters), unique on the broker")
                 }
                 c.clientID = s

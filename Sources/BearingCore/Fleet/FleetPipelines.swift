@@ -35,7 +35,7 @@ public struct FleetPipelines: Equatable, Sendable {
     /// Whether `version` follows `versionRule`: 1–64 bytes from `!` to `~` but `"`, so it stands in a log
     /// line, a topic and a file as it is.
     public static func validVersion(_ version: String) -> Bool {
-        (1...64).contains(version.utf8.count) && version.utf8.allSatisfy { $0 >= 0x21 && $0 <= 0x7E && $0 != 0x22 }
+        (1...64).contains(version.utf8.count) && version.isVisibleASCII && !version.contains("\"")
     }
 
     public init(version: String, mqtt: [StreamClass: [OperatorSpec]], pipelines: [NamedPipeline] = []) {
