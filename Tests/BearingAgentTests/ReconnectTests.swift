@@ -42,8 +42,11 @@ final class ReconnectTests: XCTestCase {
             }
             XCTAssertTrue(seen.contains { isState($0, "connected") }, "round \(round): no connected STATE")
             XCTAssertEqual(fixes, 5, "round \(round): fixes stopped arriving")
-            kill(fake.pid, SIGKILL)   // gpsfake by PID; its gpsd loses its parent and is stopped below
-            if let gpsd = fake.gpsdPID() { kill(gpsd, SIGKILL) }
+            // gpsd is found as gpsfake's child, so before gpsfake dies: after, it is reparented, would be
+            // missed, and would keep the port from the next round's gpsd.
+            guard let gpsd = fake.gpsdPID() else { return XCTFail("round \(round): cannot find gpsfake's gpsd") }
+            kill(fake.pid, SIGKILL)
+            kill(gpsd, SIGKILL)
             fake.stop()
             let after = client.collect(timeout: 15) { isState($0, "disconnected") }
             XCTAssertTrue(after.last.map { isState($0, "disconnected") } ?? false, "round \(round): no disconnected STATE after the kill")
