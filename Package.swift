@@ -1,21 +1,21 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
-// Layering (each target only depends on the ones above it):
-//   CGPS              C bridge to libgps (gpsd's client library)
-//   CI2C              C bridge to libi2c and the i2c-dev ioctls
-//   CYAML             C bridge to libyaml (config and board files)
-//   CMosquitto        C bridge to libmosquitto (the MQTT door)
-//   CBearingSys       C shim for Linux calls Swift's Glibc module lacks (accept4, eventfd)
-//   BearingCore       pure values, gpsd JSON dialect, operator specs, WMM, heading maths — no I/O (libc's
-//                     snprintf through CBearingSys for printf-style numbers)
-//   BearingSensors    magnetometer chip drivers over the I2CBus protocol, the reader thread
-//   BearingSimulator  pure generators for demos and tests (NMEA tracks, register-level chip models)
-//   BearingYAML       YAML documents composed from libyaml's events, with Yams's scalar rules
-//   BearingLog        the daemon's logger: levels, metadata, lines for journald on stderr
-//   BearingIO         /dev/i2c-N, the gpsd and MQTT client delegate sources
-//   BearingAgent      wiring: adapters → publishers → socket server, logs, config
-//   bearing           the command-line tool
+// Layering: each target depends only on targets above it in this list (docs/dev/architecture.md says why
+// the cuts are where they are).
+//   C bridges      CBearingSys (Linux calls Glibc lacks, snprintf), CGPS (libgps), CI2C (libi2c),
+//                  CMosquitto (libmosquitto), CYAML (libyaml)
+//   pure core      BearingModel        values, vector and quaternion maths, WMM2025, the attitude filter
+//   (no I/O,       BearingWire         gpsd's JSON dialect, client requests, the operator-spec vocabulary
+//    no threads)   BearingCalibration  magnetometer, accelerometer and level fits; the calibrate workflow
+//                  BearingPublishing   pipelines, hub, stages (the only target built on OpenCombine)
+//   I/O            BearingLog, BearingYAML, BearingPOSIX (syscalls wrapped once), BearingService (the
+//                  service group), BearingConfig (YAML to typed config, errors naming the key),
+//                  BearingI2C (bus protocol, /dev/i2c-N), BearingGPSD (libgps delegate), BearingSensors
+//                  (chip drivers, readers), BearingSimulator (register models, NMEA tracks), BearingTerminal
+//   doors          BearingMarine (NMEA 0183, Signal K), BearingMQTT (client, door, spool, fleet records)
+//   the daemon     BearingDaemon: the agent, the socket and TCP doors, the data log, one entry point
+//   clients        BearingClient (wire + POSIX only), bearing (the command-line tool)
 let package = Package(
     name: "Bearing",
     platforms: [.macOS(.v13)],
@@ -53,66 +53,57 @@ let package = Package(
         // vsnprintf … twice, which Swift finds ambiguous.
         .target(name: "CBearingSys", cSettings: [.define("_FORTIFY_SOURCE", to: "2", .when(configuration: .release))]),
         .target(name: "BearingYAML", dependencies: ["CYAML"]),
-        .target(
-            name: "BearingCore",
-            dependencies: [
-                "CBearingSys",
-                .product(name: "OpenCombine", package: "OpenCombine"),
-            ]
-        ),
-        .target(
-            name: "BearingSensors",
-            dependencies: ["BearingCore", "BearingIO"]
-        ),
-        .target(
-            name: "BearingSimulator",
-            dependencies: ["BearingCore", "BearingPOSIX"]
-        ),
         .target(name: "BearingLog"),
-        .target(
-            name: "BearingPOSIX",
-            dependencies: ["CBearingSys", "BearingCore"]
-        ),
-        .target(
-            name: "BearingIO",
-            dependencies: ["CGPS", "CI2C", "CMosquitto", "BearingPOSIX", "BearingCore"]
-        ),
-        .target(
-            name: "BearingTerminal",
-            dependencies: ["BearingCore"]
-        ),
-        .target(
-            name: "BearingClient",
-            dependencies: ["BearingCore", "BearingPOSIX"]
-        ),
-        .target(
-            name: "BearingAgent",
-            dependencies: [
-                "BearingCore", "BearingSensors", "BearingIO",
-                .product(name: "OpenCombine", package: "OpenCombine"),
-                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
-                "BearingLog",
-                "BearingYAML",
-            ]
-        ),
+        .target(name: "BearingModel", dependencies: ["CBearingSys"]),
+        .target(name: "BearingAttitude", dependencies: ["BearingModel"]),
+        .target(name: "BearingWire", dependencies: ["BearingModel", "CBearingSys"]),
+        .target(name: "BearingCalibration", dependencies: ["BearingModel", "BearingWire"]),
+        .target(name: "BearingPublishing", dependencies: [
+            "BearingModel", "BearingAttitude", "BearingWire", "BearingCalibration",
+            .product(name: "OpenCombine", package: "OpenCombine"),
+            .product(name: "OpenCombineDispatch", package: "OpenCombine"),
+        ]),
+        .target(name: "BearingPOSIX", dependencies: ["CBearingSys", "BearingModel"]),
+        .target(name: "BearingService", dependencies: ["BearingLog"]),
+        .target(name: "BearingConfig", dependencies: ["BearingYAML", "BearingModel", "BearingWire", "BearingPOSIX", "BearingLog"]),
+        .target(name: "BearingI2C", dependencies: ["CI2C", "BearingPOSIX", "BearingModel"]),
+        .target(name: "BearingGPSD", dependencies: ["CGPS", "BearingPOSIX", "BearingModel", "BearingWire"]),
+        .target(name: "BearingSensors", dependencies: ["BearingModel", "BearingI2C", "BearingPOSIX"]),
+        .target(name: "BearingSimulator", dependencies: ["BearingModel", "BearingWire", "BearingI2C", "BearingPOSIX"]),
+        .target(name: "BearingTerminal", dependencies: ["BearingModel", "BearingCalibration"]),
+        .target(name: "BearingClient", dependencies: ["BearingModel", "BearingWire", "BearingPOSIX"]),
+        .target(name: "BearingMarine", dependencies: [
+            "BearingModel", "BearingWire", "BearingPublishing", "BearingPOSIX", "BearingService", "BearingConfig",
+            "BearingYAML", "BearingLog",
+        ]),
+        .target(name: "BearingMQTT", dependencies: [
+            "CMosquitto", "BearingModel", "BearingWire", "BearingPublishing", "BearingPOSIX", "BearingService",
+            "BearingConfig", "BearingYAML", "BearingLog",
+        ]),
+        .target(name: "BearingDaemon", dependencies: [
+            "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX",
+            "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors",
+            "BearingSimulator", "BearingMarine", "BearingMQTT",
+        ]),
         .executableTarget(
             name: "bearing",
             dependencies: [
-                "BearingAgent", "BearingClient", "BearingTerminal", "BearingSimulator", "BearingSensors", "BearingIO", "BearingCore",
+                "BearingDaemon", "BearingClient", "BearingTerminal", "BearingSimulator", "BearingSensors",
+                "BearingCalibration", "BearingModel", "BearingAttitude", "BearingWire", "BearingPOSIX", "BearingI2C", "BearingMQTT",
+                "BearingConfig", "BearingService", "BearingLog",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                "BearingLog",
             ]
         ),
         // libFuzzer targets (scripts/fuzz builds them with -sanitize=fuzzer -DFUZZING); a plain build makes
         // them corpus replayers.
         .target(
             name: "FuzzChecks",
-            dependencies: ["BearingCore"],
+            dependencies: ["BearingModel", "BearingWire", "BearingMQTT"],
             path: "Fuzz/Checks"
         ),
         .target(
             name: "FuzzConfigChecks",
-            dependencies: ["FuzzChecks", "BearingAgent"],
+            dependencies: ["FuzzChecks", "BearingDaemon", "BearingConfig"],
             path: "Fuzz/ConfigChecks"
         ),
         .executableTarget(
@@ -143,45 +134,71 @@ let package = Package(
         // gpsfake rig, socket client, the built binary).
         .target(
             name: "TestSupport",
-            dependencies: ["BearingAgent", "BearingClient", "BearingIO", "BearingCore", "BearingSimulator",
-                           "BearingLog"],
+            dependencies: ["BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal"],
             path: "Tests/TestSupport"
         ),
         .testTarget(
             name: "BearingCoreTests",
             dependencies: [
-                "BearingCore", "BearingSimulator", "TestSupport", "FuzzChecks",
+                "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
                 .product(name: "CombineSchedulers", package: "combine-schedulers"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
+                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
             ]
         ),
         .testTarget(
             name: "BearingSensorsTests",
             dependencies: [
-                "BearingSensors", "BearingSimulator", "BearingCore", "TestSupport",
+                "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
                 .product(name: "CombineSchedulers", package: "combine-schedulers"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
+                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
             ]
         ),
         .testTarget(
             name: "BearingPOSIXTests",
-            dependencies: ["BearingPOSIX", "BearingCore", "TestSupport"]
+            dependencies: [
+                "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
+                .product(name: "CombineSchedulers", package: "combine-schedulers"),
+                .product(name: "OpenCombine", package: "OpenCombine"),
+                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
+            ]
         ),
         .testTarget(
             name: "BearingClientTests",
-            dependencies: ["BearingClient", "BearingAgent", "BearingCore", "TestSupport"]
+            dependencies: [
+                "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
+                .product(name: "CombineSchedulers", package: "combine-schedulers"),
+                .product(name: "OpenCombine", package: "OpenCombine"),
+                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
+            ]
         ),
         .testTarget(
             name: "BearingIOTests",
-            dependencies: ["BearingIO", "BearingCore", "CGPS", "TestSupport"]
+            dependencies: [
+                "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
+                .product(name: "CombineSchedulers", package: "combine-schedulers"),
+                .product(name: "OpenCombine", package: "OpenCombine"),
+                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
+            ]
         ),
         .testTarget(
-            name: "BearingAgentTests",
-            dependencies: ["BearingAgent", "BearingLog", "BearingYAML", "BearingClient", "BearingIO", "BearingCore", "BearingSimulator", "BearingSensors", "TestSupport", "FuzzConfigChecks"]
+            name: "BearingDaemonTests",
+            dependencies: [
+                "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
+                .product(name: "CombineSchedulers", package: "combine-schedulers"),
+                .product(name: "OpenCombine", package: "OpenCombine"),
+                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
+            ]
         ),
         .testTarget(
             name: "BearingCLITests",
-            dependencies: ["BearingCore", "BearingIO", "BearingTerminal", "TestSupport"],
+            dependencies: [
+                "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
+                .product(name: "CombineSchedulers", package: "combine-schedulers"),
+                .product(name: "OpenCombine", package: "OpenCombine"),
+                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
+            ],
             exclude: ["help"]
         ),
     ],

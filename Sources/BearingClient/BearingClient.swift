@@ -1,4 +1,5 @@
-import BearingCore
+import BearingModel
+import BearingWire
 import BearingPOSIX
 #if canImport(Glibc)
 import Glibc

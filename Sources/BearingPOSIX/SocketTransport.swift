@@ -1,4 +1,4 @@
-import BearingCore
+import BearingModel
 import CBearingSys
 import FoundationEssentials
 #if canImport(Glibc)
@@ -64,6 +64,19 @@ public protocol SocketTransportDelegate: AnyObject, Sendable {
 /// does. Each eviction is logged and counted; refusals are logged once per burst, their count when the
 /// burst's window ends and at stop.
 public final class SocketTransport: @unchecked Sendable { // `lock` guards `connections`, their output state, `poller` and the counters
+    /// What a client is told in its own language, made by the protocol above the transport.
+    public struct Notices: Sendable {
+        /// The line saying how many lines were lost where the gap is (gpsd's `OVERFLOW`).
+        public var overflow: @Sendable (_ dropped: Int) -> String
+        /// The line saying why a connection is refused (gpsd's `ERROR`).
+        public var refused: @Sendable (_ why: String) -> String
+
+        public init(overflow: @escaping @Sendable (_ dropped: Int) -> String, refused: @escaping @Sendable (_ why: String) -> String) {
+            self.overflow = overflow
+            self.refused = refused
+        }
+    }
+
     public struct Configuration: Sendable {
         public var maxClients: Int = 32
         /// Lines queued per client before lines for that client are dropped.
@@ -71,9 +84,10 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `conn
         /// Least time between two writes to one client, in seconds; lines that come sooner wait and share
         /// the next write. 0: every line is written as it comes.
         public var writeInterval: Double = 0
-        /// Tell clients in gpsd's JSON what they lost (`OVERFLOW`) or why they were refused (`ERROR`). Off
-        /// for doors whose readers speak another language (NMEA 0183, Signal K): their lines are only dropped.
-        public var jsonNotices = true
+        /// The lines that tell a client what it lost (`OVERFLOW`) or why it was refused (`ERROR`), in its
+        /// readers' language. nil for doors whose readers speak another one (NMEA 0183, Signal K): their
+        /// lines are only dropped.
+        public var notices: Notices?
         /// After a refusal is logged, further ones are counted for this many seconds; the count is logged
         /// when they have passed (and at stop), so a reconnect storm costs one line per window.
         public var refusalLogInterval: Double = 10
@@ -264,7 +278,7 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `conn
     private func enqueueLocked(_ c: Connection, _ line: UnsafeBufferPointer<UInt8>) {
         let limit = configuration.clientQueue
         if c.dropped > 0 && c.queued < limit {
-            if configuration.jsonNotices { appendOverflow(c) } else { c.dropped = 0 }
+            if let notices = configuration.notices { appendOverflow(c, notices) } else { c.dropped = 0 }
         }
         if c.queued < limit {
             c.append(line)
@@ -275,8 +289,8 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `conn
     }
 
     /// The OVERFLOW object that tells `c` how many lines it lost, where the gap is.
-    private func appendOverflow(_ c: Connection) {
-        var line = WireEncoding.overflow(dropped: c.dropped)
+    private func appendOverflow(_ c: Connection, _ notices: Notices) {
+        var line = notices.overflow(c.dropped)
         line.withUTF8 { c.append($0) }
         c.dropped = 0
     }
@@ -291,8 +305,8 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `conn
                 return c.failed
             }
             if c.isDrained {
-                if c.dropped > 0 {
-                    appendOverflow(c)
+                if c.dropped > 0, let notices = configuration.notices {
+                    appendOverflow(c, notices)
                     continue
                 }
                 return c.closeAfterFlush
@@ -506,8 +520,8 @@ public final class SocketTransport: @unchecked Sendable { // `lock` guards `conn
     /// then the count of those that follow when `refusalLogInterval` has passed (the loop wakes for it) or
     /// at stop, so a reconnect storm cannot flood the journal and no refusal goes unlogged.
     private func refuse(_ fd: Int32) {
-        if configuration.jsonNotices {
-            let line = WireEncoding.error("too many clients (max \(configuration.maxClients))") + "\r\n"
+        if let notices = configuration.notices {
+            let line = notices.refused("too many clients (max \(configuration.maxClients))") + "\r\n"
             _ = line.withCString { Glibc.send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
         }
         Glibc.close(fd)

@@ -1,4 +1,4 @@
-import BearingCore
+import BearingModel
 import CBearingSys
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
-import BearingCore
-import BearingIO
+import BearingModel
+import BearingI2C
+import BearingPOSIX
 #if canImport(Glibc)
 import Glibc
 #endif

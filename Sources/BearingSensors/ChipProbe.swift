@@ -1,4 +1,6 @@
-import BearingCore
+import BearingModel
+import BearingI2C
+import BearingPOSIX
 
 /// One address that answered a scan, and what it was identified as.
 public struct ProbeFinding: Equatable, Sendable {

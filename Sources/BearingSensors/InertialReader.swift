@@ -1,5 +1,6 @@
-import BearingCore
-import BearingIO
+import BearingModel
+import BearingI2C
+import BearingPOSIX
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,7 @@
-import BearingCore
+import BearingModel
+import BearingWire
+import BearingI2C
+import BearingPOSIX
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc

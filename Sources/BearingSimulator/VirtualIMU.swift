@@ -1,4 +1,7 @@
-import BearingCore
+import BearingModel
+import BearingWire
+import BearingI2C
+import BearingPOSIX
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,5 @@
-import BearingCore
+import BearingCalibration
+import BearingModel
 
 /// How `bearing calibrate` draws coverage on a terminal: the glyphs live here, not in the pure core.
 public enum CoverageDisplay {

@@ -1,9 +1,23 @@
 import ArgumentParser
-import BearingAgent
-import BearingCore
-import BearingIO
-import FoundationEssentials
+import BearingDaemon
+import BearingClient
+import BearingTerminal
+import BearingSimulator
+import BearingSensors
+import BearingCalibration
+import BearingAttitude
+import BearingModel
+import BearingWire
+import BearingPOSIX
+import BearingI2C
+import BearingMQTT
+import BearingConfig
+import BearingService
 import BearingLog
+import BearingGPSD
+import BearingPublishing
+import BearingMarine
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,21 @@
-import BearingAgent
-import BearingCore
-import BearingIO
+import BearingDaemon
+import BearingClient
+import BearingTerminal
+import BearingSimulator
+import BearingSensors
+import BearingCalibration
+import BearingAttitude
+import BearingModel
+import BearingWire
+import BearingPOSIX
+import BearingI2C
+import BearingMQTT
+import BearingConfig
+import BearingService
+import BearingLog
+import BearingGPSD
+import BearingPublishing
+import BearingMarine
 
 /// A fit and what it was scaled to.
 struct FittedCalibration {

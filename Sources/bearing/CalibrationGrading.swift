@@ -1,4 +1,21 @@
-import BearingCore
+import BearingDaemon
+import BearingClient
+import BearingTerminal
+import BearingSimulator
+import BearingSensors
+import BearingCalibration
+import BearingAttitude
+import BearingModel
+import BearingWire
+import BearingPOSIX
+import BearingI2C
+import BearingMQTT
+import BearingConfig
+import BearingService
+import BearingLog
+import BearingGPSD
+import BearingPublishing
+import BearingMarine
 
 /// What becomes of a fit: saved, or not, and why, and the exit status that says so.
 enum CalibrationVerdict: Equatable {

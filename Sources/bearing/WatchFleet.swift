@@ -1,5 +1,21 @@
-import BearingCore
-import BearingIO
+import BearingDaemon
+import BearingClient
+import BearingTerminal
+import BearingSimulator
+import BearingSensors
+import BearingCalibration
+import BearingAttitude
+import BearingModel
+import BearingWire
+import BearingPOSIX
+import BearingI2C
+import BearingMQTT
+import BearingConfig
+import BearingService
+import BearingLog
+import BearingGPSD
+import BearingPublishing
+import BearingMarine
 import Synchronization
 
 /// `bearing watch --mqtt URL`: a fleet's devices, live, from their broker: each device's status, SPOOL, fleet

@@ -1,5 +1,21 @@
-@testable import BearingIO
-import BearingCore
+import BearingModel
+import BearingAttitude
+import BearingWire
+import BearingPublishing
+import BearingCalibration
+import BearingPOSIX
+import BearingService
+import BearingConfig
+import BearingYAML
+import BearingLog
+@testable import BearingI2C
+@testable import BearingGPSD
+import BearingSensors
+import BearingSimulator
+import BearingMarine
+@testable import BearingMQTT
+import BearingDaemon
+import BearingClient
 import CGPS
 import TestSupport
 import XCTest

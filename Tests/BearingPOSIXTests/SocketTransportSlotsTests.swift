@@ -1,5 +1,21 @@
-import BearingCore
+import BearingModel
+import BearingAttitude
+import BearingWire
+import BearingPublishing
+import BearingCalibration
 import BearingPOSIX
+import BearingService
+import BearingConfig
+import BearingYAML
+import BearingLog
+import BearingI2C
+import BearingGPSD
+import BearingSensors
+import BearingSimulator
+import BearingMarine
+import BearingMQTT
+import BearingDaemon
+import BearingClient
 import Foundation
 import TestSupport
 import XCTest
@@ -73,7 +89,6 @@ final class SocketTransportSlotsTests: XCTestCase {
         var c = SocketTransport.Configuration()
         c.maxClients = 16
         c.clientQueue = 64
-        c.jsonNotices = false
         configure(&c)
         let t = SocketTransport(listeners: [Listener(fd: fd, kind: .tcp, name: TCPSocket.name("127.0.0.1", port), unlinkPath: nil)], configuration: c)
         let notes = Notes()

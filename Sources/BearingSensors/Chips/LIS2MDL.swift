@@ -1,4 +1,6 @@
-import BearingCore
+import BearingModel
+import BearingI2C
+import BearingPOSIX
 
 /// ST LIS2MDL, and the magnetometer of the LSM303AGR (same register map), I2C 0x1E.
 ///

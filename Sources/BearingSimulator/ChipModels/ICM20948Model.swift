@@ -1,4 +1,7 @@
-import BearingCore
+import BearingModel
+import BearingWire
+import BearingI2C
+import BearingPOSIX
 
 /// ICM-20948 (DS-000189) at register level: four register banks selected by REG_BANK_SEL 7Fh (bits 5:4).
 /// Bank 0: WHO_AM_I 00h = 0xEA; USER_CTRL 03h; PWR_MGMT_1 06h (0x41 at reset: asleep); INT_PIN_CFG 0Fh;

@@ -1,4 +1,7 @@
-import BearingCore
+import BearingModel
+import BearingWire
+import BearingI2C
+import BearingPOSIX
 
 /// What an inertial chip senses: specific force (m/s², +9.80665 up when at rest), angular rate (rad/s,
 /// right-hand rule) and die temperature (°C), in the chip's axes.

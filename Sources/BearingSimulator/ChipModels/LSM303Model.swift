@@ -1,4 +1,7 @@
-import BearingCore
+import BearingModel
+import BearingWire
+import BearingI2C
+import BearingPOSIX
 
 /// LSM303DLHC / LSM303AGR accelerometer at register level (ST DocID018771, DocID027765): WHO_AM_I_A 0Fh =
 /// 0x33 on both; CTRL_REG1_A 20h (ODR bits 7:4, 0 = power-down, the reset state; LPen bit 3; Z/Y/X enable

@@ -1,4 +1,7 @@
-import BearingCore
+import BearingModel
+import BearingWire
+import BearingI2C
+import BearingPOSIX
 
 /// A bus that passes transfers to another bus, records the reads it answers from `startRecording()` on,
 /// then (after `replay()`) answers the same reads again from the record, in a loop: the drivers above it do all their work while the chip models behind it cost nothing. For

@@ -1,0 +1,343 @@
+import BearingModel
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Orientation from a gyroscope, an accelerometer and (optionally) a magnetometer: the method of VQF,
+/// D. Laidig, T. Seel, "VQF: Highly accurate IMU orientation estimation with bias estimation and magnetic
+/// disturbance rejection", Information Fusion 91 (2023) 187–204, arXiv:2203.17024, written anew here.
+///
+/// The orientation is kept as three factors, `quaternion = Rz(δ) ⊗ inclinationCorrection ⊗ strapdown`:
+/// - `strapdown` (sensor → almost-inertial frame I): the bias-corrected gyroscope rates integrated, nothing else.
+/// - `inclinationCorrection` (I → 6D earth frame): the accelerometer's specific force is rotated into I and
+///   low-passed there (second-order Butterworth, `tauAcc`); in I, unlike in the sensor frame, a short
+///   acceleration averages out. Each sample turns the correction so that this filtered vector points up.
+/// - δ, a rotation about the vertical (6D earth frame → ENU with y magnetic north): a first-order filter
+///   (`tauMag`) towards the heading of the magnetometer's field in the 6D earth frame. Being a separate
+///   scalar, it never touches the inclination, and the 6D (magnetometer-free) orientation is always there.
+///
+/// Gyroscope bias is estimated by a Kalman filter: at rest (see `RestDetector`) from the low-passed rate;
+/// in motion from the inclination correction's rate, brought into the earth frame with the low-passed
+/// rotation, the vertical component (unobservable without the magnetometer) held to zero by a weak
+/// artificial measurement. Magnetic disturbances are detected and rejected by `MagneticDisturbanceDetector`.
+///
+/// Frames: every quaternion rotates sensor-frame vectors into the named frame, `v_ENU = q ⊗ v ⊗ q*`. The ENU
+/// frame's y axis is **magnetic** north (rotate by the declination for true north: `trueNorth(declination:)`).
+/// Without magnetometer samples (6D) the heading is that of the start, free to drift slowly.
+///
+/// Samples: each sensor's samples come with the seconds since that sensor's previous sample (`dt`), so the
+/// rates may differ and jitter. Feed the samples of all sensors in time order; samples of one instant go
+/// gyroscope, accelerometer, magnetometer (`update(gyroscope:accelerometer:magnetometer:dt:)` does that).
+/// Samples with non-finite values, an all-zero accelerometer or magnetometer vector, or a `dt` that is not
+/// positive and finite are ignored. Units: rad/s, m/s², any unit for the field (µT when a reference is given).
+public struct AttitudeFilter: Sendable {
+    public let parameters: AttitudeFilterParameters
+    /// Sensor → almost-inertial frame: the integrated, bias-corrected gyroscope.
+    public private(set) var strapdown = Quaternion.identity
+    /// Almost-inertial frame → 6D earth frame (z up, arbitrary heading).
+    public private(set) var inclinationCorrection = Quaternion.identity
+    /// δ: 6D earth frame → ENU (y magnetic north), radians about z, in [−π, π].
+    public private(set) var headingOffset = 0.0 {
+        didSet { headingRotation = .aboutZ(headingOffset) }
+    }
+    /// `Quaternion.aboutZ(headingOffset)`, kept with it: δ changes with field samples, the orientation is
+    /// asked for with every inertial sample.
+    private var headingRotation = Quaternion.identity
+    /// The gyroscope bias estimate, rad/s, subtracted from every gyroscope sample.
+    public private(set) var gyroBias = Vector3.zero
+    public private(set) var rest: RestDetector
+    public private(set) var magnetic: MagneticDisturbanceDetector
+    /// Whether a magnetometer sample has been used (9D); until then the heading is free (6D).
+    public private(set) var hasMagnetometer = false
+
+    /// Bias covariance, in (0.01 °/s)² as VQF keeps it (numerically kinder than rad/s).
+    private var biasCovariance: Matrix3x3
+    private var accLowPass: ButterworthLowPass<Vector3>
+    private var rotationLowPass: ButterworthLowPass<Matrix3x3>
+    private var rotatedBiasLowPass: ButterworthLowPass<Vector3>
+    /// A floor under the heading gain in the first `tauMag` seconds: 1, 1/2, 1/3, … (VQF's fast start).
+    private var headingGainFloor = 1.0
+    private var clocks = (gyroscope: Double?.none, accelerometer: Double?.none, magnetometer: Double?.none)
+
+    /// The bias covariance's start, (0.01 °/s)².
+    private var initialBiasVariance: Double { square(parameters.biasSigmaInit * 100) }
+
+    /// A filter at the identity orientation with no bias estimate. `reference` (e.g. WMM's field at the
+    /// position, in the magnetometer's units) lets disturbance detection work from the first sample instead
+    /// of learning the field first.
+    public init(parameters: AttitudeFilterParameters = AttitudeFilterParameters(), magneticReference reference: MagneticFieldReference? = nil) {
+        self.parameters = parameters
+        rest = RestDetector(parameters: parameters)
+        magnetic = MagneticDisturbanceDetector(parameters: parameters, reference: reference)
+        accLowPass = ButterworthLowPass(tau: parameters.tauAcc)
+        rotationLowPass = ButterworthLowPass(tau: parameters.tauAcc)
+        rotatedBiasLowPass = ButterworthLowPass(tau: parameters.tauAcc)
+        biasCovariance = Matrix3x3.identity * square(parameters.biasSigmaInit * 100)
+    }
+
+    // MARK: Estimates
+
+    /// Sensor → 6D earth frame (z up, heading not referenced to north).
+    public var quaternion6D: Quaternion { inclinationCorrection * strapdown }
+
+    /// Sensor → ENU with y magnetic north (9D); the same as `quaternion6D` until a magnetometer sample came.
+    public var quaternion: Quaternion { headingRotation * quaternion6D }
+
+    /// One standard deviation of the bias estimate in its worst direction, rad/s (a bound from the
+    /// covariance's largest row sum).
+    public var gyroBiasUncertainty: Double {
+        let p = biasCovariance
+        let rowSum = max(abs(p.r0.x) + abs(p.r0.y) + abs(p.r0.z), abs(p.r1.x) + abs(p.r1.y) + abs(p.r1.z), abs(p.r2.x) + abs(p.r2.y) + abs(p.r2.z))
+        return min(rowSum, initialBiasVariance).squareRoot() / 100 * .pi / 180
+    }
+
+    /// Takes `reference` as the undisturbed field from now on (e.g. when a GPS fix gives WMM's field).
+    public mutating func setMagneticReference(_ reference: MagneticFieldReference) {
+        magnetic.setReference(reference)
+    }
+
+    // MARK: Updates
+
+    /// Gyroscope, accelerometer and magnetometer sampled together, `dt` seconds after the previous sample.
+    public mutating func update(gyroscope: Vector3, accelerometer: Vector3, magnetometer: Vector3? = nil, dt: Double) {
+        updateGyroscope(gyroscope, dt: dt)
+        updateAccelerometer(accelerometer, dt: dt)
+        if let magnetometer { updateMagnetometer(magnetometer, dt: dt) }
+    }
+
+    /// Strapdown integration: the bias-corrected rate (rad/s) held over the `dt` seconds since the previous
+    /// gyroscope sample.
+    public mutating func updateGyroscope(_ rate: Vector3, dt: Double) {
+        guard rate.isFinite, dt > 0, dt.isFinite else { return }
+        if parameters.restBiasEstimation || parameters.magneticDisturbanceRejection {
+            rest.gyroscope(rate, dt: dt)
+        }
+        let step = Quaternion(rotationVector: (rate - gyroBias) * dt)
+        strapdown = (strapdown * step).normalized
+    }
+
+    /// Inclination correction and bias estimation from a specific-force sample (m/s², pointing up at rest),
+    /// `dt` seconds after the previous accelerometer sample.
+    public mutating func updateAccelerometer(_ acc: Vector3, dt: Double) {
+        guard acc.isFinite, acc != .zero, dt > 0, dt.isFinite else { return }
+        if parameters.restBiasEstimation { rest.accelerometer(acc, dt: dt) }
+
+        // Low-pass in the almost-inertial frame, then into the 6D earth frame.
+        let filtered = accLowPass.step(strapdown.rotate(acc), dt: dt)
+        let inEarth = inclinationCorrection.rotate(filtered)
+        let up = inEarth / max(inEarth.length, .leastNormalMagnitude)
+
+        // The smallest rotation that takes `up` onto +z.
+        let w = ((up.z + 1) / 2).squareRoot()
+        let correction = w > 1e-6 ? Quaternion(w: w, x: 0.5 * up.y / w, y: -0.5 * up.x / w, z: 0) : Quaternion(w: 0, x: 1, y: 0, z: 0)
+        inclinationCorrection = (correction * inclinationCorrection).normalized
+
+        if parameters.motionBiasEstimation || parameters.restBiasEstimation {
+            estimateBias(correctionDirection: up, dt: dt)
+        }
+    }
+
+    /// Heading correction from a field sample (any unit), `dt` seconds after the previous magnetometer sample.
+    public mutating func updateMagnetometer(_ field: Vector3, dt: Double) {
+        guard field.isFinite, field != .zero, dt > 0, dt.isFinite else { return }
+        hasMagnetometer = true
+        let inEarth = quaternion6D.rotate(field)
+        if parameters.magneticDisturbanceRejection {
+            magnetic.observe(earthField: inEarth, turnRate: rest.lowPassedRate.length, dt: dt)
+        }
+
+        // δ̂ makes the horizontal field point along +y (magnetic north).
+        let disagreement = Self.wrap(atan2(inEarth.x, inEarth.y) - headingOffset)
+        var k = Self.gain(tau: parameters.tauMag, dt: dt)
+        if parameters.magneticDisturbanceRejection { k = magnetic.gain(k, dt: dt) }
+        if headingGainFloor != 0 {
+            k = max(k, headingGainFloor)
+            headingGainFloor = headingGainFloor / (headingGainFloor + 1)
+            if headingGainFloor * parameters.tauMag < dt { headingGainFloor = 0 }
+        }
+        headingOffset = Self.wrap(headingOffset + k * disagreement)
+    }
+
+    // MARK: Timestamped samples
+
+    /// `updateGyroscope` for a sample taken at `time` (seconds, any origin, the same clock for all sensors).
+    /// The first sample only starts this sensor's clock; a time that does not advance drops the sample.
+    /// Returns whether the sample was used.
+    @discardableResult
+    public mutating func updateGyroscope(_ rate: Vector3, at time: Double) -> Bool {
+        guard let dt = Self.interval(&clocks.gyroscope, time) else { return false }
+        updateGyroscope(rate, dt: dt)
+        return true
+    }
+
+    /// `updateAccelerometer` for a sample taken at `time`; see `updateGyroscope(_:at:)`.
+    @discardableResult
+    public mutating func updateAccelerometer(_ acc: Vector3, at time: Double) -> Bool {
+        guard let dt = Self.interval(&clocks.accelerometer, time) else { return false }
+        updateAccelerometer(acc, dt: dt)
+        return true
+    }
+
+    /// `updateMagnetometer` for a sample taken at `time`; see `updateGyroscope(_:at:)`.
+    @discardableResult
+    public mutating func updateMagnetometer(_ field: Vector3, at time: Double) -> Bool {
+        guard let dt = Self.interval(&clocks.magnetometer, time) else { return false }
+        updateMagnetometer(field, dt: dt)
+        return true
+    }
+
+    private static func interval(_ last: inout Double?, _ time: Double) -> Double? {
+        guard time.isFinite else { return nil }
+        guard let previous = last else { last = time; return nil }
+        guard time > previous else { return nil }
+        last = time
+        return time - previous
+    }
+
+    // MARK: Bias estimation
+
+    /// One step of the bias Kalman filter (state b, covariance P in (0.01 °/s)²): P grows by the process
+    /// noise, then, at rest, the low-passed rate measures b directly (R = I); in motion, the inclination
+    /// correction's rate in the earth frame plus the low-passed R·b̂ measures R·b for the low-passed sensor →
+    /// earth rotation R (x and y only; z is an artificial zero with a small weight).
+    private mutating func estimateBias(correctionDirection up: Vector3, dt: Double) {
+        let clip = parameters.biasClip * .pi / 180
+        let p0 = initialBiasVariance
+        let processNoise = square(0.1 * 100) * dt / parameters.biasForgettingTime
+
+        let rotation = Matrix3x3(quaternion6D)
+        let rotatedBias = rotation * gyroBias
+        let smoothRotation = rotationLowPass.step(rotation, dt: dt)
+        let smoothRotatedBias = rotatedBiasLowPass.step(Vector3(rotatedBias.x, rotatedBias.y, 0), dt: dt)
+
+        let measurement: Matrix3x3
+        var error: Vector3
+        let noise: Vector3
+        if parameters.restBiasEstimation && rest.atRest {
+            error = rest.lowPassedRate - gyroBias
+            measurement = .identity
+            let w = Self.measurementNoise(sigma: parameters.biasSigmaRest, processNoise: processNoise)
+            noise = Vector3(w, w, w)
+        } else if parameters.motionBiasEstimation {
+            let predicted = smoothRotation * gyroBias
+            error = Vector3(-up.y / dt + smoothRotatedBias.x - predicted.x,
+                            up.x / dt + smoothRotatedBias.y - predicted.y,
+                            -predicted.z)
+            measurement = smoothRotation
+            let w = Self.measurementNoise(sigma: parameters.biasSigmaMotion, processNoise: processNoise)
+            noise = Vector3(w, w, w / max(parameters.biasVerticalForgettingFactor, 1e-10))
+        } else {
+            measurement = .identity
+            error = .zero
+            noise = Vector3(-1, -1, -1)
+        }
+
+        if biasCovariance.r0.x < p0 { biasCovariance.r0.x += processNoise }
+        if biasCovariance.r1.y < p0 { biasCovariance.r1.y += processNoise }
+        if biasCovariance.r2.z < p0 { biasCovariance.r2.z += processNoise }
+        guard noise.x >= 0 else { return }
+
+        error = Vector3(Self.clip(error.x, clip), Self.clip(error.y, clip), Self.clip(error.z, clip))
+        // K = P Rᵀ (W + R P Rᵀ)⁻¹; b += K e; P −= K R P.
+        let pRt = biasCovariance * measurement.transposed
+        guard let innovationInverse = (measurement * pRt + Matrix3x3.diagonal(noise)).inverse else { return }
+        let gain = pRt * innovationInverse
+        let update = gain * error
+        gyroBias = Vector3(Self.clip(gyroBias.x + update.x, clip), Self.clip(gyroBias.y + update.y, clip), Self.clip(gyroBias.z + update.z, clip))
+        biasCovariance = biasCovariance - gain * measurement * biasCovariance
+    }
+
+    /// The measurement noise variance that makes the covariance settle at σ² (σ in °/s) under the process
+    /// noise V: the stationary point of P ← P + V, P ← P·W/(P + W) is P = σ² for W = σ⁴/V + σ².
+    private static func measurementNoise(sigma: Double, processNoise v: Double) -> Double {
+        let p = square(sigma * 100)
+        return square(p) / v + p
+    }
+
+    // MARK: Helpers
+
+    /// The first-order filter gain for time constant `tau` over `dt` (tau < 0: no update; 0: a jump).
+    static func gain(tau: Double, dt: Double) -> Double {
+        if tau < 0 { return 0 }
+        if tau == 0 { return 1 }
+        return 1 - exp(-dt / tau)
+    }
+
+    static func wrap(_ angle: Double) -> Double {
+        var a = angle
+        if a > .pi { a -= 2 * .pi } else if a < -.pi { a += 2 * .pi }
+        return a
+    }
+
+    private static func clip(_ v: Double, _ limit: Double) -> Double { min(max(v, -limit), limit) }
+}
+
+@inline(__always) private func square(_ x: Double) -> Double { x * x }
+
+/// A 3×3 matrix held inline (no array), for the filter's per-sample arithmetic.
+struct Matrix3x3: LowPassSignal, Equatable {
+    var r0: Vector3
+    var r1: Vector3
+    var r2: Vector3
+
+    static let zero = Matrix3x3(r0: .zero, r1: .zero, r2: .zero)
+    static let identity = Matrix3x3(r0: Vector3(1, 0, 0), r1: Vector3(0, 1, 0), r2: Vector3(0, 0, 1))
+
+    static func diagonal(_ d: Vector3) -> Matrix3x3 {
+        Matrix3x3(r0: Vector3(d.x, 0, 0), r1: Vector3(0, d.y, 0), r2: Vector3(0, 0, d.z))
+    }
+
+    init(r0: Vector3, r1: Vector3, r2: Vector3) {
+        self.r0 = r0
+        self.r1 = r1
+        self.r2 = r2
+    }
+
+    /// The rotation matrix of a unit quaternion.
+    init(_ q: Quaternion) {
+        let (w, x, y, z) = (q.w, q.x, q.y, q.z)
+        r0 = Vector3(1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y))
+        r1 = Vector3(2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x))
+        r2 = Vector3(2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y))
+    }
+
+    var transposed: Matrix3x3 {
+        Matrix3x3(r0: Vector3(r0.x, r1.x, r2.x), r1: Vector3(r0.y, r1.y, r2.y), r2: Vector3(r0.z, r1.z, r2.z))
+    }
+
+    static func + (a: Matrix3x3, b: Matrix3x3) -> Matrix3x3 { Matrix3x3(r0: a.r0 + b.r0, r1: a.r1 + b.r1, r2: a.r2 + b.r2) }
+    static func - (a: Matrix3x3, b: Matrix3x3) -> Matrix3x3 { Matrix3x3(r0: a.r0 - b.r0, r1: a.r1 - b.r1, r2: a.r2 - b.r2) }
+    static func * (a: Matrix3x3, s: Double) -> Matrix3x3 { Matrix3x3(r0: a.r0 * s, r1: a.r1 * s, r2: a.r2 * s) }
+    static func * (a: Matrix3x3, v: Vector3) -> Vector3 { Vector3(a.r0.dot(v), a.r1.dot(v), a.r2.dot(v)) }
+
+    static func * (a: Matrix3x3, b: Matrix3x3) -> Matrix3x3 {
+        let t = b.transposed
+        return Matrix3x3(r0: Vector3(a.r0.dot(t.r0), a.r0.dot(t.r1), a.r0.dot(t.r2)),
+                         r1: Vector3(a.r1.dot(t.r0), a.r1.dot(t.r1), a.r1.dot(t.r2)),
+                         r2: Vector3(a.r2.dot(t.r0), a.r2.dot(t.r1), a.r2.dot(t.r2)))
+    }
+
+    /// The inverse (adjugate over determinant), or nil when singular.
+    var inverse: Matrix3x3? {
+        let c0 = r1.cross(r2), c1 = r2.cross(r0), c2 = r0.cross(r1)
+        let det = r0.dot(c0)
+        guard abs(det) > .ulpOfOne, det.isFinite else { return nil }
+        return Matrix3x3(r0: c0, r1: c1, r2: c2).transposed * (1 / det)
+    }
+}
+
+extension AttitudeFilter {
+    /// Runs the filter over a recording, in order, calling `each` with every sample's index and the
+    /// orientation after it (`quaternion`: 9D with a magnetometer, else 6D). Each sample's interval is the
+    /// time since the previous one; the first sample's is the second's (0.01 s for a single sample).
+    public mutating func replay(_ samples: [IMUSample], _ each: (Int, Quaternion) throws -> Void) rethrows {
+        for (i, s) in samples.enumerated() {
+            let dt: Double
+            if i > 0 { dt = s.time - samples[i - 1].time } else if samples.count > 1 { dt = samples[1].time - s.time } else { dt = 0.01 }
+            update(gyroscope: s.gyroscope, accelerometer: s.accelerometer, magnetometer: s.magnetometer, dt: dt)
+            try each(i, quaternion)
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import BearingModel
+/// Rest detection as in VQF (Laidig & Seel 2023, arXiv:2203.17024, the gyroscope bias estimation at rest):
+/// the IMU is at rest when, for `restMinTime`, every gyroscope sample stays within `restThresholdGyro` of
+/// its low-passed value, every accelerometer sample within `restThresholdAcc` of its low-passed value, and
+/// no component of the low-passed rate exceeds `biasClip` (a slow steady turn is not rest). The low-passed
+/// rate at rest is the measurement of the gyroscope bias.
+public struct RestDetector: Sendable {
+    public private(set) var atRest = false
+    /// The gyroscope's low-passed rate, rad/s (the bias measurement at rest).
+    public var lowPassedRate: Vector3 { gyroLowPass.output }
+    /// How long the samples have stayed within the thresholds, s.
+    public private(set) var quietTime = 0.0
+    /// The latest deviations from the low-passed values, relative to their thresholds (≥ 1: not quiet).
+    public private(set) var relativeDeviation = (gyro: 0.0, acc: 0.0)
+
+    private var gyroLowPass: ButterworthLowPass<Vector3>
+    private var accLowPass: ButterworthLowPass<Vector3>
+    private let thresholdGyro: Double
+    private let thresholdAcc: Double
+    private let clip: Double
+    private let minTime: Double
+
+    public init(parameters p: AttitudeFilterParameters) {
+        gyroLowPass = ButterworthLowPass(tau: p.restFilterTau)
+        accLowPass = ButterworthLowPass(tau: p.restFilterTau)
+        thresholdGyro = p.restThresholdGyro * .pi / 180
+        thresholdAcc = p.restThresholdAcc
+        clip = p.biasClip * .pi / 180
+        minTime = p.restMinTime
+    }
+
+    /// A gyroscope sample (rad/s) and the seconds since the previous one.
+    public mutating func gyroscope(_ rate: Vector3, dt: Double) {
+        let reference = gyroLowPass.step(rate, dt: dt)
+        let deviation = (rate - reference).length
+        relativeDeviation.gyro = deviation / thresholdGyro
+        if deviation >= thresholdGyro || abs(reference.x) > clip || abs(reference.y) > clip || abs(reference.z) > clip {
+            interrupt()
+        }
+    }
+
+    /// An accelerometer sample (m/s²) and the seconds since the previous one; the quiet time counts here.
+    public mutating func accelerometer(_ acc: Vector3, dt: Double) {
+        let reference = accLowPass.step(acc, dt: dt)
+        let deviation = (acc - reference).length
+        relativeDeviation.acc = deviation / thresholdAcc
+        if deviation >= thresholdAcc {
+            interrupt()
+        } else if dt > 0, dt.isFinite {
+            quietTime += dt
+            if quietTime >= minTime { atRest = true }
+        }
+    }
+
+    private mutating func interrupt() {
+        quietTime = 0
+        atRest = false
+    }
+}

@@ -1,0 +1,107 @@
+import BearingModel
+import BearingWire
+
+extension WireEncoding {
+    /// `CALIBRATION`: which magnetometer calibration is in force and its figures; with an IMU, the
+    /// accelerometer calibration and the mounting level in force as `accelerometer` and `level` objects.
+    public static func calibration(_ c: CalibrationStatus) -> String {
+        var w = JSONObjectWriter(class: "CALIBRATION")
+        w.string("status", c.record == nil ? "none" : "active")
+        w.string("file", c.file)
+        if let r = c.record {
+            w.string("chip", r.chip)
+            w.string("model", r.model.rawValue)
+            w.string("fitted", r.time)
+            w.time("loaded", c.loaded)
+            w.raw("offset", numbers(r.offset))
+            w.raw("matrix", "[" + r.matrix.map(numbers).joined(separator: ",") + "]")
+            w.number("field", r.field)
+            w.string("field_source", r.fieldSource)
+            w.number("gaps", r.figures.gaps)
+            w.number("variance", r.figures.variance)
+            w.number("wobble", r.figures.wobble)
+            w.number("fit_error", r.figures.fitError)
+            w.number("heading_error", r.figures.headingError)
+            w.int("samples", r.samples)
+        }
+        if let error = c.error { w.string("error", error) }
+        if let a = c.accelerometer {
+            var o = fileState(a)
+            if let r = a.record {
+                o.string("chip", r.chip)
+                o.string("model", r.model.rawValue)
+                o.string("fitted", r.time)
+                o.time("loaded", a.loaded)
+                o.raw("offset", numbers(r.offset))
+                o.raw("matrix", "[" + r.matrix.map(numbers).joined(separator: ",") + "]")
+                o.int("poses", r.figures.poses)
+                o.number("residual_mg", r.figures.residualMilliG)
+                o.number("worst_mg", r.figures.worstMilliG)
+            }
+            if let error = a.error { o.string("error", error) }
+            w.raw("accelerometer", o.finished())
+        }
+        if let l = c.level {
+            var o = fileState(l)
+            if let r = l.record {
+                o.number("roll", r.roll)
+                o.number("pitch", r.pitch)
+                o.number("tilt", r.tilt)
+                o.string("measured", r.time)
+                o.time("loaded", l.loaded)
+            }
+            if let error = l.error { o.string("error", error) }
+            w.raw("level", o.finished())
+        }
+        return w.finished()
+    }
+
+    private static func fileState<Record>(_ s: CalibrationFileState<Record>) -> JSONObjectWriter {
+        var o = JSONObjectWriter()
+        o.string("status", s.record == nil ? "none" : "active")
+        o.string("file", s.file)
+        return o
+    }
+
+    private static func numbers(_ values: [Double]) -> String {
+        "[" + values.map(JSONObjectWriter.shortest).joined(separator: ",") + "]"
+    }
+}
+
+/// What the `CALIBRATION` object reports: the magnetometer's calibration file, and with an IMU the
+/// accelerometer calibration and mounting level files.
+public struct CalibrationStatus: Equatable, Sendable {
+    public var file: String
+    public var record: CalibrationRecord?
+    public var loaded: GPSTimestamp?
+    /// Why the last load was rejected, if it was.
+    public var error: String?
+    public var accelerometer: CalibrationFileState<AccelerometerCalibrationRecord>?
+    public var level: CalibrationFileState<MountingLevelRecord>?
+
+    public init(file: String, record: CalibrationRecord? = nil, loaded: GPSTimestamp? = nil, error: String? = nil,
+                accelerometer: CalibrationFileState<AccelerometerCalibrationRecord>? = nil, level: CalibrationFileState<MountingLevelRecord>? = nil) {
+        self.file = file
+        self.record = record
+        self.loaded = loaded
+        self.error = error
+        self.accelerometer = accelerometer
+        self.level = level
+    }
+}
+
+/// One calibration file as the daemon holds it: what is in force from it, since when, and why the last
+/// load was rejected, if it was.
+public struct CalibrationFileState<Record: Equatable & Sendable>: Equatable, Sendable {
+    public var file: String
+    public var record: Record?
+    public var loaded: GPSTimestamp?
+    public var error: String?
+
+    public init(file: String, record: Record? = nil, loaded: GPSTimestamp? = nil, error: String? = nil) {
+        self.file = file
+        self.record = record
+        self.loaded = loaded
+        self.error = error
+    }
+}

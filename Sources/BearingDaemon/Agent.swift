@@ -1,0 +1,442 @@
+import BearingAttitude
+import BearingModel
+import BearingWire
+import BearingPublishing
+import BearingCalibration
+import BearingPOSIX
+import BearingService
+import BearingConfig
+import BearingYAML
+import BearingLog
+import BearingI2C
+import BearingGPSD
+import BearingSensors
+import BearingSimulator
+import BearingMarine
+import BearingMQTT
+import Dispatch
+import FoundationEssentials
+@preconcurrency import OpenCombine
+import OpenCombineDispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The daemon's wiring, read top to bottom:
+///
+/// 1. sources on their own threads (`GPSDClient`, `MagnetometerReader`, `InertialReader`) report to
+///    adapters, which send into subjects;
+/// 2. every value enters the one pipeline queue (`receive(on: PipelineEntry)`: a `sync` block on the queue,
+///    run on the source's thread, no hop) — ordering, draining at shutdown and thread-safety have that one
+///    answer whatever the config;
+/// 3. the compass stages (calibration, orientation, declination) turn samples into attitudes; with an
+///    accelerometer + gyroscope, one `AttitudeFusion` stage takes both sensors' samples instead;
+/// 4. the `PublishingHub` runs the default, named and per-client operator chains and routes lines;
+/// 5. the `SocketTransport` writes them to clients; the data log and journal take the default chains.
+///
+/// The two inputs are independent: a failing I2C bus never holds up the GPS path.
+public final class Agent: @unchecked Sendable { // mutable state is set up in start() and torn down in stop(), both from one caller
+
+    public let config: AgentConfig
+    private let logger: Logger
+    /// Chains, routing, protocol and sockets; its queue is the one serial context for the pipelines.
+    public let server: PublishingServer
+    private var pipelineQueue: DispatchQueue { server.queue }
+    private var hub: PublishingHub<DispatchQueue.OCombine> { server.hub }
+
+    private let gpsAdapter: GPSPublisherAdapter
+    private let gpsd: GPSDClient
+    private let magAdapter = SensorSubjects<MagneticSample>(initialState: .connecting(attempt: 0))
+    private let reader: MagnetometerReader?
+    private let imuAdapter = SensorSubjects<InertialSample>(initialState: .connecting(attempt: 0))
+    /// The accelerometer + gyroscope; only with a magnetometer.
+    private let imuReader: InertialReader?
+    /// The calibration files in force (the magnetometer's; with an IMU the accelerometer's and the
+    /// mounting level); nil without a magnetometer.
+    public let calibrations: CalibrationFiles?
+    /// The magnetometer's calibration in force.
+    public var calibration: CalibrationStore? { calibrations?.magnetometer }
+    /// What the files hold, for the stages; only sent to on the pipeline queue.
+    private let magnetometerCalibration = CurrentValueSubject<ActiveCalibration?, Never>(nil)
+    private let accelerometerCalibration = CurrentValueSubject<ActiveCalibration?, Never>(nil)
+    private let mountingLevel = CurrentValueSubject<MountingLevel?, Never>(nil)
+    private var dataLog: DataLog?
+    private var subscriptions: [AnyCancellable] = []
+    private var started = false
+
+    /// Each only touched on the pipeline queue, where state changes arrive.
+    private var gpsdLog = SourceStateLog(source: "gpsd", connecting: "connecting to gpsd", lost: "gpsd disconnected",
+                                         stillLost: "gpsd still unavailable", stopped: "gpsd session closed")
+    private var magnetometerLog = SourceStateLog(source: "magnetometer", connecting: "looking for the magnetometer",
+                                                 lost: "magnetometer unavailable", stillLost: "magnetometer still unavailable",
+                                                 stopped: "magnetometer stopped")
+    private var imuLog = SourceStateLog(source: "imu", connecting: "looking for the accelerometer/gyroscope",
+                                        lost: "accelerometer/gyroscope unavailable", stillLost: "accelerometer/gyroscope still unavailable",
+                                        stopped: "accelerometer/gyroscope stopped")
+    private var lastMagFailure: String?
+    private var lastIMUFailure: String?
+
+    /// `openBus` opens the magnetometer's (and the IMU's) bus by path (a `LinuxI2CBus`, or a simulated bus for the demo).
+    public init(config: AgentConfig, logger: Logger,
+                openBus: @escaping (String) throws(I2CError) -> I2CBus = { path throws(I2CError) in try LinuxI2CBus(path: path) }) {
+        self.config = config
+        self.logger = logger
+        gpsd = GPSDClient(configuration: config.gpsd)
+        gpsAdapter = GPSPublisherAdapter(initialState: .connecting(attempt: 0), echoes: config.nmea0183.echoGuard)
+        if config.magnetometer.enabled {
+            reader = MagnetometerReader(configuration: config.magnetometer.reader, openBus: openBus, now: GPSTimestamp.now)
+            calibrations = CalibrationFiles(config: config, logger: logger)
+        } else {
+            reader = nil
+            calibrations = nil
+        }
+        imuReader = config.magnetometer.enabled && config.imu.enabled
+            ? InertialReader(configuration: config.imu.reader, openBus: openBus, now: GPSTimestamp.now) : nil
+        var sc = PublishingServer.Configuration(socket: config.socket, defaults: config.pipelines)
+        sc.named = config.namedPipelines
+        sc.devices = ["gpsd://\(config.gpsd.endpoint)"] + (reader.map { [$0.endpoint] } ?? []) + (imuReader.map { [$0.endpoint] } ?? [])
+        sc.pipelineStore = config.pipelineStore
+        server = PublishingServer(configuration: sc, logger: logger, calibration: calibrations)
+        gpsd.delegate = gpsAdapter
+        reader?.delegate = magAdapter
+        imuReader?.delegate = imuAdapter
+    }
+
+    /// Opens the listeners and the data log, wires the stages and the hub, starts the sources. Throws
+    /// (having started nothing) when a socket or the data log cannot be opened.
+    public func start() throws {
+        if let path = config.log.dataLog {
+            dataLog = try DataLog(path: path, logger: logger)
+        }
+        do {
+            try server.start()
+        } catch {
+            dataLog?.close()
+            throw error
+        }
+        wire()
+        started = true
+        let api = GPSDClient.apiVersion
+        logger.info("connecting to gpsd", metadata: ["gpsd": "\(config.gpsd.endpoint)", "libgps_api": "\(api.major).\(api.minor)"])
+        gpsd.start()
+        if let reader, let calibrations {
+            calibrations.reload(reason: "start")
+            let calibration = calibrations.magnetometer
+            let m = config.magnetometer
+            logger.info("reading magnetometer", metadata: [
+                "bus": "\(m.reader.bus)", "chip": "\(m.reader.chip ?? "auto")",
+                "address": "\(m.reader.address.map(I2CError.hex) ?? "auto")", "rate": "\(m.reader.settings.rate)",
+                "orientation": "\(m.orientation)", "board": "\(config.board ?? "none")",
+                "calibration": "\(calibration.current.map { "\($0.model.rawValue) fitted \($0.time)" } ?? "none")",
+            ])
+            reader.start()
+            if let imuReader {
+                let i = config.imu
+                logger.info("reading accelerometer/gyroscope", metadata: [
+                    "bus": "\(i.reader.bus)", "chip": "\(i.reader.chip ?? "auto")",
+                    "address": "\(i.reader.address.map(I2CError.hex) ?? "auto")", "rate": "\(i.reader.settings.rate)",
+                    "orientation": "\(i.orientation)",
+                    "calibration": "\(calibrations.accelerometer?.current.map { "\($0.model.rawValue) fitted \($0.time)" } ?? "none")",
+                    "level": "\(calibrations.level?.current.map { String(printf: "roll %.2f°, pitch %.2f°", $0.roll, $0.pitch) } ?? "none")",
+                ])
+                imuReader.start()
+            }
+        }
+    }
+
+    private func wire() {
+        let q = PipelineEntry(pipelineQueue)
+        let hub = self.hub
+        hub.observer = { [weak self] className, line in self?.record(className, line) }
+
+        gpsAdapter.fixes.receive(on: q)
+            .sink { hub.publish(Report(.fix($0)), from: .gpsd) }
+            .store(in: &subscriptions)
+        gpsAdapter.skies.receive(on: q)
+            .sink { hub.publish(Report(.sky($0)), from: .gpsd) }
+            .store(in: &subscriptions)
+        gpsAdapter.relayed.receive(on: q)
+            .sink { hub.publish(Report(.relayed($0)), from: .gpsd) }
+            .store(in: &subscriptions)
+        gpsAdapter.states.receive(on: q).removeDuplicates()
+            .sink { [weak self] state in
+                guard let self else { return }
+                self.publishState(state, log: &self.gpsdLog, endpoint: self.config.gpsd.endpoint)
+            }
+            .store(in: &subscriptions)
+        gpsAdapter.failures.receive(on: q)
+            .sink { [weak self] failure in self?.logger.warning("gpsd: \(failure.message)", metadata: ["gpsd": "\(failure.endpoint)"]) }
+            .store(in: &subscriptions)
+
+        if reader != nil { wireCompass() }
+    }
+
+    private func wireCompass() {
+        let q = PipelineEntry(pipelineQueue)
+        let hub = self.hub
+        if let calibrations {
+            let (magnetometer, accelerometer, level) = (magnetometerCalibration, accelerometerCalibration, mountingLevel)
+            calibrations.onChange { [pipelineQueue] in
+                let status = calibrations.status
+                pipelineQueue.async {
+                    magnetometer.send(status.record?.active)
+                    accelerometer.send(status.accelerometer?.record?.active)
+                    level.send(status.level?.record.flatMap { try? $0.level() })
+                    hub.publishCalibration(WireEncoding.calibration(status))
+                }
+            }
+        }
+        let samples = magAdapter.samples.receive(on: q).share().eraseToAnyPublisher()
+        // Raw samples for `bearing calibrate` and other clients that list MAG, formatted only then.
+        samples.sink { sample in
+            if hub.hasWatchers("MAG") { hub.publishMAG(WireEncoding.mag(sample)) }
+        }
+        .store(in: &subscriptions)
+        // With `chip: auto` the chip is known only now: a calibration fitted for another one is dropped.
+        samples.first().sink { [weak self] sample in self?.calibration?.dropIfMismatched(chip: sample.chip, sensor: "magnetometer") }
+            .store(in: &subscriptions)
+
+        if imuReader != nil {
+            wireFusion(samples)
+        } else {
+            wireMagnetometerOnly(samples)
+        }
+
+        wireReports(magAdapter, name: "magnetometer", log: \.magnetometerLog, lastFailure: \.lastMagFailure) { [reader] in reader?.endpoint ?? "" }
+    }
+
+    /// A sensor's STATE (published and logged) and failures: a sensor that keeps failing the same way is
+    /// logged once loudly, then quietly.
+    private func wireReports<Sample>(_ adapter: SensorSubjects<Sample>, name: String,
+                                     log: ReferenceWritableKeyPath<Agent, SourceStateLog>,
+                                     lastFailure: ReferenceWritableKeyPath<Agent, String?>,
+                                     endpoint: @escaping () -> String) {
+        let q = PipelineEntry(pipelineQueue)
+        adapter.states.receive(on: q).removeDuplicates()
+            .sink { [weak self] state in
+                guard let self else { return }
+                if state == .connected { self[keyPath: lastFailure] = nil }
+                self.publishState(state, log: &self[keyPath: log], endpoint: endpoint())
+            }
+            .store(in: &subscriptions)
+        adapter.failures.receive(on: q)
+            .sink { [weak self] failure in
+                guard let self else { return }
+                let text = failure.description
+                if text == self[keyPath: lastFailure] { self.logger.debug("\(name): \(text)") } else { self.logger.warning("\(name): \(text)") }
+                self[keyPath: lastFailure] = text
+            }
+            .store(in: &subscriptions)
+    }
+
+    /// The magnetometer alone: calibration, orientation, heading for a level board, declination.
+    private func wireMagnetometerOnly(_ samples: AnyPublisher<MagneticSample, Never>) {
+        let q = PipelineEntry(pipelineQueue)
+        let hub = self.hub
+        let declinations: AnyPublisher<Declination?, Never>
+        if config.heading.trueNorth {
+            let fallback = config.heading.fallbackPosition.map { p -> Declination in
+                let year = WorldMagneticModel.decimalYear(unixSeconds: GPSTimestamp.now().unixTime)
+                return Declination(WorldMagneticModel.wmm2025.field(latitude: p.x, longitude: p.y, heightKm: p.z, year: year).declination, .fallback)
+            }
+            // Not shared: a shared stream would not replay the fallback to a late subscriber. The WMM is
+            // evaluated once per kilometre moved, so the log's own copy costs nothing to speak of.
+            declinations = CompassStages.declinations(gpsAdapter.fixes.receive(on: q).eraseToAnyPublisher(), model: .wmm2025, fallback: fallback)
+            declinations.sink { [weak self] d in
+                if let d, d.source == .fix { self?.logger.debug("declination \(String(printf: "%.2f", d.value))° from the GPS fix (WMM2025)") }
+            }
+            .store(in: &subscriptions)
+        } else {
+            declinations = Just(nil).eraseToAnyPublisher()
+        }
+        // The calibration subjects are only ever sent to on the pipeline queue (see onChange above), so they need
+        // no hop of their own: a calibration loaded before the reader starts is in force for the very first sample.
+        CompassStages.attitudes(samples, calibrations: magnetometerCalibration.eraseToAnyPublisher(), declinations: declinations,
+                                orientation: config.magnetometer.orientation)
+            .sink { hub.publish(Report(.attitude($0)), from: .compass) }
+            .store(in: &subscriptions)
+    }
+
+    /// Magnetometer and accelerometer + gyroscope: both sensors' samples and the WMM field at the fix (or
+    /// the fallback position) enter one `AttitudeFusion` on the pipeline queue, which gives an attitude per
+    /// inertial sample; the ATT chains (`pipeline.att`) throttle them.
+    private func wireFusion(_ samples: AnyPublisher<MagneticSample, Never>) {
+        let q = PipelineEntry(pipelineQueue)
+        let hub = self.hub
+        let fallback = config.heading.fallbackPosition.map { p in
+            LocalField.wmm(.wmm2025, latitude: p.x, longitude: p.y, heightKm: p.z,
+                           year: WorldMagneticModel.decimalYear(unixSeconds: GPSTimestamp.now().unixTime), source: .fallback)
+        }
+        // Not shared, as in the magnetometer-only path: each subscriber gets the fallback first.
+        let fields = { CompassStages.localFields(self.gpsAdapter.fixes.receive(on: q).eraseToAnyPublisher(), model: .wmm2025, fallback: fallback) }
+        fields().sink { [weak self] f in
+            if let f, f.declination.source == .fix {
+                self?.logger.debug("declination \(String(printf: "%.2f", f.declination.value))°, field \(String(printf: "%.1f", f.reference.norm)) µT dipping \(String(printf: "%.1f", f.reference.dip))° at the GPS fix (WMM2025)")
+            }
+        }
+        .store(in: &subscriptions)
+        let fusion = AttitudeFusion(imuOrientation: config.imu.orientation, magnetometerOrientation: config.magnetometer.orientation,
+                                    trueNorth: config.heading.trueNorth)
+        CompassStages.fusedAttitudes(inertial: imuAdapter.samples.receive(on: q).eraseToAnyPublisher(), magnetic: samples,
+                                     calibrations: magnetometerCalibration.eraseToAnyPublisher(),
+                                     accelerometerCalibrations: accelerometerCalibration.eraseToAnyPublisher(),
+                                     levels: mountingLevel.eraseToAnyPublisher(), localFields: fields(), fusion: fusion)
+            .sink { hub.publish(Report(.attitude($0)), from: .compass) }
+            .store(in: &subscriptions)
+        // With `imu.chip: auto` the chip is known only now: an accelerometer calibration for another one is dropped.
+        imuAdapter.samples.receive(on: q).first()
+            .sink { [weak self] sample in self?.calibrations?.accelerometer?.dropIfMismatched(chip: sample.chip, sensor: "accelerometer") }
+            .store(in: &subscriptions)
+
+        wireReports(imuAdapter, name: "imu", log: \.imuLog, lastFailure: \.lastIMUFailure) { [imuReader] in imuReader?.endpoint ?? "" }
+    }
+
+    /// The data log and the journal's trace level see every object of the default chains and every state.
+    private func record(_ className: String, _ line: String) {
+        dataLog?.append(line)
+        logger.trace("\(line)")
+    }
+
+    /// Publishes a source's STATE (kept for replay) and logs the change. On the pipeline queue.
+    private func publishState(_ state: ConnectionState, log: inout SourceStateLog, endpoint: String) {
+        let (s, isTransition) = log.transitions.next(state, source: log.source, endpoint: endpoint, time: .now())
+        hub.publishState(source: log.source, line: WireEncoding.state(s), isTransition: isTransition)
+        log.record(state, logger: logger, metadata: [log.source: "\(endpoint)"])
+    }
+
+    /// Reopens the data log (after rotation).
+    public func reopenLogs() { dataLog?.reopen() }
+
+    /// Reloads the calibration files; returns what was rejected, if anything (what was in force stays).
+    @discardableResult
+    public func reloadCalibration(reason: String) -> String? {
+        let rejected = calibrations?.reload(reason: reason) ?? []
+        return rejected.isEmpty ? nil : rejected.joined(separator: "; ")
+    }
+
+    /// Stops in order: the sources, then the pipeline queue drains (time-based operators are cancelled),
+    /// then the clients get what was queued for them and the sockets close, then the data log flushes.
+    public func stop() {
+        stopSources()
+        stopServer()
+        closeDataLog()
+    }
+
+    /// The parts `stop()` stops, in its order, for a service group that shuts them down one by one.
+    public enum Part: String, CaseIterable, Sendable {
+        /// The data log: flushed and closed last.
+        case dataLog = "data log"
+        /// The publishing server: clients get what was queued, the sockets close.
+        case server = "socket server"
+        /// gpsd and the magnetometer: stopped first, then the pipeline queue drains.
+        case sources = "sources"
+    }
+
+    public func stop(_ part: Part) {
+        switch part {
+        case .sources: stopSources()
+        case .server: stopServer()
+        case .dataLog: closeDataLog()
+        }
+    }
+
+    private func stopSources() {
+        imuReader?.stop()
+        reader?.stop()
+        gpsd.stop()
+        pipelineQueue.sync {
+            subscriptions.removeAll()
+        }
+    }
+
+    private func stopServer() { server.stop() }
+
+    private func closeDataLog() {
+        dataLog?.close()
+        if started { logger.info("stopped") }
+        started = false
+    }
+
+    /// The socket path in use.
+    public var socketPath: String { config.socket.path }
+
+    /// Connections now.
+    public var clientCount: Int { server.clientCount }
+
+    /// Counts probes the pipeline queue has run (see `probePipeline`); guarded by `probeLock`.
+    private var pipelineProbes: UInt64 = 0
+    private let probeLock = ConditionLock()
+
+    /// Posts a probe to the pipeline queue: `liveness` counts it once the queue has run it.
+    public func probePipeline() {
+        pipelineQueue.async { [self] in probeLock.withLock { pipelineProbes &+= 1 } }
+    }
+
+    /// What each part shows of its progress, for the watchdog: the pipeline queue's probes, the socket
+    /// loop's turns (it turns at least once a second), and whether a source thread has been inside one
+    /// read for long.
+    public var liveness: [Liveness.Evidence] {
+        var out: [Liveness.Evidence] = [
+            .progress("pipeline queue", probeLock.withLock { pipelineProbes }),
+            .progress("socket loop", UInt64(server.transportStatistics?.turns ?? 0)),
+            .call("gpsd client", since: gpsd.inCallSince),
+        ]
+        if let reader { out.append(.call("magnetometer reader", since: reader.inCallSince)) }
+        if let imuReader { out.append(.call("imu reader", since: imuReader.inCallSince)) }
+        return out
+    }
+
+    #if DEBUG || BEARING_FAULT_INJECTION
+    /// Fault injection for the watchdog tests (debug builds and `scripts/package --fault-injection` only): blocks the pipeline queue for good.
+    public func wedgePipelineForTesting() {
+        pipelineQueue.async { while true { sleep(3600) } }
+    }
+    #endif
+
+    /// One line for `systemctl status`: each source's state and how many readers are connected.
+    public var statusLine: String {
+        var parts = ["gpsd \(gpsAdapter.currentState.name)"]
+        if reader != nil { parts.append("magnetometer \(magAdapter.currentState.name)") }
+        if imuReader != nil { parts.append("imu \(imuAdapter.currentState.name)") }
+        let n = clientCount
+        parts.append("\(n) reader\(n == 1 ? "" : "s")")
+        return parts.joined(separator: ", ")
+    }
+}
+
+/// How one source's state changes are logged: a retry loop against an absent source logs its first
+/// failure loudly and the repeats quietly.
+struct SourceStateLog {
+    let source: String
+    /// Which changes reach readers.
+    var transitions = SourceStateTransitions()
+    let connecting: String, lost: String, stillLost: String, stopped: String
+    private var lastDisconnectCode: String?
+
+    init(source: String, connecting: String, lost: String, stillLost: String, stopped: String) {
+        self.source = source
+        self.connecting = connecting
+        self.lost = lost
+        self.stillLost = stillLost
+        self.stopped = stopped
+    }
+
+    mutating func record(_ state: ConnectionState, logger: Logger, metadata: Logger.Metadata) {
+        switch state {
+        case .connected:
+            logger.notice("\(source) connected", metadata: metadata)
+            lastDisconnectCode = nil
+        case .disconnected(let reason, _):
+            if reason == .stopped {
+                logger.info("\(stopped)", metadata: metadata)
+            } else if reason.code == lastDisconnectCode {
+                logger.debug("\(stillLost): \(reason)", metadata: metadata)
+            } else {
+                logger.warning("\(lost): \(reason)", metadata: metadata)
+            }
+            lastDisconnectCode = reason.code
+        case .connecting(let attempt):
+            logger.debug("\(connecting) (attempt \(attempt))", metadata: metadata)
+        }
+    }
+}

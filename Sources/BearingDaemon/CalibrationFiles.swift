@@ -1,0 +1,64 @@
+import BearingAttitude
+import BearingModel
+import BearingWire
+import BearingPublishing
+import BearingCalibration
+import BearingPOSIX
+import BearingService
+import BearingConfig
+import BearingYAML
+import BearingLog
+import BearingI2C
+import BearingGPSD
+import BearingSensors
+import BearingSimulator
+import BearingMarine
+import BearingMQTT
+
+/// The calibration files the daemon keeps in force: the magnetometer's calibration and, with an IMU, the
+/// accelerometer's calibration and the mounting level. Loaded together at start and reloaded together on
+/// SIGHUP and on `?CALIBRATION={"reload":true};`; reported together in the CALIBRATION object.
+public final class CalibrationFiles: Sendable {
+    public let magnetometer: CalibrationStore
+    public let accelerometer: CalibrationFileStore<AccelerometerCalibrationRecord>?
+    public let level: CalibrationFileStore<MountingLevelRecord>?
+
+    public init(config: AgentConfig, logger: Logger) {
+        magnetometer = CalibrationStore(path: config.calibrationPath, expectedChip: config.magnetometer.reader.chip, logger: logger)
+        if config.imu.enabled {
+            accelerometer = CalibrationFileStore(path: config.accelerometerCalibrationPath, expectedChip: config.imu.reader.chip, logger: logger)
+            level = CalibrationFileStore(path: config.levelPath, expectedChip: nil, logger: logger)
+        } else {
+            accelerometer = nil
+            level = nil
+        }
+    }
+
+    /// Called after any file's load attempt or drop.
+    public func onChange(_ body: @escaping @Sendable () -> Void) {
+        magnetometer.onChange = body
+        accelerometer?.onChange = body
+        level?.onChange = body
+    }
+
+    /// Reloads every file; returns what was rejected (`reason; the mounting level in force is unchanged`),
+    /// empty when nothing was.
+    @discardableResult
+    public func reload(reason: String) -> [String] {
+        var rejected: [String] = []
+        func load<C>(_ store: CalibrationFileStore<C>?) {
+            if let why = store?.reload(reason: reason) { rejected.append("\(why); the \(C.kind) in force is unchanged") }
+        }
+        load(magnetometer)
+        load(accelerometer)
+        load(level)
+        return rejected
+    }
+
+    /// What the CALIBRATION object reports.
+    public var status: CalibrationStatus {
+        let m = magnetometer.state
+        return CalibrationStatus(file: m.file, record: m.record, loaded: m.loaded, error: m.error,
+                                 accelerometer: accelerometer?.state, level: level?.state)
+    }
+}

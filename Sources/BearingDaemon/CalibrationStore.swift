@@ -1,0 +1,210 @@
+import BearingAttitude
+import BearingModel
+import BearingWire
+import BearingPublishing
+import BearingCalibration
+import BearingPOSIX
+import BearingService
+import BearingConfig
+import BearingYAML
+import BearingLog
+import BearingI2C
+import BearingGPSD
+import BearingSensors
+import BearingSimulator
+import BearingMarine
+import BearingMQTT
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a calibration file holds once read and checked, for a `CalibrationFileStore`: the magnetometer's
+/// calibration, the accelerometer's, the mounting level.
+public protocol CalibrationFileContent: Equatable, Sendable {
+    /// What it is called in log lines and errors: `calibration`, `accelerometer calibration`, `mounting level`.
+    static var kind: String { get }
+    /// What it means to have none, for the log: `headings are uncalibrated (mag_st C); run …`.
+    static var without: String { get }
+    /// Reads and checks a file's bytes; errors name `path` and what is wrong.
+    static func load(_ data: Data, path: String) throws(CalibrationFitError) -> Self
+    /// The chip it was fitted for; nil when it holds for any chip.
+    var fittedChip: String? { get }
+    /// What stays in force when a new file is rejected: `the calibration fitted 2026-…`.
+    var inForce: String { get }
+    /// What the log line of a load says about it, and a caution to log with it.
+    var logMetadata: Logger.Metadata { get }
+    var caution: String? { get }
+}
+
+/// A calibration file the daemon keeps in force: loaded at start, reloaded on SIGHUP and on a client's
+/// `?CALIBRATION={"reload":true};`. A file that is corrupt, in the wrong units or for another chip is
+/// rejected with a log line naming the file and the reason, and what was in force stays.
+public final class CalibrationFileStore<Content: CalibrationFileContent>: @unchecked Sendable { // `lock` guards `active` and `lastError`
+    public let path: String
+    /// The configured chip, when the config names one (checked at load; else checked on the first sample).
+    public let expectedChip: String?
+    private let logger: Logger
+    private let lock = ConditionLock()
+    private var active: (content: Content, loaded: GPSTimestamp)?
+    private var lastError: String?
+    /// Called after every load attempt and drop.
+    public var onChange: (@Sendable () -> Void)?
+
+    public init(path: String, expectedChip: String?, logger: Logger) {
+        self.path = path
+        self.expectedChip = expectedChip
+        self.logger = logger
+    }
+
+    /// Loads the file. Returns nil on success (or when there is no file at start), else the reason the
+    /// file was rejected; what was in force is then unchanged.
+    @discardableResult
+    public func reload(reason: String) -> String? {
+        let outcome = load()
+        lock.lock()
+        let previous = active
+        switch outcome {
+        case .success(let loaded?):
+            active = loaded
+            lastError = nil
+        case .success(nil):
+            lastError = nil
+        case .failure(let e):
+            lastError = e.message
+        }
+        let now = active
+        lock.unlock()
+
+        let kind = Content.kind
+        switch outcome {
+        case .success(let loaded?):
+            logger.notice("\(kind) loaded (\(reason))", metadata: ["file": "\(path)"].merging(loaded.content.logMetadata) { $1 })
+            if let caution = loaded.content.caution { logger.warning("\(caution)") }
+        case .success(nil):
+            if previous == nil {
+                logger.notice("no \(kind) file: \(Content.without)", metadata: ["file": "\(path)"])
+            } else {
+                logger.warning("\(kind) file is gone (\(reason)); keeping the \(kind) in force", metadata: ["file": "\(path)"])
+            }
+        case .failure(let e):
+            let keeping = now.map { "keeping \($0.content.inForce)" } ?? "none in force: \(Content.without)"
+            logger.error("\(kind) rejected (\(reason)): \(e.message); \(keeping)", metadata: ["file": "\(path)"])
+        }
+        onChange?()
+        if case .failure(let e) = outcome { return e.message }
+        return nil
+    }
+
+    private func load() -> Result<(content: Content, loaded: GPSTimestamp)?, CalibrationFitError> {
+        let bytes: [UInt8]
+        do {
+            bytes = try AtomicFile.read(path, limit: 256 * 1024)
+        } catch {
+            if error.errno == ENOENT { return .success(nil) }
+            return .failure(CalibrationFitError("\(path): \(error.message)"))
+        }
+        do throws(CalibrationFitError) {
+            let content = try Content.load(Data(bytes), path: path)
+            if let expectedChip, let chip = content.fittedChip, chip != expectedChip {
+                throw CalibrationFitError("\(path): fitted for chip \(chip), the configured chip is \(expectedChip)")
+            }
+            return .success((content, GPSTimestamp.now()))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Drops what is in force when it was fitted for another chip than the `sensor` found (`chip: auto`),
+    /// loudly, once. Returns whether it did.
+    @discardableResult
+    public func dropIfMismatched(chip: String, sensor: String) -> Bool {
+        lock.lock()
+        guard let a = active, let fitted = a.content.fittedChip, fitted != chip else { lock.unlock(); return false }
+        active = nil
+        let message = "\(path): fitted for chip \(fitted), the \(sensor) found is \(chip)"
+        lastError = message
+        lock.unlock()
+        logger.error("\(Content.kind) dropped: \(message); \(Content.without)")
+        onChange?()
+        return true
+    }
+
+    /// What is in force.
+    public var current: Content? {
+        lock.lock(); defer { lock.unlock() }
+        return active?.content
+    }
+
+    /// The file, what is in force from it and since when, and the last rejection.
+    public var state: CalibrationFileState<Content> {
+        lock.lock(); defer { lock.unlock() }
+        return CalibrationFileState(file: path, record: active?.content, loaded: active?.loaded, error: lastError)
+    }
+}
+
+private func rounded(_ v: Double) -> String { String(printf: "%.2f", v) }
+
+/// The magnetometer's calibration file.
+public typealias CalibrationStore = CalibrationFileStore<CalibrationRecord>
+
+extension CalibrationRecord: CalibrationFileContent {
+    public static let kind = "calibration"
+    public static let without = "headings are uncalibrated (mag_st C); run `bearing calibrate`"
+
+    public static func load(_ data: Data, path: String) throws(CalibrationFitError) -> CalibrationRecord {
+        let record = try decode(data, source: path)
+        guard record.units == microtesla else {
+            throw CalibrationFitError("\(path): units \"\(record.units)\", the daemon's samples are in µT (\"uT\"); calibrate from the daemon, the sensor or a bearing recording")
+        }
+        return record
+    }
+
+    public var fittedChip: String? { chip }
+    public var inForce: String { "the calibration fitted \(time)" }
+    public var logMetadata: Logger.Metadata {
+        ["chip": "\(chip)", "model": "\(model.rawValue)", "fitted": "\(time)", "field": "\(field)",
+         "fit_error": "\(rounded(figures.fitError))%",
+         "heading_error": "\(figures.headingError.map { "\(rounded($0))°" } ?? "unknown")"]
+    }
+    public var caution: String? {
+        model == .planar ? "the calibration is a 2-D fit: headings are right only while the board is level" : nil
+    }
+    /// The correction it describes, for the compass stages.
+    public var active: ActiveCalibration? { (try? calibration()).map { ActiveCalibration(chip: chip, correction: $0) } }
+}
+
+extension AccelerometerCalibrationRecord: CalibrationFileContent {
+    public static let kind = "accelerometer calibration"
+    public static let without = "the accelerometer is uncorrected; `bearing calibrate --accel` fits its offset and gains"
+
+    public static func load(_ data: Data, path: String) throws(CalibrationFitError) -> AccelerometerCalibrationRecord {
+        try decode(data, source: path)
+    }
+
+    public var fittedChip: String? { chip }
+    public var inForce: String { "the accelerometer calibration fitted \(time)" }
+    public var logMetadata: Logger.Metadata {
+        ["chip": "\(chip)", "model": "\(model.rawValue)", "fitted": "\(time)", "poses": "\(figures.poses)",
+         "residual": "\(rounded(figures.residualMilliG)) mg"]
+    }
+    public var caution: String? { nil }
+    /// The correction it describes, for the fusion.
+    public var active: ActiveCalibration? { (try? correction()).map { ActiveCalibration(chip: chip, correction: $0) } }
+}
+
+extension MountingLevelRecord: CalibrationFileContent {
+    public static let kind = "mounting level"
+    public static let without = "roll and pitch are the board's own; `bearing level` measures a board mounted off level"
+
+    public static func load(_ data: Data, path: String) throws(CalibrationFitError) -> MountingLevelRecord {
+        try decode(data, source: path)
+    }
+
+    public var fittedChip: String? { nil }
+    public var inForce: String { String(printf: "the mounting level measured %@ (roll %.2f°, pitch %.2f°)", time, roll, pitch) }
+    public var logMetadata: Logger.Metadata {
+        ["roll": "\(rounded(roll))°", "pitch": "\(rounded(pitch))°", "measured": "\(time)"]
+    }
+    public var caution: String? { nil }
+}

@@ -1,0 +1,60 @@
+import BearingAttitude
+import BearingModel
+import BearingWire
+import BearingPublishing
+import BearingCalibration
+import BearingPOSIX
+import BearingService
+import BearingConfig
+import BearingYAML
+import BearingLog
+import BearingI2C
+import BearingGPSD
+import BearingSensors
+import BearingSimulator
+import BearingMarine
+import BearingMQTT
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+@preconcurrency import OpenCombine
+
+/// Implements the gpsd client's delegate protocol and forwards each call into a subject, so everything
+/// downstream is a publisher. The state publisher replays the current state to each new subscriber.
+/// Values gpsd decoded from Bearing's own NMEA door (`echoes`) are dropped here, before anything sees them.
+public final class GPSPublisherAdapter: GPSDClientDelegate, @unchecked Sendable { // subjects are sent to from the gpsd thread only
+    private let fixSubject = PassthroughSubject<GPSFix, Never>()
+    private let skySubject = PassthroughSubject<SkyView, Never>()
+    private let relayedSubject = PassthroughSubject<RelayedObject, Never>()
+    private let stateSubject: CurrentValueSubject<ConnectionState, Never>
+    private let failureSubject = PassthroughSubject<GPSDClientError, Never>()
+
+    private let echoes: EchoGuard
+
+    public init(initialState: ConnectionState = .stopped, echoes: EchoGuard = .none) {
+        stateSubject = CurrentValueSubject(initialState)
+        self.echoes = echoes
+    }
+
+    public var fixes: AnyPublisher<GPSFix, Never> { fixSubject.eraseToAnyPublisher() }
+    public var skies: AnyPublisher<SkyView, Never> { skySubject.eraseToAnyPublisher() }
+    /// gpsd's ATT, GST, PPS and TOFF objects.
+    public var relayed: AnyPublisher<RelayedObject, Never> { relayedSubject.eraseToAnyPublisher() }
+    /// Replays the current state on subscription, then every change.
+    public var states: AnyPublisher<ConnectionState, Never> { stateSubject.eraseToAnyPublisher() }
+    public var failures: AnyPublisher<GPSDClientError, Never> { failureSubject.eraseToAnyPublisher() }
+    public var currentState: ConnectionState { stateSubject.value }
+
+    public func gpsdClient(_ client: GPSDClient, didReceive fix: GPSFix) {
+        if !echoes.isEcho(device: fix.device) { fixSubject.send(fix) }
+    }
+    public func gpsdClient(_ client: GPSDClient, didReceive sky: SkyView) {
+        if !echoes.isEcho(device: sky.device) { skySubject.send(sky) }
+    }
+    public func gpsdClient(_ client: GPSDClient, didReceive relayed: RelayedObject) {
+        if !echoes.isEcho(device: relayed.device) { relayedSubject.send(relayed) }
+    }
+    public func gpsdClient(_ client: GPSDClient, didChangeState state: ConnectionState) { stateSubject.send(state) }
+    public func gpsdClient(_ client: GPSDClient, didFail error: GPSDClientError) { failureSubject.send(error) }
+}

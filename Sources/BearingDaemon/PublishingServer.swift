@@ -1,0 +1,220 @@
+import BearingAttitude
+import BearingModel
+import BearingWire
+import BearingPublishing
+import BearingCalibration
+import BearingPOSIX
+import BearingService
+import BearingConfig
+import BearingYAML
+import BearingLog
+import BearingI2C
+import BearingGPSD
+import BearingSensors
+import BearingSimulator
+import BearingMarine
+import BearingMQTT
+import Dispatch
+import FoundationEssentials
+import OpenCombineDispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The publishing side of the agent, whatever feeds it: the hub (chains and routing) on the pipeline
+/// queue, the protocol sessions, and the transport on the UNIX socket and the optional TCP door.
+/// The agent's sources call `publish`; tests drive it the same way.
+public final class PublishingServer: @unchecked Sendable { // `transport` is set in start(), `stopped` in stop(), from one caller
+    public struct Configuration: Sendable {
+        public var socket: AgentConfig.Socket
+        public var defaults: [StreamKey: [OperatorSpec]]
+        public var named: [NamedPipeline] = []
+        public var devices: [String] = []
+        public var release: String = Release.wireRelease
+        /// Where client-defined pipelines are kept; nil keeps them in memory only.
+        public var pipelineStore: String?
+
+        public init(socket: AgentConfig.Socket, defaults: [StreamKey: [OperatorSpec]]) {
+            self.socket = socket
+            self.defaults = defaults
+        }
+    }
+
+    public let configuration: Configuration
+    /// The hub and its serial context, which every door subscribes to.
+    public let core: PublishingCore
+    /// The one serial context for the pipelines; `hub` is touched only there.
+    public var queue: DispatchQueue { core.queue }
+    public var hub: PublishingHub<DispatchQueue.OCombine> { core.hub }
+    /// How values enter `queue` from the sources' threads (see `PipelineEntry`).
+    public var entry: PipelineEntry { core.entry }
+    private let logger: Logger
+    private let calibration: CalibrationFiles?
+    private let box = TransportBox()
+    private var protocolServer: ProtocolServer?
+    /// `stop()` has run (a second call logs nothing again).
+    private var stopped = false
+
+    public init(configuration: Configuration, logger: Logger, calibration: CalibrationFiles? = nil,
+                queue: DispatchQueue = DispatchQueue(label: "bearing.pipeline")) {
+        self.configuration = configuration
+        self.logger = logger
+        self.calibration = calibration
+        let box = self.box
+        core = PublishingCore(defaults: configuration.defaults, named: configuration.named, devices: configuration.devices,
+                              release: configuration.release, queue: queue) { line, clients in
+            box.transport?.send(line, to: clients)
+        }
+    }
+
+    /// Opens the listeners and starts serving; throws (having opened nothing) when one cannot be opened.
+    public func start() throws {
+        // Listeners systemd passed (socket activation) are taken as they are; else Bearing opens its own.
+        let inherited = try SocketActivation.inheritedListeners()
+        let listeners = inherited.isEmpty ? try openListeners() : adopt(inherited)
+        var tc = SocketTransport.Configuration()
+        tc.maxClients = configuration.socket.maxClients
+        tc.clientQueue = configuration.socket.clientQueue
+        tc.writeInterval = configuration.socket.writeInterval
+        tc.notices = .init(overflow: { WireEncoding.overflow(dropped: $0) }, refused: { WireEncoding.error($0) })
+        let transport = SocketTransport(listeners: listeners, configuration: tc)
+        let store = configuration.pipelineStore.map(NamedPipelineStore.init(path:))
+        let server = ProtocolServer(transport: transport, queue: queue, hub: hub, logger: logger,
+                                    maxRequestBytes: configuration.socket.maxRequestBytes,
+                                    pipelineWriters: Self.uids(configuration.socket.pipelineWriters, logger: logger),
+                                    namedStore: store, calibration: calibration)
+        transport.delegate = server
+        protocolServer = server
+        box.transport = transport
+        if let store { loadStoredPipelines(store) }
+        do {
+            try transport.start()
+        } catch {
+            for l in listeners {
+                close(l.fd)
+                if let p = l.unlinkPath { unlink(p) }
+            }
+            throw error
+        }
+        for l in listeners {
+            logger.info("listening", metadata: ["on": "\(l.name)", "kind": "\(l.kind.rawValue)", "opened by": "\(inherited.isEmpty ? "bearing" : "systemd")"])
+        }
+    }
+
+    /// Writes what is queued, closes every client and listener, removes the socket file; logs what slow
+    /// clients cost (lines dropped, clients evicted or refused), when they cost anything.
+    public func stop() {
+        queue.sync {}
+        box.transport?.stop()
+        queue.sync {}
+        guard !stopped else { return }
+        stopped = true
+        if let s = box.transport?.statistics, s.dropped + s.evicted + s.refused > 0 {
+            logger.info("socket closed", metadata: ["dropped_for_slow_clients": "\(s.dropped)", "clients_evicted": "\(s.evicted)",
+                                                    "clients_refused": "\(s.refused)"])
+        }
+    }
+
+    public var socketPath: String { configuration.socket.path }
+    public var clientCount: Int { box.transport?.clientCount ?? 0 }
+    /// Writes, drops, evictions, refusals and loop turns so far; nil before `start()`.
+    public var transportStatistics: SocketTransport.Statistics? { box.transport?.statistics }
+
+    /// One unfiltered value, from any thread; published before this returns.
+    public func publish(_ report: Report, from source: StreamSource) {
+        core.publish(report, from: source)
+    }
+
+    /// A source's STATE object, from any thread.
+    public func publishState(source: String, line: String) {
+        core.publishState(source: source, line: line)
+    }
+
+    /// The UNIX socket (with its mode and group) and, when configured, the TCP door.
+    private func openListeners() throws -> [Listener] {
+        let s = configuration.socket
+        try UnixSocket.ensureParentDirectory(of: s.path)
+        let fd = try UnixSocket.listen(path: s.path, mode: mode_t(s.mode))
+        var listeners = [Listener(fd: fd, kind: .unix, name: s.path, unlinkPath: s.path)]
+        func abandon() {
+            for l in listeners {
+                close(l.fd)
+                if let p = l.unlinkPath { unlink(p) }
+            }
+        }
+        if let group = s.group {
+            guard let g = getgrnam(group) else {
+                abandon()
+                throw ConfigError("socket.group: no group \"\(group)\" on this system (create it: groupadd --system \(group))")
+            }
+            if chown(s.path, uid_t.max, g.pointee.gr_gid) != 0 {
+                let e = SystemError("chown", s.path)
+                abandon()
+                throw e
+            }
+        }
+        if let tcp = s.tcp {
+            if !TCPSocket.isLoopback(tcp.host) {
+                logger.warning("the TCP door listens on \(tcp.host), not loopback: anyone who can reach it reads this board's position (socket.tcp_allow_remote is set)")
+            }
+            do {
+                let tfd = try TCPSocket.listen(host: tcp.host, port: tcp.port)
+                listeners.append(Listener(fd: tfd, kind: .tcp, name: TCPSocket.name(tcp.host, tcp.port), unlinkPath: nil))
+            } catch {
+                abandon()
+                throw error
+            }
+        }
+        return listeners
+    }
+
+    /// Listeners systemd opened: their files, modes and groups are the socket unit's, and systemd removes
+    /// them, so none is unlinked here. Readers who connected before the service started are in the backlog.
+    private func adopt(_ inherited: [SocketActivation.Inherited]) -> [Listener] {
+        inherited.map { l in
+            switch l.address {
+            case .unix(let path):
+                if path != configuration.socket.path {
+                    logger.notice("socket activation: serving \(path) as systemd passed it; socket.path (\(configuration.socket.path)) is not used")
+                }
+                return Listener(fd: l.fd, kind: .unix, name: path, unlinkPath: nil)
+            case .tcp(let host, let port):
+                return Listener(fd: l.fd, kind: .tcp, name: TCPSocket.name(host, port), unlinkPath: nil)
+            }
+        }
+    }
+
+    private func loadStoredPipelines(_ store: NamedPipelineStore) {
+        do {
+            let stored = try store.load()
+            queue.sync {
+                for p in stored {
+                    if hub.named[p.name]?.origin == .config {
+                        logger.warning("stored pipeline \"\(p.name)\" is shadowed by the config's", metadata: ["file": "\(store.path)"])
+                        continue
+                    }
+                    hub.define(p)
+                }
+            }
+        } catch {
+            logger.error("stored pipelines not loaded: \(error); clients can define them again", metadata: ["file": "\(store.path)"])
+        }
+    }
+
+    /// Resolves `socket.pipeline_writers` (names or uids); unknown names are logged and skipped.
+    static func uids(_ users: [String], logger: Logger) -> Set<UInt32> {
+        var out = Set<UInt32>()
+        for u in users {
+            if let n = UInt32(u) { out.insert(n); continue }
+            if let pw = getpwnam(u) { out.insert(pw.pointee.pw_uid) } else {
+                logger.warning("socket.pipeline_writers: no user \"\(u)\"; skipped")
+            }
+        }
+        return out
+    }
+}
+
+/// Lets the hub's delivery closure reach the transport created later in `start()`.
+private final class TransportBox: @unchecked Sendable { // set in start() before any client can connect
+    var transport: SocketTransport?
+}

@@ -1,0 +1,38 @@
+import BearingModel
+import BearingWire
+
+extension WireEncoding {
+    /// `FLEET` (retained on an MQTT door's `PREFIX/pipelines/status`): the fleet pipelines version in force
+    /// (nil: the config's chains), the named pipelines the fleet set on the socket, and why the version's
+    /// named pipelines were not taken, if they were not.
+    public static func fleetApplied(version: String?, pipelines: [String] = [], notTaken: String? = nil) -> String {
+        var w = JSONObjectWriter(class: "FLEET")
+        w.string("status", version == nil ? "config" : "applied")
+        w.string("version", version)
+        if !pipelines.isEmpty { w.raw("pipelines", JSONValue.list(pipelines.map(JSONValue.string)).json) }
+        w.string("pipelines_not_taken", notTaken)
+        return w.finished()
+    }
+
+    /// The `ERROR` for a refused fleet pipelines message: why, the version refused, the one still in force.
+    /// What it quotes is bounded and escaped as a `FleetPipelines.Refusal` is, whatever it is given.
+    public static func fleetRefused(_ message: String, version: String?, inForce: String?) -> String {
+        var w = JSONObjectWriter(class: "ERROR")
+        w.string("message", message.shownInMessage(limit: FleetPipelines.maxRefusalCharacters))
+        w.string("version", version?.shownInMessage(limit: 64))
+        w.string("in_force", inForce ?? "config")
+        return w.finished()
+    }
+
+    /// `line` (one object from this encoder, or gpsd's) with the device's sequence number `seq` right after
+    /// its `class`, as MQTT messages carry it: `{"class":"TPV","seq":42,…}`. gpsd clients skip fields they do
+    /// not know.
+    public static func numbered(_ line: String, seq: UInt64) -> String {
+        let bytes = Array(line.utf8)
+        let prefix = Array(#"{"class":""#.utf8)
+        guard bytes.starts(with: prefix), let close = bytes[prefix.count...].firstIndex(of: UInt8(ascii: "\"")) else {
+            return "{\"seq\":\(seq)," + line.dropFirst()
+        }
+        return String(decoding: bytes[...close], as: UTF8.self) + ",\"seq\":\(seq)" + String(decoding: bytes[(close + 1)...], as: UTF8.self)
+    }
+}

@@ -1,0 +1,149 @@
+import BearingCalibration
+import BearingAttitude
+import BearingModel
+import BearingWire
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What enters the fusion stage, in the order it reaches the pipeline queue.
+public enum FusionInput: Sendable {
+    case inertial(InertialSample)
+    case magnetic(MagneticSample)
+    /// The calibration in force from now on (nil: none).
+    case calibration(ActiveCalibration?)
+    /// The accelerometer calibration in force from now on (nil: none).
+    case accelerometerCalibration(ActiveCalibration?)
+    /// The mounting level in force from now on (nil: none).
+    case level(MountingLevel?)
+    /// The WMM field where the board is (nil: no fix and no fallback position).
+    case localField(LocalField?)
+}
+
+/// The fused compass as a value: an `AttitudeFilter` fed with each sensor's samples at their own times,
+/// in the board frame (x forward, y right, z down), and the `Attitude` the latest input produced.
+///
+/// Magnetometer samples are corrected by the calibration in force (only if fitted for their chip) and
+/// turned into the board frame by the magnetometer's orientation; accelerometer samples likewise by the
+/// accelerometer calibration and the IMU's orientation, gyroscope samples by the IMU's orientation. Then
+/// all three are turned by the mounting level in force into the levelled frame, so roll, pitch, heading
+/// and the ATT vectors are those of the vehicle, not of a board mounted slightly off level; a new level
+/// restarts the filter, whose state belongs to the old frame. The WMM
+/// field's norm and dip become the filter's disturbance reference only while a calibration is in force:
+/// an uncalibrated field (hard iron of tens of µT) would count as disturbed for good, so until then the
+/// filter learns the reference from the field itself.
+///
+/// Inertial samples without an angular rate (an accelerometer with no gyroscope) switch the filter to
+/// `parametersWithoutGyroscope`, a tilt-compensated compass; samples with one switch it back.
+public struct AttitudeFusion: Sendable {
+    public private(set) var filter: AttitudeFilter
+    public let parameters: AttitudeFilterParameters
+    public let parametersWithoutGyroscope: AttitudeFilterParameters
+    public let imuOrientation: Orientation
+    public let magnetometerOrientation: Orientation
+    /// Refer `heading` and `quaternion` to true north when the WMM declination is known.
+    public let trueNorth: Bool
+    /// The attitude the last input gave: one per inertial sample once a field sample has been used.
+    public private(set) var emitted: Attitude?
+    /// The mounting level in force; nil takes the board frame as level.
+    public private(set) var level: MountingLevel?
+
+    private var calibration: ActiveCalibration?
+    private var accelerometerCalibration: ActiveCalibration?
+    /// Chip axes → levelled board frame: each sensor's orientation, then the mounting level.
+    private var imuToLevel: Matrix3
+    private var magnetometerToLevel: Matrix3
+    private var local: LocalField? {
+        didSet { northTurn = local.map { Quaternion.aboutZ(-$0.declination.value * .pi / 180) } }
+    }
+    /// The turn from magnetic to true north at `local` (`Quaternion.trueNorth(declination:)`'s), kept with it.
+    private var northTurn: Quaternion?
+    /// Whether the filter runs with `parametersWithoutGyroscope`.
+    private var withoutGyroscope = false
+    private var referenceGiven: MagneticFieldReference?
+    /// The latest field sample, board frame, µT, with its status letter.
+    private var field: (value: Vector3, status: String)?
+
+    public init(imuOrientation: Orientation, magnetometerOrientation: Orientation, trueNorth: Bool,
+                parameters: AttitudeFilterParameters = AttitudeFilterParameters(),
+                parametersWithoutGyroscope: AttitudeFilterParameters = .withoutGyroscope) {
+        filter = AttitudeFilter(parameters: parameters)
+        self.parameters = parameters
+        self.parametersWithoutGyroscope = parametersWithoutGyroscope
+        self.imuOrientation = imuOrientation
+        self.magnetometerOrientation = magnetometerOrientation
+        self.trueNorth = trueNorth
+        imuToLevel = imuOrientation.matrix
+        magnetometerToLevel = magnetometerOrientation.matrix
+    }
+
+    public mutating func step(_ input: FusionInput) {
+        emitted = nil
+        switch input {
+        case .calibration(let c):
+            calibration = c
+            updateReference()
+        case .accelerometerCalibration(let c):
+            accelerometerCalibration = c
+        case .level(let l):
+            guard l != level else { return }
+            level = l
+            let m = l?.matrix ?? .identity
+            imuToLevel = m * imuOrientation.matrix
+            magnetometerToLevel = m * magnetometerOrientation.matrix
+            filter = AttitudeFilter(parameters: filter.parameters, magneticReference: referenceGiven)
+        case .localField(let f):
+            local = f
+            updateReference()
+        case .magnetic(let s):
+            let correction = calibration.flatMap { $0.chip == s.chip ? $0.correction : nil } ?? .identity
+            let b = magnetometerToLevel * correction.apply(s.field)
+            field = (b, s.overflow ? "P" : (correction.isIdentity ? "C" : "N"))
+            if !s.overflow { filter.updateMagnetometer(b, at: s.time.unixTime) }
+        case .inertial(let s):
+            let t = s.time.unixTime
+            let correction = accelerometerCalibration.flatMap { $0.chip == s.chip ? $0.correction : nil } ?? .identity
+            let toLevel = imuToLevel
+            let acc = toLevel * correction.apply(s.acceleration)
+            let rate = s.angularRate.map { toLevel * $0 }
+            if (rate == nil) != withoutGyroscope {
+                withoutGyroscope = rate == nil
+                filter = AttitudeFilter(parameters: withoutGyroscope ? parametersWithoutGyroscope : parameters, magneticReference: referenceGiven)
+            }
+            if let rate { filter.updateGyroscope(rate, at: t) }
+            filter.updateAccelerometer(acc, at: t)
+            if filter.hasMagnetometer, let field { emitted = attitude(s, acceleration: acc, angularRate: rate, field: field) }
+        }
+    }
+
+    private mutating func updateReference() {
+        let wanted = calibration.flatMap { $0.correction.isIdentity ? nil : local?.reference }
+        guard let wanted, wanted != referenceGiven else { return }
+        filter.setMagneticReference(wanted)
+        referenceGiven = wanted
+    }
+
+    private func attitude(_ s: InertialSample, acceleration: Vector3, angularRate: Vector3?,
+                          field: (value: Vector3, status: String)) -> Attitude {
+        let magnetic = filter.quaternion
+        let declination = trueNorth ? local?.declination : nil
+        let q = declination == nil ? magnetic : (northTurn ?? .identity) * magnetic
+        let angles = AttitudeAngles(q, body: .forwardRightDown)
+        let magneticHeading = declination.map { Compass.normalize(angles.heading - $0.value) } ?? angles.heading
+        let enu = q.rotate(field.value)
+        let dip = atan2(-enu.z, (enu.x * enu.x + enu.y * enu.y).squareRoot()) * 180 / .pi
+        var a = Attitude(time: s.time, device: s.device, heading: declination == nil ? nil : angles.heading,
+                         magneticHeading: magneticHeading, field: field.value, dip: dip, magStatus: field.status,
+                         declination: declination?.value, declinationSource: declination?.source)
+        a.roll = angles.roll
+        a.pitch = angles.pitch
+        a.yaw = angles.heading
+        a.acceleration = acceleration
+        a.angularRate = angularRate.map { $0 * (180 / .pi) }
+        a.quaternion = q
+        a.temperature = s.temperature
+        return a
+    }
+}

@@ -1,0 +1,168 @@
+import BearingCalibration
+import BearingAttitude
+import BearingModel
+import BearingWire
+import OpenCombine
+
+/// A declination in force: degrees east and where it came from.
+public struct Declination: Equatable, Sendable {
+    public var value: Double
+    public var source: DeclinationSource
+    public init(_ value: Double, _ source: DeclinationSource) {
+        self.value = value
+        self.source = source
+    }
+}
+
+/// The correction in force for one chip (a calibration is fitted in one chip's axes).
+public struct ActiveCalibration: Equatable, Sendable {
+    public var chip: String
+    public var correction: MagneticCalibration
+    public init(chip: String, correction: MagneticCalibration) {
+        self.chip = chip
+        self.correction = correction
+    }
+}
+
+/// The WMM field where the board is: the declination in force and the field's norm (µT) and dip, the
+/// reference the attitude filter judges magnetic disturbances by.
+public struct LocalField: Equatable, Sendable {
+    public var declination: Declination
+    public var reference: MagneticFieldReference
+    public init(declination: Declination, reference: MagneticFieldReference) {
+        self.declination = declination
+        self.reference = reference
+    }
+
+    /// The WMM field at a position and time, `source` saying where the position came from.
+    public static func wmm(_ model: WorldMagneticModel, latitude: Double, longitude: Double, heightKm: Double, year: Double,
+                           source: DeclinationSource) -> LocalField {
+        let f = model.field(latitude: latitude, longitude: longitude, heightKm: heightKm, year: year)
+        return LocalField(declination: Declination(f.declination, source),
+                          reference: MagneticFieldReference(norm: f.totalIntensity / 1000, dip: f.inclination))
+    }
+}
+
+/// What the declination stage remembers: the WMM value at the last position it was computed for.
+/// Recomputed only when the position moves by about 1 km or the date by a day: declination changes far
+/// more slowly than that.
+public struct DeclinationState: Equatable, Sendable {
+    public private(set) var current: Declination?
+    /// The field's norm and dip at the same place, for the attitude filter.
+    public private(set) var reference: MagneticFieldReference?
+    private var at: (lat: Double, lon: Double, year: Double)?
+
+    public init(fallback: Declination? = nil, reference: MagneticFieldReference? = nil) {
+        current = fallback
+        self.reference = fallback == nil ? nil : reference
+    }
+
+    public static func == (a: Self, b: Self) -> Bool { a.current == b.current && a.reference == b.reference }
+
+    /// Declination and reference together, when both are known.
+    public var field: LocalField? {
+        guard let current, let reference else { return nil }
+        return LocalField(declination: current, reference: reference)
+    }
+
+    public func updated(with fix: GPSFix, model: WorldMagneticModel) -> DeclinationState {
+        guard fix.mode >= .twoD, let lat = fix.latitude, let lon = fix.longitude, let time = fix.time else { return self }
+        let year = WorldMagneticModel.decimalYear(unixSeconds: time.unixTime)
+        if current?.source == .fix, let p = at, abs(p.lat - lat) < 0.01, abs(p.lon - lon) < 0.01, abs(p.year - year) < 1 / 365 {
+            return self
+        }
+        var s = self
+        let f = LocalField.wmm(model, latitude: lat, longitude: lon, heightKm: (fix.altHAE ?? 0) / 1000, year: year, source: .fix)
+        s.current = f.declination
+        s.reference = f.reference
+        s.at = (lat, lon, year)
+        return s
+    }
+}
+
+/// The compass path as pure stages, between the magnetometer's samples and the ATT chains: the
+/// calibration in force, then mounting orientation, heading and declination. Each input that changes
+/// (a calibration reloaded, a new declination) switches the stage to the new value; no stage reaches
+/// outside its inputs.
+public enum CompassStages {
+    /// Declinations from fixes (WMM at each fix that moved), starting with `fallback` (WMM at the
+    /// configured position) until the first fix; duplicates removed.
+    public static func declinations(
+        _ fixes: AnyPublisher<GPSFix, Never>, model: WorldMagneticModel, fallback: Declination?
+    ) -> AnyPublisher<Declination?, Never> {
+        fixes.scan(DeclinationState(fallback: fallback)) { $0.updated(with: $1, model: model) }
+            .map(\.current)
+            .prepend(fallback)
+            .removeDuplicates()
+            .eraseToAnyPublisher()
+    }
+
+    /// The local WMM field (declination, norm, dip) from fixes, starting with `fallback` until the first
+    /// fix; duplicates removed. The fused path's counterpart of `declinations`.
+    public static func localFields(
+        _ fixes: AnyPublisher<GPSFix, Never>, model: WorldMagneticModel, fallback: LocalField?
+    ) -> AnyPublisher<LocalField?, Never> {
+        fixes.scan(DeclinationState(fallback: fallback?.declination, reference: fallback?.reference)) { $0.updated(with: $1, model: model) }
+            .map(\.field)
+            .prepend(fallback)
+            .removeDuplicates()
+            .eraseToAnyPublisher()
+    }
+
+    /// Attitudes from an accelerometer + gyroscope and a magnetometer: every input enters one
+    /// `AttitudeFusion` in arrival order (on the pipeline queue), each sample fed to the filter at its own
+    /// time, and each inertial sample (once a field sample has come) gives an `Attitude`: at the gyroscope's
+    /// rate, for the ATT chains to throttle, with its rate of turn (`RateOfTurn`). The calibrations and the mounting level in force switch the
+    /// stage to the new value when they change.
+    public static func fusedAttitudes(
+        inertial: AnyPublisher<InertialSample, Never>,
+        magnetic: AnyPublisher<MagneticSample, Never>,
+        calibrations: AnyPublisher<ActiveCalibration?, Never>,
+        accelerometerCalibrations: AnyPublisher<ActiveCalibration?, Never> = Just(nil).eraseToAnyPublisher(),
+        levels: AnyPublisher<MountingLevel?, Never> = Just(nil).eraseToAnyPublisher(),
+        localFields: AnyPublisher<LocalField?, Never>,
+        fusion: AttitudeFusion
+    ) -> AnyPublisher<Attitude, Never> {
+        // OpenCombine has no Merge: a flatMap over the inputs merges them, subscribing in this order (so the
+        // calibrations, level and field in force come before the first sample).
+        Publishers.Sequence<[AnyPublisher<FusionInput, Never>], Never>(sequence: [
+            calibrations.map(FusionInput.calibration).eraseToAnyPublisher(),
+            accelerometerCalibrations.map(FusionInput.accelerometerCalibration).eraseToAnyPublisher(),
+            levels.map(FusionInput.level).eraseToAnyPublisher(),
+            localFields.map(FusionInput.localField).eraseToAnyPublisher(),
+            magnetic.map(FusionInput.magnetic).eraseToAnyPublisher(),
+            inertial.map(FusionInput.inertial).eraseToAnyPublisher(),
+        ])
+        .flatMap { $0 }
+        .scanInPlace(fusion) { (state: inout AttitudeFusion, input) in
+            state.step(input)
+            return state.emitted
+        }
+        .scanInPlace(RateOfTurn()) { $0.add($1) }
+        .eraseToAnyPublisher()
+    }
+
+    /// Attitudes from raw samples: each sample corrected by the calibration in force when it arrives
+    /// (only if fitted for the sample's chip), turned into board axes, with the declination in force and
+    /// the rate of turn (`RateOfTurn`: the heading's slope).
+    public static func attitudes(
+        _ samples: AnyPublisher<MagneticSample, Never>,
+        calibrations: AnyPublisher<ActiveCalibration?, Never>,
+        declinations: AnyPublisher<Declination?, Never>,
+        orientation: Orientation
+    ) -> AnyPublisher<Attitude, Never> {
+        declinations.map { declination in
+            calibrations.map { calibration in
+                samples.map { sample in
+                    let correction = calibration.flatMap { $0.chip == sample.chip ? $0.correction : nil } ?? .identity
+                    return Compass.attitude(sample, orientation: orientation, calibration: correction,
+                                            declination: declination.map { ($0.value, $0.source) })
+                }
+            }
+            .switchToLatest()
+        }
+        .switchToLatest()
+        .scanInPlace(RateOfTurn()) { $0.add($1) }
+        .eraseToAnyPublisher()
+    }
+}

@@ -1,0 +1,62 @@
+import BearingModel
+import BearingAttitude
+import BearingWire
+import BearingPublishing
+import BearingCalibration
+import BearingPOSIX
+import BearingService
+import BearingConfig
+import BearingYAML
+import BearingLog
+import BearingI2C
+import BearingGPSD
+import BearingSensors
+import BearingSimulator
+import BearingMarine
+import BearingMQTT
+import BearingDaemon
+import BearingClient
+import Foundation
+import TestSupport
+import XCTest
+
+/// An accelerometer without a gyroscope in the running agent: an LSM303AGR (its accelerometer at 0x19,
+/// its LIS2MDL-compatible magnetometer at 0x1E) on a board heeled 20°. The fusion runs as a tilt-compensated
+/// compass; ATT carries roll, pitch and acc_* but no gyro_*.
+final class AccelerometerCompassAgentTests: XCTestCase {
+    static let fallback = Vector3(-33.9, 151.2, 0)  // Sydney: dip ≈ −64°
+
+    func testLSM303HeeledBoardPublishesATiltCompensatedHeadingWithoutGyroFields() throws {
+        let dir = temporaryDirectory("lsm303")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let year = WorldMagneticModel.decimalYear(unixSeconds: GPSTimestamp.now().unixTime)
+        let field = LocalField.wmm(.wmm2025, latitude: Self.fallback.x, longitude: Self.fallback.y, heightKm: 0, year: year, source: .fallback)
+
+        // The AGR's magnetometer replaced by one that senses the board's field; the IMU found by probing.
+        let bus = stillBoardBus(heading: 250, roll: -20, pitch: 4, field: field, imu: "lsm303agr", magnetometer: "lis2mdl")
+        let c = makeFusedAgentConfig(dir: dir, magnetometer: "lis2mdl", imu: nil, imuRate: 50, fallback: Self.fallback)
+        let agent = Agent(config: c, logger: testLogger(), openBus: { _ in bus })
+        try agent.start()
+        defer { agent.stop() }
+        let client = try SocketClient(path: agent.socketPath)
+        client.watch()
+
+        // τ 1 s without a gyroscope: settled well within 4 s.
+        var first: Double?
+        var late: [[String: Any]] = []
+        _ = client.collect(timeout: 30) { o in
+            guard cls(o) == "ATT" else { return false }
+            let now = Date().timeIntervalSince1970
+            if first == nil { first = now }
+            if now - first! > 4 { late.append(o) }
+            return now - first! > 6
+        }
+        let att = try XCTUnwrap(late.last, "no ATT from the accelerometer compass: \(agent.statusLine)")
+        XCTAssertEqual(att["mheading"] as? Double ?? .nan, 250, accuracy: 1)
+        XCTAssertEqual(att["roll"] as? Double ?? .nan, -20, accuracy: 0.5)
+        XCTAssertEqual(att["pitch"] as? Double ?? .nan, 4, accuracy: 0.5)
+        XCTAssertEqual(att["acc_len"] as? Double ?? .nan, 9.81, accuracy: 0.05)
+        for key in ["gyro_x", "gyro_y", "gyro_z", "temp"] { XCTAssertNil(att[key], "\(key): the LSM303 accelerometer has no gyroscope or temperature") }
+        XCTAssertTrue(agent.statusLine.contains("imu connected"), agent.statusLine)
+    }
+}

@@ -1,0 +1,86 @@
+import BearingModel
+import BearingAttitude
+import BearingWire
+import BearingPublishing
+import BearingCalibration
+import BearingPOSIX
+import BearingService
+import BearingConfig
+import BearingYAML
+import BearingLog
+import BearingI2C
+import BearingGPSD
+import BearingSensors
+import BearingSimulator
+import BearingMarine
+import BearingMQTT
+import BearingDaemon
+import BearingClient
+import Foundation
+import TestSupport
+import XCTest
+
+/// The fused compass in the running agent: an LSM6DSOX model and a QMC5883L model on one simulated bus,
+/// both fed by one virtual board heeled 20°, read by their own threads, fused on the pipeline queue and
+/// published as ATT on the real socket. No gpsd: the declination comes from the fallback position.
+final class FusedCompassAgentTests: XCTestCase {
+    static let fallback = Vector3(-33.9, 151.2, 0)  // Sydney: declination ≈ +12.8°, dip ≈ −64°
+
+    func testHeeledBoardPublishesTrueTiltCompensatedHeadingRollPitchAtTheATTRate() throws {
+        let dir = temporaryDirectory("fused")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let year = WorldMagneticModel.decimalYear(unixSeconds: GPSTimestamp.now().unixTime)
+        let field = LocalField.wmm(.wmm2025, latitude: Self.fallback.x, longitude: Self.fallback.y, heightKm: 0, year: year, source: .fallback)
+        // Heading 100° magnetic, heeled 20° to starboard, nose 3° up.
+        let config = makeFusedAgentConfig(dir: dir, magnetometer: "qmc5883l", imu: "lsm6dsx", fallback: Self.fallback)
+        let bus = stillBoardBus(heading: 100, roll: 20, pitch: 3, field: field, imu: "lsm6dsox", magnetometer: "qmc5883l")
+        let agent = Agent(config: config, logger: testLogger(), openBus: { _ in bus })
+        try agent.start()
+        defer { agent.stop() }
+        let client = try SocketClient(path: agent.socketPath)
+        client.watch()
+
+        // Let the heading settle (the filter's fast start lasts `tauMag`), then look at 3 s of ATT.
+        var first: Double?
+        var late: [[String: Any]] = []
+        _ = client.collect(timeout: 30) { o in
+            guard cls(o) == "ATT" else { return false }
+            let now = Date().timeIntervalSince1970
+            if first == nil { first = now }
+            if now - first! > 5 { late.append(o) }
+            return now - first! > 8
+        }
+        let att = try XCTUnwrap(late.last, "no ATT from the fused compass")
+        let declination = field.declination.value
+        let heading = try XCTUnwrap(att["heading"] as? Double)
+        var error = abs(heading - Compass.normalize(100 + declination))
+        if error > 180 { error = 360 - error }
+        XCTAssertLessThan(error, 1, "true heading \(heading), expected \(Compass.normalize(100 + declination))")
+        XCTAssertEqual(att["mheading"] as? Double ?? .nan, 100, accuracy: 1)
+        XCTAssertEqual(att["roll"] as? Double ?? .nan, 20, accuracy: 0.5)
+        XCTAssertEqual(att["pitch"] as? Double ?? .nan, 3, accuracy: 0.5)
+        XCTAssertEqual(att["declination"] as? Double ?? .nan, declination, accuracy: 0.01)
+        XCTAssertEqual(att["decl_src"] as? String, "fallback")
+        // Specific force in m/s² (board z down: the level part of gravity reads negative), gyro in °/s.
+        XCTAssertEqual(att["acc_len"] as? Double ?? .nan, 9.81, accuracy: 0.05)
+        XCTAssertEqual(att["acc_z"] as? Double ?? .nan, -9.81 * cos(20 * .pi / 180) * cos(3 * .pi / 180), accuracy: 0.05)
+        // Heeled right side down, "up" leans to the left of the board: negative on y (right).
+        XCTAssertEqual(att["acc_y"] as? Double ?? .nan, -9.81 * sin(20 * .pi / 180) * cos(3 * .pi / 180), accuracy: 0.05)
+        XCTAssertEqual(att["gyro_z"] as? Double ?? .nan, 0, accuracy: 0.05)
+        XCTAssertEqual(att["temp"] as? Double ?? .nan, 25, accuracy: 0.1, "the LSM6DSOX model's die temperature")
+        XCTAssertEqual((att["quat"] as? [Double])?.count, 4)
+
+        // A level-board compass on this field would be far off: the tilt compensation is doing the work.
+        let b = Vector3(att["mag_x"] as? Double ?? 0, att["mag_y"] as? Double ?? 0, att["mag_z"] as? Double ?? 0)
+        var levelError = abs(Compass.magneticHeading(b) - 100)
+        if levelError > 180 { levelError = 360 - levelError }
+        XCTAssertGreaterThan(levelError, 5, "the heel should throw a level compass off")
+
+        // ATT at the chain's rate (throttle 0.25 s: about 4 a second), not the gyro's 100 Hz.
+        XCTAssertLessThanOrEqual(late.count, 16, "\(late.count) ATT in ~3 s")
+        XCTAssertGreaterThanOrEqual(late.count, 8, "\(late.count) ATT in ~3 s")
+        let devices = agent.liveness.map { "\($0)" }.joined(separator: " ")
+        XCTAssertTrue(devices.contains("imu reader"), devices)
+        XCTAssertTrue(agent.statusLine.contains("imu connected"), agent.statusLine)
+    }
+}
