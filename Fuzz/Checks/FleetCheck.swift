@@ -7,7 +7,9 @@
 // printable ASCII version, names no key twice at any depth, has only valid, distinct pipeline names with
 // chains and only the door's classes; written out again (the operators' JSON) it reads back as the same
 // value, and padded with spaces to exactly the bound it still does.
-import BearingCore
+import BearingModel
+import BearingWire
+import BearingMQTT
 
 public enum FleetCheck {
     public static let classes: Set<StreamClass> = [.tpv, .att, .sky]

@@ -5,9 +5,11 @@
 // back exactly that request; a line that `ClientRequest.parse` reads as one request with a JSON argument
 // gives exactly that request in a session (a `;` inside a JSON string does not split it); framing does
 // not depend on read boundaries (2–3 chunks, split points derived from the data, give the same events).
-// The config check (it needs BearingAgent) is in Fuzz/ConfigChecks, so this library and the core tests
-// that use it depend on BearingCore alone.
-import BearingCore
+// The config check (it needs BearingDaemon) is in Fuzz/ConfigChecks, so this library and the tests
+// that use it depend on the pure core and BearingMQTT alone.
+import BearingModel
+import BearingWire
+import BearingMQTT
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -8,7 +8,9 @@
 // is not above the one before); reading whole lines a read-ahead at a time, as `MessageSpool.take` does, from
 // an offset in a slice, gives the same lines. The same again with every line's CRC made right, so that the
 // fuzzer reaches past the checksum.
-import BearingCore
+import BearingModel
+import BearingWire
+import BearingMQTT
 
 public enum SpoolCheck {
     static let newline = UInt8(ascii: "\n")

@@ -1,6 +1,7 @@
 // The config fuzz target's check, shared by Fuzz/Config and ConfigCorpusTests: for any bytes (read as
 // UTF-8, bad sequences replaced), parsing returns a config or throws a ConfigError with a message.
-import BearingAgent
+import BearingDaemon
+import BearingConfig
 import Foundation
 
 public enum ConfigCheck {

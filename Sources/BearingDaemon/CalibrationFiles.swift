@@ -4,15 +4,12 @@ import BearingWire
 import BearingPublishing
 import BearingCalibration
 import BearingPOSIX
-import BearingService
 import BearingConfig
-import BearingYAML
 import BearingLog
 import BearingI2C
 import BearingGPSD
 import BearingSensors
 import BearingSimulator
-import BearingMarine
 import BearingMQTT
 
 /// The calibration files the daemon keeps in force: the magnetometer's calibration and, with an IMU, the

@@ -1,4 +1,3 @@
-import BearingAttitude
 import BearingModel
 import BearingWire
 import BearingPublishing
@@ -9,7 +8,6 @@ import BearingConfig
 import BearingYAML
 import BearingLog
 import BearingI2C
-import BearingGPSD
 import BearingSensors
 import BearingSimulator
 import BearingMarine

@@ -1,4 +1,3 @@
-import BearingConfig
 import BearingLog
 import BearingMarine
 import BearingMQTT

@@ -4,7 +4,7 @@ import Glibc
 #endif
 
 /// A Linux I2C bus as the chip drivers see it: SMBus byte and I2C-block transfers to 7-bit addresses.
-/// `LinuxI2CBus` (BearingIO) implements it over `/dev/i2c-N`; the register-level chip models
+/// `LinuxI2CBus` implements it over `/dev/i2c-N`; the register-level chip models
 /// (BearingSimulator) implement it in memory, so drivers are tested against the same interface they run on.
 public protocol I2CBus: AnyObject {
     /// The bus device, e.g. `/dev/i2c-1`, named in every error.
@@ -38,7 +38,7 @@ public enum I2CProbeMethod: String, Sendable {
     public static let scanRange: ClosedRange<UInt8> = 0x08...0x77
 }
 
-/// A failed I2C operation: the bus, the address, the register and the errno. BearingIO's description
+/// A failed I2C operation: the bus, the address, the register and the errno. Its description
 /// adds what it most likely means on a Linux board (a kernel driver holds the address, nothing answers,
 /// no permission, I2C not enabled).
 public struct I2CError: Error, Equatable, Sendable {

@@ -4,7 +4,6 @@ import BearingPublishing
 import BearingPOSIX
 import BearingService
 import BearingConfig
-import BearingYAML
 import BearingLog
 import Dispatch
 @preconcurrency import OpenCombine

@@ -2,7 +2,6 @@ import BearingModel
 import BearingWire
 import BearingPublishing
 import BearingPOSIX
-import BearingService
 import BearingConfig
 import BearingYAML
 import BearingLog

@@ -1,6 +1,5 @@
 import BearingModel
 import BearingWire
-import BearingI2C
 import BearingPOSIX
 import FoundationEssentials
 #if canImport(Glibc)

@@ -8,10 +8,8 @@ import BearingAttitude
 import BearingModel
 import BearingWire
 import BearingPOSIX
-import BearingI2C
 import BearingMQTT
 import BearingConfig
-import BearingService
 import BearingLog
 import BearingGPSD
 import BearingPublishing

@@ -1,6 +1,5 @@
 import ArgumentParser
 import BearingDaemon
-import BearingClient
 import BearingTerminal
 import BearingSimulator
 import BearingSensors
@@ -9,9 +8,7 @@ import BearingAttitude
 import BearingModel
 import BearingWire
 import BearingPOSIX
-import BearingI2C
 import BearingMQTT
-import BearingConfig
 import BearingService
 import BearingLog
 import BearingGPSD

@@ -1,5 +1,4 @@
 import BearingDaemon
-import BearingClient
 import BearingTerminal
 import BearingSimulator
 import BearingSensors
@@ -8,7 +7,6 @@ import BearingAttitude
 import BearingModel
 import BearingWire
 import BearingPOSIX
-import BearingI2C
 import BearingMQTT
 import BearingConfig
 import BearingService

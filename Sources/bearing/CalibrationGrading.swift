@@ -1,5 +1,4 @@
 import BearingDaemon
-import BearingClient
 import BearingTerminal
 import BearingSimulator
 import BearingSensors
@@ -8,12 +7,9 @@ import BearingAttitude
 import BearingModel
 import BearingWire
 import BearingPOSIX
-import BearingI2C
 import BearingMQTT
 import BearingConfig
-import BearingService
 import BearingLog
-import BearingGPSD
 import BearingPublishing
 import BearingMarine
 

@@ -1,6 +1,5 @@
 import ArgumentParser
 import BearingDaemon
-import BearingClient
 import BearingTerminal
 import BearingSimulator
 import BearingSensors

@@ -1,22 +1,16 @@
 import ArgumentParser
 import BearingDaemon
-import BearingClient
 import BearingTerminal
 import BearingSimulator
 import BearingSensors
 import BearingCalibration
-import BearingAttitude
 import BearingModel
 import BearingWire
 import BearingPOSIX
 import BearingI2C
 import BearingMQTT
 import BearingConfig
-import BearingService
-import BearingLog
-import BearingGPSD
 import BearingPublishing
-import BearingMarine
 
 /// Where live samples come from, shared by `calibrate` and `level`: the running daemon over its socket,
 /// else (or with --direct) the sensor of the board/config, or of --bus.

@@ -1,6 +1,5 @@
 import ArgumentParser
 import BearingDaemon
-import BearingClient
 import BearingTerminal
 import BearingSimulator
 import BearingSensors
@@ -13,7 +12,6 @@ import BearingI2C
 import BearingMQTT
 import BearingConfig
 import BearingService
-import BearingLog
 import BearingGPSD
 import BearingPublishing
 import BearingMarine

@@ -8,7 +8,6 @@ import BearingAttitude
 import BearingModel
 import BearingWire
 import BearingPOSIX
-import BearingI2C
 import BearingMQTT
 import BearingConfig
 import BearingService

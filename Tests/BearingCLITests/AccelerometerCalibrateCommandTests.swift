@@ -9,13 +9,11 @@ import BearingConfig
 import BearingYAML
 import BearingLog
 import BearingI2C
-import BearingGPSD
 import BearingSensors
 import BearingSimulator
 import BearingMarine
 import BearingMQTT
 import BearingDaemon
-import BearingClient
 import Foundation
 import TestSupport
 import XCTest

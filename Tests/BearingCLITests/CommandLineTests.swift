@@ -1,5 +1,4 @@
 import BearingModel
-import BearingAttitude
 import BearingWire
 import BearingPublishing
 import BearingCalibration

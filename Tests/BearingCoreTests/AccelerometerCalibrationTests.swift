@@ -8,14 +8,12 @@ import BearingService
 import BearingConfig
 import BearingYAML
 import BearingLog
-import BearingI2C
 import BearingGPSD
 import BearingSensors
 import BearingSimulator
 @testable import BearingMarine
 @testable import BearingMQTT
 import BearingDaemon
-import BearingClient
 import Foundation
 import XCTest
 

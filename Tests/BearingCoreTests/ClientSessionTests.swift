@@ -8,7 +8,6 @@ import BearingService
 import BearingConfig
 import BearingYAML
 import BearingLog
-import BearingI2C
 import BearingGPSD
 import BearingSensors
 import BearingSimulator

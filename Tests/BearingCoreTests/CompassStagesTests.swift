@@ -6,10 +6,7 @@ import BearingCalibration
 import BearingPOSIX
 import BearingService
 import BearingConfig
-import BearingYAML
 import BearingLog
-import BearingI2C
-import BearingGPSD
 import BearingSensors
 import BearingSimulator
 import BearingMarine

@@ -1,21 +1,11 @@
 @testable import BearingModel
-@testable import BearingAttitude
 @testable import BearingWire
 @testable import BearingPublishing
 @testable import BearingCalibration
-import BearingPOSIX
 import BearingService
-import BearingConfig
-import BearingYAML
 import BearingLog
-import BearingI2C
-import BearingGPSD
-import BearingSensors
 import BearingSimulator
-@testable import BearingMarine
 @testable import BearingMQTT
-import BearingDaemon
-import BearingClient
 import XCTest
 
 /// The outlier rounds take the median and the MAD by quickselect: it must pick what sorting would.

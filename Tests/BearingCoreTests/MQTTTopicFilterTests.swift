@@ -1,21 +1,14 @@
 import BearingModel
 import BearingAttitude
 import BearingWire
-import BearingPublishing
 import BearingCalibration
 import BearingPOSIX
-import BearingService
 import BearingConfig
-import BearingYAML
-import BearingLog
-import BearingI2C
-import BearingGPSD
 import BearingSensors
 import BearingSimulator
 import BearingMarine
 import BearingMQTT
 import BearingDaemon
-import BearingClient
 import XCTest
 
 /// MQTT 3.1.1 §4.7's topic filters, with the spec's own examples (§4.7.1.2, §4.7.1.3, §4.7.2).

@@ -1,7 +1,6 @@
 import BearingModel
 import BearingAttitude
 import BearingWire
-import BearingPublishing
 import BearingCalibration
 import BearingPOSIX
 import BearingService

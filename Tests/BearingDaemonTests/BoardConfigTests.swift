@@ -4,18 +4,15 @@ import BearingWire
 import BearingPublishing
 import BearingCalibration
 import BearingPOSIX
-import BearingService
 @testable import BearingConfig
 import BearingYAML
 import BearingLog
 import BearingI2C
-import BearingGPSD
 import BearingSensors
 import BearingSimulator
 @testable import BearingMarine
 @testable import BearingMQTT
 @testable import BearingDaemon
-import BearingClient
 import Foundation
 import TestSupport
 import XCTest

@@ -4,9 +4,7 @@ import BearingWire
 import BearingPublishing
 import BearingCalibration
 import BearingPOSIX
-import BearingService
 import BearingConfig
-import BearingYAML
 import BearingLog
 import BearingI2C
 import BearingGPSD

@@ -15,7 +15,6 @@ import BearingSimulator
 import BearingMarine
 import BearingMQTT
 import BearingDaemon
-import BearingClient
 import Foundation
 import TestSupport
 import XCTest

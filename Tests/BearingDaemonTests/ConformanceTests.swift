@@ -6,7 +6,6 @@ import BearingCalibration
 import BearingPOSIX
 import BearingService
 import BearingConfig
-import BearingYAML
 import BearingLog
 import BearingI2C
 import BearingGPSD
@@ -15,7 +14,6 @@ import BearingSimulator
 import BearingMarine
 import BearingMQTT
 import BearingDaemon
-import BearingClient
 import Foundation
 import TestSupport
 import XCTest

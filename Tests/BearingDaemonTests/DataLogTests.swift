@@ -1,7 +1,5 @@
 import BearingModel
-import BearingAttitude
 import BearingWire
-import BearingPublishing
 import BearingCalibration
 import BearingPOSIX
 import BearingService
@@ -9,13 +7,11 @@ import BearingConfig
 import BearingYAML
 import BearingLog
 import BearingI2C
-import BearingGPSD
 import BearingSensors
 import BearingSimulator
 import BearingMarine
 import BearingMQTT
 import BearingDaemon
-import BearingClient
 import Foundation
 import TestSupport
 import XCTest

@@ -4,7 +4,6 @@ import BearingWire
 import BearingPublishing
 import BearingCalibration
 import BearingPOSIX
-import BearingService
 @testable import BearingConfig
 import BearingYAML
 import BearingLog
@@ -15,7 +14,6 @@ import BearingSimulator
 @testable import BearingMarine
 @testable import BearingMQTT
 @testable import BearingDaemon
-import BearingClient
 import Foundation
 import XCTest
 

@@ -6,7 +6,6 @@ import BearingCalibration
 import BearingPOSIX
 import BearingService
 import BearingConfig
-import BearingYAML
 import BearingLog
 import BearingI2C
 import BearingGPSD

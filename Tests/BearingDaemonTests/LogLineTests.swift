@@ -1,21 +1,16 @@
 import BearingModel
 import BearingAttitude
 import BearingWire
-import BearingPublishing
 import BearingCalibration
 import BearingPOSIX
 import BearingService
 import BearingConfig
 import BearingYAML
 import BearingLog
-import BearingI2C
 import BearingGPSD
-import BearingSensors
 import BearingSimulator
-import BearingMarine
 import BearingMQTT
 import BearingDaemon
-import BearingClient
 import XCTest
 
 /// A log line is one line of showable text whatever the message quotes (issue 26, item 4): a newline shows

@@ -15,7 +15,6 @@ import BearingSimulator
 @testable import BearingMarine
 @testable import BearingMQTT
 @testable import BearingDaemon
-import BearingClient
 import Foundation
 import TestSupport
 import XCTest

@@ -1,23 +1,18 @@
 import BearingModel
-import BearingAttitude
 import BearingWire
 import BearingPublishing
 import BearingCalibration
 import BearingPOSIX
 import BearingService
 import BearingConfig
-import BearingYAML
 import BearingLog
-@testable import BearingI2C
-@testable import BearingGPSD
-import BearingSensors
 import BearingSimulator
 import BearingMarine
 @testable import BearingMQTT
 import BearingDaemon
-import BearingClient
 import CGPS
 import TestSupport
+@testable import BearingGPSD
 import XCTest
 
 /// Conversion of libgps's `gps_data_t` into Bearing's values: NaN becomes nil, zero time becomes nil.

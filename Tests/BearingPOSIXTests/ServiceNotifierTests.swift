@@ -9,7 +9,6 @@ import BearingConfig
 import BearingYAML
 import BearingLog
 import BearingI2C
-import BearingGPSD
 import BearingSensors
 import BearingSimulator
 import BearingMarine

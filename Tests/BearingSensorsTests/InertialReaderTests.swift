@@ -12,7 +12,6 @@ import BearingI2C
 import BearingGPSD
 @testable import BearingSensors
 import BearingSimulator
-import BearingMarine
 import BearingMQTT
 import BearingDaemon
 import BearingClient

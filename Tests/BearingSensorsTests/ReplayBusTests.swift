@@ -4,18 +4,12 @@ import BearingWire
 import BearingPublishing
 import BearingCalibration
 import BearingPOSIX
-import BearingService
-import BearingConfig
-import BearingYAML
 import BearingLog
 import BearingI2C
-import BearingGPSD
 import BearingSensors
 import BearingSimulator
-import BearingMarine
 import BearingMQTT
 import BearingDaemon
-import BearingClient
 import XCTest
 
 /// The benchmark's replaying bus: the same answers again, in a loop, and a loud failure when the drivers

@@ -1,5 +1,4 @@
 import BearingModel
-import BearingI2C
 import BearingPOSIX
 
 /// ST LSM6DS3 (and LSM6DS33), LSM6DSL (and LSM6DS3TR-C) and LSM6DSO/LSM6DSOX 6-axis IMUs at I2C 0x6A or

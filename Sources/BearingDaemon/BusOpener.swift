@@ -1,6 +1,3 @@
-import BearingDaemon
-import BearingClient
-import BearingTerminal
 import BearingSimulator
 import BearingSensors
 import BearingCalibration
@@ -11,11 +8,8 @@ import BearingPOSIX
 import BearingI2C
 import BearingMQTT
 import BearingConfig
-import BearingService
-import BearingLog
 import BearingGPSD
 import BearingPublishing
-import BearingMarine
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
@@ -30,8 +24,8 @@ import Glibc
 /// --accel`) the magnetometers tumble as on `simulator:tumble` and the LSM6DSOX is held in each face and
 /// then six tilts for 1.6 s, 0.6 s between poses, over and over, its accelerometer distorted by
 /// `sixPositionOffset` and `sixPositionDistortion`. The ICM-20948 hosting the AK09916 is level.
-enum BusOpener {
-    static func open(_ path: String) throws(I2CError) -> I2CBus {
+public enum BusOpener {
+    public static func open(_ path: String) throws(I2CError) -> I2CBus {
         if I2CBusName.simulated.contains(path) { return simulatedBus(path) }
         return try LinuxI2CBus(path: path)
     }

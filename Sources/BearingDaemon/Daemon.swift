@@ -1,0 +1,195 @@
+import BearingAttitude
+import BearingConfig
+import BearingI2C
+import BearingLog
+import BearingMarine
+import BearingModel
+import BearingMQTT
+import BearingPOSIX
+import BearingService
+import Dispatch
+import FoundationEssentials
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The whole daemon, config in, running daemon out: the agent (sources, pipelines, the socket and TCP
+/// doors, the data log), the doors the config turns on, SIGHUP and systemd's notification protocol, run as
+/// one service group until SIGTERM or SIGINT (or `shutdown()`). `bearing run` is this plus its command line;
+/// tests run it in-process on the simulated bus.
+public final class Daemon: Sendable {
+    public let agent: Agent
+    public let doors: [any Door]
+    private let logger: Logger
+    private let notifier: SystemdNotification
+    private let signals: [Int32]
+    private let group = Mutex<ServiceGroup?>(nil)
+
+    /// Starts the agent and opens the doors; throws (having stopped what it started) when one cannot start.
+    /// `signals` end the run (none in tests, which call `shutdown()`).
+    public init(config: AgentConfig, logger: Logger, signals: [Int32] = [SIGTERM, SIGINT],
+                openBus: @escaping (String) throws(I2CError) -> I2CBus = BusOpener.open) throws {
+        self.logger = logger
+        self.signals = signals
+        notifier = SystemdNotification(logger: logger)
+        agent = Agent(config: config, logger: logger, openBus: openBus)
+        try agent.start()
+        do {
+            doors = try Doors.open(config, server: agent.server, logger: logger)
+        } catch {
+            agent.stop()
+            throw error
+        }
+    }
+
+    /// Serves until a signal in `signals` or `shutdown()`, then stops every service, last started first.
+    public func run() async throws {
+        let notifier = self.notifier, agent = self.agent
+        // SIGHUP reopens the data log (logrotate's postrotate sends it) and reloads the calibration file.
+        let hup = await ServiceGroup.signalSource(SIGHUP) {
+            notifier.tell { try $0.reloading(status: "reloading: data log reopened, calibration file read again") }
+            agent.reopenLogs()
+            agent.reloadCalibration(reason: "SIGHUP")
+            notifier.ready(agent.statusLine)
+        }
+        defer { hup.cancel() }
+
+        // One service per part and per door; a service group shuts services down in reverse order, each after
+        // the one before it has returned: the sources, then the socket server, then the doors, then the data log.
+        func part(_ p: Agent.Part) -> (name: String, service: any Service) { (p.rawValue, AgentPartService(agent: agent, part: p)) }
+        let group = ServiceGroup(
+            services: [part(.dataLog)] + doors.map { (name: $0.name, service: $0 as any Service) } + [part(.server), part(.sources)]
+                // Last in the list, so the first to hear of a shutdown: it sends STOPPING=1.
+                + [(name: "systemd notification", service: NotifyService(notifier: notifier, agent: agent))],
+            signals: signals, logger: logger)
+        self.group.withLock { $0 = group }
+        try await group.run()
+    }
+
+    /// Begins a graceful shutdown, as SIGTERM does; `run()` returns when every service has stopped.
+    public func shutdown() {
+        group.withLock { $0 }?.shutdown()
+    }
+}
+
+/// Bearing's side of systemd's notification protocol: READY, STATUS (only when it changed), RELOADING and
+/// STOPPING through a `ServiceNotifier`, when systemd gave one; a failed notification is logged once.
+final class SystemdNotification: @unchecked Sendable { // `lock` guards `lastStatus` and `failed`
+    private let notifier: ServiceNotifier?
+    let log: Logger
+    /// WATCHDOG_USEC in seconds, when systemd watches this process.
+    var watchdogInterval: Double? { notifier?.watchdogInterval }
+    private let lock = ConditionLock()
+    private var lastStatus = ""
+    private var failed = false
+
+    init(logger: Logger) {
+        log = logger
+        do {
+            notifier = try ServiceNotifier.fromEnvironment()
+        } catch {
+            logger.warning("systemd notifications off: \(error)")
+            notifier = nil
+        }
+    }
+
+    func tell(_ message: (ServiceNotifier) throws -> Void) {
+        guard let notifier else { return }
+        do {
+            try message(notifier)
+        } catch {
+            let first = lock.withLock { () -> Bool in
+                defer { failed = true }
+                return !failed
+            }
+            if first { log.warning("systemd notification failed: \(error)") }
+        }
+    }
+
+    /// READY=1 with `status`, which later updates then compare against.
+    func ready(_ status: String) {
+        lock.withLock { lastStatus = status }
+        tell { try $0.ready(status: status) }
+    }
+
+    /// STATUS=, only when it differs from the last one sent.
+    func updateStatus(_ status: String) {
+        let changed = lock.withLock { () -> Bool in
+            defer { lastStatus = status }
+            return status != lastStatus
+        }
+        if changed { tell { try $0.status(status) } }
+    }
+}
+
+/// One part of the agent as a service: it runs until graceful shutdown (SIGTERM/SIGINT), then stops its part.
+struct AgentPartService: Service {
+    let agent: Agent
+    let part: Agent.Part
+
+    func run(until shutdown: ShutdownEvent) async throws {
+        await shutdown.wait()
+        agent.stop(part)
+    }
+}
+
+/// systemd's view of the daemon (Type=notify): READY=1 once the group runs — the agent has started (config,
+/// boards, calibration loaded, the socket listening) and SIGTERM is handled — then STATUS every 2 s when
+/// it changed, and STOPPING=1 when a shutdown begins. Nothing when not under systemd.
+struct NotifyService: Service {
+    let notifier: SystemdNotification
+    let agent: Agent
+
+    func run(until shutdown: ShutdownEvent) async throws {
+        notifier.ready(agent.statusLine)
+        #if DEBUG || BEARING_FAULT_INJECTION
+        // Fault injection for the watchdog tests: "pipeline" wedges the pipeline queue now, "pipeline-on-sigusr2"
+        // when SIGUSR2 comes (so that the instance systemd restarts runs normally).
+        var wedgeSignal: DispatchSourceSignal?
+        switch ProcessInfo.processInfo.environment["BEARING_TEST_WEDGE"] {
+        case "pipeline":
+            agent.wedgePipelineForTesting()
+        case "pipeline-on-sigusr2":
+            signal(SIGUSR2, SIG_IGN)
+            wedgeSignal = DispatchSource.makeSignalSource(signal: SIGUSR2, queue: .global())
+            wedgeSignal?.setEventHandler { [agent] in
+                notifier.log.warning("SIGUSR2: wedging the pipeline queue (fault injection)")
+                agent.wedgePipelineForTesting()
+            }
+            wedgeSignal?.resume()
+        default:
+            break
+        }
+        defer { wedgeSignal?.cancel() }
+        #endif
+        // With WatchdogSec=, WATCHDOG=1 every 2 s (or half the interval, if shorter) — only while every part
+        // shows progress.
+        let watchdog = notifier.watchdogInterval
+        let tick = min(2, (watchdog ?? 4) / 2)
+        try? await shutdown.runUntil {
+            var liveness = Liveness(limit: watchdog ?? 0)
+            var reported: [String] = []
+            var sinceStatus = 0.0
+            while true {
+                if watchdog != nil {
+                    agent.probePipeline()
+                    let stuck = liveness.stuck(agent.liveness, now: Syscall.monotonicSeconds())
+                    if stuck.isEmpty {
+                        notifier.tell { try $0.watchdog() }
+                    } else if stuck != reported {
+                        notifier.log.critical("watchdog not fed, systemd will restart the service: \(stuck.joined(separator: "; "))")
+                    }
+                    reported = stuck
+                }
+                try await Task.sleep(for: .seconds(tick))
+                sinceStatus += tick
+                if sinceStatus >= 2 {
+                    sinceStatus = 0
+                    notifier.updateStatus(agent.statusLine)
+                }
+            }
+        }
+        notifier.tell { try $0.stopping(status: "stopping: sources, then the socket server, then the data log") }
+    }
+}
