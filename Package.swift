@@ -138,7 +138,7 @@ let package = Package(
             path: "Tests/TestSupport"
         ),
         .testTarget(
-            name: "BearingCoreTests",
+            name: "BearingModelTests",
             dependencies: [
                 "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
                 .product(name: "CombineSchedulers", package: "combine-schedulers"),
@@ -147,7 +147,34 @@ let package = Package(
             ]
         ),
         .testTarget(
-            name: "BearingSensorsTests",
+            name: "BearingAttitudeTests",
+            dependencies: [
+                "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
+                .product(name: "CombineSchedulers", package: "combine-schedulers"),
+                .product(name: "OpenCombine", package: "OpenCombine"),
+                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
+            ]
+        ),
+        .testTarget(
+            name: "BearingWireTests",
+            dependencies: [
+                "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
+                .product(name: "CombineSchedulers", package: "combine-schedulers"),
+                .product(name: "OpenCombine", package: "OpenCombine"),
+                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
+            ]
+        ),
+        .testTarget(
+            name: "BearingCalibrationTests",
+            dependencies: [
+                "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
+                .product(name: "CombineSchedulers", package: "combine-schedulers"),
+                .product(name: "OpenCombine", package: "OpenCombine"),
+                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
+            ]
+        ),
+        .testTarget(
+            name: "BearingPublishingTests",
             dependencies: [
                 "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
                 .product(name: "CombineSchedulers", package: "combine-schedulers"),
@@ -165,7 +192,7 @@ let package = Package(
             ]
         ),
         .testTarget(
-            name: "BearingClientTests",
+            name: "BearingServiceTests",
             dependencies: [
                 "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
                 .product(name: "CombineSchedulers", package: "combine-schedulers"),
@@ -174,7 +201,34 @@ let package = Package(
             ]
         ),
         .testTarget(
-            name: "BearingIOTests",
+            name: "BearingGPSDTests",
+            dependencies: [
+                "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
+                .product(name: "CombineSchedulers", package: "combine-schedulers"),
+                .product(name: "OpenCombine", package: "OpenCombine"),
+                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
+            ]
+        ),
+        .testTarget(
+            name: "BearingSensorsTests",
+            dependencies: [
+                "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
+                .product(name: "CombineSchedulers", package: "combine-schedulers"),
+                .product(name: "OpenCombine", package: "OpenCombine"),
+                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
+            ]
+        ),
+        .testTarget(
+            name: "BearingMarineTests",
+            dependencies: [
+                "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
+                .product(name: "CombineSchedulers", package: "combine-schedulers"),
+                .product(name: "OpenCombine", package: "OpenCombine"),
+                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
+            ]
+        ),
+        .testTarget(
+            name: "BearingMQTTTests",
             dependencies: [
                 "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
                 .product(name: "CombineSchedulers", package: "combine-schedulers"),
@@ -184,6 +238,15 @@ let package = Package(
         ),
         .testTarget(
             name: "BearingDaemonTests",
+            dependencies: [
+                "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
+                .product(name: "CombineSchedulers", package: "combine-schedulers"),
+                .product(name: "OpenCombine", package: "OpenCombine"),
+                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
+            ]
+        ),
+        .testTarget(
+            name: "BearingClientTests",
             dependencies: [
                 "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
                 .product(name: "CombineSchedulers", package: "combine-schedulers"),

@@ -2,7 +2,7 @@
 //
 // Built with `-sanitize=fuzzer -DFUZZING` (scripts/fuzz) it is a libFuzzer binary; a plain build is a
 // corpus replayer: `swift run fuzz-config [DIR…]` (default Fuzz/corpus/config) runs every file through
-// the same check. Tests/BearingAgentTests/ConfigCorpusTests.swift replays the corpus the same way.
+// the same check. Tests/BearingDaemonTests/ConfigCorpusTests.swift replays the corpus the same way.
 //
 // Check, for any bytes (read as UTF-8, bad sequences replaced): parsing returns a config or throws a
 // ConfigError with a message; it never crashes.

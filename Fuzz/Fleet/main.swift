@@ -3,7 +3,7 @@
 //
 // Built with `-sanitize=fuzzer -DFUZZING` (scripts/fuzz) it is a libFuzzer binary; a plain build replays
 // the corpus: `swift run fuzz-fleet [DIR…]` (default Fuzz/corpus/fleet). The checks are FleetCheck's
-// (Fuzz/Checks), which Tests/BearingCoreTests/FleetFuzzCorpusTests.swift replays too.
+// (Fuzz/Checks), which Tests/BearingMQTTTests/FleetFuzzCorpusTests.swift replays too.
 import FuzzChecks
 
 @main

@@ -2,7 +2,7 @@
 //
 // Built with `-sanitize=fuzzer -DFUZZING` (scripts/fuzz) it is a libFuzzer binary; a plain build is a
 // corpus replayer: `swift run fuzz-session [DIR…]` (default Fuzz/corpus/session) runs every file through
-// the same checks. Tests/BearingCoreTests/FuzzCorpusTests.swift replays the corpus the same way.
+// the same checks. Tests/BearingWireTests/FuzzCorpusTests.swift replays the corpus the same way.
 //
 // Checks, for any bytes:
 //  - nothing crashes;

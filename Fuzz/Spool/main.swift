@@ -3,7 +3,7 @@
 //
 // Built with `-sanitize=fuzzer -DFUZZING` (scripts/fuzz) it is a libFuzzer binary; a plain build replays
 // the corpus: `swift run fuzz-spool [DIR…]` (default Fuzz/corpus/spool). The checks are SpoolCheck's
-// (Fuzz/Checks), which Tests/BearingCoreTests/SpoolFuzzCorpusTests.swift replays too.
+// (Fuzz/Checks), which Tests/BearingMQTTTests/SpoolFuzzCorpusTests.swift replays too.
 import FuzzChecks
 
 @main

@@ -6,7 +6,7 @@ import XCTest
 /// seeds (Fuzz/seeds/config) through the fuzz target's own check (FuzzChecks: `AgentConfig.parse`), without
 /// libFuzzer: each input gives a config or a ConfigError with a message, never a crash.
 final class ConfigCorpusTests: XCTestCase {
-    /// Tests/BearingAgentTests/ConfigCorpusTests.swift → the repository root.
+    /// Tests/BearingDaemonTests/ConfigCorpusTests.swift → the repository root.
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     func testConfigCorpusAndSeedsReplay() throws {

@@ -16,6 +16,7 @@ import BearingMQTT
 import BearingDaemon
 import BearingClient
 import FuzzChecks
+import TestSupport
 import XCTest
 
 /// Replays the spool line reader's fuzzing corpus (Fuzz/corpus/spool, grown by `scripts/fuzz spool`; it may be
@@ -24,7 +25,7 @@ import XCTest
 /// and reading a read-ahead at a time gives the same lines, with the CRCs as found and made right (SpoolCheck).
 final class SpoolFuzzCorpusTests: XCTestCase {
     func testSpoolCorpusAndSeedsReplay() throws {
-        try FuzzCorpusTests.replay(target: "spool", check: SpoolCheck.failure)
+        try FuzzCorpus.replay(target: "spool", check: SpoolCheck.failure)
     }
 
     /// The checks can fail: a reader that took a number out of range, or one that re-encodes otherwise, is caught.

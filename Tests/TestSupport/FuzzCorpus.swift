@@ -1,25 +1,15 @@
-import FuzzChecks
+import Foundation
 import XCTest
 
-/// Replays the fuzzing corpus of the request session (Fuzz/corpus/session, grown by `scripts/fuzz`)
-/// and the hand-written seeds (Fuzz/seeds/session) through the fuzz target's checks, without libFuzzer:
-/// no crash, every parsed request reads back from its `line`, a line that parses as one request with a
-/// JSON argument gives exactly that request, and the same events whatever the read boundaries. The checks are the fuzz target's own (FuzzChecks).
-final class FuzzCorpusTests: XCTestCase {
-    /// Tests/BearingCoreTests/FuzzCorpusTests.swift → the repository root.
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
-    func testSessionCorpusAndSeedsReplay() throws {
-        try Self.replay(target: "session", check: SessionCheck.failure)
-    }
-
+/// Replays a fuzz target's corpus and seeds through its checks, without libFuzzer.
+public enum FuzzCorpus {
     /// Every file of Fuzz/corpus/TARGET and Fuzz/seeds/TARGET through `check`, each failure named with its
     /// file. The corpus may be missing before a campaign has run; the seeds never are.
-    static func replay(target: String, check: ([UInt8]) -> String?, file: StaticString = #filePath, line: UInt = #line) throws {
+    public static func replay(target: String, check: ([UInt8]) -> String?, file: StaticString = #filePath, line: UInt = #line) throws {
         var total = 0
         for dir in ["Fuzz/corpus/\(target)", "Fuzz/seeds/\(target)"] {
             let isCorpus = dir.hasPrefix("Fuzz/corpus")
-            if isCorpus, !FileManager.default.fileExists(atPath: root.appendingPathComponent(dir).path) { continue }
+            if isCorpus, !FileManager.default.fileExists(atPath: repoRoot.appendingPathComponent(dir).path) { continue }
             let files = try files(in: dir)
             if !isCorpus { XCTAssertFalse(files.isEmpty, "\(dir) has no inputs", file: file, line: line) }
             for f in files {
@@ -33,7 +23,7 @@ final class FuzzCorpusTests: XCTestCase {
     }
 
     static func files(in dir: String) throws -> [URL] {
-        let url = root.appendingPathComponent(dir)
+        let url = repoRoot.appendingPathComponent(dir)
         return try FileManager.default.contentsOfDirectory(at: url, includingPropertiesForKeys: [.isRegularFileKey])
             .filter { !$0.lastPathComponent.hasPrefix(".") && (try? $0.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true }
             .sorted { $0.lastPathComponent < $1.lastPathComponent }

@@ -1,4 +1,5 @@
 import FuzzChecks
+import TestSupport
 import XCTest
 
 /// Replays the fleet message fuzzer's corpus (Fuzz/corpus/fleet, grown by `scripts/fuzz fleet`) and the
@@ -7,7 +8,7 @@ import XCTest
 /// every accepted message printable, without a repeated key, and read back the same when written out.
 final class FleetFuzzCorpusTests: XCTestCase {
     func testFleetCorpusAndSeedsReplay() throws {
-        try FuzzCorpusTests.replay(target: "fleet", check: FleetCheck.failure)
+        try FuzzCorpus.replay(target: "fleet", check: FleetCheck.failure)
     }
 
     /// The checks can fail: what today's parser refuses or once let through is caught.
