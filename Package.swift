@@ -65,13 +65,17 @@ let package = Package(
         ]),
         .target(name: "BearingPOSIX", dependencies: ["CBearingSys", "BearingModel"]),
         .target(name: "BearingService", dependencies: ["BearingLog"]),
-        .target(name: "BearingConfig", dependencies: ["BearingYAML", "BearingModel", "BearingWire", "BearingPOSIX", "BearingLog"]),
+        .target(name: "BearingConfig", dependencies: ["BearingYAML", "BearingModel", "BearingWire", "BearingPOSIX", "BearingI2C", "BearingLog"]),
         .target(name: "BearingI2C", dependencies: ["CI2C", "BearingPOSIX", "BearingModel"]),
         .target(name: "BearingGPSD", dependencies: ["CGPS", "BearingPOSIX", "BearingModel", "BearingWire"]),
         .target(name: "BearingSensors", dependencies: ["BearingModel", "BearingI2C", "BearingPOSIX"]),
         .target(name: "BearingSimulator", dependencies: ["BearingModel", "BearingWire", "BearingI2C", "BearingPOSIX"]),
         .target(name: "BearingTerminal", dependencies: ["BearingModel", "BearingCalibration"]),
         .target(name: "BearingClient", dependencies: ["BearingModel", "BearingWire", "BearingPOSIX"]),
+        .target(name: "BearingCalibrationWorkflow", dependencies: [
+            "BearingModel", "BearingAttitude", "BearingWire", "BearingCalibration", "BearingPOSIX", "BearingI2C",
+            "BearingSensors", "BearingSimulator", "BearingClient",
+        ]),
         .target(name: "BearingMarine", dependencies: [
             "BearingModel", "BearingWire", "BearingPublishing", "BearingPOSIX", "BearingService", "BearingConfig",
             "BearingYAML", "BearingLog",
@@ -89,7 +93,7 @@ let package = Package(
             name: "bearing",
             dependencies: [
                 "BearingDaemon", "BearingClient", "BearingTerminal", "BearingSimulator", "BearingSensors",
-                "BearingCalibration", "BearingModel", "BearingAttitude", "BearingWire", "BearingPOSIX", "BearingI2C", "BearingMQTT",
+                "BearingCalibration", "BearingCalibrationWorkflow", "BearingModel", "BearingAttitude", "BearingWire", "BearingPOSIX", "BearingI2C", "BearingMQTT",
                 "BearingConfig", "BearingService", "BearingLog",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -134,7 +138,7 @@ let package = Package(
         // gpsfake rig, socket client, the built binary).
         .target(
             name: "TestSupport",
-            dependencies: ["BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal"],
+            dependencies: ["BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "BearingCalibrationWorkflow"],
             path: "Tests/TestSupport"
         ),
         .testTarget(

@@ -9,7 +9,6 @@
 // that use it depend on the pure core and BearingMQTT alone.
 import BearingModel
 import BearingWire
-import BearingMQTT
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -9,7 +9,6 @@
 // an offset in a slice, gives the same lines. The same again with every line's CRC made right, so that the
 // fuzzer reaches past the checksum.
 import BearingModel
-import BearingWire
 import BearingMQTT
 
 public enum SpoolCheck {

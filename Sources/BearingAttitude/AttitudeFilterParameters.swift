@@ -1,4 +1,3 @@
-import BearingModel
 /// The tuning of `AttitudeFilter`, with the defaults published for VQF (D. Laidig, T. Seel, "VQF: Highly
 /// accurate IMU orientation estimation with bias estimation and magnetic disturbance rejection", Information
 /// Fusion 91 (2023) 187–204, arXiv:2203.17024, and its reference implementation, vqf 2.1.2). None depends on

@@ -1,4 +1,3 @@
-import BearingModel
 // The World Magnetic Model 2025 coefficients, as published: NOAA NCEI and the British Geological Survey,
 // WMM2025 (released 2024-11-13), valid 2025.0–2030.0. US Government work, public domain.
 // Source file: WMM_2025.COF (4,554 bytes), embedded unchanged so the binary needs no data files.

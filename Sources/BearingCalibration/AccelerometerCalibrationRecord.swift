@@ -1,5 +1,4 @@
 import BearingModel
-import BearingWire
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc

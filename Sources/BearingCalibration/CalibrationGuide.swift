@@ -1,5 +1,4 @@
 import BearingModel
-import BearingWire
 /// What to tell the person turning the device: which way to hold it next, and the coverage map.
 public enum CalibrationGuide {
     /// A plain hint that fills the biggest gap in coverage.

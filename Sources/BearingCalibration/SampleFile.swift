@@ -1,5 +1,4 @@
 import BearingModel
-import BearingWire
 /// Raw magnetometer samples read from text: CSV or whitespace-separated columns, header lines allowed,
 /// `#` comment lines skipped. Bearing's own recordings (`bearing calibrate --record`) start with a
 /// `# bearing-samples chip=… device=… units=uT` line, whose keys are kept in `metadata`.

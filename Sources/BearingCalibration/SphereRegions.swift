@@ -1,5 +1,4 @@
 import BearingModel
-import BearingWire
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,4 @@
 import BearingModel
-import BearingWire
 /// A stretch of time the board was held still, averaged: what an accelerometer calibration or a mounting
 /// level is computed from.
 public struct StaticPose: Equatable, Sendable {

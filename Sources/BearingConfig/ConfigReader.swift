@@ -1,3 +1,4 @@
+import BearingI2C
 import BearingPOSIX
 import BearingYAML
 import BearingModel

@@ -5,15 +5,11 @@ import BearingPublishing
 import BearingCalibration
 import BearingPOSIX
 import BearingService
-import BearingConfig
-import BearingYAML
 import BearingLog
 import BearingI2C
 import BearingGPSD
 import BearingSensors
-import BearingSimulator
 import BearingMarine
-import BearingMQTT
 import Dispatch
 import FoundationEssentials
 @preconcurrency import OpenCombine

@@ -1,17 +1,12 @@
-import BearingAttitude
 import BearingModel
 import BearingWire
-import BearingPublishing
 import BearingCalibration
 import BearingPOSIX
-import BearingService
 import BearingConfig
 import BearingYAML
 import BearingLog
-import BearingI2C
 import BearingGPSD
 import BearingSensors
-import BearingSimulator
 import BearingMarine
 import BearingMQTT
 import FoundationEssentials
@@ -60,36 +55,10 @@ public struct AgentConfig: Equatable, Sendable {
         public var dataLog: String? = nil
     }
 
-    /// The compass: which bus and chip, how it is mounted, how often it is read.
-    public struct Magnetometer: Equatable, Sendable {
-        public var enabled = false
-        public var reader = MagnetometerReader.Configuration()
-        public var orientation = Orientation.identity
-        /// The calibration file (`bearing calibrate` writes it); nil for the default in the state directory.
-        public var calibrationFile: String? = nil
-    }
-
-    /// The accelerometer + gyroscope that tilt-compensates the compass: which bus and chip, how it is
-    /// mounted, how often it is read. Used only together with a magnetometer.
-    public struct IMU: Equatable, Sendable {
-        public var enabled = false
-        public var reader = InertialReader.Configuration()
-        public var orientation = Orientation.identity
-        /// The accelerometer calibration file (`bearing calibrate --accel` writes it); nil for
-        /// `accelerometer.json` beside the magnetometer's calibration file.
-        public var calibrationFile: String? = nil
-        /// The mounting level file (`bearing level` writes it); nil for `level.json` beside the
-        /// magnetometer's calibration file.
-        public var levelFile: String? = nil
-    }
-
-    /// How headings are referred to true north.
-    public struct Heading: Equatable, Sendable {
-        /// Apply WMM declination (false: publish magnetic heading only).
-        public var trueNorth = true
-        /// Latitude, longitude (degrees) and height (km) used for the declination until the first fix.
-        public var fallbackPosition: Vector3? = nil
-    }
+    /// The sections the sensors and the calibration workflow read too (BearingSensors).
+    public typealias Magnetometer = MagnetometerConfig
+    public typealias IMU = IMUConfig
+    public typealias Heading = HeadingConfig
 
     public var gpsd = GPSDClient.Configuration()
     public var socket = Socket()

@@ -1,16 +1,5 @@
-import BearingAttitude
-import BearingModel
-import BearingWire
-import BearingPublishing
 import BearingCalibration
-import BearingPOSIX
-import BearingConfig
 import BearingLog
-import BearingI2C
-import BearingGPSD
-import BearingSensors
-import BearingSimulator
-import BearingMQTT
 
 /// The calibration files the daemon keeps in force: the magnetometer's calibration and, with an IMU, the
 /// accelerometer's calibration and the mounting level. Loaded together at start and reloaded together on

@@ -1,12 +1,8 @@
-import BearingAttitude
-import BearingConfig
 import BearingI2C
 import BearingLog
-import BearingMarine
-import BearingModel
-import BearingMQTT
 import BearingPOSIX
 import BearingService
+import BearingSimulator
 import Dispatch
 import FoundationEssentials
 import Synchronization

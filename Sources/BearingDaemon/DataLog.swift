@@ -1,17 +1,5 @@
-import BearingModel
-import BearingWire
-import BearingPublishing
-import BearingCalibration
 import BearingPOSIX
-import BearingService
-import BearingConfig
-import BearingYAML
 import BearingLog
-import BearingI2C
-import BearingSensors
-import BearingSimulator
-import BearingMarine
-import BearingMQTT
 import Dispatch
 import FoundationEssentials
 #if canImport(Glibc)

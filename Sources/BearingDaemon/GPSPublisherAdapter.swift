@@ -1,13 +1,7 @@
 import BearingModel
 import BearingWire
-import BearingPublishing
-import BearingCalibration
-import BearingPOSIX
-import BearingService
-import BearingLog
 import BearingGPSD
 import BearingMarine
-import BearingMQTT
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc

@@ -1,13 +1,5 @@
 import BearingModel
-import BearingWire
-import BearingPublishing
-import BearingCalibration
-import BearingPOSIX
-import BearingService
-import BearingLog
 import BearingSensors
-import BearingSimulator
-import BearingMQTT
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc

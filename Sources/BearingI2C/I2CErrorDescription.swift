@@ -1,5 +1,4 @@
 import BearingModel
-import BearingPOSIX
 #if canImport(Glibc)
 import Glibc
 #endif

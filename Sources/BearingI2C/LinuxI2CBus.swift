@@ -1,5 +1,3 @@
-import BearingModel
-import BearingPOSIX
 import CI2C
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,4 @@
 import BearingModel
-import BearingWire
 /// Who this device is on a broker: a stable id made from `/etc/machine-id` without giving it away.
 ///
 /// It is systemd's application-specific machine id (`sd_id128_get_machine_app_specific`, what

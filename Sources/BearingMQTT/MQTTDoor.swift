@@ -3,8 +3,6 @@ import BearingWire
 import BearingPublishing
 import BearingPOSIX
 import BearingService
-import BearingConfig
-import BearingYAML
 import BearingLog
 import Dispatch
 import Synchronization

@@ -1,11 +1,7 @@
 import BearingModel
 import BearingWire
-import BearingPublishing
-import BearingPOSIX
-import BearingService
 import BearingConfig
 import BearingYAML
-import BearingLog
 import FoundationEssentials
 
 /// The MQTT door (config `mqtt:`): the device's TPV, ATT and SKY for a fleet's broker, numbered and

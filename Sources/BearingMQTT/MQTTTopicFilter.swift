@@ -1,5 +1,3 @@
-import BearingModel
-import BearingWire
 /// An MQTT 3.1.1 topic filter (§4.7): levels split at `/` (an empty level is a level); `+` is any one level,
 /// `#` (alone in the last level) the parent level and any number below it; a filter whose first level is a
 /// wildcard does not match a topic starting with `$` (`$SYS/…`, §4.7.2).

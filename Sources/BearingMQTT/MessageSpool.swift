@@ -1,11 +1,5 @@
 import BearingModel
-import BearingWire
-import BearingPublishing
 import BearingPOSIX
-import BearingService
-import BearingConfig
-import BearingYAML
-import BearingLog
 #if canImport(Glibc)
 import Glibc
 #endif

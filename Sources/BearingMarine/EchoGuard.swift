@@ -1,5 +1,4 @@
 import BearingModel
-import BearingWire
 /// Recognises Bearing's own output coming back through gpsd. A gpsd told to read Bearing's NMEA door
 /// (`gpsd tcp://127.0.0.1:61110`, or `udp://…` for its datagrams) decodes those sentences into ATT (and TPV
 /// from RMC) with that door as the device; relaying them, or fusing them, would feed Bearing its own heading.

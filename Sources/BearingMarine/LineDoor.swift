@@ -1,10 +1,7 @@
 import BearingModel
-import BearingWire
 import BearingPublishing
 import BearingPOSIX
 import BearingService
-import BearingConfig
-import BearingYAML
 import BearingLog
 import Dispatch
 @preconcurrency import OpenCombine

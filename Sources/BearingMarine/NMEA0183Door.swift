@@ -1,9 +1,6 @@
 import BearingModel
 import BearingWire
 import BearingPublishing
-import BearingPOSIX
-import BearingService
-import BearingConfig
 import BearingLog
 import Dispatch
 @preconcurrency import OpenCombine

@@ -1,9 +1,5 @@
-import BearingModel
 import BearingWire
 import BearingPublishing
-import BearingPOSIX
-import BearingConfig
-import BearingYAML
 import BearingLog
 import Dispatch
 @preconcurrency import OpenCombine

@@ -1,7 +1,6 @@
 import BearingCalibration
 import BearingAttitude
 import BearingModel
-import BearingWire
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

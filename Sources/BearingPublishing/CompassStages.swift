@@ -1,7 +1,6 @@
 import BearingCalibration
 import BearingAttitude
 import BearingModel
-import BearingWire
 import OpenCombine
 
 /// A declination in force: degrees east and where it came from.

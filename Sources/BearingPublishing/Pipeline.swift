@@ -1,5 +1,3 @@
-import BearingCalibration
-import BearingAttitude
 import BearingModel
 import BearingWire
 import OpenCombine

@@ -1,6 +1,3 @@
-import BearingCalibration
-import BearingModel
-import BearingWire
 import Dispatch
 import FoundationEssentials
 #if canImport(Glibc)

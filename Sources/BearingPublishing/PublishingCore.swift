@@ -1,4 +1,3 @@
-import BearingModel
 import BearingWire
 import Dispatch
 import OpenCombineDispatch

@@ -1,5 +1,4 @@
 import BearingCalibration
-import BearingAttitude
 import BearingModel
 import BearingWire
 import OpenCombine

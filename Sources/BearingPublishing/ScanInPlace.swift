@@ -1,7 +1,3 @@
-import BearingCalibration
-import BearingAttitude
-import BearingModel
-import BearingWire
 import OpenCombine
 
 extension Publisher {

@@ -1,6 +1,3 @@
-import BearingModel
-import BearingI2C
-import BearingPOSIX
 
 /// A motion chip whose I2C bypass puts its built-in magnetometer on the host's bus (ICM-20948 → AK09916,
 /// MPU-9250/9255 → AK8963): where it answers, its ID and the registers that open the bypass.

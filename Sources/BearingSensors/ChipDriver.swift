@@ -1,6 +1,4 @@
-import BearingModel
 import BearingI2C
-import BearingPOSIX
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,4 @@
-import BearingModel
 import BearingI2C
-import BearingPOSIX
 
 /// One address that answered a scan, and what it was identified as.
 public struct ProbeFinding: Equatable, Sendable {

@@ -1,6 +1,4 @@
 import BearingModel
-import BearingI2C
-import BearingPOSIX
 
 /// Rate and ranges wanted from an accelerometer + gyroscope; each driver picks the nearest its chip supports.
 public struct InertialSettings: Equatable, Sendable {

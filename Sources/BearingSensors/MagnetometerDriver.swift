@@ -1,6 +1,4 @@
 import BearingModel
-import BearingI2C
-import BearingPOSIX
 
 /// Read and conversion settings; each driver picks the nearest rate and range its chip supports.
 public struct MagnetometerSettings: Equatable, Sendable {

@@ -1,6 +1,4 @@
 import BearingModel
-import BearingWire
-import BearingPOSIX
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc

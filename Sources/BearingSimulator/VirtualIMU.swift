@@ -1,7 +1,4 @@
 import BearingModel
-import BearingWire
-import BearingI2C
-import BearingPOSIX
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,3 @@
-import BearingModel
 /// Where a stream comes from: gpsd, or Bearing's own compass (ATT only).
 public enum StreamSource: String, Hashable, Sendable, CaseIterable {
     case gpsd, compass

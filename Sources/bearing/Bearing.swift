@@ -1,14 +1,5 @@
 import ArgumentParser
-import BearingDaemon
-import BearingTerminal
-import BearingSimulator
-import BearingSensors
 import BearingModel
-import BearingWire
-import BearingPOSIX
-import BearingMQTT
-import BearingLog
-import BearingGPSD
 import BearingPublishing
 
 @main

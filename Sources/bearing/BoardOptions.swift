@@ -1,20 +1,5 @@
 import ArgumentParser
 import BearingDaemon
-import BearingTerminal
-import BearingSimulator
-import BearingSensors
-import BearingCalibration
-import BearingAttitude
-import BearingModel
-import BearingWire
-import BearingPOSIX
-import BearingMQTT
-import BearingConfig
-import BearingService
-import BearingLog
-import BearingGPSD
-import BearingPublishing
-import BearingMarine
 
 /// The options that say which board and config to run with, shared by `run` and `calibrate`.
 struct BoardOptions: ParsableArguments {

@@ -1,22 +1,9 @@
 import ArgumentParser
+import BearingCalibrationWorkflow
 import BearingDaemon
-import BearingClient
-import BearingTerminal
-import BearingSimulator
-import BearingSensors
 import BearingCalibration
-import BearingAttitude
 import BearingModel
-import BearingWire
 import BearingPOSIX
-import BearingI2C
-import BearingMQTT
-import BearingConfig
-import BearingService
-import BearingLog
-import BearingGPSD
-import BearingPublishing
-import BearingMarine
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
@@ -99,7 +86,8 @@ struct Calibrate: ParsableCommand {
         let socketPath = source.socketPath(config)
         let progress = Progress(json: json, plain: plain)
         let fitting = CalibrationFitting(model: model.flatMap(CalibrationModel.init(rawValue:)), field: field,
-                                         position: position.flatMap(Self.parsePosition), config: config)
+                                         position: position.flatMap(Self.parsePosition), heading: config.heading,
+                                         orientation: config.magnetometer.orientation)
 
         let samples = try CalibrationCollection(request: collectionRequest(config: config, socketPath: socketPath), progress: progress)
             .collect(preview: fitting.preview)
@@ -125,7 +113,3 @@ struct Calibrate: ParsableCommand {
     }
 }
 
-struct CalibrateError: Error, CustomStringConvertible {
-    var description: String
-    init(_ d: String) { description = d }
-}

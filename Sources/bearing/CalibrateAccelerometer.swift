@@ -1,22 +1,9 @@
 import ArgumentParser
-import BearingDaemon
-import BearingClient
-import BearingTerminal
-import BearingSimulator
+import BearingCalibrationWorkflow
 import BearingSensors
 import BearingCalibration
-import BearingAttitude
 import BearingModel
-import BearingWire
 import BearingPOSIX
-import BearingI2C
-import BearingMQTT
-import BearingConfig
-import BearingService
-import BearingLog
-import BearingGPSD
-import BearingPublishing
-import BearingMarine
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
@@ -50,7 +37,7 @@ extension Calibrate {
             }
             let recorder: SampleRecorder?
             do { recorder = try record.map { try SampleRecorder(path: $0) } } catch { throw CalibrateError("--record: \(error)") }
-            let session = PoseCollection(reader: try InertialInput.reader(config, bus: source.busPath), recorder: recorder, progress: progress,
+            let session = PoseCollection(reader: try InertialInput.reader(config.imu, bus: source.busPath), recorder: recorder, progress: progress,
                                          timeout: timeout, orientation: config.imu.orientation, calibrator: calibrator)
             collected = session.run()
             recorder?.close()

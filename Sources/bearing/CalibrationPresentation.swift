@@ -1,19 +1,8 @@
-import BearingDaemon
-import BearingClient
+import BearingCalibrationWorkflow
 import BearingTerminal
-import BearingSimulator
-import BearingSensors
 import BearingCalibration
-import BearingAttitude
 import BearingModel
-import BearingWire
 import BearingPOSIX
-import BearingMQTT
-import BearingConfig
-import BearingService
-import BearingLog
-import BearingPublishing
-import BearingMarine
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
@@ -21,7 +10,7 @@ import Glibc
 
 /// Where progress goes: the terminal (redrawn in place), or plain lines when not a terminal. With
 /// --json it goes to stderr, leaving stdout to the JSON object.
-final class Progress {
+final class Progress: CollectionProgress {
     let stream: UnsafeMutablePointer<FILE>
     let live: Bool
     private var drawn = 0

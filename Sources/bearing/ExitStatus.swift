@@ -1,21 +1,6 @@
 import ArgumentParser
-import BearingDaemon
-import BearingTerminal
-import BearingSimulator
-import BearingSensors
 import BearingCalibration
-import BearingAttitude
-import BearingModel
-import BearingWire
 import BearingPOSIX
-import BearingI2C
-import BearingMQTT
-import BearingConfig
-import BearingService
-import BearingLog
-import BearingGPSD
-import BearingPublishing
-import BearingMarine
 
 /// Bearing's exit statuses, for every command: sysexits(3) where one fits, so that systemd
 /// (`RestartPreventExitStatus=`) and scripts can tell a fault that a restart may cure from one it cannot.

@@ -1,21 +1,9 @@
 import ArgumentParser
+import BearingCalibrationWorkflow
 import BearingDaemon
-import BearingTerminal
-import BearingSimulator
-import BearingSensors
 import BearingCalibration
-import BearingAttitude
 import BearingModel
-import BearingWire
 import BearingPOSIX
-import BearingI2C
-import BearingMQTT
-import BearingConfig
-import BearingService
-import BearingLog
-import BearingGPSD
-import BearingPublishing
-import BearingMarine
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
@@ -101,14 +89,14 @@ struct Level: ParsableCommand {
     /// --samples FILE; else the running daemon (unless --direct); else the IMU itself.
     func measure(config: AgentConfig, socketPath: String, progress: Progress) throws -> LevelInput {
         if let samples {
-            return try LevelSources.file(samples, duration: duration, calibration: try LevelSources.accelerometerCalibration(accelCalibration, config: config),
+            return try LevelSources.file(samples, duration: duration, calibration: try LevelSources.accelerometerCalibration(accelCalibration, defaultPath: config.accelerometerCalibrationPath),
                                          orientation: config.imu.orientation)
         }
         if !source.direct, let input = try LevelSources.daemon(socketPath, duration: duration, timeout: timeout, progress: progress) {
             return input
         }
-        return LevelSources.sensor(try InertialInput.reader(config, bus: source.busPath), duration: duration, timeout: timeout,
-                                   calibration: try LevelSources.accelerometerCalibration(accelCalibration, config: config),
+        return LevelSources.sensor(try InertialInput.reader(config.imu, bus: source.busPath), duration: duration, timeout: timeout,
+                                   calibration: try LevelSources.accelerometerCalibration(accelCalibration, defaultPath: config.accelerometerCalibrationPath),
                                    orientation: config.imu.orientation, progress: progress)
     }
 }

@@ -1,22 +1,7 @@
 import ArgumentParser
 import BearingDaemon
-import BearingClient
-import BearingTerminal
-import BearingSimulator
-import BearingSensors
-import BearingCalibration
-import BearingAttitude
 import BearingModel
-import BearingWire
-import BearingPOSIX
-import BearingI2C
 import BearingMQTT
-import BearingConfig
-import BearingService
-import BearingLog
-import BearingGPSD
-import BearingPublishing
-import BearingMarine
 #if canImport(Glibc)
 import Glibc
 #endif

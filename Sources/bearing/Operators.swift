@@ -1,18 +1,5 @@
 import ArgumentParser
-import BearingDaemon
-import BearingTerminal
-import BearingSensors
-import BearingAttitude
-import BearingModel
 import BearingWire
-import BearingPOSIX
-import BearingMQTT
-import BearingConfig
-import BearingService
-import BearingLog
-import BearingGPSD
-import BearingPublishing
-import BearingMarine
 
 struct Operators: ParsableCommand {
     static let configuration = CommandConfiguration(

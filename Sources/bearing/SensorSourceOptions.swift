@@ -1,16 +1,6 @@
 import ArgumentParser
 import BearingDaemon
-import BearingTerminal
-import BearingSimulator
-import BearingSensors
-import BearingCalibration
-import BearingModel
-import BearingWire
-import BearingPOSIX
 import BearingI2C
-import BearingMQTT
-import BearingConfig
-import BearingPublishing
 
 /// Where live samples come from, shared by `calibrate` and `level`: the running daemon over its socket,
 /// else (or with --direct) the sensor of the board/config, or of --bus.

@@ -1,20 +1,8 @@
 import BearingDaemon
-import BearingClient
-import BearingTerminal
-import BearingSimulator
-import BearingSensors
-import BearingCalibration
-import BearingAttitude
 import BearingModel
 import BearingWire
 import BearingPOSIX
 import BearingMQTT
-import BearingConfig
-import BearingService
-import BearingLog
-import BearingGPSD
-import BearingPublishing
-import BearingMarine
 import Synchronization
 
 /// `bearing watch --mqtt URL`: a fleet's devices, live, from their broker: each device's status, SPOOL, fleet

@@ -1,7 +1,3 @@
-import BearingModel
-import BearingAttitude
-import BearingCalibration
-import BearingService
 import BearingTerminal
 import XCTest
 

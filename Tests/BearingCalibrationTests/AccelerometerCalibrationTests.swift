@@ -3,13 +3,6 @@
 @testable import BearingWire
 @testable import BearingPublishing
 @testable import BearingCalibration
-import BearingPOSIX
-import BearingService
-import BearingConfig
-import BearingYAML
-import BearingLog
-import BearingGPSD
-import BearingSensors
 import BearingSimulator
 @testable import BearingMarine
 @testable import BearingMQTT

@@ -4,12 +4,7 @@
 @testable import BearingPublishing
 @testable import BearingCalibration
 import BearingPOSIX
-import BearingService
-import BearingConfig
-import BearingYAML
-import BearingLog
 import BearingSensors
-import BearingSimulator
 @testable import BearingMarine
 @testable import BearingMQTT
 import BearingDaemon

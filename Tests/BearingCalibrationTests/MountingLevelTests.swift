@@ -3,16 +3,9 @@
 @testable import BearingWire
 @testable import BearingPublishing
 @testable import BearingCalibration
-import BearingPOSIX
-import BearingConfig
-import BearingYAML
-import BearingLog
-import BearingGPSD
-import BearingSensors
 import BearingSimulator
 @testable import BearingMarine
 @testable import BearingMQTT
-import BearingDaemon
 import Foundation
 import XCTest
 

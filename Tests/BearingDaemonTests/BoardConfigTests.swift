@@ -1,15 +1,5 @@
 import BearingModel
-import BearingAttitude
-import BearingWire
-import BearingPublishing
-import BearingCalibration
-import BearingPOSIX
 @testable import BearingConfig
-import BearingYAML
-import BearingLog
-import BearingI2C
-import BearingSensors
-import BearingSimulator
 @testable import BearingMarine
 @testable import BearingMQTT
 @testable import BearingDaemon

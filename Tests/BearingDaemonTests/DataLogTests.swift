@@ -1,16 +1,4 @@
 import BearingModel
-import BearingWire
-import BearingCalibration
-import BearingPOSIX
-import BearingService
-import BearingConfig
-import BearingYAML
-import BearingLog
-import BearingI2C
-import BearingSensors
-import BearingSimulator
-import BearingMarine
-import BearingMQTT
 import BearingDaemon
 import Foundation
 import TestSupport

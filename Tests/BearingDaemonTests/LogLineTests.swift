@@ -1,14 +1,4 @@
-import BearingModel
-import BearingAttitude
-import BearingWire
-import BearingCalibration
-import BearingPOSIX
-import BearingService
-import BearingConfig
-import BearingYAML
 import BearingLog
-import BearingGPSD
-import BearingSimulator
 import BearingMQTT
 import BearingDaemon
 import XCTest

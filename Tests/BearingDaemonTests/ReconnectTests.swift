@@ -1,17 +1,3 @@
-import BearingModel
-import BearingWire
-import BearingPublishing
-import BearingCalibration
-import BearingPOSIX
-import BearingConfig
-import BearingLog
-import BearingGPSD
-import BearingSensors
-import BearingSimulator
-import BearingMarine
-import BearingMQTT
-import BearingDaemon
-import BearingClient
 import Foundation
 import TestSupport
 import XCTest

@@ -1,16 +1,5 @@
 import BearingModel
-import BearingWire
-import BearingPublishing
-import BearingCalibration
-import BearingPOSIX
-import BearingConfig
 import BearingYAML
-import BearingLog
-import BearingGPSD
-import BearingSimulator
-import BearingMarine
-import BearingMQTT
-import BearingDaemon
 import XCTest
 
 /// The libyaml bridge: structure, lines, and the scalar rules Yams applied (which config files rely on).

@@ -1,15 +1,5 @@
 import BearingModel
-import BearingWire
-import BearingPublishing
-import BearingCalibration
-import BearingPOSIX
-import BearingService
-import BearingConfig
-import BearingLog
-import BearingSimulator
-import BearingMarine
 @testable import BearingMQTT
-import BearingDaemon
 import CGPS
 import TestSupport
 @testable import BearingGPSD

@@ -1,21 +1,7 @@
 import BearingModel
-import BearingAttitude
 import BearingWire
-import BearingPublishing
-import BearingCalibration
-import BearingPOSIX
-import BearingService
-import BearingConfig
-import BearingYAML
-import BearingLog
-import BearingI2C
-import BearingGPSD
-import BearingSensors
-import BearingSimulator
-import BearingMarine
 import BearingMQTT
 import BearingDaemon
-import BearingClient
 import XCTest
 
 /// What a fleet message may be and what a refusal of one may quote (issue 26, items 3–5): the size bound,

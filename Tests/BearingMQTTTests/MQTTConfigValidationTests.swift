@@ -1,17 +1,5 @@
 import BearingModel
-import BearingAttitude
-import BearingWire
-import BearingPublishing
-import BearingCalibration
-import BearingPOSIX
-import BearingService
 @testable import BearingConfig
-import BearingYAML
-import BearingLog
-import BearingI2C
-import BearingGPSD
-import BearingSensors
-import BearingSimulator
 @testable import BearingMarine
 @testable import BearingMQTT
 @testable import BearingDaemon

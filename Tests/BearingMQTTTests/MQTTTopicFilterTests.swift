@@ -1,14 +1,4 @@
-import BearingModel
-import BearingAttitude
-import BearingWire
-import BearingCalibration
-import BearingPOSIX
-import BearingConfig
-import BearingSensors
-import BearingSimulator
-import BearingMarine
 import BearingMQTT
-import BearingDaemon
 import XCTest
 
 /// MQTT 3.1.1 §4.7's topic filters, with the spec's own examples (§4.7.1.2, §4.7.1.3, §4.7.2).

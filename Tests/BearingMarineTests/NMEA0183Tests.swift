@@ -3,17 +3,9 @@
 @testable import BearingWire
 @testable import BearingPublishing
 @testable import BearingCalibration
-import BearingPOSIX
-import BearingService
-import BearingConfig
-import BearingYAML
-import BearingLog
-import BearingSensors
-import BearingSimulator
 @testable import BearingMarine
 @testable import BearingMQTT
 import BearingDaemon
-import BearingClient
 import XCTest
 
 extension Attitude {

@@ -1,13 +1,5 @@
 import BearingModel
-import BearingAttitude
 import BearingWire
-import BearingCalibration
-import BearingPOSIX
-import BearingService
-import BearingConfig
-import BearingGPSD
-import BearingMQTT
-import BearingDaemon
 import XCTest
 
 /// `shownInMessage`, how any input is quoted in a message, and `JSONValue.repeatedKey`, the one rule on

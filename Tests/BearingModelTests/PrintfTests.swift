@@ -2,14 +2,7 @@
 @testable import BearingAttitude
 @testable import BearingWire
 @testable import BearingCalibration
-import BearingPOSIX
-import BearingConfig
-import BearingYAML
-import BearingLog
-import BearingSensors
-import BearingSimulator
 @testable import BearingMQTT
-import BearingDaemon
 import Foundation
 import XCTest
 

@@ -1,18 +1,6 @@
 import BearingModel
-import BearingAttitude
-import BearingWire
 import BearingPublishing
 import BearingCalibration
-import BearingPOSIX
-import BearingService
-import BearingConfig
-import BearingLog
-import BearingSensors
-import BearingSimulator
-import BearingMarine
-import BearingMQTT
-import BearingDaemon
-import BearingClient
 import OpenCombine
 import XCTest
 

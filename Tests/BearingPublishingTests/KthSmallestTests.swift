@@ -2,8 +2,6 @@
 @testable import BearingWire
 @testable import BearingPublishing
 @testable import BearingCalibration
-import BearingService
-import BearingLog
 import BearingSimulator
 @testable import BearingMQTT
 import XCTest

@@ -1,17 +1,7 @@
 import BearingModel
 import BearingAttitude
-import BearingWire
 import BearingPublishing
-import BearingCalibration
-import BearingPOSIX
-import BearingService
-import BearingConfig
-import BearingLog
-import BearingGPSD
-import BearingSensors
 import BearingSimulator
-import BearingMarine
-import BearingMQTT
 import BearingDaemon
 import OpenCombine
 import XCTest

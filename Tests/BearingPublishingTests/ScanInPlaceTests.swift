@@ -1,14 +1,5 @@
-import BearingModel
-import BearingWire
 import BearingPublishing
-import BearingCalibration
-import BearingPOSIX
-import BearingLog
-import BearingSensors
-import BearingMarine
-import BearingMQTT
 import BearingDaemon
-import BearingClient
 import OpenCombine
 import XCTest
 

@@ -1,21 +1,8 @@
 import BearingModel
-import BearingAttitude
-import BearingWire
-import BearingPublishing
-import BearingCalibration
-import BearingPOSIX
-import BearingService
-import BearingConfig
-import BearingYAML
-import BearingLog
 import BearingI2C
-import BearingGPSD
 @testable import BearingSensors
 import BearingSimulator
-import BearingMarine
-import BearingMQTT
 import BearingDaemon
-import BearingClient
 import XCTest
 #if canImport(Glibc)
 import Glibc

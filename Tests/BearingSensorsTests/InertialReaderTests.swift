@@ -1,20 +1,7 @@
 import BearingModel
-import BearingAttitude
-import BearingWire
-import BearingPublishing
-import BearingCalibration
 import BearingPOSIX
-import BearingService
-import BearingConfig
-import BearingYAML
-import BearingLog
-import BearingI2C
-import BearingGPSD
 @testable import BearingSensors
 import BearingSimulator
-import BearingMQTT
-import BearingDaemon
-import BearingClient
 import Foundation
 import XCTest
 

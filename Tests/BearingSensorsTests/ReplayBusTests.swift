@@ -1,15 +1,7 @@
 import BearingModel
-import BearingAttitude
-import BearingWire
-import BearingPublishing
-import BearingCalibration
-import BearingPOSIX
-import BearingLog
 import BearingI2C
 import BearingSensors
 import BearingSimulator
-import BearingMQTT
-import BearingDaemon
 import XCTest
 
 /// The benchmark's replaying bus: the same answers again, in a loop, and a loud failure when the drivers

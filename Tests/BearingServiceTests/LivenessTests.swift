@@ -1,7 +1,5 @@
-import BearingPublishing
 import BearingPOSIX
 import BearingService
-import BearingDaemon
 import XCTest
 
 final class LivenessTests: XCTestCase {

@@ -1,20 +1,6 @@
 import BearingModel
-import BearingAttitude
 import BearingWire
-import BearingPublishing
 import BearingCalibration
-import BearingPOSIX
-import BearingService
-import BearingConfig
-import BearingYAML
-import BearingLog
-import BearingGPSD
-import BearingSensors
-import BearingSimulator
-import BearingMarine
-import BearingMQTT
-import BearingDaemon
-import BearingClient
 import XCTest
 
 /// Bytes in, requests and error replies out: no sockets.

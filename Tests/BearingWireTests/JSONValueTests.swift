@@ -1,17 +1,5 @@
 import BearingModel
-import BearingAttitude
 import BearingWire
-import BearingPublishing
-import BearingCalibration
-import BearingPOSIX
-import BearingService
-import BearingConfig
-import BearingYAML
-import BearingLog
-import BearingGPSD
-import BearingSimulator
-import BearingMQTT
-import BearingDaemon
 import XCTest
 
 final class JSONValueTests: XCTestCase {

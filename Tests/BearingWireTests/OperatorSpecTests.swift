@@ -1,14 +1,4 @@
-import BearingModel
 import BearingWire
-import BearingCalibration
-import BearingPOSIX
-import BearingConfig
-import BearingYAML
-import BearingLog
-import BearingSensors
-import BearingSimulator
-import BearingMQTT
-import BearingDaemon
 import Foundation
 import XCTest
 

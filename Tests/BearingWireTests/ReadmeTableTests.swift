@@ -1,13 +1,5 @@
 import BearingModel
 import BearingWire
-import BearingCalibration
-import BearingPOSIX
-import BearingLog
-import BearingGPSD
-import BearingSensors
-import BearingSimulator
-import BearingMQTT
-import BearingDaemon
 import TestSupport
 import XCTest
 

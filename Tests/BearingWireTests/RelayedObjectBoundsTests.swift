@@ -1,13 +1,5 @@
 import BearingModel
-import BearingAttitude
 import BearingWire
-import BearingCalibration
-import BearingConfig
-import BearingYAML
-import BearingLog
-import BearingSimulator
-import BearingMQTT
-import BearingDaemon
 import XCTest
 
 /// Numbers gpsd sends are converted to integers only within bounds: a PPS or TOFF whose `real_nsec` or

@@ -1,20 +1,6 @@
 import BearingModel
 import BearingWire
-import BearingPublishing
-import BearingCalibration
-import BearingPOSIX
-import BearingService
-import BearingConfig
-import BearingYAML
-import BearingLog
-import BearingI2C
-import BearingGPSD
-import BearingSensors
-import BearingSimulator
 import BearingMarine
-import BearingMQTT
-import BearingDaemon
-import BearingClient
 import Foundation
 import XCTest
 

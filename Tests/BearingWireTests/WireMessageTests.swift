@@ -1,17 +1,5 @@
 import BearingModel
-import BearingAttitude
 import BearingWire
-import BearingPublishing
-import BearingCalibration
-import BearingPOSIX
-import BearingConfig
-import BearingYAML
-import BearingLog
-import BearingSensors
-import BearingSimulator
-import BearingMarine
-import BearingMQTT
-import BearingDaemon
 import XCTest
 
 /// `WireMessage` reads back what `WireEncoding` writes.

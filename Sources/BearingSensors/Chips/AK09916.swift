@@ -1,6 +1,4 @@
 import BearingModel
-import BearingI2C
-import BearingPOSIX
 
 /// AKM AK09916 (3-axis, 16-bit, I2C 0x0C), the magnetometer inside TDK's ICM-20948, reached by putting
 /// the ICM-20948 (0x68/0x69) into I2C bypass so the AK09916 appears on the host bus.

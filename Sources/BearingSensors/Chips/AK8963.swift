@@ -1,6 +1,5 @@
 import BearingModel
 import BearingI2C
-import BearingPOSIX
 
 /// AKM AK8963 (3-axis, 16-bit, I2C 0x0C), the magnetometer inside InvenSense's MPU-9250 and MPU-9255,
 /// reached by putting the MPU (0x68/0x69) into I2C bypass so the AK8963 appears on the host bus.

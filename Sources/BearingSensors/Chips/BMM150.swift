@@ -1,6 +1,4 @@
 import BearingModel
-import BearingI2C
-import BearingPOSIX
 
 /// Bosch BMM150 (3-axis, I2C 0x10–0x13), with its factory trim compensation.
 ///

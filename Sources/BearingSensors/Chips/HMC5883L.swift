@@ -1,6 +1,4 @@
 import BearingModel
-import BearingI2C
-import BearingPOSIX
 
 /// Honeywell HMC5883L (3-axis, 12-bit, I2C 0x1E).
 ///

@@ -1,6 +1,3 @@
-import BearingModel
-import BearingI2C
-import BearingPOSIX
 
 /// TDK InvenSense ICM-20948 accelerometer + gyroscope (I2C 0x68 or 0x69), e.g. on Adafruit's, SparkFun's
 /// and Pimoroni's ICM-20948 boards. Its magnetometer is the `ak09916` driver's; `configure` here leaves

@@ -1,6 +1,4 @@
 import BearingModel
-import BearingI2C
-import BearingPOSIX
 
 /// ST LIS2MDL, and the magnetometer of the LSM303AGR (same register map), I2C 0x1E.
 ///

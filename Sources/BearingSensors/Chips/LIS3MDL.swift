@@ -1,6 +1,4 @@
 import BearingModel
-import BearingI2C
-import BearingPOSIX
 
 /// ST LIS3MDL (3-axis, 16-bit, I2C 0x1C or 0x1E), e.g. on Adafruit's LIS3MDL breakout.
 ///

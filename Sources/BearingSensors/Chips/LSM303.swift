@@ -1,6 +1,3 @@
-import BearingModel
-import BearingI2C
-import BearingPOSIX
 
 /// ST LSM303DLHC and LSM303AGR accelerometer (no gyroscope) at I2C 0x19, e.g. on Adafruit's LSM303DLHC
 /// (1120) and LSM303AGR (4413) breakouts. The magnetometer of each is a separate device at 0x1E: the

@@ -1,5 +1,3 @@
-import BearingModel
-import BearingPOSIX
 
 /// ST LSM6DS3 (and LSM6DS33), LSM6DSL (and LSM6DS3TR-C) and LSM6DSO/LSM6DSOX 6-axis IMUs at I2C 0x6A or
 /// 0x6B (SA0), e.g. on the BerryIMU v3 (LSM6DSL) and Adafruit's LSM6DSOX and LSM6DS33 boards.

@@ -1,6 +1,4 @@
 import BearingModel
-import BearingI2C
-import BearingPOSIX
 
 /// ST LSM9DS1 accelerometer + gyroscope (I2C 0x6A or 0x6B), e.g. on SparkFun's and Adafruit's LSM9DS1
 /// boards and the BerryIMU v2. Its magnetometer is a separate device at 0x1C/0x1E with the LIS3MDL's

@@ -1,5 +1,4 @@
 import BearingModel
-import BearingPOSIX
 
 /// MEMSIC MMC5983MA (3-axis, 18-bit AMR, I2C 0x30), read on demand with SET/RESET offset removal.
 ///

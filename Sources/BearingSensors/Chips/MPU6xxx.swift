@@ -1,6 +1,3 @@
-import BearingModel
-import BearingI2C
-import BearingPOSIX
 
 /// InvenSense (TDK) MPU-6050 (and MPU-6000), MPU-6500, MPU-9250 and MPU-9255 accelerometer + gyroscope at
 /// I2C 0x68 or 0x69 (AD0), e.g. the GY-521 and GY-9250 modules. The MPU-9250/9255's magnetometer is the

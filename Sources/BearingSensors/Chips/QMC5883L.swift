@@ -1,6 +1,4 @@
 import BearingModel
-import BearingI2C
-import BearingPOSIX
 
 /// QST QMC5883L (3-axis, 16-bit, I2C 0x0D), the chip on most "HMC5883L" modules sold since 2016.
 ///

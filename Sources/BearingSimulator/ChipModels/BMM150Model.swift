@@ -1,7 +1,4 @@
 import BearingModel
-import BearingWire
-import BearingI2C
-import BearingPOSIX
 
 /// BMM150 at register level (BST-BMM150-DS001): chip ID 40h reads 0x32 only once power control 4Bh bit 0
 /// is set (0x00 in suspend); normal mode when 4Ch bits 2:1 = 00; raw X/Y (13-bit), Z (15-bit) and RHALL

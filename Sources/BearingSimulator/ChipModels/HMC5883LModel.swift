@@ -1,7 +1,4 @@
 import BearingModel
-import BearingWire
-import BearingI2C
-import BearingPOSIX
 
 /// HMC5883L at register level (datasheet Rev E): ID "H43" at 0Ah–0Ch; continuous mode when mode 02h
 /// bits 1:0 = 00; X, Z, Y big-endian at 03h–08h; −4096 on an axis beyond ±2048 counts; RDY (09h bit 0)

@@ -1,6 +1,4 @@
 import BearingModel
-import BearingWire
-import BearingI2C
 import BearingPOSIX
 
 /// ICM-20948 (DS-000189) at register level: four register banks selected by REG_BANK_SEL 7Fh (bits 5:4).

@@ -1,6 +1,4 @@
 import BearingModel
-import BearingWire
-import BearingI2C
 import BearingPOSIX
 
 /// What an inertial chip senses: specific force (m/s², +9.80665 up when at rest), angular rate (rad/s,

@@ -1,7 +1,4 @@
 import BearingModel
-import BearingWire
-import BearingI2C
-import BearingPOSIX
 
 /// LIS2MDL / LSM303AGR magnetometer at register level (DocID027597): WHO_AM_I 4Fh = 0x40; continuous when
 /// CFG_REG_A bits 1:0 = 00 (idle, 11, at reset); 1.5 mG/LSB little-endian at 68h–6Dh, clipped at ±32767;

@@ -1,7 +1,4 @@
 import BearingModel
-import BearingWire
-import BearingI2C
-import BearingPOSIX
 
 /// LIS3MDL at register level (DocID024204): WHO_AM_I 0Fh = 0x3D; continuous when CTRL_REG3 bits 1:0 = 00;
 /// full scale CTRL_REG2 bits 6:5 (6842/3421/2281/1711 LSB/G); X, Y, Z little-endian at 28h–2Dh, clipped

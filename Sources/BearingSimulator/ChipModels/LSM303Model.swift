@@ -1,6 +1,3 @@
-import BearingModel
-import BearingWire
-import BearingI2C
 import BearingPOSIX
 
 /// LSM303DLHC / LSM303AGR accelerometer at register level (ST DocID018771, DocID027765): WHO_AM_I_A 0Fh =

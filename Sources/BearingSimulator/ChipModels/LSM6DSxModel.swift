@@ -1,7 +1,3 @@
-import BearingModel
-import BearingWire
-import BearingI2C
-import BearingPOSIX
 
 /// LSM6DS3 / LSM6DSL / LSM6DSOX at register level (ST DocID026899, DocID028475, DS12814): WHO_AM_I 0Fh =
 /// 0x69 / 0x6A / 0x6C; CTRL1_XL 10h (ODR_XL 7:4, FS_XL 3:2 = ±2/±16/±4/±8 g at 0.061/0.488/0.122/0.244 mg/LSB),

@@ -1,7 +1,3 @@
-import BearingModel
-import BearingWire
-import BearingI2C
-import BearingPOSIX
 
 /// LSM9DS1 accelerometer/gyroscope at register level (ST DocID025715): WHO_AM_I 0Fh = 0x68; CTRL_REG1_G 10h
 /// (ODR_G bits 7:5, FS_G bits 4:3 = 245/500/–/2000 °/s at 8.75/17.5/–/70 mdps/LSB); CTRL_REG6_XL 20h

@@ -1,6 +1,4 @@
 import BearingModel
-import BearingWire
-import BearingI2C
 
 /// MMC5983MA at register level (datasheet Rev A): product ID 2Fh = 0x30; writing TM_M (09h bit 0) starts
 /// a measurement whose result (18-bit, offset 131072, 16384 counts/G, clipped to 0…262143) appears at

@@ -1,7 +1,4 @@
 import BearingModel
-import BearingWire
-import BearingI2C
-import BearingPOSIX
 
 /// MPU-6050 / MPU-6500 / MPU-9250 / MPU-9255 at register level (RM-MPU-6000A-00, RM-MPU-6500A-00,
 /// RM-MPU-9250A-00): WHO_AM_I 75h = 0x68 / 0x70 / 0x71 / 0x73; PWR_MGMT_1 6Bh (reset 0x40, asleep, on the

@@ -1,7 +1,4 @@
 import BearingModel
-import BearingWire
-import BearingI2C
-import BearingPOSIX
 
 /// QMC5883L at register level (datasheet Rev 1.0): chip ID 0Dh = 0xFF; continuous when control 1 (09h)
 /// bits 1:0 = 01; range bits 5:4 (12000 or 3000 LSB/G); X, Y, Z little-endian at 00h–05h; status 06h

@@ -1,5 +1,3 @@
-import BearingModel
-import BearingWire
 import BearingI2C
 import BearingPOSIX
 

@@ -1,5 +1,4 @@
 import BearingModel
-import BearingWire
 import BearingI2C
 import BearingPOSIX
 import FoundationEssentials

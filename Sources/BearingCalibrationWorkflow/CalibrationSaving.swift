@@ -1,21 +1,7 @@
-import BearingDaemon
 import BearingClient
-import BearingTerminal
-import BearingSimulator
-import BearingSensors
 import BearingCalibration
-import BearingAttitude
 import BearingModel
-import BearingWire
 import BearingPOSIX
-import BearingI2C
-import BearingMQTT
-import BearingConfig
-import BearingService
-import BearingLog
-import BearingGPSD
-import BearingPublishing
-import BearingMarine
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
@@ -23,9 +9,9 @@ import Glibc
 
 /// Step 4 of `calibrate`: the calibration file, written atomically (a crash leaves the old file or the new
 /// one), and the daemon asked to reload it.
-enum CalibrationSaving {
+public enum CalibrationSaving {
     /// Writes the record to `target`; returns `target`.
-    static func write(_ fitted: FittedCalibration, _ samples: CalibrationSamples, chip: String, units: String,
+    public static func write(_ fitted: FittedCalibration, _ samples: CalibrationSamples, chip: String, units: String,
                       to target: String) throws -> String {
         let record = CalibrationRecord(fit: fitted.fit, chip: chip, device: samples.device, units: units, fieldSource: fitted.fieldSource,
                                        position: fitted.position.map { [$0.x, $0.y, $0.z] }, time: GPSTimestamp.now())
@@ -35,7 +21,7 @@ enum CalibrationSaving {
 
     /// Sends `?CALIBRATION={"reload":true};` and returns what the daemon said, or nil when none runs; `part`
     /// (`accelerometer`, `level`) reports that object of the answer instead of the magnetometer's.
-    static func askDaemonToReload(_ path: String, part: String? = nil) -> String? {
+    public static func askDaemonToReload(_ path: String, part: String? = nil) -> String? {
         let client = BearingClient(.unix(path))
         do throws(BearingClientError) {
             try client.connect()
@@ -56,7 +42,7 @@ enum CalibrationSaving {
 
     /// Writes a calibration, accelerometer calibration or level file atomically (a crash leaves the old file
     /// or the new one); the error says what to do when permission is what is missing.
-    static func writeFile(_ data: Data, to target: String) throws {
+    public static func writeFile(_ data: Data, to target: String) throws {
         do throws(SystemError) {
             try AtomicFile.write(Array(data), to: target)
         } catch {
@@ -65,7 +51,7 @@ enum CalibrationSaving {
     }
 
     /// What a report prints after its summary: the file saved and the daemon's answer, or why nothing was saved.
-    static func outcomeLines(saved: String?, notSaved: String?, daemon: String?) -> [String] {
+    public static func outcomeLines(saved: String?, notSaved: String?, daemon: String?) -> [String] {
         (saved.map { ["saved \($0)" + (daemon.map { "; daemon: \($0)" } ?? "")] } ?? []) + (notSaved.map { ["not saved: \($0)"] } ?? [])
     }
 }

@@ -1,53 +1,41 @@
-import BearingDaemon
 import BearingClient
-import BearingTerminal
-import BearingSimulator
 import BearingSensors
 import BearingCalibration
-import BearingAttitude
 import BearingModel
 import BearingWire
 import BearingPOSIX
-import BearingI2C
-import BearingMQTT
-import BearingConfig
-import BearingService
-import BearingLog
-import BearingGPSD
-import BearingPublishing
-import BearingMarine
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// What a mounting level was measured from, and with what.
-struct LevelInput {
-    var measurement: LevelMeasurement
+public struct LevelInput {
+    public var measurement: LevelMeasurement
     /// `file`, `daemon` or `sensor`.
-    var source: String
-    var device: String?
+    public var source: String
+    public var device: String?
     /// When the accelerometer calibration applied was fitted; nil when none was.
-    var accelerometerCalibration: String?
+    public var accelerometerCalibration: String?
     /// The level the daemon had in force while measuring (taken back out of its ATT vectors).
-    var previous: MountingLevel?
+    public var previous: MountingLevel?
     /// Where the daemon keeps its level file, when it was measured through the daemon.
-    var daemonFile: String?
-    var notes: [String] = []
+    public var daemonFile: String?
+    public var notes: [String] = []
     /// Samples received, and what the source last said (why there were none, if there were none).
-    var samples = 0
-    var status = ""
+    public var samples = 0
+    public var status = ""
 }
 
 /// Where `bearing level` gets calibrated, board-frame specific force: an IMU recording, the running daemon's
 /// ATT stream, or the IMU itself. The recording and the IMU give raw chip-axis samples, which are corrected
 /// by the accelerometer calibration (when it was fitted for their chip) and turned into the board frame by
 /// `imu.orientation`; the daemon's ATT is already both, and levelled by the level in force, which is undone.
-enum LevelSources {
+public enum LevelSources {
     /// The accelerometer calibration to apply to raw samples: `path` (which must exist) or, when nil, the
-    /// config's file if there is one.
-    static func accelerometerCalibration(_ path: String?, config: AgentConfig) throws -> AccelerometerCalibrationRecord? {
-        let file = path ?? config.accelerometerCalibrationPath
+    /// config's file (`defaultPath`) if there is one.
+    public static func accelerometerCalibration(_ path: String?, defaultPath: String) throws -> AccelerometerCalibrationRecord? {
+        let file = path ?? defaultPath
         let bytes: [UInt8]
         do {
             bytes = try AtomicFile.read(file, limit: 256 * 1024)
@@ -59,7 +47,7 @@ enum LevelSources {
     }
 
     /// Chip axes → calibrated board frame, for raw samples of `chip`.
-    struct Conversion {
+    public struct Conversion {
         var correction: AccelerometerCorrection = .identity
         var orientation: Orientation
         var applied: String?
@@ -80,7 +68,7 @@ enum LevelSources {
         func rate(_ raw: Vector3?) -> Vector3? { raw.map(orientation.toBoard) }
     }
 
-    static func file(_ path: String, duration: Double, calibration: AccelerometerCalibrationRecord?, orientation: Orientation) throws -> LevelInput {
+    public static func file(_ path: String, duration: Double, calibration: AccelerometerCalibrationRecord?, orientation: Orientation) throws -> LevelInput {
         let file = try InertialInput.read(path)
         let chip = file.metadata["chip"]
         let conversion = Conversion(calibration, chip: chip, orientation: orientation)
@@ -93,8 +81,8 @@ enum LevelSources {
                           notes: conversion.note.map { [$0] } ?? [], samples: file.samples.count)
     }
 
-    static func sensor(_ reader: InertialReader.Configuration, duration: Double, timeout: Double, calibration: AccelerometerCalibrationRecord?,
-                       orientation: Orientation, progress: Progress) -> LevelInput {
+    public static func sensor(_ reader: InertialReader.Configuration, duration: Double, timeout: Double, calibration: AccelerometerCalibrationRecord?,
+                       orientation: Orientation, progress: any CollectionProgress) -> LevelInput {
         let buffer = InertialSampleBuffer()
         let sensor = InertialSensorSource(configuration: reader, buffer: buffer)
         sensor.start()
@@ -130,7 +118,7 @@ enum LevelSources {
 
     /// Through the running daemon: its ATT stream, every sample (a chain of this client's own keeps only
     /// the vectors), with the level in force taken back out. Nil when no daemon answers.
-    static func daemon(_ path: String, duration: Double, timeout: Double, progress: Progress) throws -> LevelInput? {
+    public static func daemon(_ path: String, duration: Double, timeout: Double, progress: any CollectionProgress) throws -> LevelInput? {
         let client = BearingClient(.unix(path))
         do throws(BearingClientError) { try client.connect() } catch { return nil }
         defer { client.disconnect() }
@@ -182,12 +170,12 @@ enum LevelSources {
     }
 
     /// The level in a CALIBRATION object's `level`, nil when none is in force.
-    static func level(_ o: JSONValue) -> MountingLevel? {
+    public static func level(_ o: JSONValue) -> MountingLevel? {
         guard o["status"]?.string == "active", let roll = o["roll"]?.number, let pitch = o["pitch"]?.number else { return nil }
         return MountingLevel(roll: roll, pitch: pitch)
     }
 
-    static func showProgress(_ m: LevelMeasurement, status: String, elapsed: Double, timeout: Double, progress: Progress) {
+    public static func showProgress(_ m: LevelMeasurement, status: String, elapsed: Double, timeout: Double, progress: any CollectionProgress) {
         let still = m.detector.holding.map { String(printf: "still %.1f s of %.1f", $0.duration, m.duration) }
             ?? "moving: leave the board still on its mount, the vehicle level"
         progress.frame([status, still + String(printf: "   %.0f s of %.0f", elapsed, timeout)],

@@ -1,15 +1,6 @@
-import BearingSimulator
-import BearingSensors
-import BearingCalibration
-import BearingAttitude
 import BearingModel
-import BearingWire
 import BearingPOSIX
 import BearingI2C
-import BearingMQTT
-import BearingConfig
-import BearingGPSD
-import BearingPublishing
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc

@@ -1,55 +1,45 @@
-import BearingDaemon
-import BearingTerminal
-import BearingSimulator
 import BearingSensors
 import BearingCalibration
 import BearingAttitude
 import BearingModel
-import BearingWire
 import BearingPOSIX
-import BearingMQTT
-import BearingConfig
-import BearingService
-import BearingLog
-import BearingGPSD
-import BearingPublishing
-import BearingMarine
 
 /// A fit and what it was scaled to.
-struct FittedCalibration {
-    var fit: CalibrationFit
+public struct FittedCalibration {
+    public var fit: CalibrationFit
     /// `given` (--field), `wmm` (the WMM2025 total intensity at `position`) or `fit` (the fitted radius).
-    var fieldSource: String
+    public var fieldSource: String
     /// Where the WMM was asked (`--position`, else the daemon's fix, else `heading.fallback_position`).
-    var position: Vector3?
+    public var position: Vector3?
 }
 
 /// Step 2 of `calibrate`: the fit (`MagnetometerCalibrator`), with the model and field the options ask for.
-struct CalibrationFitting {
+public struct CalibrationFitting {
     /// `--model`: this model only.
-    var model: CalibrationModel?
+    public var model: CalibrationModel?
     /// `--field` (µT).
-    var field: Double?
+    public var field: Double?
     /// `--position`.
-    var position: Vector3?
+    public var position: Vector3?
     /// The config's `heading.fallback_position`.
-    var fallbackPosition: Vector3?
+    public var fallbackPosition: Vector3?
     /// The board's mounting: tells the fit which way is down in the chip's axes.
-    var orientation: Orientation
+    public var orientation: Orientation
 
-    init(model: CalibrationModel?, field: Double?, position: Vector3?, config: AgentConfig) {
+    /// `heading` gives the fallback position; `orientation` is the magnetometer's mounting.
+    public init(model: CalibrationModel?, field: Double?, position: Vector3?, heading: HeadingConfig, orientation: Orientation) {
         self.model = model
         self.field = field
         self.position = position
-        fallbackPosition = config.heading.fallbackPosition
-        orientation = config.magnetometer.orientation
+        fallbackPosition = heading.fallbackPosition
+        self.orientation = orientation
     }
 
     /// The calibrator the live display fits with while samples arrive (no position yet).
-    var preview: MagnetometerCalibrator { calibrator(position: nil, microtesla: true) }
+    public var preview: MagnetometerCalibrator { calibrator(position: nil, microtesla: true) }
 
     /// The calibrator for these options; the WMM field (µT) is the target only for samples in µT.
-    func calibrator(position: Vector3?, microtesla: Bool) -> MagnetometerCalibrator {
+    public func calibrator(position: Vector3?, microtesla: Bool) -> MagnetometerCalibrator {
         var options = MagnetometerCalibrator.Options(model: model)
         options.down = orientation.matrix.transposed * Vector3(0, 0, 1)
         if let position {
@@ -62,7 +52,7 @@ struct CalibrationFitting {
         return MagnetometerCalibrator(options: options)
     }
 
-    func fit(_ samples: CalibrationSamples) throws -> FittedCalibration {
+    public func fit(_ samples: CalibrationSamples) throws -> FittedCalibration {
         let at = position ?? samples.position ?? fallbackPosition
         let calibrator = calibrator(position: at, microtesla: samples.units == CalibrationRecord.microtesla)
         let fit: CalibrationFit

@@ -1,84 +1,93 @@
-import BearingDaemon
-import BearingClient
-import BearingTerminal
-import BearingSimulator
 import BearingSensors
 import BearingCalibration
-import BearingAttitude
 import BearingModel
-import BearingWire
 import BearingPOSIX
-import BearingI2C
-import BearingMQTT
-import BearingConfig
-import BearingService
-import BearingLog
-import BearingGPSD
-import BearingPublishing
-import BearingMarine
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// The raw samples for a calibration and what came with them, from whichever source.
-struct CalibrationSamples {
-    var raw: [Vector3]
+public struct CalibrationSamples {
+    public var raw: [Vector3]
     /// The chip's driver name: from the samples file's header or `--chip`, or from the live samples.
-    var chip: String?
-    var device: String?
-    var units: String?
+    public var chip: String?
+    public var device: String?
+    public var units: String?
     /// The daemon's fix, when the samples came from it.
-    var position: Vector3?
+    public var position: Vector3?
     /// `file`, `daemon` or `sensor`.
-    var source: String
+    public var source: String
     /// The samples file, when they came from one.
-    var file: String?
+    public var file: String?
     /// The daemon connection the samples came over, still open: it is closed after the save.
-    var daemon: DaemonSampleSource?
+    public var daemon: DaemonSampleSource?
 }
 
 /// Step 1 of `calibrate`: where the samples come from. `--samples FILE`; else the running daemon's raw MAG
 /// stream over its socket; else the sensor itself, read by the daemon's own reader. Live samples are
 /// collected by a `CollectionSession` that shows the coverage filling up.
-struct CalibrationCollection {
+public struct CalibrationCollection {
     /// `--samples FILE` and what goes with it.
-    struct FileRequest {
-        var path: String
-        var columns: String?
-        var chip: String?
-        var units: String?
+    public struct FileRequest {
+        public var path: String
+        public var columns: String?
+        public var chip: String?
+        public var units: String?
+
+        public init(path: String, columns: String?, chip: String?, units: String?) {
+            self.path = path
+            self.columns = columns
+            self.chip = chip
+            self.units = units
+        }
     }
 
     /// Live collection: the daemon at `socketPath` unless `direct`, else the configured sensor.
-    struct LiveRequest {
-        var socketPath: String
-        var direct: Bool
+    public struct LiveRequest {
+        public var socketPath: String
+        public var direct: Bool
         /// `--bus` was given (a sensor to read even when the config enables none).
-        var busGiven: Bool
-        var magnetometer: AgentConfig.Magnetometer
-        var record: String?
-        var timeout: Double
-        var minSamples: Int
+        public var busGiven: Bool
+        public var magnetometer: MagnetometerConfig
+        public var record: String?
+        public var timeout: Double
+        public var minSamples: Int
+
+        public init(socketPath: String, direct: Bool, busGiven: Bool, magnetometer: MagnetometerConfig, record: String?,
+                    timeout: Double, minSamples: Int) {
+            self.socketPath = socketPath
+            self.direct = direct
+            self.busGiven = busGiven
+            self.magnetometer = magnetometer
+            self.record = record
+            self.timeout = timeout
+            self.minSamples = minSamples
+        }
     }
 
-    enum Request {
+    public enum Request {
         case file(FileRequest)
         case live(LiveRequest)
     }
 
-    var request: Request
-    var progress: Progress
+    public var request: Request
+    public var progress: any CollectionProgress
+
+    public init(request: Request, progress: any CollectionProgress) {
+        self.request = request
+        self.progress = progress
+    }
 
     /// The samples; `preview` is the calibrator the live display fits with as samples arrive.
-    func collect(preview: MagnetometerCalibrator) throws -> CalibrationSamples {
+    public func collect(preview: MagnetometerCalibrator) throws -> CalibrationSamples {
         switch request {
         case .file(let r): return try read(r)
         case .live(let r): return try collectLive(r, preview: preview)
         }
     }
 
-    func read(_ r: FileRequest) throws -> CalibrationSamples {
+    public func read(_ r: FileRequest) throws -> CalibrationSamples {
         let file: SampleFile
         do {
             let text = try AtomicFile.readText(r.path, limit: AtomicFile.recordingLimit)
@@ -93,7 +102,7 @@ struct CalibrationCollection {
                                   units: r.units ?? file.metadata["units"], position: nil, source: "file", file: r.path, daemon: nil)
     }
 
-    func collectLive(_ r: LiveRequest, preview: MagnetometerCalibrator) throws -> CalibrationSamples {
+    public func collectLive(_ r: LiveRequest, preview: MagnetometerCalibrator) throws -> CalibrationSamples {
         let recorder: SampleRecorder?
         do { recorder = try r.record.map { try SampleRecorder(path: $0) } } catch { throw CalibrateError("--record: \(error)") }
         let collector = SampleCollector(recorder: recorder)
@@ -133,15 +142,15 @@ struct CalibrationCollection {
 /// The collection loop: refits about once a second, shows coverage and figures, and stops when
 /// coverage and quality pass (with at least `minSamples`), on Enter, at the timeout, or when the
 /// source fails.
-final class CollectionSession {
-    let collector: SampleCollector
-    let progress: Progress
-    let timeout: Double
-    let minSamples: Int
-    let orientation: Orientation
-    let calibrator: MagnetometerCalibrator
+public final class CollectionSession {
+    public let collector: SampleCollector
+    public let progress: any CollectionProgress
+    public let timeout: Double
+    public let minSamples: Int
+    public let orientation: Orientation
+    public let calibrator: MagnetometerCalibrator
 
-    init(collector: SampleCollector, progress: Progress, timeout: Double, minSamples: Int, orientation: Orientation,
+    public init(collector: SampleCollector, progress: any CollectionProgress, timeout: Double, minSamples: Int, orientation: Orientation,
          calibrator: MagnetometerCalibrator) {
         self.collector = collector
         self.progress = progress
@@ -151,7 +160,7 @@ final class CollectionSession {
         self.calibrator = calibrator
     }
 
-    func run() {
+    public func run() {
         let start = Syscall.monotonicSeconds()
         var enter = EnterKey()
         var lastFit: CalibrationFit?

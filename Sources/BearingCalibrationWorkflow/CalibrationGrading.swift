@@ -1,20 +1,7 @@
-import BearingDaemon
-import BearingTerminal
-import BearingSimulator
-import BearingSensors
 import BearingCalibration
-import BearingAttitude
-import BearingModel
-import BearingWire
-import BearingPOSIX
-import BearingMQTT
-import BearingConfig
-import BearingLog
-import BearingPublishing
-import BearingMarine
 
 /// What becomes of a fit: saved, or not, and why, and the exit status that says so.
-enum CalibrationVerdict: Equatable {
+public enum CalibrationVerdict: Equatable {
     /// Good enough, and a calibration file can be written: the daemon needs the chip and µT.
     case save(chip: String, units: String)
     /// Not saved because it was not asked for (`--no-save`); exit status 0.
@@ -23,7 +10,7 @@ enum CalibrationVerdict: Equatable {
     case refuse(String, status: Int32)
 
     /// Why it is not saved, or nil when it is.
-    var notSaved: String? {
+    public var notSaved: String? {
         switch self {
         case .save: return nil
         case .skip(let reason), .refuse(let reason, _): return reason
@@ -31,7 +18,7 @@ enum CalibrationVerdict: Equatable {
     }
 
     /// The exit status when not 0.
-    var failureStatus: Int32? {
+    public var failureStatus: Int32? {
         if case .refuse(_, let status) = self { return status }
         return nil
     }
@@ -40,16 +27,21 @@ enum CalibrationVerdict: Equatable {
 /// Step 3 of `calibrate`: grading. The figures are held to MotionCal's bar (`CalibrationFigures`: gaps,
 /// variance, wobble, fit error), a 2-D fit is only right while the device turns level, and a file the
 /// daemon can load must name the chip and be in µT.
-struct CalibrationGrading {
+public struct CalibrationGrading {
     /// Exit status of a fit that misses the bar or is only 2-D (saved anyway with --force).
-    static let belowTheBar: Int32 = 2
+    public static let belowTheBar: Int32 = 2
     /// Exit status when a save was asked for but cannot be made: the chip or the units are not known.
-    static let cannotSave: Int32 = 1
+    public static let cannotSave: Int32 = 1
 
-    var noSave: Bool
-    var force: Bool
+    public var noSave: Bool
+    public var force: Bool
 
-    func verdict(_ fitted: FittedCalibration, _ samples: CalibrationSamples) -> CalibrationVerdict {
+    public init(noSave: Bool, force: Bool) {
+        self.noSave = noSave
+        self.force = force
+    }
+
+    public func verdict(_ fitted: FittedCalibration, _ samples: CalibrationSamples) -> CalibrationVerdict {
         let fit = fitted.fit
         if noSave {
             return .skip("--no-save")

@@ -1,28 +1,17 @@
-import BearingDaemon
 import BearingClient
-import BearingTerminal
 import BearingSimulator
 import BearingSensors
 import BearingCalibration
-import BearingAttitude
 import BearingModel
 import BearingWire
 import BearingPOSIX
-import BearingI2C
-import BearingMQTT
-import BearingConfig
-import BearingService
-import BearingLog
-import BearingGPSD
-import BearingPublishing
-import BearingMarine
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Raw samples gathered for a calibration, from whichever source, plus what came with them.
-final class SampleCollector: @unchecked Sendable { // `lock` guards the samples and status
+public final class SampleCollector: @unchecked Sendable { // `lock` guards the samples and status
     private let lock = ConditionLock()
     private var samples: [Vector3] = []
     private var chip: String?
@@ -32,9 +21,9 @@ final class SampleCollector: @unchecked Sendable { // `lock` guards the samples 
     private var failure: String?
     private let recorder: SampleRecorder?
 
-    init(recorder: SampleRecorder?) { self.recorder = recorder }
+    public init(recorder: SampleRecorder?) { self.recorder = recorder }
 
-    func add(_ field: Vector3, time: GPSTimestamp, chip: String, device: String, overflow: Bool) {
+    public func add(_ field: Vector3, time: GPSTimestamp, chip: String, device: String, overflow: Bool) {
         guard !overflow, field.isFinite else { return }
         lock.lock()
         samples.append(field)
@@ -45,11 +34,11 @@ final class SampleCollector: @unchecked Sendable { // `lock` guards the samples 
         recorder?.append(field, time: time, chip: chip, device: device)
     }
 
-    func setPosition(_ p: Vector3) { lock.lock(); position = p; lock.unlock() }
-    func setStatus(_ s: String) { lock.lock(); status = s; lock.unlock() }
-    func fail(_ s: String) { lock.lock(); failure = s; lock.unlock() }
+    public func setPosition(_ p: Vector3) { lock.lock(); position = p; lock.unlock() }
+    public func setStatus(_ s: String) { lock.lock(); status = s; lock.unlock() }
+    public func fail(_ s: String) { lock.lock(); failure = s; lock.unlock() }
 
-    var snapshot: (samples: [Vector3], chip: String?, device: String?, position: Vector3?, status: String, failure: String?) {
+    public var snapshot: (samples: [Vector3], chip: String?, device: String?, position: Vector3?, status: String, failure: String?) {
         lock.lock(); defer { lock.unlock() }
         return (samples, chip, device, position, status, failure)
     }
@@ -58,28 +47,28 @@ final class SampleCollector: @unchecked Sendable { // `lock` guards the samples 
 /// `--record FILE`: raw samples as CSV under a `# bearing-samples` line naming the chip — the magnetometer's
 /// as `time,x,y,z` (µT, chip axes), the IMU's as `bearing attitude` reads them; each line written whole by
 /// one `write(2)`.
-final class SampleRecorder: @unchecked Sendable { // `lock` guards the header, counts and failure
-    let path: String
+public final class SampleRecorder: @unchecked Sendable { // `lock` guards the header, counts and failure
+    public let path: String
     private let fd: Int32
     private var wroteHeader = false
     private let lock = ConditionLock()
     private var written = 0
     /// The first write failure (a full disk, say); later samples are not recorded.
-    private(set) var failure: String?
+    public private(set) var failure: String?
 
-    init(path: String) throws(SystemError) {
+    public init(path: String) throws(SystemError) {
         self.path = path
         fd = try Syscall.check("open", path) { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
     }
 
     /// A magnetometer sample.
-    func append(_ v: Vector3, time: GPSTimestamp, chip: String, device: String) {
+    public func append(_ v: Vector3, time: GPSTimestamp, chip: String, device: String) {
         append(String(printf: "%.3f,%.4f,%.4f,%.4f\n", time.unixTime, v.x, v.y, v.z),
                header: "\(SampleFile.recordingMarker) chip=\(chip) device=\(device) units=\(CalibrationRecord.microtesla)\ntime,x,y,z\n")
     }
 
     /// An accelerometer (+ gyroscope) sample, in the columns of `IMUSampleFile`.
-    func append(_ s: InertialSample) {
+    public func append(_ s: InertialSample) {
         let a = s.acceleration
         var line = String(printf: "%.6f,%.5f,%.5f,%.5f", s.time.unixTime, a.x, a.y, a.z)
         if let w = s.angularRate { line += String(printf: ",%.6f,%.6f,%.6f", w.x, w.y, w.z) }
@@ -88,7 +77,7 @@ final class SampleRecorder: @unchecked Sendable { // `lock` guards the header, c
     }
 
     /// Appends one line; the first is preceded by `header`.
-    func append(_ line: String, header: @autoclosure () -> String) {
+    public func append(_ line: String, header: @autoclosure () -> String) {
         lock.lock(); defer { lock.unlock() }
         var text = ""
         if !wroteHeader {
@@ -106,7 +95,7 @@ final class SampleRecorder: @unchecked Sendable { // `lock` guards the header, c
         }
     }
 
-    func close() {
+    public func close() {
         lock.lock(); defer { lock.unlock() }
         fsync(fd)
         Glibc.close(fd)
@@ -114,18 +103,18 @@ final class SampleRecorder: @unchecked Sendable { // `lock` guards the header, c
 }
 
 /// Raw samples from the running daemon: `?WATCH` for MAG (and TPV, for the position) on its socket.
-final class DaemonSampleSource: @unchecked Sendable { // `client` is used by the reading thread only after start()
-    let path: String
+public final class DaemonSampleSource: @unchecked Sendable { // `client` is used by the reading thread only after start()
+    public let path: String
     private let client: BearingClient
 
     /// Connects; throws when no daemon is listening (then the caller reads the sensor itself).
-    init(path: String) throws(BearingClientError) {
+    public init(path: String) throws(BearingClientError) {
         self.path = path
         client = BearingClient(.unix(path))
         try client.connect()
     }
 
-    func start(into collector: SampleCollector) {
+    public func start(into collector: SampleCollector) {
         do throws(BearingClientError) {
             try client.send(.watch(WatchChange(enable: true, json: true, classes: .some(["MAG", "TPV", "STATE"]))))
         } catch {
@@ -163,36 +152,36 @@ final class DaemonSampleSource: @unchecked Sendable { // `client` is used by the
         }
     }
 
-    func stop() { client.disconnect() }
+    public func stop() { client.disconnect() }
 }
 
 /// Raw samples straight from the sensor (no daemon running): the daemon's own reader on its thread.
-final class SensorSampleSource: SensorReaderDelegate, @unchecked Sendable { // immutable after init; callbacks come on the reader thread
+public final class SensorSampleSource: SensorReaderDelegate, @unchecked Sendable { // immutable after init; callbacks come on the reader thread
     private let reader: MagnetometerReader
     private let collector: SampleCollector
 
-    init(configuration: MagnetometerReader.Configuration, collector: SampleCollector) {
+    public init(configuration: MagnetometerReader.Configuration, collector: SampleCollector) {
         self.collector = collector
         reader = MagnetometerReader(configuration: configuration, openBus: BusOpener.open, now: GPSTimestamp.now)
         reader.delegate = self
     }
 
-    func start() {
+    public func start() {
         collector.setStatus("looking for the magnetometer on \(reader.configuration.bus)")
         reader.start()
     }
 
-    func stop() { reader.stop() }
+    public func stop() { reader.stop() }
 
-    func sensorReader(didReceive sample: MagneticSample) {
+    public func sensorReader(didReceive sample: MagneticSample) {
         collector.add(sample.field, time: sample.time, chip: sample.chip, device: sample.device, overflow: sample.overflow)
     }
 
-    func sensorReader(didChangeState state: ConnectionState) {
+    public func sensorReader(didChangeState state: ConnectionState) {
         if case .disconnected(let reason, _) = state { collector.setStatus("magnetometer unavailable: \(reason)") }
     }
 
-    func sensorReader(didFail error: SensorError) {
+    public func sensorReader(didFail error: SensorError) {
         collector.setStatus("magnetometer: \(error.description)")
     }
 }

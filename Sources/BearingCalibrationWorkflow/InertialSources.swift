@@ -1,37 +1,25 @@
-import BearingDaemon
 import BearingClient
-import BearingTerminal
 import BearingSimulator
 import BearingSensors
 import BearingCalibration
-import BearingAttitude
 import BearingModel
-import BearingWire
 import BearingPOSIX
-import BearingI2C
-import BearingMQTT
-import BearingConfig
-import BearingService
-import BearingLog
-import BearingGPSD
-import BearingPublishing
-import BearingMarine
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Accelerometer (+ gyroscope) samples read live, handed from the reader's thread to the collection loop.
-final class InertialSampleBuffer: @unchecked Sendable { // `lock` guards everything
+public final class InertialSampleBuffer: @unchecked Sendable { // `lock` guards everything
     private let lock = ConditionLock()
     private var samples: [InertialSample] = []
     private var status = "waiting for samples"
     private var failure: String?
     private let recorder: SampleRecorder?
 
-    init(recorder: SampleRecorder? = nil) { self.recorder = recorder }
+    public init(recorder: SampleRecorder? = nil) { self.recorder = recorder }
 
-    func add(_ s: InertialSample) {
+    public func add(_ s: InertialSample) {
         guard !s.saturated else { return }
         lock.lock()
         samples.append(s)
@@ -40,11 +28,11 @@ final class InertialSampleBuffer: @unchecked Sendable { // `lock` guards everyth
         recorder?.append(s)
     }
 
-    func setStatus(_ s: String) { lock.lock(); status = s; lock.unlock() }
-    func fail(_ s: String) { lock.lock(); failure = s; lock.unlock() }
+    public func setStatus(_ s: String) { lock.lock(); status = s; lock.unlock() }
+    public func fail(_ s: String) { lock.lock(); failure = s; lock.unlock() }
 
     /// The samples since the last call, and the status.
-    func take() -> (samples: [InertialSample], status: String, failure: String?) {
+    public func take() -> (samples: [InertialSample], status: String, failure: String?) {
         lock.lock(); defer { lock.unlock() }
         let out = samples
         samples.removeAll(keepingCapacity: true)
@@ -53,38 +41,38 @@ final class InertialSampleBuffer: @unchecked Sendable { // `lock` guards everyth
 }
 
 /// Samples straight from the IMU: the daemon's own reader on its thread.
-final class InertialSensorSource: SensorReaderDelegate, @unchecked Sendable { // immutable after init; callbacks come on the reader thread
+public final class InertialSensorSource: SensorReaderDelegate, @unchecked Sendable { // immutable after init; callbacks come on the reader thread
     private let reader: InertialReader
     private let buffer: InertialSampleBuffer
 
-    init(configuration: InertialReader.Configuration, buffer: InertialSampleBuffer) {
+    public init(configuration: InertialReader.Configuration, buffer: InertialSampleBuffer) {
         self.buffer = buffer
         reader = InertialReader(configuration: configuration, openBus: BusOpener.open, now: GPSTimestamp.now)
         reader.delegate = self
     }
 
-    func start() {
+    public func start() {
         buffer.setStatus("looking for the accelerometer on \(reader.configuration.bus)")
         reader.start()
     }
 
-    func stop() { reader.stop() }
+    public func stop() { reader.stop() }
 
-    func sensorReader(didReceive sample: InertialSample) { buffer.add(sample) }
+    public func sensorReader(didReceive sample: InertialSample) { buffer.add(sample) }
 
-    func sensorReader(didChangeState state: ConnectionState) {
+    public func sensorReader(didChangeState state: ConnectionState) {
         if case .disconnected(let reason, _) = state { buffer.setStatus("accelerometer unavailable: \(reason)") }
     }
 
-    func sensorReader(didFail error: SensorError) {
+    public func sensorReader(didFail error: SensorError) {
         buffer.setStatus("accelerometer: \(error.description)")
     }
 }
 
 /// Reading IMU recordings and the IMU itself, for `calibrate --accel` and `level`.
-enum InertialInput {
+public enum InertialInput {
     /// An IMU recording (`IMUSampleFile`, gyroscope columns optional); errors name the line and column.
-    static func read(_ path: String) throws -> IMUSampleFile {
+    public static func read(_ path: String) throws -> IMUSampleFile {
         let text: String
         do { text = try AtomicFile.readText(path, limit: AtomicFile.recordingLimit) } catch {
             throw CalibrateError("\(path): cannot be read: \(error)")
@@ -93,7 +81,7 @@ enum InertialInput {
     }
 
     /// Whether a bearing daemon answers at `path`.
-    static func daemonAnswers(at path: String) -> Bool {
+    public static func daemonAnswers(at path: String) -> Bool {
         let client = BearingClient(.unix(path))
         do throws(BearingClientError) { try client.connect() } catch { return false }
         client.disconnect()
@@ -101,22 +89,24 @@ enum InertialInput {
     }
 
     /// The IMU configuration to read live: the config's `imu`, with --bus over it; refused without one.
-    static func reader(_ config: AgentConfig, bus: String?) throws -> InertialReader.Configuration {
-        guard config.imu.enabled || bus != nil else {
+    public static func reader(_ imu: IMUConfig, bus: String?) throws -> InertialReader.Configuration {
+        guard imu.enabled || bus != nil else {
             throw CalibrateError("no accelerometer configured: give --board/--config with an imu: section (or a board module with one), or --bus (or --samples FILE)")
         }
-        var c = config.imu.reader
+        var c = imu.reader
         if let bus { c.bus = bus }
         return c
     }
 }
 
 /// Finishes a live collection when a line (Enter) comes on stdin.
-struct EnterKey {
+public struct EnterKey {
     private var open = true
 
+    public init() {}
+
     /// Waits up to `milliseconds` for input; true when a line came.
-    mutating func pressed(waiting milliseconds: Int32) -> Bool {
+    public mutating func pressed(waiting milliseconds: Int32) -> Bool {
         guard open else { usleep(useconds_t(milliseconds) * 1000); return false }
         var pfd = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
         guard poll(&pfd, 1, milliseconds) > 0 else { return false }
