@@ -23,16 +23,4 @@ extension WireEncoding {
         w.string("in_force", inForce ?? "config")
         return w.finished()
     }
-
-    /// `line` (one object from this encoder, or gpsd's) with the device's sequence number `seq` right after
-    /// its `class`, as MQTT messages carry it: `{"class":"TPV","seq":42,…}`. gpsd clients skip fields they do
-    /// not know.
-    public static func numbered(_ line: String, seq: UInt64) -> String {
-        let bytes = Array(line.utf8)
-        let prefix = Array(#"{"class":""#.utf8)
-        guard bytes.starts(with: prefix), let close = bytes[prefix.count...].firstIndex(of: UInt8(ascii: "\"")) else {
-            return "{\"seq\":\(seq)," + line.dropFirst()
-        }
-        return String(decoding: bytes[...close], as: UTF8.self) + ",\"seq\":\(seq)" + String(decoding: bytes[(close + 1)...], as: UTF8.self)
-    }
 }

@@ -161,8 +161,8 @@ public final class MQTTSession {
     @discardableResult
     public func publish(_ topic: String, _ payload: String, qos: Int32 = 1, retain: Bool = false) throws(MQTTError) -> Int32 {
         var mid: Int32 = 0
-        let bytes = Array(payload.utf8)
-        let rc = bytes.withUnsafeBytes { mosquitto_publish(mosq, &mid, topic, Int32($0.count), $0.baseAddress, qos, retain) }
+        var payload = payload
+        let rc = payload.withUTF8 { mosquitto_publish(mosq, &mid, topic, Int32($0.count), $0.baseAddress, qos, retain) }
         guard rc == 0 else { throw MQTTError.mosquitto("publish \(topic)", rc) }
         return mid
     }

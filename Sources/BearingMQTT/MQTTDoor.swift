@@ -198,7 +198,7 @@ public final class MQTTDoor: Door {
         chains.keys.sorted().map { [core, outbox, client, topics] topic in
             let name = topics.data(topic)
             return core.hub.values(topic.stream, through: chains[topic]!).sink { report in
-                outbox.append(name, report.line)
+                outbox.append(name, report)
                 if let fix = report.fix { outbox.position(fix) }
                 client.wake()
             }
@@ -290,12 +290,12 @@ final class MQTTOutbox: MQTTClientDelegate {
         self.logger = logger
     }
 
-    /// Numbers and spools one message (on the pipeline queue).
-    func append(_ topic: String, _ line: String) {
+    /// Numbers and spools one message, the number written by the encoder (on the pipeline queue).
+    func append(_ topic: String, _ report: Report) {
         let outcome: (error: SystemError?, recovered: Bool) = state.withLock { s in
             guard !s.closed else { return (nil, false) }
             do throws(SystemError) {
-                try s.spool.append(topic: topic) { WireEncoding.numbered(line, seq: $0) }
+                try s.spool.append(topic: topic) { report.line(seq: $0) }
                 defer { s.appendFailure = nil }
                 return (nil, s.appendFailure != nil)
             } catch {

@@ -7,7 +7,7 @@ import BearingWire
 /// SEQ is written as `String(seq)` (decimal, no sign, no leading zero) and is 1 to `maxSeq`; TOPIC and
 /// PAYLOAD are UTF-8. A line is a record only when it is exactly what `line` writes for it.
 public struct SpoolRecord: Equatable, Sendable {
-    /// The device's sequence number, carried in the payload too (`WireEncoding.numbered`).
+    /// The device's sequence number, written into the payload by the encoder (`Report.line(seq:)`).
     public var seq: UInt64
     public var topic: String
     /// One line of gpsd JSON: no tab and no newline (JSON escapes them inside strings).

@@ -210,12 +210,18 @@ public struct JSONObjectWriter: ~Copyable {
         return keep.contains(k.description)
     }
 
-    public init(class className: String, keep: Set<String>? = nil) {
+    /// An object of `className`; `seq` (an MQTT message's number) comes right after the class, kept
+    /// whatever `keep` says.
+    public init(class className: String, keep: Set<String>? = nil, seq: UInt64? = nil) {
         self.keep = keep
         bytes = JSONBytes(capacity: 320)
         bytes.append(#"{"class":""#)
         JSONObjectWriter.appendEscaped(className, to: &bytes)
         bytes.append(UInt8(ascii: "\""))
+        if let seq {
+            bytes.append(#","seq":"#)
+            JSONObjectWriter.appendDigits(UInt(seq), to: &bytes)
+        }
         first = false
     }
 

@@ -69,6 +69,9 @@ public final class Report: @unchecked Sendable { // the line cache is written on
         return l
     }
 
+    /// The line an MQTT message carries: numbered `seq` right after `class` (written afresh, not cached).
+    public func line(seq: UInt64) -> String { WireEncoding.encode(payload, keep: keep, seq: seq) }
+
     public var time: GPSTimestamp? {
         switch payload {
         case .fix(let f): return f.time

@@ -10,8 +10,8 @@ public enum WireEncoding {
     public static let protocolMajor = 3
     public static let protocolMinor = 14
 
-    public static func tpv(_ f: GPSFix, keep: Set<String>? = nil) -> String {
-        var w = JSONObjectWriter(class: "TPV", keep: keep)
+    public static func tpv(_ f: GPSFix, keep: Set<String>? = nil, seq: UInt64? = nil) -> String {
+        var w = JSONObjectWriter(class: "TPV", keep: keep, seq: seq)
         w.string("device", f.device)
         w.int("status", f.status)
         w.int("mode", f.mode.rawValue)
@@ -39,8 +39,8 @@ public enum WireEncoding {
         return w.finished()
     }
 
-    public static func sky(_ s: SkyView, keep: Set<String>? = nil) -> String {
-        var w = JSONObjectWriter(class: "SKY", keep: keep)
+    public static func sky(_ s: SkyView, keep: Set<String>? = nil, seq: UInt64? = nil) -> String {
+        var w = JSONObjectWriter(class: "SKY", keep: keep, seq: seq)
         w.string("device", s.device)
         w.time("time", s.time)
         w.fixed("xdop", s.xdop, 2)
@@ -81,8 +81,8 @@ public enum WireEncoding {
     /// `man/gpsd_json.adoc`, ATT object), all in the board frame (x forward, y right, z down); and
     /// Bearing's `quat`, `[w,x,y,z]`, the board → ENU rotation (y true north when the declination is
     /// known, else magnetic). Without those sensors these fields are absent and the line is as before.
-    public static func att(_ a: Attitude, keep: Set<String>? = nil) -> String {
-        var w = JSONObjectWriter(class: "ATT", keep: keep)
+    public static func att(_ a: Attitude, keep: Set<String>? = nil, seq: UInt64? = nil) -> String {
+        var w = JSONObjectWriter(class: "ATT", keep: keep, seq: seq)
         w.string("device", a.device)
         w.time("time", a.time)
         w.fixed("heading", a.heading, 2)
@@ -174,12 +174,13 @@ public enum WireEncoding {
     }
 
     /// A published value (what the operator chains carry).
-    public static func encode(_ payload: Report.Payload, keep: Set<String>? = nil) -> String {
+    /// `seq`: the MQTT door's message number, written right after `class`.
+    public static func encode(_ payload: Report.Payload, keep: Set<String>? = nil, seq: UInt64? = nil) -> String {
         switch payload {
-        case .fix(let f): return tpv(f, keep: keep)
-        case .sky(let s): return sky(s, keep: keep)
-        case .attitude(let a): return att(a, keep: keep)
-        case .relayed(let r): return relayed(r, keep: keep)
+        case .fix(let f): return tpv(f, keep: keep, seq: seq)
+        case .sky(let s): return sky(s, keep: keep, seq: seq)
+        case .attitude(let a): return att(a, keep: keep, seq: seq)
+        case .relayed(let r): return relayed(r, keep: keep, seq: seq)
         }
     }
 
@@ -198,13 +199,13 @@ public enum WireEncoding {
         return w.finished()
     }
 
-
-
-
-    /// gpsd's own line, verbatim, or with only the `keep` fields.
-    public static func relayed(_ r: RelayedObject, keep: Set<String>?) -> String {
-        guard let keep, case .map(let entries) = r.object else { return r.line }
-        return JSONValue.map(entries.filter { $0.0 == "class" || keep.contains($0.0) }).json
+    /// gpsd's own line, verbatim; or written again from its fields, with only the `keep` fields and `seq`
+    /// right after `class`.
+    public static func relayed(_ r: RelayedObject, keep: Set<String>?, seq: UInt64? = nil) -> String {
+        guard keep != nil || seq != nil, case .map(let entries) = r.object else { return r.line }
+        var kept = entries.filter { $0.0 != "seq" && ($0.0 == "class" || keep?.contains($0.0) ?? true) }
+        if let seq { kept.insert(("seq", .number(Double(seq))), at: kept.first?.0 == "class" ? 1 : 0) }
+        return JSONValue.map(kept).json
     }
 
     /// `DEVICES`: one `DEVICE` per source (`gpsd://host:port`, `i2c:/dev/i2c-1:0x1e`, and the devices gpsd reported).

@@ -80,13 +80,24 @@ final class FleetTests: XCTestCase {
         XCTAssertNil(DeviceIdentity(machineID: "3d1219c7c4c5404aaa1f6d2a48adfd"))
     }
 
-    func testNumberingPutsSeqAfterTheClassAndKeepsTheRest() throws {
-        let att = #"{"class":"ATT","device":"x","heading":1.5}"#
-        XCTAssertEqual(WireEncoding.numbered(att, seq: 7), #"{"class":"ATT","seq":7,"device":"x","heading":1.5}"#)
-        XCTAssertEqual(WireEncoding.numbered(#"{"class":"SKY"}"#, seq: 1), #"{"class":"SKY","seq":1}"#)
-        let m = try WireMessage(line: WireEncoding.numbered(att, seq: 123_456_789_012))
+    func testTheEncoderWritesSeqAfterTheClass() throws {
+        let a = Attitude(time: GPSTimestamp(seconds: 1_700_000_000), device: "x", heading: 1.5, magneticHeading: 1.5,
+                         field: Vector3(1, 2, 3), dip: 60, magStatus: "ok", declination: nil, declinationSource: nil)
+        let report = Report(.attitude(a))
+        let numbered = report.line(seq: 7)
+        XCTAssertTrue(numbered.hasPrefix(#"{"class":"ATT","seq":7,"device":"x","#), numbered)
+        // The same object as the socket's line, with seq added and nothing else changed; the cached line has none.
+        XCTAssertEqual(numbered.replacingOccurrences(of: #","seq":7"#, with: ""), report.line)
+        XCTAssertFalse(report.line.contains("seq"))
+        // A `fields` projection keeps seq and class.
+        XCTAssertTrue(report.keeping(["heading"]).line(seq: 1).hasPrefix(#"{"class":"ATT","seq":1,"heading":1.50"#))
+        let m = try WireMessage(line: report.line(seq: 123_456_789_012))
         XCTAssertEqual(m.number("seq"), 123_456_789_012)
         XCTAssertEqual(m.number("heading"), 1.5)
+        // gpsd's own objects are written again from their fields, seq after class (and an old seq replaced).
+        let relayed = try XCTUnwrap(RelayedObject(line: #"{"class":"ATT","seq":3,"device":"/dev/ttyS0","heading":12.5}"#))
+        XCTAssertEqual(WireEncoding.relayed(relayed, keep: nil, seq: 1), #"{"class":"ATT","seq":1,"device":"/dev/ttyS0","heading":12.5}"#)
+        XCTAssertEqual(WireEncoding.relayed(relayed, keep: nil), relayed.line)
         XCTAssertTrue(WireEncoding.spool(pending: 3, bytes: 900, bound: 1024, dropped: 2, unconfirmed: 1, nextSeq: 10)
             .hasPrefix(#"{"class":"SPOOL","pending":3,"bytes":900,"bound":1024,"dropped":2,"unconfirmed":1,"next_seq":10"#))
     }
