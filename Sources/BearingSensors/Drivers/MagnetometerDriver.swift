@@ -37,19 +37,6 @@ public protocol MagnetometerDriver: ChipDriver {
     func read() throws(MagnetometerError) -> MagneticReading
 }
 
-/// Every supported chip.
-public enum MagnetometerChips {
-    public static var all: [any MagnetometerDriver.Type] { [
-        HMC5883L.self, QMC5883L.self, LIS3MDL.self, LIS2MDL.self, MMC5983MA.self, BMM150.self, AK09916.self, AK8963.self,
-    ] }
-
-    public static func driver(named name: String) -> (any MagnetometerDriver.Type)? {
-        all.first { $0.descriptor.name == name.lowercased() }
-    }
-
-    public static var names: [String] { all.map { $0.descriptor.name } }
-}
-
 extension MagnetometerDriver {
     /// Refuses a wanted range beyond the chip's full scale (`described` as the error shows it).
     func requireRange(_ settings: MagnetometerSettings, within fullScale: Double, described: String) throws(MagnetometerError) {

@@ -75,19 +75,6 @@ extension InertialDriver {
     public var identifiedName: String { Self.descriptor.displayName }
 }
 
-/// Every supported accelerometer + gyroscope chip, and the accelerometer-only LSM303.
-public enum InertialChips {
-    public static var all: [any InertialDriver.Type] { [
-        LSM6DSx.self, LSM9DS1.self, MPU6xxx.self, ICM20948.self, LSM303.self,
-    ] }
-
-    public static func driver(named name: String) -> (any InertialDriver.Type)? {
-        all.first { $0.descriptor.name == name.lowercased() }
-    }
-
-    public static var names: [String] { all.map { $0.descriptor.name } }
-}
-
 /// Unit conversions and the saturation test the inertial drivers share.
 enum Inertial {
     /// Standard gravity (the "g" of accelerometer datasheets), m/s².
