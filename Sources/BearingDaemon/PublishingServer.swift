@@ -67,7 +67,7 @@ public final class PublishingServer: @unchecked Sendable { // `transport` is set
         tc.maxClients = configuration.socket.maxClients
         tc.clientQueue = configuration.socket.clientQueue
         tc.writeInterval = configuration.socket.writeInterval
-        tc.notices = .init(overflow: { WireEncoding.overflow(dropped: $0) }, refused: { WireEncoding.error($0) })
+        tc.notices = .gpsdJSON
         let transport = SocketTransport(listeners: listeners, configuration: tc)
         let store = configuration.pipelineStore.map(NamedPipelineStore.init(path:))
         let server = ProtocolServer(transport: transport, queue: queue, hub: hub, logger: logger,
@@ -208,4 +208,10 @@ public final class PublishingServer: @unchecked Sendable { // `transport` is set
 /// Lets the hub's delivery closure reach the transport created later in `start()`.
 private final class TransportBox: @unchecked Sendable { // set in start() before any client can connect
     var transport: SocketTransport?
+}
+
+extension SocketTransport.Notices {
+    /// gpsd's `OVERFLOW` and `ERROR` objects, as the socket and the TCP door tell their readers.
+    public static let gpsdJSON = SocketTransport.Notices(overflow: { WireEncoding.overflow(dropped: $0) },
+                                                         refused: { WireEncoding.error($0) })
 }

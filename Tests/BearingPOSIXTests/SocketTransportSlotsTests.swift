@@ -60,6 +60,7 @@ final class SocketTransportSlotsTests: XCTestCase {
         let path = dir.appendingPathComponent("t.sock").path
         let fd = try UnixSocket.listen(path: path, mode: 0o600)
         var c = SocketTransport.Configuration()
+        c.notices = .gpsdJSON
         configure(&c)
         let t = SocketTransport(listeners: [Listener(fd: fd, kind: .unix, name: path, unlinkPath: path)], configuration: c)
         let notes = Notes()

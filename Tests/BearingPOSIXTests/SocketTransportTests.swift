@@ -47,6 +47,7 @@ final class SocketTransportTests: XCTestCase {
         let path = dir.appendingPathComponent("t.sock").path
         let fd = try UnixSocket.listen(path: path, mode: 0o600)
         var c = SocketTransport.Configuration()
+        c.notices = .gpsdJSON
         configure(&c)
         let t = SocketTransport(listeners: [Listener(fd: fd, kind: .unix, name: path, unlinkPath: path)], configuration: c)
         let r = Recorder()
