@@ -258,6 +258,7 @@ let package = Package(
                 .product(name: "OpenCombineDispatch", package: "OpenCombine"),
             ]
         ),
+        .testTarget(name: "RepositoryTests", dependencies: ["TestSupport"]),
         .testTarget(
             name: "BearingCLITests",
             dependencies: [
