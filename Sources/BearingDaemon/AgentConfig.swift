@@ -155,117 +155,22 @@ extension AgentConfig {
         } catch {
             throw ConfigError("\(source): not valid YAML: \(error)")
         }
-        var config = base
-        guard let root else { return config }
+        guard let root else { return base }
         let r = ConfigReader(source: source)
-        var imuNode: YAMLNode?
+        var reading = Reading(config: base)
         do {
-        try r.section(root, "", [
-            "gpsd": { node in
-                try r.section(node, "gpsd", [
-                    "host": { config.gpsd.host = try r.string($0, "gpsd.host", nonEmpty: true) },
-                    "port": { config.gpsd.port = try r.int($0, "gpsd.port", 1...65535) },
-                    "silence_timeout": { config.gpsd.silenceTimeout = try r.seconds($0, "gpsd.silence_timeout", 0.5...3600) },
-                    "retry_initial": { config.gpsd.retryInitial = try r.seconds($0, "gpsd.retry_initial", 0.01...1) },
-                    "retry_max": { config.gpsd.retryMax = try r.seconds($0, "gpsd.retry_max", 0.1...60) },
-                ])
-            },
-            "socket": { node in
-                try r.section(node, "socket", [
-                    "path": { config.socket.path = try r.path($0, "socket.path") },
-                    "mode": { config.socket.mode = try r.fileMode($0, "socket.mode") },
-                    "group": { config.socket.group = try r.groupName($0, "socket.group") },
-                    "max_clients": { config.socket.maxClients = try r.int($0, "socket.max_clients", 1...4096) },
-                    "client_queue": { config.socket.clientQueue = try r.int($0, "socket.client_queue", 1...100_000) },
-                    "write_interval": { config.socket.writeInterval = try r.seconds($0, "socket.write_interval", 0...1) },
-                    "tcp": { config.socket.tcp = try r.hostPort($0, "socket.tcp") },
-                    "tcp_allow_remote": { config.socket.tcpAllowRemote = try r.bool($0, "socket.tcp_allow_remote") },
-                    "pipeline_writers": { config.socket.pipelineWriters = try r.users($0, "socket.pipeline_writers") },
-                    "max_request": { config.socket.maxRequestBytes = try r.int($0, "socket.max_request", 256...1_048_576) },
-                ])
-            },
-            "magnetometer": { node in
-                config.magnetometer.enabled = true
-                var axes = config.magnetometer.orientation.axes
-                var rotation = config.magnetometer.orientation.rotation
-                var orientationNode: YAMLNode?
-                try r.section(node, "magnetometer", [
-                    "enabled": { config.magnetometer.enabled = try r.bool($0, "magnetometer.enabled") },
-                    "bus": { config.magnetometer.reader.bus = try r.busPath($0, "magnetometer.bus") },
-                    "chip": { config.magnetometer.reader.chip = try r.chip($0, "magnetometer.chip", allowAuto: true) },
-                    "address": { config.magnetometer.reader.address = try r.i2cAddress($0, "magnetometer.address") },
-                    "rate": { config.magnetometer.reader.settings.rate = try r.number($0, "magnetometer.rate", 0.1...200, "samples per second") },
-                    "range": { config.magnetometer.reader.settings.rangeMicrotesla = try r.number($0, "magnetometer.range", 10...10_000, "µT (full scale wanted)") },
-                    "orientation": { axes = try r.scalar($0, "magnetometer.orientation"); orientationNode = $0 },
-                    "rotation": { rotation = try r.rotation($0, "magnetometer.rotation"); orientationNode = orientationNode ?? $0 },
-                    "calibration": { config.magnetometer.calibrationFile = try r.path($0, "magnetometer.calibration") },
-                    "retry_initial": { config.magnetometer.reader.retryInitial = try r.seconds($0, "magnetometer.retry_initial", 0.01...10) },
-                    "retry_max": { config.magnetometer.reader.retryMax = try r.seconds($0, "magnetometer.retry_max", 0.1...3600) },
-                ])
-                if let orientationNode {
-                    config.magnetometer.orientation = try r.orientation(orientationNode, "magnetometer", axes: axes, rotation: rotation)
-                }
-            },
-            "imu": { node in
-                config.imu.enabled = true
-                imuNode = node
-                var axes = config.imu.orientation.axes
-                var rotation = config.imu.orientation.rotation
-                var orientationNode: YAMLNode?
-                try r.section(node, "imu", [
-                    "enabled": { config.imu.enabled = try r.bool($0, "imu.enabled") },
-                    "bus": { config.imu.reader.bus = try r.busPath($0, "imu.bus") },
-                    "chip": { config.imu.reader.chip = try r.inertialChip($0, "imu.chip", allowAuto: true) },
-                    "address": { config.imu.reader.address = try r.i2cAddress($0, "imu.address") },
-                    "rate": { config.imu.reader.settings.rate = try r.number($0, "imu.rate", 1...1000, "samples per second") },
-                    "orientation": { axes = try r.scalar($0, "imu.orientation"); orientationNode = $0 },
-                    "rotation": { rotation = try r.rotation($0, "imu.rotation"); orientationNode = orientationNode ?? $0 },
-                    "calibration": { config.imu.calibrationFile = try r.path($0, "imu.calibration") },
-                    "level": { config.imu.levelFile = try r.path($0, "imu.level") },
-                    "retry_initial": { config.imu.reader.retryInitial = try r.seconds($0, "imu.retry_initial", 0.01...10) },
-                    "retry_max": { config.imu.reader.retryMax = try r.seconds($0, "imu.retry_max", 0.1...3600) },
-                ])
-                if let orientationNode {
-                    config.imu.orientation = try r.orientation(orientationNode, "imu", axes: axes, rotation: rotation)
-                }
-            },
-            "heading": { node in
-                try r.section(node, "heading", [
-                    "true_north": { config.heading.trueNorth = try r.bool($0, "heading.true_north") },
-                    "fallback_position": { config.heading.fallbackPosition = try r.position($0, "heading.fallback_position") },
-                ])
-            },
-            "pipeline": { node in
-                var keys: [String: (YAMLNode) throws -> Void] = [:]
-                for key in StreamKey.all {
-                    keys[key.configName] = { config.pipelines[key] = try r.chain($0, "pipeline.\(key.configName)", stream: key.stream) }
-                }
-                try r.section(node, "pipeline", keys)
-            },
-            "pipelines": { node in
-                config.namedPipelines = try r.namedPipelines(node, "pipelines")
-            },
-            "pipeline_store": { config.pipelineStore = try r.path($0, "pipeline_store") },
-            "nmea0183": { config.nmea0183 = try r.nmea0183($0, over: config.nmea0183) },
-            "signalk": { config.signalK = try r.signalK($0, over: config.signalK) },
-            "mqtt": { config.mqtt = try r.mqtt($0, over: config.mqtt) },
-            "log": { node in
-                try r.section(node, "log", [
-                    "level": { config.log.level = try r.level($0, "log.level") },
-                    "data_log": { config.log.dataLog = try r.optionalPath($0, "log.data_log") },
-                ])
-            },
-        ])
+            try r.section(root, "", keys, into: &reading)
         } catch let e as ConfigError {
             throw e
         } catch {
             throw ConfigError("\(source): \(error)")
         }
+        let config = reading.config
         if let tcp = config.socket.tcp, !config.socket.tcpAllowRemote, !TCPSocket.isLoopback(tcp.host) {
             throw ConfigReader.remoteRefused(at: source, key: "socket.tcp", address: tcp.host, what: "the TCP door", allowKey: "socket.tcp_allow_remote")
         }
         if config.imu.enabled && !config.magnetometer.enabled {
-            let at = imuNode.map(r.at) ?? source
+            let at = reading.imuNode.map(r.at) ?? source
             throw ConfigError("\(at): imu: an accelerometer/gyroscope only tilt-compensates a compass; it needs a magnetometer section (enabled) too")
         }
         for (section, initial, max) in [("magnetometer", config.magnetometer.reader.retryInitial, config.magnetometer.reader.retryMax),
@@ -275,6 +180,217 @@ extension AgentConfig {
         }
         return config
     }
+}
+
+/// The config's tables: each section's keys beside it, in the order the reference lists them
+/// (`ConfigReference` writes docs/config-keys.md and bearing.yaml(5) from them).
+extension AgentConfig {
+    /// The file while it is read: the config, and where `imu:` stood (for the error when it lacks a magnetometer).
+    struct Reading {
+        var config: AgentConfig
+        var imuNode: YAMLNode?
+    }
+
+    /// The file's top level: the sections, and the keys of their own.
+    static let keys: [ConfigKey<Reading>] = [
+        .section("gpsd", \.config.gpsd, gpsdKeys, "where gpsd is, and how a lost link is noticed and retried"),
+        .section("socket", \.config.socket, Socket.keys, "the UNIX socket clients read, and the TCP door for unmodified gpsd clients"),
+        .section("magnetometer", \.config.magnetometer, Magnetometer.keys, default: "absent: no compass",
+                 "present (or `--board`) enables the compass: which bus and chip, how it is mounted, how often it is read",
+                 begin: { var m = $0; m.enabled = true; return Mounting(m) }, end: { r, _, path, m in try m.mounted(r, path) }),
+        .section("imu", \.config.imu, IMU.keys, default: "absent: no accelerometer/gyroscope",
+                 "present (or a `--board` module with an IMU; needs `magnetometer`) tilt-compensates the compass: ATT gets a true, "
+                    + "tilt-compensated `heading`, `roll`, `pitch`, `yaw`, `acc_*`, `gyro_*` (with a gyroscope) and `quat`",
+                 begin: { var imu = $0; imu.enabled = true; return Mounting(imu) }, end: { r, _, path, m in try m.mounted(r, path) })
+            .noting(\.imuNode),
+        .section("heading", \.config.heading, Heading.keys, "how headings are referred to true north"),
+        .section("pipeline", \.config.pipelines, pipelineKeys, "the default chain of each stream (**Operators** in the README)"),
+        .init("pipelines", "`NAME: {CLASS: operator list, …}`; NAME uses a–z, 0–9, `_`, `-`; CLASS is `TPV`, `SKY`, `ATT`, `GST`, `PPS` or `TOFF`",
+              "named pipelines: a client subscribes with `?WATCH={\"pipeline\":\"NAME\",…}`; classes a pipeline leaves out use `pipeline`'s chains",
+              default: { _ in "none" }) { r, node, path, c in c.config.namedPipelines = try r.namedPipelines(node, path) },
+        .path("pipeline_store", \.config.pipelineStore, default: "`$STATE_DIRECTORY/pipelines.json`, else `/var/lib/bearing/pipelines.json`",
+              "where pipelines defined at run time are kept (atomic writes)"),
+        .section("nmea0183", \.config.nmea0183, NMEA0183DoorConfig.keys, default: "absent: off",
+                 "the NMEA 0183 door: heading, attitude, rate of turn and RMC sentences (**Marine doors** in the README); off until it has an output",
+                 begin: { $0 }, end: { r, node, path, c in try r.checkRemote(c.outputs, path, node); return c }),
+        .section("signalk", \.config.signalK, SignalKDoorConfig.keys, default: "absent: off",
+                 "the Signal K door: deltas for a Signal K server's UDP input and Signal K TCP readers; off until it has an output",
+                 begin: { $0 }, end: { r, node, path, c in try r.checkRemote(c.outputs, path, node); return c }),
+        .section("mqtt", \.config.mqtt, MQTTDoorConfig.keys, default: "absent: off",
+                 "the MQTT door: TPV, ATT and SKY for a fleet's broker, spooled until acknowledged (**MQTT** in the README); off until `broker` is set",
+                 begin: { MQTTDoorConfig.Reading(config: $0) }, end: { r, node, _, c in try r.checked(c, node) }),
+        .section("log", \.config.log, Log.keys, "what the daemon logs, and where every published object goes"),
+    ]
+
+    static let gpsdKeys: [ConfigKey<GPSDClient.Configuration>] = [
+        .string("host", \.host, "gpsd host"),
+        .int("port", \.port, 1...65535, "gpsd port"),
+        .seconds("silence_timeout", \.silenceTimeout, 0.5...3600, "no message for this long = link lost (a frozen gpsd gives no error otherwise)"),
+        .seconds("retry_initial", \.retryInitial, 0.01...1, "first reconnect delay; doubles per failed attempt"),
+        .seconds("retry_max", \.retryMax, 0.1...60, allowed: ", ≥ `retry_initial`", "longest reconnect delay"),
+    ]
+
+    /// One key per stream (`tpv`, `att` for the compass, `gpsd_att`, …), from `StreamKey.all`.
+    static let pipelineKeys: [ConfigKey<[StreamKey: [OperatorSpec]]>] = StreamKey.all.map { stream in
+        .init(stream.configName, "operator list over \(stream.stream.rawValue)",
+              "the default chain for \(stream.source == .compass ? "the compass's" : "gpsd's") \(stream.stream.rawValue) messages",
+              default: { ConfigShow.chain($0[stream] ?? []) }) { r, node, path, pipelines in
+            pipelines[stream] = try r.chain(node, path, stream: stream.stream)
+        }
+    }
+}
+
+extension AgentConfig.Socket {
+    static let keys: [ConfigKey<Self>] = [
+        .path("path", \.path, default: "`$RUNTIME_DIRECTORY/bearing.sock`, else `/run/bearing/bearing.sock`", "the UNIX socket"),
+        .init("mode", "octal, owner read and write", "file mode of the socket", default: { ConfigShow.code("\"0\(String($0.mode, radix: 8))\"") }) { r, node, path, s in
+            s.mode = try r.fileMode(node, path)
+        },
+        .init("group", "a group name", "the socket file's group, e.g. `bearing`: who may read it", default: { $0.group.map(ConfigShow.code) ?? "none (the daemon's group)" }) {
+            r, node, path, s in s.group = try r.groupName(node, path)
+        },
+        .int("max_clients", \.maxClients, 1...4096, "connections at once (UNIX socket and TCP door together); beyond this a client gets an ERROR and is closed, "
+                + "unless a reader that stopped reading gives up its slot (**Client slots** in the README). Each costs up to `client_queue` lines "
+                + "(≈ 150 KB), so 32 keep the worst case near 5 MB on a 512 MB Zero 2 W"),
+        .int("client_queue", \.clientQueue, 1...100_000, "messages queued per client before that client's messages are dropped"),
+        .seconds("write_interval", \.writeInterval, 0...1, "least time between two writes to one reader; lines that come sooner wait and go out together. "
+                    + "`0` writes each line the moment its chain emits it (lowest latency, one `send(2)` per line per reader)"),
+        .init("tcp", "`HOST:PORT`, numeric", "the TCP door for gpsd clients, e.g. `127.0.0.1:2948`; loopback only unless `tcp_allow_remote`",
+              default: { $0.tcp.map { ConfigShow.code(TCPSocket.name($0.host, $0.port)) } ?? "none" }) { r, node, path, s in s.tcp = try r.hostPort(node, path) },
+        .bool("tcp_allow_remote", \.tcpAllowRemote, "allow a non-loopback `tcp` (logged as a warning: the door has no authentication)"),
+        .init("pipeline_writers", "list of user names or uids", "who may define named pipelines at run time (`?PIPELINE`), besides root; "
+                + "over the UNIX socket only (SO_PEERCRED)", default: { $0.pipelineWriters.isEmpty ? "none" : ConfigShow.code("\($0.pipelineWriters)") }) {
+            r, node, path, s in s.pipelineWriters = try r.users(node, path)
+        },
+        .int("max_request", \.maxRequestBytes, 256...1_048_576, unit: " bytes", "longest request line; a longer one gets an ERROR and is skipped"),
+    ]
+}
+
+private let busesAllowed = "`/dev/…`, a bus number, `simulator`, `simulator:tumble`, `simulator:six-position`"
+
+/// A sensor mounted on the board: its orientation comes from `orientation` and `rotation` together.
+protocol Mounted: Sendable {
+    var orientation: Orientation { get set }
+}
+
+extension AgentConfig.Magnetometer: Mounted {
+    static let keys: [ConfigKey<Mounting<Self>>] = [
+        .bool("enabled", \.sensor.enabled, "switch a board's compass off"),
+        .init("bus", busesAllowed, "the I2C bus (`simulator:tumble`: the simulated board also pitches and rolls, for trying `calibrate`; "
+                + "`simulator:six-position`: its IMU is held in each face and six tilts in turn, for trying `calibrate --accel`)",
+              default: { ConfigShow.code($0.sensor.reader.bus) }) { r, node, path, m in m.sensor.reader.bus = try r.busPath(node, path) },
+        .init("chip", "`auto`, " + MagnetometerChips.names.joined(separator: ", "), "the driver; `auto` tries every supported chip at its addresses",
+              default: { ConfigShow.code($0.sensor.reader.chip ?? "auto") }) { r, node, path, m in
+            m.sensor.reader.chip = try r.chip(node, path, allowAuto: true)
+        },
+        .address(\.sensor.reader.address),
+        .init("rate", "0.1–200 /s", "samples per second (the driver picks the nearest output data rate at or above)",
+              default: { ConfigShow.code(ConfigShow.number($0.sensor.reader.settings.rate)) }) { r, node, path, m in
+            m.sensor.reader.settings.rate = try r.number(node, path, 0.1...200, "samples per second")
+        },
+        .init("range", "10–10000 µT", "full scale wanted (the smallest range at or above)",
+              default: { $0.sensor.reader.settings.rangeMicrotesla.map { ConfigShow.code(ConfigShow.number($0)) } ?? "chip default" }) { r, node, path, m in
+            m.sensor.reader.settings.rangeMicrotesla = try r.number(node, path, 10...10_000, "µT (full scale wanted)")
+        },
+        .orientation("board x (forward), y (right), z (down) from chip axes; `\"+X-Y-Z\"` for a chip lying Z-up with Y to the left. Mirror images are refused"),
+        .rotation("roll, pitch, yaw (degrees) of a chip mounted at an angle, after the remap"),
+        .path("calibration", \.sensor.calibrationFile, default: "`$STATE_DIRECTORY/calibration.json`, else `/var/lib/bearing/calibration.json`",
+              "the calibration file `bearing calibrate` writes and the daemon loads"),
+        .seconds("retry_initial", \.sensor.reader.retryInitial, 0.01...10, "first delay before re-probing a lost sensor; doubles per failed attempt"),
+        .seconds("retry_max", \.sensor.reader.retryMax, 0.1...3600, allowed: ", ≥ `retry_initial`", "longest delay between re-probes"),
+    ]
+}
+
+extension AgentConfig.IMU: Mounted {
+    static let keys: [ConfigKey<Mounting<Self>>] = [
+        .bool("enabled", \.sensor.enabled, "switch a board's IMU off (back to the magnetometer alone)"),
+        .init("bus", busesAllowed, "the IMU's I2C bus", default: { ConfigShow.code($0.sensor.reader.bus) }) { r, node, path, m in
+            m.sensor.reader.bus = try r.busPath(node, path)
+        },
+        .init("chip", "`auto`, " + InertialChips.names.joined(separator: ", "),
+              "the accelerometer/gyroscope driver (`lsm303`: an accelerometer alone); `auto` tries every supported chip at its addresses",
+              default: { ConfigShow.code($0.sensor.reader.chip ?? "auto") }) { r, node, path, m in
+            m.sensor.reader.chip = try r.inertialChip(node, path, allowAuto: true)
+        },
+        .address(\.sensor.reader.address),
+        .init("rate", "1–1000 /s", "samples per second (the fusion runs at this rate; `pipeline.att` sets how often ATT is published)",
+              default: { ConfigShow.code(ConfigShow.number($0.sensor.reader.settings.rate)) }) { r, node, path, m in
+            m.sensor.reader.settings.rate = try r.number(node, path, 1...1000, "samples per second")
+        },
+        .orientation("board x (forward), y (right), z (down) from the IMU chip's axes, as `magnetometer.orientation`"),
+        .rotation("roll, pitch, yaw (degrees) of an IMU mounted at an angle, after the remap"),
+        .path("calibration", \.sensor.calibrationFile, default: "`accelerometer.json` beside `magnetometer.calibration`",
+              "the accelerometer calibration file `bearing calibrate --accel` writes and the daemon loads"),
+        .path("level", \.sensor.levelFile, default: "`level.json` beside `magnetometer.calibration`",
+              "the mounting level file `bearing level` writes and the daemon loads"),
+        .seconds("retry_initial", \.sensor.reader.retryInitial, 0.01...10, "first delay before re-probing a lost IMU; doubles per failed attempt"),
+        .seconds("retry_max", \.sensor.reader.retryMax, 0.1...3600, allowed: ", ≥ `retry_initial`", "longest delay between re-probes"),
+    ]
+}
+
+/// A sensor's section while it is read: `orientation` and `rotation` make one orientation at the end.
+struct Mounting<Sensor: Mounted> {
+    var sensor: Sensor
+    var axes: String
+    var rotation: Vector3
+    /// Where the mounting was given (`orientation`, else `rotation`), for its error.
+    var node: YAMLNode?
+
+    init(_ sensor: Sensor) {
+        self.sensor = sensor
+        axes = sensor.orientation.axes
+        rotation = sensor.orientation.rotation
+    }
+
+    func mounted(_ r: ConfigReader, _ path: String) throws -> Sensor {
+        guard let node else { return sensor }
+        var s = sensor
+        s.orientation = try r.orientation(node, path, axes: axes, rotation: rotation)
+        return s
+    }
+}
+
+extension ConfigKey {
+    static func address<S>(_ part: WritableKeyPath<Value, UInt8?> & Sendable) -> Self where Value == Mounting<S> {
+        .init("address", "0x03–0x77, or `auto`", "the chip's address",
+              default: { v in ConfigShow.code(v[keyPath: part].map { "0x" + String($0, radix: 16) } ?? "auto") }) { r, node, path, m in
+            m[keyPath: part] = try r.i2cAddress(node, path)
+        }
+    }
+
+    static func orientation<S>(_ doc: String) -> Self where Value == Mounting<S> {
+        .init("orientation", "three signed axes forming a rotation", doc, default: { ConfigShow.code("\"\($0.axes)\"") }) { r, node, path, m in
+            m.axes = try r.scalar(node, path)
+            m.node = node
+        }
+    }
+
+    static func rotation<S>(_ doc: String) -> Self where Value == Mounting<S> {
+        .init("rotation", "3 numbers", doc, default: { ConfigShow.code("[\(ConfigShow.number($0.rotation.x)), \(ConfigShow.number($0.rotation.y)), \(ConfigShow.number($0.rotation.z))]") }) {
+            r, node, path, m in
+            m.rotation = try r.rotation(node, path)
+            m.node = m.node ?? node
+        }
+    }
+}
+
+extension AgentConfig.Heading {
+    static let keys: [ConfigKey<Self>] = [
+        .bool("true_north", \.trueNorth, "add the WMM2025 declination to get `heading` (false: magnetic heading only)"),
+        .init("fallback_position", "`[lat, lon]` or `[lat, lon, height_km]` within -90…90, -180…180, -1…100",
+              "position for the declination until the first 2D/3D fix", default: { $0.fallbackPosition == nil ? "none" : "set" }) { r, node, path, h in
+            h.fallbackPosition = try r.position(node, path)
+        },
+    ]
+}
+
+extension AgentConfig.Log {
+    static let keys: [ConfigKey<Self>] = [
+        .init("level", Logger.Level.allCases.map(\.rawValue).joined(separator: ", "), "stderr log level",
+              default: { ConfigShow.code($0.level.rawValue) }) { r, node, path, l in l.level = try r.level(node, path) },
+        .init("data_log", "absolute path, or `none`", "NDJSON file receiving every published object",
+              default: { $0.dataLog.map(ConfigShow.code) ?? "none" }) { r, node, path, l in l.dataLog = try r.optionalPath(node, path) },
+    ]
 }
 
 extension ConfigReader {

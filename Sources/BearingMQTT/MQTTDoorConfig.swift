@@ -94,86 +94,117 @@ public enum MQTTDataTopic: String, CaseIterable, Sendable, Comparable {
     public static func < (a: Self, b: Self) -> Bool { allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)! }
 }
 
-extension ConfigReader {
-    public func mqtt(_ node: YAMLNode, over base: MQTTDoorConfig) throws -> MQTTDoorConfig {
-        var c = base
-        var topicKeys: [String: (YAMLNode) throws -> Void] = [:]
+extension MQTTDoorConfig {
+    /// The section while it is read: the config, and where `fleet_topic` stood (for its error).
+    public struct Reading: Sendable {
+        public var config: MQTTDoorConfig
         var fleetNode: YAMLNode?
-        for topic in MQTTDataTopic.allCases {
-            topicKeys[topic.rawValue] = { value in
-                c.topics[topic] = try self.switchedChain(value, "mqtt.topics.\(topic.rawValue)", stream: topic.stream.stream,
-                                                         current: c.topics[topic], default: MQTTDoorConfig.defaultTopics[topic])
+        public init(config: MQTTDoorConfig) { self.config = config }
+    }
+
+    /// The `mqtt:` section.
+    public static let keys: [ConfigKey<Reading>] = [
+        .init("broker", "`mqtt://HOST[:PORT]` (1883), `mqtts://HOST[:PORT]` (8883, TLS), or `none`", "the fleet's broker (a URL with a user and "
+                + "password is refused without showing them)", default: { $0.config.broker.map { ConfigShow.code("\($0)") } ?? "none (the door is off)" }) {
+            r, node, path, c in
+            let url = try r.scalar(node, path)
+            if url.isEmpty || url == "none" { c.config.broker = nil; return }
+            switch MQTTBroker.parse(url) {
+            case .success(let b): c.config.broker = b
+            case .failure(let e): throw ConfigError("\(r.at(node)): \(path): \(e)")
             }
-        }
-        try section(node, "mqtt", [
-            "broker": { value in
-                let url = try self.scalar(value, "mqtt.broker")
-                if url.isEmpty || url == "none" { c.broker = nil; return }
-                switch MQTTBroker.parse(url) {
-                case .success(let b): c.broker = b
-                case .failure(let e): throw ConfigError("\(self.at(value)): mqtt.broker: \(e)")
+        },
+        .init("device", "1–64 letters, digits, `_`, `-`", "the device's name in the default prefix and client id",
+              default: { $0.config.device.map(ConfigShow.code) ?? "from `/etc/machine-id` (12 hex digits of systemd's app-specific id)" }) { r, node, path, c in
+            let s = try r.scalar(node, path)
+            guard ConfigReader.isName(s) else {
+                throw r.fail(node, path, s.quoted, "1–64 letters, digits, _ and - (it goes in topics and the client id)")
+            }
+            c.config.device = s
+        },
+        .init("client_id", "1–128 printable ASCII (`!`–`~`: no space, control character or NUL)", "the MQTT client id, unique on the broker",
+              default: { $0.config.clientID.map(ConfigShow.code) ?? "`bearing-DEVICE`" }) { r, node, path, c in
+            let s = try r.scalar(node, path)
+            guard (1...128).contains(s.utf8.count), s.isVisibleASCII else {
+                throw r.fail(node, path, s.quoted, "1–128 printable ASCII characters (! to ~: no spaces or control characters), unique on the broker")
+            }
+            c.config.clientID = s
+        },
+        .init("prefix", "a topic without `+`, `#`, control characters or `//`, not starting or ending with `/`", "the topics' prefix: "
+                + "`PREFIX/tpv`, `PREFIX/att`, `PREFIX/sky`, `PREFIX/status`, `PREFIX/spool`", default: { $0.config.prefix.map(ConfigShow.code) ?? "`bearing/DEVICE`" }) {
+            r, node, path, c in
+            c.config.prefix = try r.topic(node, path, "a topic without + or #, control characters or //, not starting or ending with /, e.g. bearing/boat-7")
+        },
+        .init("username", "a name without control characters", "the user name at the broker", default: { $0.config.username.map(ConfigShow.code) ?? "none" }) {
+            r, node, path, c in
+            let s = try r.string(node, path, nonEmpty: true)
+            guard !s.hasControlCharacter else { throw r.fail(node, path, s.quoted, "a user name without control characters") }
+            c.config.username = s
+        },
+        .path("password_file", \.config.passwordFile, default: "none",
+              "a file holding the password (needs `username`): its first line, read when the door opens, never logged"),
+        .section("tls", \.self, tlsKeys, "TLS for `mqtts://`: the CA that signed the broker's certificate, and a client certificate"),
+        .int("keepalive", \.config.keepalive, 5...65535, unit: " s", "MQTT keepalive"),
+        .int("window", \.config.window, 1...1000, "QoS 1 messages in flight (sent, not yet acknowledged) at once"),
+        .seconds("retry_initial", \.config.retryInitial, 0.01...3600, "first reconnect delay; doubles per failed attempt, each shortened at random by up to half"),
+        .seconds("retry_max", \.config.retryMax, 0.01...86400, allowed: ", ≥ `retry_initial`", "longest reconnect delay; reconnects go on for ever"),
+        .section("topics", \.config.topics, topicKeys, "each data topic sent, and the chain that sets its rate and content"),
+        .init("fleet_topic", "one topic without `+` or `#`, not one this device publishes to", "the retained message there sets this device's MQTT "
+                + "chains (**Chains set by the fleet** in the README)", default: { $0.config.fleetTopic.map(ConfigShow.code) ?? "none" }) { r, node, path, c in
+            c.config.fleetTopic = try r.topic(node, path, "one topic without + or #, e.g. bearing/fleet/pipelines (the broker's ACL decides who may publish there)")
+            c.fleetNode = node
+        },
+        .bool("fleet_named_pipelines", \.config.fleetNamedPipelines, allowed: "`true`, `false` (needs `fleet_topic`)",
+              "the fleet's message also sets the socket's named pipelines (its `pipelines`)"),
+        .init("home_assistant", "`true`, `false` or a mapping", "Home Assistant MQTT discovery (`true`: under `homeassistant`)",
+              default: { $0.config.homeAssistant.map { ConfigShow.code("{discovery_prefix: \($0)}") } ?? "`false`" },
+              subsections: { c, path, doc in homeAssistantKeys.reference(path, doc, defaults: c) }) { r, node, path, c in
+            if case .scalar(let s, _) = node, !node.isNull, !s.string.isEmpty {
+                guard let on = ConfigReader.boolean(s.string) else {
+                    throw r.fail(node, path, r.shown(node), "true, false or a mapping {discovery_prefix: PREFIX}")
                 }
-            },
-            "device": { value in
-                let s = try self.scalar(value, "mqtt.device")
-                guard Self.isName(s) else {
-                    throw self.fail(value, "mqtt.device", s.quoted, "1–64 letters, digits, _ and - (it goes in topics and the client id)")
-                }
-                c.device = s
-            },
-            "client_id": { value in
-                let s = try self.scalar(value, "mqtt.client_id")
-                guard (1...128).contains(s.utf8.count), s.isVisibleASCII else {
-                    throw self.fail(value, "mqtt.client_id", s.quoted, "1–128 printable ASCII characters (! to ~: no spaces or control characters), unique on the broker")
-                }
-                c.clientID = s
-            },
-            "prefix": { c.prefix = try self.topic($0, "mqtt.prefix", "a topic without + or #, control characters or //, not starting or ending with /, e.g. bearing/boat-7") },
-            "username": { value in
-                let s = try self.string(value, "mqtt.username", nonEmpty: true)
-                guard !s.hasControlCharacter else {
-                    throw self.fail(value, "mqtt.username", s.quoted, "a user name without control characters")
-                }
-                c.username = s
-            },
-            "password_file": { c.passwordFile = try self.path($0, "mqtt.password_file") },
-            "tls": { node in
-                try self.section(node, "mqtt.tls", [
-                    "ca": { c.caFile = try self.path($0, "mqtt.tls.ca") },
-                    "certificate": { c.certificateFile = try self.path($0, "mqtt.tls.certificate") },
-                    "key": { c.keyFile = try self.path($0, "mqtt.tls.key") },
-                ])
-            },
-            "keepalive": { c.keepalive = try self.int($0, "mqtt.keepalive", 5...65535) },
-            "window": { c.window = try self.int($0, "mqtt.window", 1...1000) },
-            "retry_initial": { c.retryInitial = try self.seconds($0, "mqtt.retry_initial", 0.01...3600) },
-            "retry_max": { c.retryMax = try self.seconds($0, "mqtt.retry_max", 0.01...86400) },
-            "topics": { try self.section($0, "mqtt.topics", topicKeys) },
-            "fleet_topic": { value in
-                c.fleetTopic = try self.topic(value, "mqtt.fleet_topic", "one topic without + or #, e.g. bearing/fleet/pipelines (the broker's ACL decides who may publish there)")
-                fleetNode = value
-            },
-            "fleet_named_pipelines": { c.fleetNamedPipelines = try self.bool($0, "mqtt.fleet_named_pipelines") },
-            "home_assistant": { value in
-                if case .scalar(let s, _) = value, !value.isNull, !s.string.isEmpty {
-                    guard let on = Self.boolean(s.string) else {
-                        throw self.fail(value, "mqtt.home_assistant", self.shown(value), "true, false or a mapping {discovery_prefix: PREFIX}")
-                    }
-                    c.homeAssistant = on ? "homeassistant" : nil
-                    return
-                }
-                try self.section(value, "mqtt.home_assistant", [
-                    "discovery_prefix": { c.homeAssistant = try self.topic($0, "mqtt.home_assistant.discovery_prefix", "a topic without + or #, e.g. homeassistant (HA's default)") },
-                ])
-                if c.homeAssistant == nil { c.homeAssistant = "homeassistant" }
-            },
-            "spool": { node in
-                try self.section(node, "mqtt.spool", [
-                    "directory": { c.spoolDirectory = try self.path($0, "mqtt.spool.directory") },
-                    "max_bytes": { c.spoolMaxBytes = try self.byteSize($0, "mqtt.spool.max_bytes", MQTTDoorConfig.spoolBytes) },
-                ])
-            },
-        ])
+                c.config.homeAssistant = on ? "homeassistant" : nil
+                return
+            }
+            try r.section(node, path, homeAssistantKeys, into: &c)
+            if c.config.homeAssistant == nil { c.config.homeAssistant = "homeassistant" }
+        },
+        .section("spool", \.self, spoolKeys, "where unacknowledged messages wait, and how much of them"),
+    ]
+
+    static let tlsKeys: [ConfigKey<Reading>] = [
+        .path("ca", \.config.caFile, default: "the system's CAs", "the CA that signed the broker's certificate"),
+        .path("certificate", \.config.certificateFile, default: "none", "a client certificate (with `key`)"),
+        .path("key", \.config.keyFile, default: "none", "the client certificate's key (with `certificate`)"),
+    ]
+
+    /// One key per data topic.
+    static let topicKeys: [ConfigKey<[MQTTDataTopic: [OperatorSpec]]>] = MQTTDataTopic.allCases.map { topic in
+        .switchedChain(topic.rawValue, \.[topic], topic.stream.stream, default: { defaultTopics[topic] }, "`PREFIX/\(topic.rawValue)` and its chain")
+    }
+
+    static let homeAssistantKeys: [ConfigKey<Reading>] = [
+        .init("discovery_prefix", "a topic without `+` or `#`", "where discovery configs go", default: { _ in "`homeassistant` (HA's default)" }) {
+            r, node, path, c in
+            c.config.homeAssistant = try r.topic(node, path, "a topic without + or #, e.g. homeassistant (HA's default)")
+        },
+    ]
+
+    static let spoolKeys: [ConfigKey<Reading>] = [
+        .path("directory", \.config.spoolDirectory, default: "`$STATE_DIRECTORY/mqtt-spool`, else `/var/lib/bearing/mqtt-spool`",
+              "where unacknowledged messages wait"),
+        .init("max_bytes", "\(ConfigReader.sizeText(spoolBytes.lowerBound))–\(ConfigReader.sizeText(spoolBytes.upperBound)) (bytes, or with `K`, `M`, `G`)",
+              "the spool's bound; past it the oldest messages go (and are counted)",
+              default: { ConfigShow.code(ConfigReader.sizeText($0.config.spoolMaxBytes)) }) { r, node, path, c in
+            c.config.spoolMaxBytes = try r.byteSize(node, path, spoolBytes)
+        },
+    ]
+}
+
+extension ConfigReader {
+    /// The checks across the section's keys, made once it is read.
+    public func checked(_ reading: MQTTDoorConfig.Reading, _ node: YAMLNode) throws -> MQTTDoorConfig {
+        let c = reading.config
         if (c.certificateFile == nil) != (c.keyFile == nil) {
             throw ConfigError("\(at(node)): mqtt.tls: a client certificate needs its key and a key its certificate (set both or neither)")
         }
@@ -191,7 +222,7 @@ extension ConfigReader {
         }
         if let fleet = c.fleetTopic, let own = c.ownTopic(matching: fleet, device: c.device) {
             let name = c.device == nil ? ", + being this device's name" : ""
-            throw fail(fleetNode ?? node, "mqtt.fleet_topic", fleet.quoted, "this device publishes to (\(own)\(name)), so it would read its own status as a fleet message; e.g. bearing/fleet/pipelines")
+            throw fail(reading.fleetNode ?? node, "mqtt.fleet_topic", fleet.quoted, "this device publishes to (\(own)\(name)), so it would read its own status as a fleet message; e.g. bearing/fleet/pipelines")
         }
         return c
     }

@@ -98,10 +98,79 @@ public enum WellKnownPorts {
     }
 }
 
-/// A door's outputs while its section is read (the key handlers fill it in).
-final class OutputsBeingRead {
-    var value: DoorOutputs
-    init(_ value: DoorOutputs) { self.value = value }
+/// A door's section: its outputs are read by the keys every door has (`outputKeys`).
+public protocol DoorSection: Sendable {
+    var outputs: DoorOutputs { get set }
+}
+
+extension DoorSection {
+    /// The keys every door has: where it writes and how many readers it takes.
+    static func outputKeys(tcp: Int, udp: Int) -> [ConfigKey<Self>] {
+        let endpoints: @Sendable ([EchoGuard.Endpoint]) -> String = {
+            $0.isEmpty ? "none" : $0.map { ConfigShow.code(TCPSocket.name($0.host, $0.port)) }.joined(separator: ", ")
+        }
+        return [
+            .init("tcp", "`HOST:PORT` or a list, numeric", "TCP listeners (suggested `127.0.0.1:\(tcp)`); non-loopback only with `allow_remote`",
+                  default: { endpoints($0.outputs.tcp) }) { r, node, path, c in c.outputs.tcp = try r.endpoints(node, path) },
+            .init("udp", "`HOST:PORT` or a list, numeric; unicast or broadcast", "UDP destinations, one datagram per message (e.g. `127.0.0.1:\(udp)`)",
+                  default: { endpoints($0.outputs.udp) }) { r, node, path, c in c.outputs.udp = try r.endpoints(node, path) },
+            .bool("allow_remote", \.outputs.allowRemote, "allow non-loopback TCP listeners (no authentication: anyone who reaches the port reads)"),
+            .int("max_clients", \.outputs.maxClients, 1...1024, "TCP readers at once, over all of this door's listeners"),
+            .int("client_queue", \.outputs.clientQueue, 1...100_000,
+                 "lines queued per TCP reader before its lines are dropped (a reader that stops reading never holds up the others)"),
+        ]
+    }
+}
+
+extension NMEA0183DoorConfig: DoorSection {
+    /// The `nmea0183:` section.
+    public static let keys: [ConfigKey<Self>] = outputKeys(tcp: WellKnownPorts.nmeaTCP, udp: 10110) + [
+        .init("talker", "two letters A–Z", "the talker ID of every sentence (`HC`: a magnetic compass)", default: { ConfigShow.code($0.talker) }) {
+            r, node, path, c in
+            let t = try r.scalar(node, path).uppercased()
+            guard NMEA0183Encoder.validTalker(t) else {
+                throw r.fail(node, path, "\"\(t)\"", "two letters A–Z, e.g. HC (magnetic compass), HE (gyrocompass), II (integrated instruments)")
+            }
+            c.talker = t
+        },
+        .section("sentences", \.sentences, sentenceKeys,
+                 "each sentence and the chain that sets its rate; sentences with equal chains go out together, from one instant"),
+    ]
+
+    /// One key per sentence type.
+    static let sentenceKeys: [ConfigKey<[NMEA0183SentenceType: [OperatorSpec]]>] = NMEA0183SentenceType.allCases.map { type in
+        .switchedChain(type.rawValue.lowercased(), \.[type], type == .rmc ? .tpv : .att, default: { defaultChain(type) }, type.summary)
+    }
+}
+
+extension NMEA0183SentenceType {
+    /// What the sentence carries.
+    var summary: String {
+        switch self {
+        case .hdt: return "HDT: true heading (not sent without a declination)"
+        case .hdm: return "HDM: magnetic heading"
+        case .hdg: return "HDG: magnetic heading, and the WMM2025 variation"
+        case .rot: return "ROT: rate of turn, degrees per minute, negative to port"
+        case .xdr: return "XDR: pitch and roll (fused compass only)"
+        case .rmc: return "RMC: gpsd's fix, with the WMM2025 magnetic variation"
+        }
+    }
+}
+
+extension SignalKDoorConfig: DoorSection {
+    /// The `signalk:` section.
+    public static let keys: [ConfigKey<Self>] = outputKeys(tcp: WellKnownPorts.signalKTCP, udp: 8375) + [
+        .init("source", "letters, digits, `_`, `-`", "the `$source` label (`LABEL.compass`, `LABEL.gps`)", default: { ConfigShow.code($0.source) }) {
+            r, node, path, c in
+            let s = try r.scalar(node, path)
+            guard ConfigReader.isName(s) else {
+                throw r.fail(node, path, "\"\(s)\"", "a label of letters, digits, _ and - (the $source of every update), e.g. bearing")
+            }
+            c.source = s
+        },
+        .chain("attitude", \.attitude, .att, "heading, variation, attitude and rate of turn deltas"),
+        .chain("fix", \.fix, .tpv, "position, course and speed over ground deltas"),
+    ]
 }
 
 extension ConfigReader {
@@ -112,64 +181,8 @@ extension ConfigReader {
         return try items.compactMap { item in try hostPort(item, key).map { EchoGuard.Endpoint(host: $0.host, port: $0.port) } }
     }
 
-    public func nmea0183(_ node: YAMLNode, over base: NMEA0183DoorConfig) throws -> NMEA0183DoorConfig {
-        var c = base
-        var sentenceKeys: [String: (YAMLNode) throws -> Void] = [:]
-        for type in NMEA0183SentenceType.allCases {
-            let name = type.rawValue.lowercased()
-            let stream: StreamClass = type == .rmc ? .tpv : .att
-            sentenceKeys[name] = { value in
-                c.sentences[type] = try self.switchedChain(value, "nmea0183.sentences.\(name)", stream: stream, current: c.sentences[type],
-                                                           default: NMEA0183DoorConfig.defaultChain(type))
-            }
-        }
-        let outputs = OutputsBeingRead(c.outputs)
-        try section(node, "nmea0183", outputKeys("nmea0183", outputs).merging([
-            "talker": { value in
-                let t = try self.scalar(value, "nmea0183.talker").uppercased()
-                guard NMEA0183Encoder.validTalker(t) else {
-                    throw self.fail(value, "nmea0183.talker", "\"\(t)\"", "two letters A–Z, e.g. HC (magnetic compass), HE (gyrocompass), II (integrated instruments)")
-                }
-                c.talker = t
-            },
-            "sentences": { try self.section($0, "nmea0183.sentences", sentenceKeys) },
-        ]) { a, _ in a })
-        c.outputs = outputs.value
-        try checkRemote(c.outputs, "nmea0183", node)
-        return c
-    }
-
-    public func signalK(_ node: YAMLNode, over base: SignalKDoorConfig) throws -> SignalKDoorConfig {
-        var c = base
-        let outputs = OutputsBeingRead(c.outputs)
-        try section(node, "signalk", outputKeys("signalk", outputs).merging([
-            "source": { value in
-                let s = try self.scalar(value, "signalk.source")
-                guard Self.isName(s) else {
-                    throw self.fail(value, "signalk.source", "\"\(s)\"", "a label of letters, digits, _ and - (the $source of every update), e.g. bearing")
-                }
-                c.source = s
-            },
-            "attitude": { c.attitude = try self.chain($0, "signalk.attitude", stream: .att) },
-            "fix": { c.fix = try self.chain($0, "signalk.fix", stream: .tpv) },
-        ]) { a, _ in a })
-        c.outputs = outputs.value
-        try checkRemote(c.outputs, "signalk", node)
-        return c
-    }
-
-    /// The keys every door has: where it writes and how many readers it takes.
-    private func outputKeys(_ door: String, _ o: OutputsBeingRead) -> [String: (YAMLNode) throws -> Void] {
-        [
-            "tcp": { o.value.tcp = try self.endpoints($0, "\(door).tcp") },
-            "udp": { o.value.udp = try self.endpoints($0, "\(door).udp") },
-            "allow_remote": { o.value.allowRemote = try self.bool($0, "\(door).allow_remote") },
-            "max_clients": { o.value.maxClients = try self.int($0, "\(door).max_clients", 1...1024) },
-            "client_queue": { o.value.clientQueue = try self.int($0, "\(door).client_queue", 1...100_000) },
-        ]
-    }
-
-    private func checkRemote(_ outputs: DoorOutputs, _ door: String, _ node: YAMLNode) throws {
+    /// A door's TCP listeners are loopback only unless its section allows others.
+    public func checkRemote(_ outputs: DoorOutputs, _ door: String, _ node: YAMLNode) throws {
         if !outputs.allowRemote, let remote = outputs.tcp.first(where: { !TCPSocket.isLoopback($0.host) }) {
             throw Self.remoteRefused(at: at(node), key: "\(door).tcp", address: TCPSocket.name(remote.host, remote.port), what: "the door",
                                      allowKey: "\(door).allow_remote")
