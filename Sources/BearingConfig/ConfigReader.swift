@@ -37,21 +37,6 @@ public struct ConfigReader {
         }
     }
 
-    public func section(_ node: YAMLNode, _ path: String, _ keys: [String: (YAMLNode) throws -> Void]) throws {
-        if case .scalar(let s, _) = node, s.string.isEmpty || node.isNull { return }
-        guard case .mapping(let mapping, _) = node else {
-            throw ConfigError("\(at(node)): \(path.isEmpty ? "the file" : path) must be a mapping of keys, got \(shown(node))")
-        }
-        for (keyNode, value) in mapping {
-            let key = keyNode.string ?? ""
-            let full = path.isEmpty ? key : "\(path).\(key)"
-            guard let handler = keys[key] else {
-                throw ConfigError("\(at(keyNode)): unknown key \"\(full)\"; allowed here: \(keys.keys.sorted().joined(separator: ", "))")
-            }
-            try handler(value)
-        }
-    }
-
     public func scalar(_ node: YAMLNode, _ key: String) throws -> String {
         guard case .scalar(let s, _) = node else { throw fail(node, key, shown(node), "expected a single value") }
         return s.string

@@ -89,35 +89,7 @@ public struct BoardProfile: Equatable, Sendable {
         let r = ConfigReader(source: source)
         var p = BoardProfile(name: "", description: "", i2cBus: "", gpsDevice: "", modules: [], defaultModule: "")
         do {
-            try r.section(root, "", [
-                "name": { p.name = try r.string($0, "name", nonEmpty: true) },
-                "description": { p.description = try r.string($0, "description", nonEmpty: false) },
-                "i2c_bus": { p.i2cBus = try r.busPath($0, "i2c_bus") },
-                "gps_device": { p.gpsDevice = try r.string($0, "gps_device", nonEmpty: true) },
-                "default_module": { p.defaultModule = try r.string($0, "default_module", nonEmpty: true) },
-                "modules": { node in
-                    guard case .sequence(let items, _) = node else { throw r.fail(node, "modules", r.shown(node), "a list of modules") }
-                    for (i, item) in items.enumerated() {
-                        var m = Module(name: "", description: "", gps: "", chip: "", address: 0, orientation: .identity)
-                        var axes = "+X+Y+Z"
-                        let key = "modules[\(i)]"
-                        try r.section(item, key, [
-                            "name": { m.name = try r.string($0, "\(key).name", nonEmpty: true) },
-                            "description": { m.description = try r.string($0, "\(key).description", nonEmpty: false) },
-                            "gps": { m.gps = try r.string($0, "\(key).gps", nonEmpty: false) },
-                            "chip": { m.chip = try r.chip($0, "\(key).chip", allowAuto: false) ?? "" },
-                            "address": { m.address = try r.i2cAddress($0, "\(key).address") ?? 0 },
-                            "orientation": { axes = try r.scalar($0, "\(key).orientation") },
-                            "imu": { m.imu = try inertialUnit($0, "\(key).imu", r) },
-                        ])
-                        m.orientation = try r.orientation(item, key, axes: axes)
-                        guard !m.name.isEmpty, !m.chip.isEmpty, m.address != 0 else {
-                            throw ConfigError("\(r.at(item)): \(key): name, chip and address are required")
-                        }
-                        p.modules.append(m)
-                    }
-                },
-            ])
+            try r.section(root, "", keys, into: &p)
         } catch let e as ConfigError {
             throw e
         } catch {
@@ -131,17 +103,6 @@ public struct BoardProfile: Equatable, Sendable {
             throw ConfigError("\(source): default_module \"\(p.defaultModule)\" is not one of \(p.modules.map(\.name).joined(separator: ", "))")
         }
         return p
-    }
-
-    private static func inertialUnit(_ node: YAMLNode, _ key: String, _ r: ConfigReader) throws -> InertialUnit {
-        var chip: String?, address: UInt8?, axes = "+X+Y+Z"
-        try r.section(node, key, [
-            "chip": { chip = try r.inertialChip($0, "\(key).chip", allowAuto: false) },
-            "address": { address = try r.i2cAddress($0, "\(key).address") },
-            "orientation": { axes = try r.scalar($0, "\(key).orientation") },
-        ])
-        guard let chip, let address else { throw ConfigError("\(r.at(node)): \(key): chip and address are required") }
-        return InertialUnit(chip: chip, address: address, orientation: try r.orientation(node, key, axes: axes))
     }
 
     public func module(named name: String?) throws(ConfigError) -> Module {
@@ -171,4 +132,72 @@ public struct BoardProfile: Equatable, Sendable {
         }
         return c
     }
+}
+
+/// A board profile's tables.
+extension BoardProfile {
+    static let keys: [ConfigKey<BoardProfile>] = [
+        .string("name", \.name, "the board's name"),
+        .init("description", "text", "what the board is", default: { _ in "" }) { r, node, path, p in
+            p.description = try r.string(node, path, nonEmpty: false)
+        },
+        .init("i2c_bus", "a bus device or number", "the I2C bus its modules are on", default: { _ in "" }) { r, node, path, p in
+            p.i2cBus = try r.busPath(node, path)
+        },
+        .string("gps_device", \.gpsDevice, "the serial device its GPS is on (for gpsd)"),
+        .string("default_module", \.defaultModule, "the module `--module` defaults to (else the first)"),
+        .init("modules", "a list of modules", "the GPS+compass modules known to fit", default: { _ in "" }) { r, node, path, p in
+            guard case .sequence(let items, _) = node else { throw r.fail(node, path, r.shown(node), "a list of modules") }
+            for (i, item) in items.enumerated() {
+                let key = "\(path)[\(i)]"
+                var m = Mounted(Module(name: "", description: "", gps: "", chip: "", address: 0, orientation: .identity))
+                try r.section(item, key, moduleKeys, into: &m)
+                m.part.orientation = try r.orientation(item, key, axes: m.axes)
+                guard !m.part.name.isEmpty, !m.part.chip.isEmpty, m.part.address != 0 else {
+                    throw ConfigError("\(r.at(item)): \(key): name, chip and address are required")
+                }
+                p.modules.append(m.part)
+            }
+        },
+    ]
+
+    /// A module, or its IMU, while it is read: the orientation is made from `axes` at the end.
+    struct Mounted<Part> {
+        var part: Part
+        var axes = "+X+Y+Z"
+        init(_ part: Part) { self.part = part }
+    }
+
+    static let moduleKeys: [ConfigKey<Mounted<Module>>] = [
+        .string("name", \.part.name, "the module's name"),
+        .init("description", "text", "what the module is", default: { _ in "" }) { r, node, path, m in
+            m.part.description = try r.string(node, path, nonEmpty: false)
+        },
+        .init("gps", "text", "its GPS", default: { _ in "" }) { r, node, path, m in m.part.gps = try r.string(node, path, nonEmpty: false) },
+        .init("chip", "a magnetometer driver", "its magnetometer", default: { _ in "" }) { r, node, path, m in
+            m.part.chip = try r.chip(node, path, allowAuto: false) ?? ""
+        },
+        .init("address", "0x03–0x77", "the magnetometer's address", default: { _ in "" }) { r, node, path, m in
+            m.part.address = try r.i2cAddress(node, path) ?? 0
+        },
+        .init("orientation", "three signed axes", "the magnetometer's mounting", default: { _ in "" }) { r, node, path, m in
+            m.axes = try r.scalar(node, path)
+        },
+        .init("imu", "a mapping", "its accelerometer + gyroscope", default: { _ in "" }) { r, node, path, m in
+            var unit = Mounted<(chip: String?, address: UInt8?)>((nil, nil))
+            try r.section(node, path, imuKeys, into: &unit)
+            guard let chip = unit.part.chip, let address = unit.part.address else {
+                throw ConfigError("\(r.at(node)): \(path): chip and address are required")
+            }
+            m.part.imu = InertialUnit(chip: chip, address: address, orientation: try r.orientation(node, path, axes: unit.axes))
+        },
+    ]
+
+    static let imuKeys: [ConfigKey<Mounted<(chip: String?, address: UInt8?)>>] = [
+        .init("chip", "an accelerometer/gyroscope driver", "its chip", default: { _ in "" }) { r, node, path, u in
+            u.part.chip = try r.inertialChip(node, path, allowAuto: false)
+        },
+        .init("address", "0x03–0x77", "its address", default: { _ in "" }) { r, node, path, u in u.part.address = try r.i2cAddress(node, path) },
+        .init("orientation", "three signed axes", "its mounting", default: { _ in "" }) { r, node, path, u in u.axes = try r.scalar(node, path) },
+    ]
 }
