@@ -125,11 +125,11 @@ extension ConfigKey {
 
     /// A file's path; the default is in words (it follows the environment).
     public static func path(_ name: String, _ part: WritableKeyPath<Value, String> & Sendable, default shown: String, _ doc: String) -> Self {
-        .init(name, "absolute path", doc, default: { _ in shown }) { r, node, path, v in v[keyPath: part] = try r.path(node, path) }
+        .init(name, "a path", doc, default: { _ in shown }) { r, node, path, v in v[keyPath: part] = try r.path(node, path) }
     }
 
     public static func path(_ name: String, _ part: WritableKeyPath<Value, String?> & Sendable, default shown: String, _ doc: String) -> Self {
-        .init(name, "absolute path", doc, default: { _ in shown }) { r, node, path, v in v[keyPath: part] = try r.path(node, path) }
+        .init(name, "a path", doc, default: { _ in shown }) { r, node, path, v in v[keyPath: part] = try r.path(node, path) }
     }
 
     /// An operator chain over `stream`.
@@ -140,11 +140,11 @@ extension ConfigKey {
         }
     }
 
-    /// An output that is `true` (`on`, its current or else its default chain), `false` or a chain over `stream`.
+    /// An output that is `true` (on: its chain, else `onChain`), `false` (off) or a chain over `stream`.
     public static func switchedChain(_ name: String, _ part: WritableKeyPath<Value, [OperatorSpec]?> & Sendable, _ stream: StreamClass,
                                      default onChain: @escaping @Sendable () -> [OperatorSpec]?, _ doc: String) -> Self {
-        .init(name, "`true` (on; when off: \(onChain().map(ConfigShow.chain) ?? "none")), `false` or an operator list over \(stream.rawValue)",
-              doc, default: { $0[keyPath: part].map(ConfigShow.chain) ?? "off" }) { r, node, path, v in
+        .init(name, "`true` (on), `false` (off) or an operator list over \(stream.rawValue)", doc,
+              default: { $0[keyPath: part].map(ConfigShow.chain) ?? "off (`true`: \(onChain().map(ConfigShow.chain) ?? "none"))" }) { r, node, path, v in
             v[keyPath: part] = try r.switchedChain(node, path, stream: stream, current: v[keyPath: part], default: onChain())
         }
     }

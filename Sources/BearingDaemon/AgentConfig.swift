@@ -243,10 +243,10 @@ extension AgentConfig {
 extension AgentConfig.Socket {
     static let keys: [ConfigKey<Self>] = [
         .path("path", \.path, default: "`$RUNTIME_DIRECTORY/bearing.sock`, else `/run/bearing/bearing.sock`", "the UNIX socket"),
-        .init("mode", "octal, owner read and write", "file mode of the socket", default: { ConfigShow.code("\"0\(String($0.mode, radix: 8))\"") }) { r, node, path, s in
+        .init("mode", "an octal mode such as `\"0660\"`, readable and writable by the owner", "file mode of the socket", default: { ConfigShow.code("\"0\(String($0.mode, radix: 8))\"") }) { r, node, path, s in
             s.mode = try r.fileMode(node, path)
         },
-        .init("group", "a group name", "the socket file's group, e.g. `bearing`: who may read it", default: { $0.group.map(ConfigShow.code) ?? "none (the daemon's group)" }) {
+        .init("group", "a group name, or `none`", "the socket file's group, e.g. `bearing`: who may read it", default: { $0.group.map(ConfigShow.code) ?? "none (the daemon's group)" }) {
             r, node, path, s in s.group = try r.groupName(node, path)
         },
         .int("max_clients", \.maxClients, 1...4096, "connections at once (UNIX socket and TCP door together); beyond this a client gets an ERROR and is closed, "
@@ -255,7 +255,7 @@ extension AgentConfig.Socket {
         .int("client_queue", \.clientQueue, 1...100_000, "messages queued per client before that client's messages are dropped"),
         .seconds("write_interval", \.writeInterval, 0...1, "least time between two writes to one reader; lines that come sooner wait and go out together. "
                     + "`0` writes each line the moment its chain emits it (lowest latency, one `send(2)` per line per reader)"),
-        .init("tcp", "`HOST:PORT`, numeric", "the TCP door for gpsd clients, e.g. `127.0.0.1:2948`; loopback only unless `tcp_allow_remote`",
+        .init("tcp", "`HOST:PORT`, numeric, or `none`", "the TCP door for gpsd clients, e.g. `127.0.0.1:2948`; loopback only unless `tcp_allow_remote`",
               default: { $0.tcp.map { ConfigShow.code(TCPSocket.name($0.host, $0.port)) } ?? "none" }) { r, node, path, s in s.tcp = try r.hostPort(node, path) },
         .bool("tcp_allow_remote", \.tcpAllowRemote, "allow a non-loopback `tcp` (logged as a warning: the door has no authentication)"),
         .init("pipeline_writers", "list of user names or uids", "who may define named pipelines at run time (`?PIPELINE`), besides root; "
@@ -377,7 +377,7 @@ extension ConfigKey {
 extension AgentConfig.Heading {
     static let keys: [ConfigKey<Self>] = [
         .bool("true_north", \.trueNorth, "add the WMM2025 declination to get `heading` (false: magnetic heading only)"),
-        .init("fallback_position", "`[lat, lon]` or `[lat, lon, height_km]` within -90…90, -180…180, -1…100",
+        .init("fallback_position", "`[lat, lon]` or `[lat, lon, height_km]` within -90…90, -180…180, -1…100, or `none`",
               "position for the declination until the first 2D/3D fix", default: { $0.fallbackPosition == nil ? "none" : "set" }) { r, node, path, h in
             h.fallbackPosition = try r.position(node, path)
         },
@@ -388,7 +388,7 @@ extension AgentConfig.Log {
     static let keys: [ConfigKey<Self>] = [
         .init("level", Logger.Level.allCases.map(\.rawValue).joined(separator: ", "), "stderr log level",
               default: { ConfigShow.code($0.level.rawValue) }) { r, node, path, l in l.level = try r.level(node, path) },
-        .init("data_log", "absolute path, or `none`", "NDJSON file receiving every published object",
+        .init("data_log", "a path, or `none`", "NDJSON file receiving every published object",
               default: { $0.dataLog.map(ConfigShow.code) ?? "none" }) { r, node, path, l in l.dataLog = try r.optionalPath(node, path) },
     ]
 }
