@@ -116,6 +116,21 @@ extension ConfigKey {
         }
     }
 
+    /// A number within `range`, shown with `unit`; its error names `unitInWords`.
+    public static func number(_ name: String, _ part: WritableKeyPath<Value, Double> & Sendable, _ range: ClosedRange<Double>, _ unit: String,
+                              _ unitInWords: String, _ doc: String) -> Self {
+        .init(name, "\(ConfigShow.range(range)) \(unit)", doc, default: { ConfigShow.code(ConfigShow.number($0[keyPath: part])) }) { r, node, path, v in
+            v[keyPath: part] = try r.number(node, path, range, unitInWords)
+        }
+    }
+
+    public static func number(_ name: String, _ part: WritableKeyPath<Value, Double?> & Sendable, _ range: ClosedRange<Double>, _ unit: String,
+                              _ unitInWords: String, default shown: String, _ doc: String) -> Self {
+        .init(name, "\(ConfigShow.range(range)) \(unit)", doc, default: { $0[keyPath: part].map { ConfigShow.code(ConfigShow.number($0)) } ?? shown }) {
+            r, node, path, v in v[keyPath: part] = try r.number(node, path, range, unitInWords)
+        }
+    }
+
     public static func bool(_ name: String, _ part: WritableKeyPath<Value, Bool> & Sendable, allowed: String = "`true`, `false`",
                             _ doc: String) -> Self {
         .init(name, allowed, doc, default: { ConfigShow.code("\($0[keyPath: part])") }) { r, node, path, v in

@@ -243,12 +243,10 @@ extension AgentConfig {
 extension AgentConfig.Socket {
     static let keys: [ConfigKey<Self>] = [
         .path("path", \.path, default: "`$RUNTIME_DIRECTORY/bearing.sock`, else `/run/bearing/bearing.sock`", "the UNIX socket"),
-        .init("mode", "an octal mode such as `\"0660\"`, readable and writable by the owner", "file mode of the socket", default: { ConfigShow.code("\"0\(String($0.mode, radix: 8))\"") }) { r, node, path, s in
-            s.mode = try r.fileMode(node, path)
-        },
-        .init("group", "a group name, or `none`", "the socket file's group, e.g. `bearing`: who may read it", default: { $0.group.map(ConfigShow.code) ?? "none (the daemon's group)" }) {
-            r, node, path, s in s.group = try r.groupName(node, path)
-        },
+        .init("mode", "an octal mode such as `\"0660\"`, readable and writable by the owner", "file mode of the socket",
+              default: { ConfigShow.code("\"0\(String($0.mode, radix: 8))\"") }) { r, node, path, s in s.mode = try r.fileMode(node, path) },
+        .init("group", "a group name, or `none`", "the socket file's group, e.g. `bearing`: who may read it",
+              default: { $0.group.map(ConfigShow.code) ?? "none (the daemon's group)" }) { r, node, path, s in s.group = try r.groupName(node, path) },
         .int("max_clients", \.maxClients, 1...4096, "connections at once (UNIX socket and TCP door together); beyond this a client gets an ERROR and is closed, "
                 + "unless a reader that stopped reading gives up its slot (**Client slots** in the README). Each costs up to `client_queue` lines "
                 + "(≈ 150 KB), so 32 keep the worst case near 5 MB on a 512 MB Zero 2 W"),
@@ -259,7 +257,7 @@ extension AgentConfig.Socket {
               default: { $0.tcp.map { ConfigShow.code(TCPSocket.name($0.host, $0.port)) } ?? "none" }) { r, node, path, s in s.tcp = try r.hostPort(node, path) },
         .bool("tcp_allow_remote", \.tcpAllowRemote, "allow a non-loopback `tcp` (logged as a warning: the door has no authentication)"),
         .init("pipeline_writers", "list of user names or uids", "who may define named pipelines at run time (`?PIPELINE`), besides root; "
-                + "over the UNIX socket only (SO_PEERCRED)", default: { $0.pipelineWriters.isEmpty ? "none" : ConfigShow.code("\($0.pipelineWriters)") }) {
+                + "over the UNIX socket only (SO_PEERCRED)", default: { $0.pipelineWriters.isEmpty ? "none" : ConfigShow.code("[\($0.pipelineWriters.joined(separator: ", "))]") }) {
             r, node, path, s in s.pipelineWriters = try r.users(node, path)
         },
         .int("max_request", \.maxRequestBytes, 256...1_048_576, unit: " bytes", "longest request line; a longer one gets an ERROR and is skipped"),
@@ -284,14 +282,10 @@ extension AgentConfig.Magnetometer: Mounted {
             m.sensor.reader.chip = try r.chip(node, path, allowAuto: true)
         },
         .address(\.sensor.reader.address),
-        .init("rate", "0.1–200 /s", "samples per second (the driver picks the nearest output data rate at or above)",
-              default: { ConfigShow.code(ConfigShow.number($0.sensor.reader.settings.rate)) }) { r, node, path, m in
-            m.sensor.reader.settings.rate = try r.number(node, path, 0.1...200, "samples per second")
-        },
-        .init("range", "10–10000 µT", "full scale wanted (the smallest range at or above)",
-              default: { $0.sensor.reader.settings.rangeMicrotesla.map { ConfigShow.code(ConfigShow.number($0)) } ?? "chip default" }) { r, node, path, m in
-            m.sensor.reader.settings.rangeMicrotesla = try r.number(node, path, 10...10_000, "µT (full scale wanted)")
-        },
+        .number("rate", \.sensor.reader.settings.rate, 0.1...200, "/s", "samples per second",
+                "samples per second (the driver picks the nearest output data rate at or above)"),
+        .number("range", \.sensor.reader.settings.rangeMicrotesla, 10...10_000, "µT", "µT (full scale wanted)", default: "chip default",
+                "full scale wanted (the smallest range at or above)"),
         .orientation("board x (forward), y (right), z (down) from chip axes; `\"+X-Y-Z\"` for a chip lying Z-up with Y to the left. Mirror images are refused"),
         .rotation("roll, pitch, yaw (degrees) of a chip mounted at an angle, after the remap"),
         .path("calibration", \.sensor.calibrationFile, default: "`$STATE_DIRECTORY/calibration.json`, else `/var/lib/bearing/calibration.json`",
@@ -313,10 +307,8 @@ extension AgentConfig.IMU: Mounted {
             m.sensor.reader.chip = try r.inertialChip(node, path, allowAuto: true)
         },
         .address(\.sensor.reader.address),
-        .init("rate", "1–1000 /s", "samples per second (the fusion runs at this rate; `pipeline.att` sets how often ATT is published)",
-              default: { ConfigShow.code(ConfigShow.number($0.sensor.reader.settings.rate)) }) { r, node, path, m in
-            m.sensor.reader.settings.rate = try r.number(node, path, 1...1000, "samples per second")
-        },
+        .number("rate", \.sensor.reader.settings.rate, 1...1000, "/s", "samples per second",
+                "samples per second (the fusion runs at this rate; `pipeline.att` sets how often ATT is published)"),
         .orientation("board x (forward), y (right), z (down) from the IMU chip's axes, as `magnetometer.orientation`"),
         .rotation("roll, pitch, yaw (degrees) of an IMU mounted at an angle, after the remap"),
         .path("calibration", \.sensor.calibrationFile, default: "`accelerometer.json` beside `magnetometer.calibration`",
@@ -366,7 +358,7 @@ extension ConfigKey {
     }
 
     static func rotation<S>(_ doc: String) -> Self where Value == Mounting<S> {
-        .init("rotation", "3 numbers", doc, default: { ConfigShow.code("[\(ConfigShow.number($0.rotation.x)), \(ConfigShow.number($0.rotation.y)), \(ConfigShow.number($0.rotation.z))]") }) {
+        .init("rotation", "3 numbers", doc, default: { ConfigShow.code("[\([$0.rotation.x, $0.rotation.y, $0.rotation.z].map(ConfigShow.number).joined(separator: ", "))]") }) {
             r, node, path, m in
             m.rotation = try r.rotation(node, path)
             m.node = m.node ?? node

@@ -130,9 +130,9 @@ extension MQTTDoorConfig {
             }
             c.config.clientID = s
         },
-        .init("prefix", "a topic without `+`, `#`, control characters or `//`, not starting or ending with `/`", "the topics' prefix: "
-                + "`PREFIX/tpv`, `PREFIX/att`, `PREFIX/sky`, `PREFIX/status`, `PREFIX/spool`", default: { $0.config.prefix.map(ConfigShow.code) ?? "`bearing/DEVICE`" }) {
-            r, node, path, c in
+        .init("prefix", "a topic without `+`, `#`, control characters or `//`, not starting or ending with `/`",
+              "the topics' prefix: `PREFIX/tpv`, `PREFIX/att`, `PREFIX/sky`, `PREFIX/status`, `PREFIX/spool`",
+              default: { $0.config.prefix.map(ConfigShow.code) ?? "`bearing/DEVICE`" }) { r, node, path, c in
             c.config.prefix = try r.topic(node, path, "a topic without + or #, control characters or //, not starting or ending with /, e.g. bearing/boat-7")
         },
         .init("username", "a name without control characters", "the user name at the broker", default: { $0.config.username.map(ConfigShow.code) ?? "none" }) {
