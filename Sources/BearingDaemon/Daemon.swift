@@ -5,31 +5,28 @@ import BearingService
 import BearingSimulator
 import Dispatch
 import FoundationEssentials
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// The whole daemon, config in, running daemon out: the agent (sources, pipelines, the socket and TCP
 /// doors, the data log), the doors the config turns on, SIGHUP and systemd's notification protocol, run as
-/// one service group until SIGTERM or SIGINT (or `shutdown()`). `bearing run` is this plus its command line;
+/// one service group until SIGTERM or SIGINT (or `shutdown()`, even one called before `run()`). `bearing run` is this plus its command line;
 /// tests run it in-process on the simulated bus.
 public final class Daemon: Sendable {
     public let agent: Agent
     public let doors: [any Door]
     private let logger: Logger
     private let notifier: SystemdNotification
-    private let signals: [Int32]
-    private let group = Mutex<ServiceGroup?>(nil)
+    private let group: ServiceGroup
 
     /// Starts the agent and opens the doors; throws (having stopped what it started) when one cannot start.
     /// `signals` end the run (none in tests, which call `shutdown()`).
     public init(config: AgentConfig, logger: Logger, signals: [Int32] = [SIGTERM, SIGINT],
                 openBus: @escaping (String) throws(I2CError) -> I2CBus = BusOpener.open) throws {
         self.logger = logger
-        self.signals = signals
-        notifier = SystemdNotification(logger: logger)
-        agent = Agent(config: config, logger: logger, openBus: openBus)
+        let notifier = SystemdNotification(logger: logger)
+        let agent = Agent(config: config, logger: logger, openBus: openBus)
         try agent.start()
         do {
             doors = try Doors.open(config, server: agent.server, logger: logger)
@@ -37,6 +34,17 @@ public final class Daemon: Sendable {
             agent.stop()
             throw error
         }
+        // One service per part and per door; a service group shuts services down in reverse order, each after
+        // the one before it has returned: the sources, then the socket server, then the doors, then the data log.
+        // Made here, so that a `shutdown()` before `run()` is kept.
+        func part(_ p: Agent.Part) -> (name: String, service: any Service) { (p.rawValue, AgentPartService(agent: agent, part: p)) }
+        group = ServiceGroup(
+            services: [part(.dataLog)] + doors.map { (name: $0.name, service: $0 as any Service) } + [part(.server), part(.sources)]
+                // Last in the list, so the first to hear of a shutdown: it sends STOPPING=1.
+                + [(name: "systemd notification", service: NotifyService(notifier: notifier, agent: agent))],
+            signals: signals, logger: logger)
+        self.agent = agent
+        self.notifier = notifier
     }
 
     /// Serves until a signal in `signals` or `shutdown()`, then stops every service, last started first.
@@ -50,22 +58,12 @@ public final class Daemon: Sendable {
             notifier.ready(agent.statusLine)
         }
         defer { hup.cancel() }
-
-        // One service per part and per door; a service group shuts services down in reverse order, each after
-        // the one before it has returned: the sources, then the socket server, then the doors, then the data log.
-        func part(_ p: Agent.Part) -> (name: String, service: any Service) { (p.rawValue, AgentPartService(agent: agent, part: p)) }
-        let group = ServiceGroup(
-            services: [part(.dataLog)] + doors.map { (name: $0.name, service: $0 as any Service) } + [part(.server), part(.sources)]
-                // Last in the list, so the first to hear of a shutdown: it sends STOPPING=1.
-                + [(name: "systemd notification", service: NotifyService(notifier: notifier, agent: agent))],
-            signals: signals, logger: logger)
-        self.group.withLock { $0 = group }
         try await group.run()
     }
 
     /// Begins a graceful shutdown, as SIGTERM does; `run()` returns when every service has stopped.
     public func shutdown() {
-        group.withLock { $0 }?.shutdown()
+        group.shutdown()
     }
 }
 
