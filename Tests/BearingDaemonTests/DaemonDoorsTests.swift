@@ -540,3 +540,27 @@ final class DaemonDoorsTests: XCTestCase {
         XCTAssertTrue(log.hasSuffix("\n") && log.contains(#"{"class":"TPV""#), "the data log is flushed and whole")
     }
 }
+
+/// `Daemon`'s life cycle without the rig's READY=1 handshake.
+final class DaemonLifecycleTests: XCTestCase {
+    /// A shutdown asked for before `run()` is kept: `run()` starts, stops every service and returns.
+    func testAShutdownBeforeRunIsKept() async throws {
+        let dir = temporaryDirectory("early-shutdown")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let daemon = try Daemon(config: makeAgentConfig(gpsdPort: freePort(), dir: dir), logger: testLogger(), signals: [])
+        daemon.shutdown()
+        let returned = await withTaskGroup(of: Bool.self) { group in
+            group.addTask { (try? await daemon.run()) != nil }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(10))
+                return false
+            }
+            let first = await group.next() ?? false
+            daemon.shutdown()   // when the first was lost, this ends run() so that the group can finish
+            group.cancelAll()
+            return first
+        }
+        XCTAssertTrue(returned, "run() did not return within 10 s of a shutdown() asked for before it")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: daemon.agent.server.socketPath), "the socket file stays after the run")
+    }
+}

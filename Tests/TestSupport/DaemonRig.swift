@@ -12,8 +12,8 @@ import Glibc
 /// (`magnetometer.bus: simulator`, the QMC5883L and the LSM6DSOX of the board turning at 6°/s while rolling
 /// ±12° and pitching ±5°), optionally a real gpsd (gpsfake) replaying a generated track in the Solent, and the
 /// doors the test's YAML turns on. `run()` runs on a task of its own; the rig knows it has begun from the
-/// READY=1 that the daemon sends to a notification socket of the rig's (systemd's protocol), so that
-/// `shutdown()` is never called before there is a service group to stop.
+/// READY=1 that the daemon sends to a notification socket of the rig's (systemd's protocol), so that each
+/// test starts on a daemon whose services all run.
 public final class DaemonRig {
     public let dir: URL
     public let config: AgentConfig
