@@ -2,20 +2,24 @@
 import PackageDescription
 
 // Layering: each target depends only on targets above it in this list (docs/dev/architecture.md says why
-// the cuts are where they are).
-//   C bridges      CBearingSys (Linux calls Glibc lacks, snprintf), CGPS (libgps), CI2C (libi2c),
-//                  CMosquitto (libmosquitto), CYAML (libyaml)
-//   pure core      BearingModel        values, vector and quaternion maths, WMM2025, the attitude filter
-//   (no I/O,       BearingWire         gpsd's JSON dialect, client requests, the operator-spec vocabulary
-//    no threads)   BearingCalibration  magnetometer, accelerometer and level fits; the calibrate workflow
-//                  BearingPublishing   pipelines, hub, stages (the only target built on OpenCombine)
-//   I/O            BearingLog, BearingYAML, BearingPOSIX (syscalls wrapped once), BearingService (the
-//                  service group), BearingConfig (YAML to typed config, errors naming the key),
-//                  BearingI2C (bus protocol, /dev/i2c-N), BearingGPSD (libgps delegate), BearingSensors
-//                  (chip drivers, readers), BearingSimulator (register models, NMEA tracks), BearingTerminal
-//   doors          BearingMarine (NMEA 0183, Signal K), BearingMQTT (client, door, spool, fleet records)
-//   the daemon     BearingDaemon: the agent, the socket and TCP doors, the data log, one entry point
-//   clients        BearingClient (wire + POSIX only), bearing (the command-line tool)
+// the cuts are where they are; Tests/RepositoryTests checks the rules).
+//   C bridges     CBearingSys (Linux calls Glibc lacks, snprintf), CGPS (libgps), CI2C (libi2c),
+//                 CMosquitto (libmosquitto), CYAML (libyaml)
+//   pure core     BearingModel        values, vector and quaternion maths, number formatting
+//   (no I/O,      BearingAttitude     the attitude filter, WMM2025, rate of turn
+//    no threads)  BearingWire         gpsd's JSON dialect, client requests, the operator-spec vocabulary
+//                 BearingCalibration  magnetometer, accelerometer and level fits and their records
+//                 BearingPublishing   pipelines, hub, stages (the only target built on OpenCombine)
+//   I/O           BearingLog, BearingYAML, BearingPOSIX (syscalls wrapped once), BearingService (the
+//                 service group, the Door protocol), BearingI2C (the bus protocol, /dev/i2c-N),
+//                 BearingConfig (YAML to typed config: key tables, errors naming the key), BearingGPSD
+//                 (the libgps delegate), BearingSensors (chip drivers, readers), BearingSimulator (register
+//                 models, NMEA tracks, the simulated buses), BearingTerminal, BearingClient (the client
+//                 library: wire and POSIX only)
+//   workflows     BearingCalibrationWorkflow (calibrate and level: collection, grading, fitting, saving)
+//   doors         BearingMarine (NMEA 0183, Signal K), BearingMQTT (client, door, spool, fleet records)
+//   the daemon    BearingDaemon: the agent, the socket and TCP doors, the data log; `Daemon`, one entry point
+//   the CLI       bearing: the ParsableCommands and their presentation
 let package = Package(
     name: "Bearing",
     platforms: [.macOS(.v13)],
