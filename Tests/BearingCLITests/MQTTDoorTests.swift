@@ -584,7 +584,7 @@ final class MQTTDoorTests: XCTestCase {
     /// first one's prefix; the operator account sets them. Bearing obeys only its configured fleet topic, and a
     /// wrong password is a warning that says the broker refused it.
     func testTheREADMEsACLLetsOnlyTheOperatorSetTheFleetsChains() throws {
-        let readme = try String(contentsOf: repoRoot.appendingPathComponent("README.md"), encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        let readme = try String(contentsOf: repoRoot.appendingPathComponent("docs/mqtt.md"), encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
         let aclStart = try XCTUnwrap(readme.firstIndex { $0.hasPrefix("# /etc/mosquitto/acl") }, "the README's ACL block")
         let acl = readme[aclStart...].prefix { !$0.hasPrefix("```") }.joined(separator: "\n") + "\n"
         let dir = temporaryDirectory("mqtt-acl")
