@@ -144,7 +144,7 @@ public enum BearingClientError: Error, CustomStringConvertible {
             switch (ep, e.errno) {
             case (.unix(let path), ENOENT): return "no socket at \(path): is bearing running? (systemctl status bearing)"
             case (.unix(let path), ECONNREFUSED): return "nothing is listening at \(path): bearing is not running (the socket file is stale)"
-            case (.unix(let path), EACCES), (.unix(let path), EPERM): return "permission denied for \(path): add your user to the socket's group (see README)"
+            case (.unix(let path), EACCES), (.unix(let path), EPERM): return "permission denied for \(path): add your user to the socket's group (docs/install.md)"
             case (.tcp, ECONNREFUSED): return "nothing is listening at \(ep): is bearing running with its TCP door (socket.tcp / --tcp)?"
             default: return "cannot connect to \(ep): \(e.message)"
             }

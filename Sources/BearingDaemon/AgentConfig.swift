@@ -14,7 +14,7 @@ import FoundationEssentials
 import Glibc
 #endif
 
-/// Everything `bearing run` can be told, with defaults. See the README's config reference.
+/// Everything `bearing run` can be told, with defaults: docs/config-keys.md, generated from the key tables.
 public struct AgentConfig: Equatable, Sendable {
     public struct Socket: Equatable, Sendable {
         public var path: String = AgentConfig.defaultSocketPath()
@@ -204,20 +204,20 @@ extension AgentConfig {
                  begin: { var imu = $0; imu.enabled = true; return Mounting(imu) }, end: { r, _, path, m in try m.mounted(r, path) })
             .noting(\.imuNode),
         .section("heading", \.config.heading, Heading.keys, "how headings are referred to true north"),
-        .section("pipeline", \.config.pipelines, pipelineKeys, "the default chain of each stream (**Operators** in the README)"),
+        .section("pipeline", \.config.pipelines, pipelineKeys, "the default chain of each stream ([docs/operators.md](operators.md))"),
         .init("pipelines", "`NAME: {CLASS: operator list, …}`; NAME uses a–z, 0–9, `_`, `-`; CLASS is `TPV`, `SKY`, `ATT`, `GST`, `PPS` or `TOFF`",
               "named pipelines: a client subscribes with `?WATCH={\"pipeline\":\"NAME\",…}`; classes a pipeline leaves out use `pipeline`'s chains",
               default: { _ in "none" }) { r, node, path, c in c.config.namedPipelines = try r.namedPipelines(node, path) },
         .path("pipeline_store", \.config.pipelineStore, default: "`$STATE_DIRECTORY/pipelines.json`, else `/var/lib/bearing/pipelines.json`",
               "where pipelines defined at run time are kept (atomic writes)"),
         .section("nmea0183", \.config.nmea0183, NMEA0183DoorConfig.keys, default: "absent: off",
-                 "the NMEA 0183 door: heading, attitude, rate of turn and RMC sentences (**Marine doors** in the README); off until it has an output",
+                 "the NMEA 0183 door: heading, attitude, rate of turn and RMC sentences ([docs/marine.md](marine.md)); off until it has an output",
                  begin: { $0 }, end: { r, node, path, c in try r.checkRemote(c.outputs, path, node); return c }),
         .section("signalk", \.config.signalK, SignalKDoorConfig.keys, default: "absent: off",
                  "the Signal K door: deltas for a Signal K server's UDP input and Signal K TCP readers; off until it has an output",
                  begin: { $0 }, end: { r, node, path, c in try r.checkRemote(c.outputs, path, node); return c }),
         .section("mqtt", \.config.mqtt, MQTTDoorConfig.keys, default: "absent: off",
-                 "the MQTT door: TPV, ATT and SKY for a fleet's broker, spooled until acknowledged (**MQTT** in the README); off until `broker` is set",
+                 "the MQTT door: TPV, ATT and SKY for a fleet's broker, spooled until acknowledged ([docs/mqtt.md](mqtt.md)); off until `broker` is set",
                  begin: { MQTTDoorConfig.Reading(config: $0) }, end: { r, node, _, c in try r.checked(c, node) }),
         .section("log", \.config.log, Log.keys, "what the daemon logs, and where every published object goes"),
     ]
@@ -248,7 +248,7 @@ extension AgentConfig.Socket {
         .init("group", "a group name, or `none`", "the socket file's group, e.g. `bearing`: who may read it",
               default: { $0.group.map(ConfigShow.code) ?? "none (the daemon's group)" }) { r, node, path, s in s.group = try r.groupName(node, path) },
         .int("max_clients", \.maxClients, 1...4096, "connections at once (UNIX socket and TCP door together); beyond this a client gets an ERROR and is closed, "
-                + "unless a reader that stopped reading gives up its slot (**Client slots** in the README). Each costs up to `client_queue` lines "
+                + "unless a reader that stopped reading gives up its slot (client slots in [docs/protocol.md](protocol.md#client-slots-refusals-and-readers-that-stop-reading)). Each costs up to `client_queue` lines "
                 + "(≈ 150 KB), so 32 keep the worst case near 5 MB on a 512 MB Zero 2 W"),
         .int("client_queue", \.clientQueue, 1...100_000, "messages queued per client before that client's messages are dropped"),
         .seconds("write_interval", \.writeInterval, 0...1, "least time between two writes to one reader; lines that come sooner wait and go out together. "

@@ -33,8 +33,8 @@ public enum ConfigReference {
                 + "allowed, e.g. `\(misspeltKeyError)`.",
             "Durations are in seconds; a number in a range (`0.5–3600 s`) may have a fraction. A path is absolute, or starts "
                 + "with `./` (taken from the directory the daemon starts in). A chain is a list of operators in "
-                + "YAML's flow or block form, e.g. `[{op: throttle, interval: 1, latest: true}]`; the operators are in the README, "
-                + "**Operators**. `systemd/bearing.yaml` is a complete example with the defaults.",
+                + "YAML's flow or block form, e.g. `[{op: throttle, interval: 1, latest: true}]`; `bearing operators` lists the "
+                + "operators, as does [docs/operators.md](operators.md). `systemd/bearing.yaml` is a complete example with the defaults.",
         ]
     }
 
@@ -99,16 +99,34 @@ public enum ConfigReference {
         return out.joined(separator: "\n") + "\n"
     }
 
-    /// Markdown inline text as roff: `code` and **bold** in bold, non-ASCII as glyph names, a leading dot escaped.
+    /// Markdown inline text as roff: `code` and **bold** in bold, a [link](target) as its text, non-ASCII as
+    /// glyph names, a leading dot escaped.
     static func roff(_ markdown: String) -> String {
         var out = ""
-        for (i, part) in markdown.components(separatedBy: "`").enumerated() {
+        for (i, part) in linkTexts(markdown).components(separatedBy: "`").enumerated() {
             if i % 2 == 1 { out += "\\fB" + escaped(part, code: true) + "\\fR"; continue }
             for (j, text) in part.components(separatedBy: "**").enumerated() {
                 out += j % 2 == 1 ? "\\fB" + escaped(text, code: false) + "\\fR" : escaped(text, code: false)
             }
         }
         return out.hasPrefix(".") || out.hasPrefix("'") ? "\\&" + out : out
+    }
+
+    /// `[text](target)` as `text`; other brackets as they are.
+    static func linkTexts(_ markdown: String) -> String {
+        var out = "", rest = Substring(markdown)
+        while let open = rest.firstIndex(of: "[") {
+            out += rest[..<open]
+            guard let close = rest[open...].firstIndex(of: "]"), rest.index(after: close) < rest.endIndex,
+                  rest[rest.index(after: close)] == "(", let end = rest[close...].firstIndex(of: ")") else {
+                out.append("[")
+                rest = rest[rest.index(after: open)...]
+                continue
+            }
+            out += rest[rest.index(after: open)..<close]
+            rest = rest[rest.index(after: end)...]
+        }
+        return out + rest
     }
 
     /// Backslashes escaped; a hyphen a minus sign in code and before anything but a word's letters.

@@ -41,7 +41,7 @@ public struct MQTTDoorConfig: Equatable, Sendable {
     public init() {}
 
     /// For a cellular link: a position and an attitude every 30 s, satellites every 5 min; ATT without the
-    /// raw sensor fields. About 2.9 MB a day on the link, 3.2 over TLS (`bench/mqtt-link-bytes`; README, "MQTT").
+    /// raw sensor fields. About 2.9 MB a day on the link, 3.2 over TLS (`bench/mqtt-link-bytes`; docs/mqtt.md).
     public static let defaultTopics: [MQTTDataTopic: [OperatorSpec]] = [
         .tpv: [.minMode(.twoD), .throttle(interval: 30, latest: true)],
         .att: [.fields(["time", "heading", "mheading", "mag_st", "pitch", "roll", "rot", "declination"]), .throttle(interval: 30, latest: true)],
@@ -150,7 +150,7 @@ extension MQTTDoorConfig {
         .seconds("retry_max", \.config.retryMax, 0.01...86400, allowed: ", ≥ `retry_initial`", "longest reconnect delay; reconnects go on for ever"),
         .section("topics", \.config.topics, topicKeys, "each data topic sent, and the chain that sets its rate and content"),
         .init("fleet_topic", "one topic without `+` or `#`, not one this device publishes to", "the retained message there sets this device's MQTT "
-                + "chains (**Chains set by the fleet** in the README)", default: { $0.config.fleetTopic.map(ConfigShow.code) ?? "none" }) { r, node, path, c in
+                + "chains (chains set by the fleet in [docs/mqtt.md](mqtt.md#chains-set-by-the-fleet))", default: { $0.config.fleetTopic.map(ConfigShow.code) ?? "none" }) { r, node, path, c in
             c.config.fleetTopic = try r.topic(node, path, "one topic without + or #, e.g. bearing/fleet/pipelines (the broker's ACL decides who may publish there)")
             c.fleetNode = node
         },

@@ -100,7 +100,7 @@ public enum OperatorSpec: Equatable, Sendable {
 }
 
 /// One row of the operator table: what an operator does, its parameters and the classes it applies to.
-/// Config validation, WATCH validation, `PIPELINES` and the README's table all read this.
+/// Config validation, WATCH validation, `PIPELINES` and docs/operators.md's table all read this.
 public struct OperatorInfo: Sendable {
     public var name: String
     public var parameters: String
@@ -353,7 +353,7 @@ extension OperatorSpec: Codable {
 }
 
 extension OperatorSpec {
-    /// The operator table as Markdown: the README's table is this text (a test keeps them equal).
+    /// The operator table as Markdown: docs/operators.md's table is this text (a test keeps them equal).
     public static var markdownTable: String {
         var lines = ["| operator | parameters | applies to | effect |", "|---|---|---|---|"]
         for info in table {

@@ -3,7 +3,7 @@ import BearingDaemon
 
 /// The options that say which board and config to run with, shared by `run` and `calibrate`.
 struct BoardOptions: ParsableArguments {
-    @Option(help: "YAML config file (see README: Config reference); its keys override the board's.") var config: String?
+    @Option(help: "YAML config file (bearing.yaml(5), docs/config-keys.md); its keys override the board's.") var config: String?
     @Option(help: "Board profile name (boards/NAME.yaml: rpi-3b, rpi-4b, rpi-5, rpi-zero-2w, simulator) or file.") var board: String?
     @Option(help: "Module of the board profile (default: the profile's default_module).") var module: String?
 

@@ -5,7 +5,7 @@ struct Operators: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List the operators a chain can use and the classes each applies to.")
 
-    @Flag(help: "Print the table as Markdown (the README's table).") var markdown = false
+    @Flag(help: "Print the table as Markdown (docs/operators.md's table).") var markdown = false
 
     func run() {
         if markdown {

@@ -54,7 +54,7 @@ struct Probe: ParsableCommand {
         }
         print("\nconfig (/etc/bearing/bearing.yaml):")
         print("magnetometer:\n  bus: \(path)\n  chip: \(first.chip!)\n  address: \(I2CError.hex(first.driverAddress ?? first.address))")
-        print("  orientation: \"+X+Y+Z\"   # board x forward, y right, z down from the chip's axes: see README")
+        print("  orientation: \"+X+Y+Z\"   # board x forward, y right, z down from the chip's axes: docs/boards.md")
         if first.confidence == .low {
             print("# \(first.displayName!) has an ID an idle bus can also read: check the part number on the module")
         }
