@@ -6,55 +6,57 @@ import BearingModel
 import BearingWire
 import BearingPOSIX
 import FoundationEssentials
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Raw samples gathered for a calibration, from whichever source, plus what came with them.
-public final class SampleCollector: @unchecked Sendable { // `lock` guards the samples and status
-    private let lock = ConditionLock()
-    private var samples: [Vector3] = []
-    private var chip: String?
-    private var device: String?
-    private var position: Vector3?
-    private var status: String = "waiting for samples"
-    private var failure: String?
+public final class SampleCollector: Sendable {
+    private struct State {
+        var samples: [Vector3] = []
+        var chip: String?
+        var device: String?
+        var position: Vector3?
+        var status: String = "waiting for samples"
+        var failure: String?
+    }
+    private let state = Mutex(State())
     private let recorder: SampleRecorder?
 
     public init(recorder: SampleRecorder?) { self.recorder = recorder }
 
     public func add(_ field: Vector3, time: GPSTimestamp, chip: String, device: String, overflow: Bool) {
         guard !overflow, field.isFinite else { return }
-        lock.lock()
-        samples.append(field)
-        self.chip = chip
-        self.device = device
-        status = "reading \(chip) at \(device)"
-        lock.unlock()
+        state.withLock {
+            $0.samples.append(field)
+            $0.chip = chip
+            $0.device = device
+            $0.status = "reading \(chip) at \(device)"
+        }
         recorder?.append(field, time: time, chip: chip, device: device)
     }
 
-    public func setPosition(_ p: Vector3) { lock.lock(); position = p; lock.unlock() }
-    public func setStatus(_ s: String) { lock.lock(); status = s; lock.unlock() }
-    public func fail(_ s: String) { lock.lock(); failure = s; lock.unlock() }
+    public func setPosition(_ p: Vector3) { state.withLock { $0.position = p } }
+    public func setStatus(_ s: String) { state.withLock { $0.status = s } }
+    public func fail(_ s: String) { state.withLock { $0.failure = s } }
 
     public var snapshot: (samples: [Vector3], chip: String?, device: String?, position: Vector3?, status: String, failure: String?) {
-        lock.lock(); defer { lock.unlock() }
-        return (samples, chip, device, position, status, failure)
+        state.withLock { ($0.samples, $0.chip, $0.device, $0.position, $0.status, $0.failure) }
     }
 }
 
 /// `--record FILE`: raw samples as CSV under a `# bearing-samples` line naming the chip — the magnetometer's
 /// as `time,x,y,z` (µT, chip axes), the IMU's as `bearing attitude` reads them; each line written whole by
 /// one `write(2)`.
-public final class SampleRecorder: @unchecked Sendable { // `lock` guards the header, counts and failure
+public final class SampleRecorder: Sendable {
     public let path: String
     private let fd: Int32
-    private var wroteHeader = false
-    private let lock = ConditionLock()
-    private var written = 0
+    /// Whether the header is written, the lines written, and the first write failure; each line's write
+    /// happens under the lock, so lines never interleave.
+    private let state = Mutex((wroteHeader: false, written: 0, failure: String?.none))
     /// The first write failure (a full disk, say); later samples are not recorded.
-    public private(set) var failure: String?
+    public var failure: String? { state.withLock { $0.failure } }
 
     public init(path: String) throws(SystemError) {
         self.path = path
@@ -78,34 +80,40 @@ public final class SampleRecorder: @unchecked Sendable { // `lock` guards the he
 
     /// Appends one line; the first is preceded by `header`.
     public func append(_ line: String, header: @autoclosure () -> String) {
-        lock.lock(); defer { lock.unlock() }
-        var text = ""
-        if !wroteHeader {
-            text = header()
-            wroteHeader = true
-        }
-        text += line
-        guard failure == nil else { return }
-        var bytes = Array(text.utf8)
-        let n = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress, $0.count) }
-        if n == bytes.count {
-            written += 1
-        } else {
-            failure = "\(path): " + (n < 0 ? SystemError("write", nil).message : "short write") + " after \(written) samples; the rest were not recorded"
+        state.withLock { s in
+            var text = ""
+            if !s.wroteHeader {
+                text = header()
+                s.wroteHeader = true
+            }
+            text += line
+            guard s.failure == nil else { return }
+            var bytes = Array(text.utf8)
+            let n = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress, $0.count) }
+            if n == bytes.count {
+                s.written += 1
+            } else {
+                s.failure = "\(path): " + (n < 0 ? SystemError("write", nil).message : "short write") + " after \(s.written) samples; the rest were not recorded"
+            }
         }
     }
 
     public func close() {
-        lock.lock(); defer { lock.unlock() }
-        fsync(fd)
-        Glibc.close(fd)
+        state.withLock { _ in
+            fsync(fd)
+            Glibc.close(fd)
+        }
     }
 }
 
 /// Raw samples from the running daemon: `?WATCH` for MAG (and TPV, for the position) on its socket.
-public final class DaemonSampleSource: @unchecked Sendable { // `client` is used by the reading thread only after start()
+/// Unchecked Sendable: `BearingClient` is not Sendable; once start() has begun its reading thread only that
+/// thread uses it (stop() sets `phase`, and the thread disconnects).
+public final class DaemonSampleSource: @unchecked Sendable {
     public let path: String
     private let client: BearingClient
+    /// Whether the reading thread owns `client`, and whether it was asked to stop.
+    private let phase = Mutex((reading: false, stopping: false))
 
     /// Connects; throws when no daemon is listening (then the caller reads the sensor itself).
     public init(path: String) throws(BearingClientError) {
@@ -122,17 +130,22 @@ public final class DaemonSampleSource: @unchecked Sendable { // `client` is used
             return
         }
         collector.setStatus("connected to the bearing daemon at \(path); waiting for MAG samples")
-        Syscall.startThread(name: "bearing.calibrate.socket") { [self] in readLoop(collector) }
+        phase.withLock { $0.reading = true }
+        Syscall.startThread(name: "bearing.calibrate.socket") { [self] in
+            readLoop(collector)
+            client.disconnect()
+        }
     }
 
+    /// Reads until the daemon goes or stop() is asked for (seen within 0.25 s).
     private func readLoop(_ collector: SampleCollector) {
-        while true {
+        while !phase.withLock({ $0.stopping }) {
             let m: WireMessage
             do throws(BearingClientError) {
-                guard let next = try client.next() else { continue }
+                guard let next = try client.next(timeout: 0.25) else { continue }
                 m = next
             } catch {
-                collector.fail("the bearing daemon closed the connection at \(path)")
+                if !phase.withLock({ $0.stopping }) { collector.fail("the bearing daemon closed the connection at \(path)") }
                 return
             }
             if let s = m.magneticSample {
@@ -152,11 +165,18 @@ public final class DaemonSampleSource: @unchecked Sendable { // `client` is used
         }
     }
 
-    public func stop() { client.disconnect() }
+    /// Ends the reading thread, which disconnects; without one, disconnects now.
+    public func stop() {
+        let reading = phase.withLock { p -> Bool in
+            p.stopping = true
+            return p.reading
+        }
+        if !reading { client.disconnect() }
+    }
 }
 
 /// Raw samples straight from the sensor (no daemon running): the daemon's own reader on its thread.
-public final class SensorSampleSource: SensorReaderDelegate, @unchecked Sendable { // immutable after init; callbacks come on the reader thread
+public final class SensorSampleSource: SensorReaderDelegate, Sendable {
     private let reader: MagnetometerReader
     private let collector: SampleCollector
 

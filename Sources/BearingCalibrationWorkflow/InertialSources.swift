@@ -5,43 +5,47 @@ import BearingCalibration
 import BearingModel
 import BearingPOSIX
 import FoundationEssentials
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Accelerometer (+ gyroscope) samples read live, handed from the reader's thread to the collection loop.
-public final class InertialSampleBuffer: @unchecked Sendable { // `lock` guards everything
-    private let lock = ConditionLock()
-    private var samples: [InertialSample] = []
-    private var status = "waiting for samples"
-    private var failure: String?
+public final class InertialSampleBuffer: Sendable {
+    private struct State {
+        var samples: [InertialSample] = []
+        var status = "waiting for samples"
+        var failure: String?
+    }
+    private let state = Mutex(State())
     private let recorder: SampleRecorder?
 
     public init(recorder: SampleRecorder? = nil) { self.recorder = recorder }
 
     public func add(_ s: InertialSample) {
         guard !s.saturated else { return }
-        lock.lock()
-        samples.append(s)
-        status = "reading \(s.chip) at \(s.device)"
-        lock.unlock()
+        state.withLock {
+            $0.samples.append(s)
+            $0.status = "reading \(s.chip) at \(s.device)"
+        }
         recorder?.append(s)
     }
 
-    public func setStatus(_ s: String) { lock.lock(); status = s; lock.unlock() }
-    public func fail(_ s: String) { lock.lock(); failure = s; lock.unlock() }
+    public func setStatus(_ s: String) { state.withLock { $0.status = s } }
+    public func fail(_ s: String) { state.withLock { $0.failure = s } }
 
     /// The samples since the last call, and the status.
     public func take() -> (samples: [InertialSample], status: String, failure: String?) {
-        lock.lock(); defer { lock.unlock() }
-        let out = samples
-        samples.removeAll(keepingCapacity: true)
-        return (out, status, failure)
+        state.withLock {
+            let out = $0.samples
+            $0.samples.removeAll(keepingCapacity: true)
+            return (out, $0.status, $0.failure)
+        }
     }
 }
 
 /// Samples straight from the IMU: the daemon's own reader on its thread.
-public final class InertialSensorSource: SensorReaderDelegate, @unchecked Sendable { // immutable after init; callbacks come on the reader thread
+public final class InertialSensorSource: SensorReaderDelegate, Sendable {
     private let reader: InertialReader
     private let buffer: InertialSampleBuffer
 

@@ -31,7 +31,8 @@ import Glibc
 /// 5. the `SocketTransport` writes them to clients; the data log and journal take the default chains.
 ///
 /// The two inputs are independent: a failing I2C bus never holds up the GPS path.
-public final class Agent: @unchecked Sendable { // mutable state is set up in start() and torn down in stop(), both from one caller
+/// Unchecked Sendable: its wiring state (subscriptions, data log, source logs) is set up in start() and torn down in stop() by one caller, else touched only on the pipeline queue.
+public final class Agent: @unchecked Sendable {
 
     public let config: AgentConfig
     private let logger: Logger
@@ -74,7 +75,7 @@ public final class Agent: @unchecked Sendable { // mutable state is set up in st
 
     /// `openBus` opens the magnetometer's (and the IMU's) bus by path (a `LinuxI2CBus`, or a simulated bus for the demo).
     public init(config: AgentConfig, logger: Logger,
-                openBus: @escaping (String) throws(I2CError) -> I2CBus = { path throws(I2CError) in try LinuxI2CBus(path: path) }) {
+                openBus: @escaping @Sendable (String) throws(I2CError) -> I2CBus = { path throws(I2CError) in try LinuxI2CBus(path: path) }) {
         self.config = config
         self.logger = logger
         gpsd = GPSDClient(configuration: config.gpsd)

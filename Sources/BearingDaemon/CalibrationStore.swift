@@ -4,6 +4,7 @@ import BearingCalibration
 import BearingPOSIX
 import BearingLog
 import FoundationEssentials
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -29,16 +30,22 @@ public protocol CalibrationFileContent: Equatable, Sendable {
 /// A calibration file the daemon keeps in force: loaded at start, reloaded on SIGHUP and on a client's
 /// `?CALIBRATION={"reload":true};`. A file that is corrupt, in the wrong units or for another chip is
 /// rejected with a log line naming the file and the reason, and what was in force stays.
-public final class CalibrationFileStore<Content: CalibrationFileContent>: @unchecked Sendable { // `lock` guards `active` and `lastError`
+public final class CalibrationFileStore<Content: CalibrationFileContent>: Sendable {
     public let path: String
     /// The configured chip, when the config names one (checked at load; else checked on the first sample).
     public let expectedChip: String?
     private let logger: Logger
-    private let lock = ConditionLock()
-    private var active: (content: Content, loaded: GPSTimestamp)?
-    private var lastError: String?
+    private struct State {
+        var active: (content: Content, loaded: GPSTimestamp)?
+        var lastError: String?
+        var onChange: (@Sendable () -> Void)?
+    }
+    private let guarded = Mutex(State())
     /// Called after every load attempt and drop.
-    public var onChange: (@Sendable () -> Void)?
+    public var onChange: (@Sendable () -> Void)? {
+        get { guarded.withLock { $0.onChange } }
+        set { guarded.withLock { $0.onChange = newValue } }
+    }
 
     public init(path: String, expectedChip: String?, logger: Logger) {
         self.path = path
@@ -51,19 +58,19 @@ public final class CalibrationFileStore<Content: CalibrationFileContent>: @unche
     @discardableResult
     public func reload(reason: String) -> String? {
         let outcome = load()
-        lock.lock()
-        let previous = active
-        switch outcome {
-        case .success(let loaded?):
-            active = loaded
-            lastError = nil
-        case .success(nil):
-            lastError = nil
-        case .failure(let e):
-            lastError = e.message
+        let (previous, now) = guarded.withLock { s in
+            let previous = s.active
+            switch outcome {
+            case .success(let loaded?):
+                s.active = loaded
+                s.lastError = nil
+            case .success(nil):
+                s.lastError = nil
+            case .failure(let e):
+                s.lastError = e.message
+            }
+            return (previous, s.active)
         }
-        let now = active
-        lock.unlock()
 
         let kind = Content.kind
         switch outcome {
@@ -108,27 +115,24 @@ public final class CalibrationFileStore<Content: CalibrationFileContent>: @unche
     /// loudly, once. Returns whether it did.
     @discardableResult
     public func dropIfMismatched(chip: String, sensor: String) -> Bool {
-        lock.lock()
-        guard let a = active, let fitted = a.content.fittedChip, fitted != chip else { lock.unlock(); return false }
-        active = nil
-        let message = "\(path): fitted for chip \(fitted), the \(sensor) found is \(chip)"
-        lastError = message
-        lock.unlock()
+        let dropped = guarded.withLock { s -> String? in
+            guard let a = s.active, let fitted = a.content.fittedChip, fitted != chip else { return nil }
+            s.active = nil
+            s.lastError = "\(path): fitted for chip \(fitted), the \(sensor) found is \(chip)"
+            return s.lastError
+        }
+        guard let message = dropped else { return false }
         logger.error("\(Content.kind) dropped: \(message); \(Content.without)")
         onChange?()
         return true
     }
 
     /// What is in force.
-    public var current: Content? {
-        lock.lock(); defer { lock.unlock() }
-        return active?.content
-    }
+    public var current: Content? { guarded.withLock { $0.active?.content } }
 
     /// The file, what is in force from it and since when, and the last rejection.
     public var state: CalibrationFileState<Content> {
-        lock.lock(); defer { lock.unlock() }
-        return CalibrationFileState(file: path, record: active?.content, loaded: active?.loaded, error: lastError)
+        guarded.withLock { CalibrationFileState(file: path, record: $0.active?.content, loaded: $0.active?.loaded, error: $0.lastError) }
     }
 }
 

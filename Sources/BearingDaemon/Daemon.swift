@@ -5,6 +5,7 @@ import BearingService
 import BearingSimulator
 import Dispatch
 import FoundationEssentials
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -23,7 +24,7 @@ public final class Daemon: Sendable {
     /// Starts the agent and opens the doors; throws (having stopped what it started) when one cannot start.
     /// `signals` end the run (none in tests, which call `shutdown()`).
     public init(config: AgentConfig, logger: Logger, signals: [Int32] = [SIGTERM, SIGINT],
-                openBus: @escaping (String) throws(I2CError) -> I2CBus = BusOpener.open) throws {
+                openBus: @escaping @Sendable (String) throws(I2CError) -> I2CBus = BusOpener.open) throws {
         self.logger = logger
         let notifier = SystemdNotification(logger: logger)
         let agent = Agent(config: config, logger: logger, openBus: openBus)
@@ -69,14 +70,13 @@ public final class Daemon: Sendable {
 
 /// Bearing's side of systemd's notification protocol: READY, STATUS (only when it changed), RELOADING and
 /// STOPPING through a `ServiceNotifier`, when systemd gave one; a failed notification is logged once.
-final class SystemdNotification: @unchecked Sendable { // `lock` guards `lastStatus` and `failed`
+final class SystemdNotification: Sendable {
     private let notifier: ServiceNotifier?
     let log: Logger
     /// WATCHDOG_USEC in seconds, when systemd watches this process.
     var watchdogInterval: Double? { notifier?.watchdogInterval }
-    private let lock = ConditionLock()
-    private var lastStatus = ""
-    private var failed = false
+    /// The last STATUS sent, and whether a notification has failed (logged once).
+    private let sent = Mutex((lastStatus: "", failed: false))
 
     init(logger: Logger) {
         log = logger
@@ -93,9 +93,9 @@ final class SystemdNotification: @unchecked Sendable { // `lock` guards `lastSta
         do {
             try message(notifier)
         } catch {
-            let first = lock.withLock { () -> Bool in
-                defer { failed = true }
-                return !failed
+            let first = sent.withLock { s -> Bool in
+                defer { s.failed = true }
+                return !s.failed
             }
             if first { log.warning("systemd notification failed: \(error)") }
         }
@@ -103,15 +103,15 @@ final class SystemdNotification: @unchecked Sendable { // `lock` guards `lastSta
 
     /// READY=1 with `status`, which later updates then compare against.
     func ready(_ status: String) {
-        lock.withLock { lastStatus = status }
+        sent.withLock { $0.lastStatus = status }
         tell { try $0.ready(status: status) }
     }
 
     /// STATUS=, only when it differs from the last one sent.
     func updateStatus(_ status: String) {
-        let changed = lock.withLock { () -> Bool in
-            defer { lastStatus = status }
-            return status != lastStatus
+        let changed = sent.withLock { s -> Bool in
+            defer { s.lastStatus = status }
+            return status != s.lastStatus
         }
         if changed { tell { try $0.status(status) } }
     }

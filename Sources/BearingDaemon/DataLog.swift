@@ -2,6 +2,7 @@ import BearingPOSIX
 import BearingLog
 import Dispatch
 import FoundationEssentials
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,17 +11,19 @@ import Glibc
 /// `write(2)` to an `O_APPEND` descriptor so a line is never interleaved or split by another writer.
 /// Writes happen on a queue of their own, so a slow disk never holds up the pipeline.
 /// `reopen()` (on SIGHUP) starts a new file after log rotation.
-public final class DataLog: @unchecked Sendable { // `fd` and `failing` are touched only on `queue`
+public final class DataLog: Sendable {
     public let path: String
     private let queue = DispatchQueue(label: "bearing.datalog")
-    private var fd: Int32 = -1
     private let logger: Logger
-    private var failing = false
+    /// The descriptor (-1 once closed) and whether the last write failed; touched only on `queue`, so the
+    /// lock is never contended.
+    private let file: Mutex<(fd: Int32, failing: Bool)>
 
     public init(path: String, logger: Logger) throws(SystemError) {
         self.path = path
         self.logger = logger
-        fd = try Self.open(path)
+        let fd = try Self.open(path)
+        file = Mutex((fd, false))
     }
 
     /// Opens for appending; a file whose last line was cut short (a crash mid-write of an older
@@ -43,18 +46,20 @@ public final class DataLog: @unchecked Sendable { // `fd` and `failing` are touc
 
     public func append(_ line: String) {
         queue.async { [self] in
-            guard fd >= 0 else { return }
-            var record = line
-            record += "\n"
-            let ok = record.withUTF8 { buf -> Bool in
-                let n = write(fd, buf.baseAddress, buf.count)
-                if n == buf.count { return true }
-                let e = n < 0 ? errno : ENOSPC
-                if !failing { logger.error("data log write failed", metadata: ["path": "\(path)", "error": "\(SystemError("write", path, errno: e))"]) }
-                return false
+            file.withLock { f in
+                guard f.fd >= 0 else { return }
+                var record = line
+                record += "\n"
+                let ok = record.withUTF8 { buf -> Bool in
+                    let n = write(f.fd, buf.baseAddress, buf.count)
+                    if n == buf.count { return true }
+                    let e = n < 0 ? errno : ENOSPC
+                    if !f.failing { logger.error("data log write failed", metadata: ["path": "\(path)", "error": "\(SystemError("write", path, errno: e))"]) }
+                    return false
+                }
+                if ok && f.failing { logger.notice("data log writes resumed", metadata: ["path": "\(path)"]) }
+                f.failing = !ok
             }
-            if ok && failing { logger.notice("data log writes resumed", metadata: ["path": "\(path)"]) }
-            failing = !ok
         }
     }
 
@@ -62,8 +67,10 @@ public final class DataLog: @unchecked Sendable { // `fd` and `failing` are touc
         queue.async { [self] in
             do {
                 let newFD = try Self.open(path)
-                if fd >= 0 { Glibc.close(fd) }
-                fd = newFD
+                file.withLock { f in
+                    if f.fd >= 0 { Glibc.close(f.fd) }
+                    f.fd = newFD
+                }
                 logger.info("data log reopened", metadata: ["path": "\(path)"])
             } catch {
                 logger.error("data log reopen failed; keeping the old file", metadata: ["error": "\(error)"])
@@ -74,7 +81,9 @@ public final class DataLog: @unchecked Sendable { // `fd` and `failing` are touc
     /// Writes what is queued and closes the file.
     public func close() {
         queue.sync {
-            if fd >= 0 { fsync(fd); Glibc.close(fd); fd = -1 }
+            file.withLock { f in
+                if f.fd >= 0 { fsync(f.fd); Glibc.close(f.fd); f.fd = -1 }
+            }
         }
     }
 

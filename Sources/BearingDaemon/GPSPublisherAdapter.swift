@@ -11,7 +11,8 @@ import Glibc
 /// Implements the gpsd client's delegate protocol and forwards each call into a subject, so everything
 /// downstream is a publisher. The state publisher replays the current state to each new subscriber.
 /// Values gpsd decoded from Bearing's own NMEA door (`echoes`) are dropped here, before anything sees them.
-public final class GPSPublisherAdapter: GPSDClientDelegate, @unchecked Sendable { // subjects are sent to from the gpsd thread only
+/// Sendable: OpenCombine's subjects lock themselves (the compiler takes them on trust: `@preconcurrency import`).
+public final class GPSPublisherAdapter: GPSDClientDelegate, Sendable {
     private let fixSubject = PassthroughSubject<GPSFix, Never>()
     private let skySubject = PassthroughSubject<SkyView, Never>()
     private let relayedSubject = PassthroughSubject<RelayedObject, Never>()

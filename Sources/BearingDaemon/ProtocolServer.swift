@@ -12,13 +12,14 @@ import FoundationEssentials
 import Glibc
 #endif
 import OpenCombineDispatch
+import Synchronization
 
 /// Joins the transport (bytes) to the hub (publishing): one `ClientSession` per connection turns bytes
 /// into requests on the transport thread; every request is then handled on the pipeline queue, in order
 /// with everything published, so a WATCH reply and its replayed state are never overtaken by data.
 /// Requests that reach outside the hub — CALIBRATION reloads, PIPELINE definitions (checked against the
 /// peer's uid) — are answered here, still on the pipeline queue.
-final class ProtocolServer: SocketTransportDelegate, @unchecked Sendable { // `sessions`/`peers`: transport thread only
+final class ProtocolServer: SocketTransportDelegate, Sendable {
     let transport: SocketTransport
     private let queue: DispatchQueue
     private let hub: PublishingHub<DispatchQueue.OCombine>
@@ -29,8 +30,8 @@ final class ProtocolServer: SocketTransportDelegate, @unchecked Sendable { // `s
     private let namedStore: NamedPipelineStore?
     private let calibration: CalibrationFiles?
 
-    private var sessions: [ClientID: ClientSession] = [:]
-    private var peers: [ClientID: Peer] = [:]
+    /// Each connection's session and peer; touched on the transport thread only (the lock is never contended).
+    private let connections = Mutex<[ClientID: (session: ClientSession, peer: Peer)]>([:])
 
     init(transport: SocketTransport, queue: DispatchQueue, hub: PublishingHub<DispatchQueue.OCombine>, logger: Logger,
          maxRequestBytes: Int, pipelineWriters: Set<UInt32>, namedStore: NamedPipelineStore?, calibration: CalibrationFiles?) {
@@ -45,18 +46,17 @@ final class ProtocolServer: SocketTransportDelegate, @unchecked Sendable { // `s
     }
 
     func transport(_ t: SocketTransport, didAccept client: ClientID, peer: Peer) {
-        sessions[client] = ClientSession(maxRequestBytes: maxRequestBytes)
-        peers[client] = peer
+        connections.withLock { $0[client] = (ClientSession(maxRequestBytes: maxRequestBytes), peer) }
         logger.debug("client connected", metadata: ["client": "\(client)", "peer": "\(peer)"])
         queue.async { [hub] in hub.connect(client) }
     }
 
     func transport(_ t: SocketTransport, didReceive bytes: UnsafeRawBufferPointer, from client: ClientID) {
-        guard var session = sessions[client] else { return }
-        let events = session.receive(bytes)
-        sessions[client] = session
-        guard !events.isEmpty else { return }
-        let peer = peers[client]
+        let received = connections.withLock { c -> (events: [ClientSession.Event], peer: Peer)? in
+            guard let peer = c[client]?.peer, let events = c[client]?.session.receive(bytes) else { return nil }
+            return (events, peer)
+        }
+        guard let (events, peer) = received, !events.isEmpty else { return }
         queue.async { [self] in
             for event in events {
                 switch event {
@@ -68,8 +68,7 @@ final class ProtocolServer: SocketTransportDelegate, @unchecked Sendable { // `s
     }
 
     func transport(_ t: SocketTransport, didClose client: ClientID) {
-        sessions[client] = nil
-        peers[client] = nil
+        connections.withLock { $0[client] = nil }
         logger.debug("client disconnected", metadata: ["client": "\(client)"])
         queue.async { [hub] in hub.disconnect(client) }
     }

@@ -8,6 +8,7 @@ import BearingLog
 import Dispatch
 import FoundationEssentials
 import OpenCombineDispatch
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,7 +16,7 @@ import Glibc
 /// The publishing side of the agent, whatever feeds it: the hub (chains and routing) on the pipeline
 /// queue, the protocol sessions, and the transport on the UNIX socket and the optional TCP door.
 /// The agent's sources call `publish`; tests drive it the same way.
-public final class PublishingServer: @unchecked Sendable { // `transport` is set in start(), `stopped` in stop(), from one caller
+public final class PublishingServer: Sendable {
     public struct Configuration: Sendable {
         public var socket: AgentConfig.Socket
         public var defaults: [StreamKey: [OperatorSpec]]
@@ -42,9 +43,9 @@ public final class PublishingServer: @unchecked Sendable { // `transport` is set
     private let logger: Logger
     private let calibration: CalibrationFiles?
     private let box = TransportBox()
-    private var protocolServer: ProtocolServer?
-    /// `stop()` has run (a second call logs nothing again).
-    private var stopped = false
+    /// The protocol server (kept alive: the transport holds its delegate weakly), and whether `stop()` has
+    /// run (a second call logs nothing again).
+    private let lifecycle = Mutex<(protocolServer: ProtocolServer?, stopped: Bool)>((nil, false))
 
     public init(configuration: Configuration, logger: Logger, calibration: CalibrationFiles? = nil,
                 queue: DispatchQueue = DispatchQueue(label: "bearing.pipeline")) {
@@ -75,7 +76,7 @@ public final class PublishingServer: @unchecked Sendable { // `transport` is set
                                     pipelineWriters: Self.uids(configuration.socket.pipelineWriters, logger: logger),
                                     namedStore: store, calibration: calibration)
         transport.delegate = server
-        protocolServer = server
+        lifecycle.withLock { $0.protocolServer = server }
         box.transport = transport
         if let store { loadStoredPipelines(store) }
         do {
@@ -98,8 +99,7 @@ public final class PublishingServer: @unchecked Sendable { // `transport` is set
         queue.sync {}
         box.transport?.stop()
         queue.sync {}
-        guard !stopped else { return }
-        stopped = true
+        guard lifecycle.withLock({ s in defer { s.stopped = true }; return !s.stopped }) else { return }
         if let s = box.transport?.statistics, s.dropped + s.evicted + s.refused > 0 {
             logger.info("socket closed", metadata: ["dropped_for_slow_clients": "\(s.dropped)", "clients_evicted": "\(s.evicted)",
                                                     "clients_refused": "\(s.refused)"])
@@ -206,8 +206,12 @@ public final class PublishingServer: @unchecked Sendable { // `transport` is set
 }
 
 /// Lets the hub's delivery closure reach the transport created later in `start()`.
-private final class TransportBox: @unchecked Sendable { // set in start() before any client can connect
-    var transport: SocketTransport?
+private final class TransportBox: Sendable {
+    private let value = Mutex<SocketTransport?>(nil)
+    var transport: SocketTransport? {
+        get { value.withLock { $0 } }
+        set { value.withLock { $0 = newValue } }
+    }
 }
 
 extension SocketTransport.Notices {

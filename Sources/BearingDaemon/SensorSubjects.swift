@@ -8,7 +8,8 @@ import Glibc
 
 /// A sensor reader's reports as subjects: samples, link state (replayed to each new subscriber) and
 /// failures. It is the reader's delegate: each call is forwarded into its subject.
-public final class SensorSubjects<Sample>: SensorReaderDelegate, @unchecked Sendable { // subjects are sent to from the reader thread only
+/// Sendable: OpenCombine's subjects lock themselves (the compiler takes them on trust: `@preconcurrency import`).
+public final class SensorSubjects<Sample>: SensorReaderDelegate, Sendable {
     private let sampleSubject = PassthroughSubject<Sample, Never>()
     private let stateSubject: CurrentValueSubject<ConnectionState, Never>
     private let failureSubject = PassthroughSubject<SensorError, Never>()

@@ -3,12 +3,13 @@ import BearingModel
 import BearingWire
 import CGPS
 import FoundationEssentials
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Receives what a `GPSDClient` reads. All calls come on the client's own thread, in order.
-public protocol GPSDClientDelegate: AnyObject {
+public protocol GPSDClientDelegate: AnyObject, Sendable {
     func gpsdClient(_ client: GPSDClient, didReceive fix: GPSFix)
     func gpsdClient(_ client: GPSDClient, didReceive sky: SkyView)
     /// An ATT, GST, PPS or TOFF object, as gpsd wrote it.
@@ -27,7 +28,7 @@ public struct GPSDClientError: Error, Equatable, CustomStringConvertible {
 /// A gpsd session over libgps, on its own thread: open, `WATCH_ENABLE|WATCH_JSON`, wait/read, close,
 /// and reconnect with backoff. A silence longer than `silenceTimeout` counts as a lost link (a frozen
 /// gpsd gives no error at all).
-public final class GPSDClient: @unchecked Sendable { // `delegate` is set before start(); the session state lives on the worker thread
+public final class GPSDClient: Sendable {
     public struct Configuration: Equatable, Sendable {
         public var host: String = "127.0.0.1"
         public var port: Int = 2947
@@ -41,7 +42,13 @@ public final class GPSDClient: @unchecked Sendable { // `delegate` is set before
     }
 
     public let configuration: Configuration
-    public weak var delegate: GPSDClientDelegate?
+    /// Held weakly; set before `start()`, read by the worker thread at each report.
+    public var delegate: GPSDClientDelegate? {
+        get { delegateBox.withLock { $0.value } }
+        set { delegateBox.withLock { $0.value = newValue } }
+    }
+    private struct WeakDelegate { weak var value: GPSDClientDelegate? }
+    private let delegateBox = Mutex(WeakDelegate())
 
     private let worker = WorkerThread(name: "bearing.gpsd")
 

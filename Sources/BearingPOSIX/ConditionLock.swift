@@ -6,7 +6,8 @@ import Glibc
 /// A pthread mutex with a condition variable on the monotonic clock: the lock under Bearing's threads
 /// (Foundation's `NSLock`/`NSCondition` are not in FoundationEssentials). A wait's deadline is
 /// `Syscall.monotonicSeconds()` time, so setting the wall clock (GPS, NTP) never stretches or cuts a pause.
-public final class ConditionLock: @unchecked Sendable { // the pthread objects guard themselves
+/// Unchecked Sendable: it is the lock: the pthread mutex and condition it points to synchronize themselves.
+public final class ConditionLock: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
 

@@ -63,7 +63,8 @@ public protocol SocketTransportDelegate: AnyObject, Sendable {
 /// stalled for `yieldAfter`, rather than be refused. So readers that never read cannot lock out one that
 /// does. Each eviction is logged and counted; refusals are logged once per burst, their count when the
 /// burst's window ends and at stop.
-public final class SocketTransport: @unchecked Sendable { // `lock` guards `connections`, their output state, `poller` and the counters
+/// Unchecked Sendable: `lock` guards `connections`, their output state, `poller` and the counters; the read buffer and refusal counts are the loop thread's; `delegate` is weak.
+public final class SocketTransport: @unchecked Sendable {
     /// What a client is told in its own language, made by the protocol above the transport.
     public struct Notices: Sendable {
         /// The line saying how many lines were lost where the gap is (gpsd's `OVERFLOW`).

@@ -6,7 +6,8 @@ import Glibc
 /// A thread that runs one loop until asked to stop, with sleeps that `stop()` interrupts: the shape shared
 /// by Bearing's blocking sources (the gpsd client, the magnetometer reader), which own their I/O on a
 /// thread of their own and report to a delegate.
-public final class WorkerThread: @unchecked Sendable { // `condition` guards `stopRequested`, `started`, `finished` and `callStarted`
+/// Unchecked Sendable: `condition` guards `stopRequested`, `started`, `finished` and `callStarted` and is waited on (a `Mutex` has no condition variable).
+public final class WorkerThread: @unchecked Sendable {
     public let name: String
     private let condition = ConditionLock()
     private var stopRequested = false

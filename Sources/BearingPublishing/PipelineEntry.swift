@@ -14,7 +14,8 @@ import OpenCombineDispatch
 /// 2-core VM, measured with bench/latency.py), and a source whose value is being published waits for it
 /// (microseconds), which keeps each source's values in order without a queue between them.
 /// Delayed actions go to the queue as `asyncAfter`, as with `DispatchQueue`'s own scheduler.
-public struct PipelineEntry: Scheduler, @unchecked Sendable { // a queue and a key: both immutable and thread-safe
+/// Unchecked Sendable: both properties are immutable; `DispatchSpecificKey` is not Sendable in Swift 6.0's Linux Dispatch (swift-corelibs-libdispatch#845).
+public struct PipelineEntry: Scheduler, @unchecked Sendable {
     public typealias SchedulerTimeType = DispatchQueue.OCombine.SchedulerTimeType
     public typealias SchedulerOptions = DispatchQueue.OCombine.SchedulerOptions
 

@@ -4,7 +4,7 @@ import OpenCombineDispatch
 
 /// The one publishing core every door is a client of: the hub and the serial context it lives on.
 /// Sources publish through `entry`; doors subscribe to `hub` from `queue`.
-public final class PublishingCore: @unchecked Sendable { // `hub` is touched only on `queue`; the rest is immutable
+public final class PublishingCore: Sendable {
     /// The one serial context for the pipelines.
     public let queue: DispatchQueue
     /// How values enter `queue` from the sources' threads (see `PipelineEntry`).

@@ -328,6 +328,5 @@ public final class PublishingHub<S: Scheduler> {
     }
 }
 
-// Confined, not locked: every call comes on the one serial context its scheduler runs on (the agent's
-// pipeline queue), so passing a reference to that queue's closures is safe.
+/// Unchecked Sendable: confined, not locked: every call comes on the serial context its scheduler runs on (the agent's pipeline queue).
 extension PublishingHub: @unchecked Sendable {}

@@ -7,7 +7,7 @@ import Glibc
 /// A board turning in place in a known Earth field, as a chip mounted on it would sense it: the field
 /// rotated by the board's heading, taken into the chip's axes (inverse mounting orientation), distorted
 /// by soft iron and hard iron, plus Gaussian noise. Feeds a chip model for the demo and tests.
-public final class VirtualCompass: @unchecked Sendable { // configured before use, then only read (by the bus's reader thread)
+public final class VirtualCompass {
     /// Earth field, north/east/down, µT.
     public var earthField: Vector3
     /// Degrees per second of turn; 0 holds `startHeading`.

@@ -34,7 +34,9 @@ public struct RelayedObject: Equatable, Sendable {
 ///
 /// Reports live on the pipeline queue: they are made there, flow through the chains there, and only
 /// their `line` (a String) leaves it.
-public final class Report: @unchecked Sendable { // the line cache is written only on the pipeline queue
+/// Unchecked Sendable: the line cache is written only on the pipeline queue, where reports live (a lock
+/// would cost every delivery of every line).
+public final class Report: @unchecked Sendable {
     public enum Payload: Equatable, Sendable {
         case fix(GPSFix)
         case sky(SkyView)

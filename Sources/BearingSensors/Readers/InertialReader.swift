@@ -9,7 +9,8 @@ import Glibc
 /// Reads an accelerometer + gyroscope at a fixed rate on its own thread, as `MagnetometerReader` reads a
 /// magnetometer (the same `SensorReaderLoop`: find and identify the chip, configure it, read on a deadline
 /// schedule, re-probe with backoff after repeated failures). Samples are in the chip's axes, m/s² and rad/s.
-public final class InertialReader: SensorReader<InertialSettings, InertialSample>, @unchecked Sendable { // see SensorReader
+/// Unchecked Sendable: restates `SensorReader`'s (the compiler requires it); no state of its own.
+public final class InertialReader: SensorReader<InertialSettings, InertialSample>, @unchecked Sendable {
     enum Kind: ReaderKind {
         static func find(_ bus: I2CBus, chip: String?, address: UInt8?) throws(SensorError) -> any InertialDriver {
             try ChipProbe.findInertial(bus, chip: chip, address: address)
@@ -25,8 +26,8 @@ public final class InertialReader: SensorReader<InertialSettings, InertialSample
         }
     }
 
-    public init(configuration: Configuration, openBus: @escaping (String) throws(I2CError) -> I2CBus,
-                now: @escaping () -> GPSTimestamp) {
+    public init(configuration: Configuration, openBus: @escaping @Sendable (String) throws(I2CError) -> I2CBus,
+                now: @escaping @Sendable () -> GPSTimestamp) {
         super.init(loop: SensorReaderLoop<Kind>(configuration: configuration, threadName: "bearing.imu", openBus: openBus, now: now))
     }
 }

@@ -10,7 +10,8 @@ import Glibc
 /// identify the chip, configure it, read on a deadline schedule. Read failures are reported; after
 /// `failuresBeforeReprobe` in a row (or at once when nothing answers) the bus is closed and the chip found
 /// again, with backoff.
-public final class MagnetometerReader: SensorReader<MagnetometerSettings, MagneticSample>, @unchecked Sendable { // see SensorReader
+/// Unchecked Sendable: restates `SensorReader`'s (the compiler requires it); no state of its own.
+public final class MagnetometerReader: SensorReader<MagnetometerSettings, MagneticSample>, @unchecked Sendable {
     enum Kind: ReaderKind {
         static func find(_ bus: I2CBus, chip: String?, address: UInt8?) throws(SensorError) -> any MagnetometerDriver {
             try ChipProbe.find(bus, chip: chip, address: address)
@@ -25,8 +26,8 @@ public final class MagnetometerReader: SensorReader<MagnetometerSettings, Magnet
         }
     }
 
-    public init(configuration: Configuration, openBus: @escaping (String) throws(I2CError) -> I2CBus,
-                now: @escaping () -> GPSTimestamp) {
+    public init(configuration: Configuration, openBus: @escaping @Sendable (String) throws(I2CError) -> I2CBus,
+                now: @escaping @Sendable () -> GPSTimestamp) {
         super.init(loop: SensorReaderLoop<Kind>(configuration: configuration, threadName: "bearing.magnetometer", openBus: openBus, now: now))
     }
 }

@@ -2,6 +2,7 @@ import BearingModel
 import BearingI2C
 import BearingPOSIX
 import FoundationEssentials
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -80,7 +81,8 @@ public protocol SensorReaderDelegate<Sample>: AnyObject {
 /// What `MagnetometerReader` and `InertialReader` share: their loop, its configuration, endpoint and
 /// watchdog evidence, the delegate it reports to, starting and stopping. Each subclass says which kind
 /// of chip it reads.
-public class SensorReader<Settings: ReaderSettings, Sample>: @unchecked Sendable { // the loop guards its own state; `delegate` is set before start()
+/// Unchecked Sendable: a non-final class cannot be checked; the loop is Sendable and `delegate` (weak) is set before start().
+public class SensorReader<Settings: ReaderSettings, Sample>: @unchecked Sendable {
     public typealias Configuration = SensorReaderConfiguration<Settings>
     let loop: any ReaderLoopControl<Settings, Sample>
     public weak var delegate: (any SensorReaderDelegate<Sample>)?
@@ -111,33 +113,30 @@ public class SensorReader<Settings: ReaderSettings, Sample>: @unchecked Sendable
 /// configure it, read on a deadline schedule and report each sample. Read failures are reported; after
 /// `failuresBeforeReprobe` in a row (or at once when nothing answers) the bus is closed and the chip found
 /// again, with backoff.
-final class SensorReaderLoop<Kind: ReaderKind>: ReaderLoopControl, @unchecked Sendable { // `endpointLock` guards `currentEndpoint`; the rest lives on the worker thread
+final class SensorReaderLoop<Kind: ReaderKind>: ReaderLoopControl, Sendable {
     typealias Events = ReaderEvents<Kind.Sample>
 
     let configuration: SensorReaderConfiguration<Kind.Settings>
-    private let openBus: (String) throws(I2CError) -> I2CBus
-    private let now: () -> GPSTimestamp
+    private let openBus: @Sendable (String) throws(I2CError) -> I2CBus
+    private let now: @Sendable () -> GPSTimestamp
     private let worker: WorkerThread
-    private let endpointLock = ConditionLock()
-    private var currentEndpoint: String
+    /// Written by the worker thread when it finds the chip, read from any thread.
+    private let currentEndpoint: Mutex<String>
 
     init(configuration: SensorReaderConfiguration<Kind.Settings>, threadName: String,
-         openBus: @escaping (String) throws(I2CError) -> I2CBus, now: @escaping () -> GPSTimestamp) {
+         openBus: @escaping @Sendable (String) throws(I2CError) -> I2CBus, now: @escaping @Sendable () -> GPSTimestamp) {
         self.configuration = configuration
         self.openBus = openBus
         self.now = now
         worker = WorkerThread(name: threadName)
-        currentEndpoint = Self.endpoint(configuration.bus, configuration.address)
+        currentEndpoint = Mutex(Self.endpoint(configuration.bus, configuration.address))
     }
 
     static func endpoint(_ bus: String, _ address: UInt8?) -> String {
         "i2c:\(bus)" + (address.map { ":\(I2CError.hex($0))" } ?? "")
     }
 
-    var endpoint: String {
-        endpointLock.lock(); defer { endpointLock.unlock() }
-        return currentEndpoint
-    }
+    var endpoint: String { currentEndpoint.withLock { $0 } }
 
     var inCallSince: Double? { worker.inCallSince }
 
@@ -159,7 +158,7 @@ final class SensorReaderLoop<Kind: ReaderKind>: ReaderLoopControl, @unchecked Se
                 let driver = try Kind.find(bus, chip: configuration.chip, address: configuration.address)
                 try Kind.configure(driver, configuration.settings)
                 let device = Self.endpoint(bus.path, Kind.address(of: driver))
-                endpointLock.lock(); currentEndpoint = device; endpointLock.unlock()
+                currentEndpoint.withLock { $0 = device }
                 events.state(.connected)
                 attempt = 0
                 backoff.reset()

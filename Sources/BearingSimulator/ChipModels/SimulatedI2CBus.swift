@@ -17,7 +17,8 @@ public protocol I2CDeviceModel: AnyObject {
 
 /// An in-memory I2C bus holding chip models, with fault injection: errors after N transfers, unplugged
 /// addresses, addresses owned by a kernel driver. Thread-safe: the reader thread and a test can share it.
-public final class SimulatedI2CBus: I2CBus, @unchecked Sendable { // `lock` guards the devices and fault state
+/// Unchecked Sendable: `lock` guards the devices and fault state; the chip models are not Sendable (tests keep and adjust them), so no `Mutex` can own them.
+public final class SimulatedI2CBus: I2CBus, @unchecked Sendable {
     public let path: String
     private let lock = ConditionLock()
     private var devices: [UInt8: I2CDeviceModel] = [:]
