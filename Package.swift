@@ -20,6 +20,18 @@ import PackageDescription
 //   doors         BearingMarine (NMEA 0183, Signal K), BearingMQTT (client, door, spool, fleet records)
 //   the daemon    BearingDaemon: the agent, the socket and TCP doors, the data log; `Daemon`, one entry point
 //   the CLI       bearing: the ParsableCommands and their presentation
+// What every test target may use: the libraries, the shared test support, the fuzz checks and the test
+// schedulers (tests mirror the source targets; each imports what it tests).
+let testDependencies: [Target.Dependency] = [
+    "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX",
+    "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors",
+    "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal",
+    "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
+    .product(name: "CombineSchedulers", package: "combine-schedulers"),
+    .product(name: "OpenCombine", package: "OpenCombine"),
+    .product(name: "OpenCombineDispatch", package: "OpenCombine"),
+]
+
 let package = Package(
     name: "Bearing",
     platforms: [.macOS(.v13)],
@@ -145,134 +157,21 @@ let package = Package(
             dependencies: ["BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "BearingCalibrationWorkflow"],
             path: "Tests/TestSupport"
         ),
-        .testTarget(
-            name: "BearingModelTests",
-            dependencies: [
-                "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
-                .product(name: "CombineSchedulers", package: "combine-schedulers"),
-                .product(name: "OpenCombine", package: "OpenCombine"),
-                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
-            ]
-        ),
-        .testTarget(
-            name: "BearingAttitudeTests",
-            dependencies: [
-                "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
-                .product(name: "CombineSchedulers", package: "combine-schedulers"),
-                .product(name: "OpenCombine", package: "OpenCombine"),
-                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
-            ]
-        ),
-        .testTarget(
-            name: "BearingWireTests",
-            dependencies: [
-                "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
-                .product(name: "CombineSchedulers", package: "combine-schedulers"),
-                .product(name: "OpenCombine", package: "OpenCombine"),
-                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
-            ]
-        ),
-        .testTarget(
-            name: "BearingCalibrationTests",
-            dependencies: [
-                "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
-                .product(name: "CombineSchedulers", package: "combine-schedulers"),
-                .product(name: "OpenCombine", package: "OpenCombine"),
-                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
-            ]
-        ),
-        .testTarget(
-            name: "BearingPublishingTests",
-            dependencies: [
-                "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
-                .product(name: "CombineSchedulers", package: "combine-schedulers"),
-                .product(name: "OpenCombine", package: "OpenCombine"),
-                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
-            ]
-        ),
-        .testTarget(
-            name: "BearingPOSIXTests",
-            dependencies: [
-                "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
-                .product(name: "CombineSchedulers", package: "combine-schedulers"),
-                .product(name: "OpenCombine", package: "OpenCombine"),
-                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
-            ]
-        ),
-        .testTarget(
-            name: "BearingServiceTests",
-            dependencies: [
-                "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
-                .product(name: "CombineSchedulers", package: "combine-schedulers"),
-                .product(name: "OpenCombine", package: "OpenCombine"),
-                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
-            ]
-        ),
-        .testTarget(
-            name: "BearingGPSDTests",
-            dependencies: [
-                "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
-                .product(name: "CombineSchedulers", package: "combine-schedulers"),
-                .product(name: "OpenCombine", package: "OpenCombine"),
-                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
-            ]
-        ),
-        .testTarget(
-            name: "BearingSensorsTests",
-            dependencies: [
-                "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
-                .product(name: "CombineSchedulers", package: "combine-schedulers"),
-                .product(name: "OpenCombine", package: "OpenCombine"),
-                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
-            ]
-        ),
-        .testTarget(
-            name: "BearingMarineTests",
-            dependencies: [
-                "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
-                .product(name: "CombineSchedulers", package: "combine-schedulers"),
-                .product(name: "OpenCombine", package: "OpenCombine"),
-                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
-            ]
-        ),
-        .testTarget(
-            name: "BearingMQTTTests",
-            dependencies: [
-                "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
-                .product(name: "CombineSchedulers", package: "combine-schedulers"),
-                .product(name: "OpenCombine", package: "OpenCombine"),
-                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
-            ]
-        ),
-        .testTarget(
-            name: "BearingDaemonTests",
-            dependencies: [
-                "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
-                .product(name: "CombineSchedulers", package: "combine-schedulers"),
-                .product(name: "OpenCombine", package: "OpenCombine"),
-                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
-            ]
-        ),
-        .testTarget(
-            name: "BearingClientTests",
-            dependencies: [
-                "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
-                .product(name: "CombineSchedulers", package: "combine-schedulers"),
-                .product(name: "OpenCombine", package: "OpenCombine"),
-                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
-            ]
-        ),
+        .testTarget(name: "BearingModelTests", dependencies: testDependencies),
+        .testTarget(name: "BearingAttitudeTests", dependencies: testDependencies),
+        .testTarget(name: "BearingWireTests", dependencies: testDependencies),
+        .testTarget(name: "BearingCalibrationTests", dependencies: testDependencies),
+        .testTarget(name: "BearingPublishingTests", dependencies: testDependencies),
+        .testTarget(name: "BearingPOSIXTests", dependencies: testDependencies),
+        .testTarget(name: "BearingServiceTests", dependencies: testDependencies),
+        .testTarget(name: "BearingGPSDTests", dependencies: testDependencies),
+        .testTarget(name: "BearingSensorsTests", dependencies: testDependencies),
+        .testTarget(name: "BearingMarineTests", dependencies: testDependencies),
+        .testTarget(name: "BearingMQTTTests", dependencies: testDependencies),
+        .testTarget(name: "BearingDaemonTests", dependencies: testDependencies),
+        .testTarget(name: "BearingClientTests", dependencies: testDependencies),
         .testTarget(name: "RepositoryTests", dependencies: ["TestSupport"]),
-        .testTarget(
-            name: "BearingCLITests",
-            dependencies: [
-                "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
-                .product(name: "CombineSchedulers", package: "combine-schedulers"),
-                .product(name: "OpenCombine", package: "OpenCombine"),
-                .product(name: "OpenCombineDispatch", package: "OpenCombine"),
-            ],
-            exclude: ["help"]
-        ),
+        .testTarget(name: "BearingCLITests", dependencies: testDependencies, exclude: ["help"]),
     ],
     swiftLanguageModes: [.v6]
 )

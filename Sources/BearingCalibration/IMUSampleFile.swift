@@ -1,3 +1,4 @@
+import BearingWire
 import BearingModel
 /// What is wrong with an IMU sample file, and where: `file line 12, column gyr_y: "x" is not a number`.
 public struct IMUSampleFileError: Error, Equatable, CustomStringConvertible {

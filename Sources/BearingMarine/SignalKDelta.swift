@@ -1,3 +1,4 @@
+import BearingWire
 import BearingModel
 #if canImport(Glibc)
 import Glibc

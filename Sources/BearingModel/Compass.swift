@@ -141,7 +141,7 @@ public struct Attitude: Equatable, Sendable {
     /// (clockwise seen from above), negative to port; nil until known (`RateOfTurn` fills it).
     public var rateOfTurn: Double?
 
-    public var magLength: Double { field.length }
+    @inlinable public var magLength: Double { field.length }
 
     public init(time: GPSTimestamp, device: String, heading: Double?, magneticHeading: Double, field: Vector3, dip: Double,
                 magStatus: String, declination: Double?, declinationSource: DeclinationSource?) {
@@ -169,7 +169,7 @@ public enum Compass {
         atan2(b.z, (b.x * b.x + b.y * b.y).squareRoot()) * 180 / .pi
     }
 
-    public static func normalize(_ degrees: Double) -> Double {
+    @inlinable public static func normalize(_ degrees: Double) -> Double {
         var d = fmod(degrees, 360)
         if d < 0 { d += 360 }
         if d >= 360 { d -= 360 }

@@ -3,19 +3,19 @@ public struct GPSTimestamp: Hashable, Comparable, Sendable, CustomStringConverti
     public var seconds: Int64
     public var nanoseconds: Int32
 
-    public init(seconds: Int64, nanoseconds: Int32 = 0) {
+    @inlinable public init(seconds: Int64, nanoseconds: Int32 = 0) {
         self.seconds = seconds
         self.nanoseconds = nanoseconds
     }
 
-    public init(unixTime: Double) {
+    @inlinable public init(unixTime: Double) {
         let whole = unixTime.rounded(.down)
         self.seconds = Int64(whole)
         self.nanoseconds = Int32(((unixTime - whole) * 1e9).rounded())
         if nanoseconds >= 1_000_000_000 { seconds += 1; nanoseconds -= 1_000_000_000 }
     }
 
-    public var unixTime: Double { Double(seconds) + Double(nanoseconds) / 1e9 }
+    @inlinable public var unixTime: Double { Double(seconds) + Double(nanoseconds) / 1e9 }
 
     public static func < (a: Self, b: Self) -> Bool {
         (a.seconds, a.nanoseconds) < (b.seconds, b.nanoseconds)
@@ -30,7 +30,7 @@ public struct GPSTimestamp: Hashable, Comparable, Sendable, CustomStringConverti
 
     /// `iso8601`'s bytes, appended (this runs for every TPV, SKY and ATT). Years outside 0…9999 are
     /// written with as many digits as they need.
-    public func appendISO8601<Sink: ByteSink & ~Copyable>(to b: inout Sink) {
+    @inlinable public func appendISO8601<Sink: ByteSink & ~Copyable>(to b: inout Sink) {
         let (year, month, day, hour, minute, second) = CivilTime.fields(unixSeconds: seconds)
         let millis = Int(nanoseconds / 1_000_000)
         if (0...9999).contains(year) {
@@ -55,7 +55,7 @@ public struct GPSTimestamp: Hashable, Comparable, Sendable, CustomStringConverti
             var limit: UInt = 1
             for _ in 0..<width { limit &*= 10 }
             while m >= limit && w < 20 { w += 1; limit &*= 10 }
-            JSONObjectWriter.appendDigits(m, width: w, to: &b)
+            b.appendDigits(m, width: w)
         }
         put(year, 4); b.append(UInt8(ascii: "-")); put(month, 2); b.append(UInt8(ascii: "-")); put(day, 2)
         b.append(UInt8(ascii: "T")); put(hour, 2); b.append(UInt8(ascii: ":")); put(minute, 2)
@@ -105,7 +105,7 @@ public enum CivilTime {
         return era * 146_097 + doe - 719_468
     }
 
-    public static func fields(unixSeconds: Int64) -> (Int, Int, Int, Int, Int, Int) {
+    @inlinable public static func fields(unixSeconds: Int64) -> (Int, Int, Int, Int, Int, Int) {
         var days = Int(unixSeconds / 86_400)
         var rem = Int(unixSeconds % 86_400)
         if rem < 0 { rem += 86_400; days -= 1 }

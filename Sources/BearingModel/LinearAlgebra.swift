@@ -172,11 +172,11 @@ extension Matrix3 {
         DenseMatrix(rows.map { [$0.x, $0.y, $0.z] })
     }
 
-    public static func + (a: Matrix3, b: Matrix3) -> Matrix3 {
+    @inlinable public static func + (a: Matrix3, b: Matrix3) -> Matrix3 {
         Matrix3(rows: [a.rows[0] + b.rows[0], a.rows[1] + b.rows[1], a.rows[2] + b.rows[2]])
     }
 
-    public static func * (m: Matrix3, s: Double) -> Matrix3 {
+    @inlinable public static func * (m: Matrix3, s: Double) -> Matrix3 {
         Matrix3(rows: m.rows.map { $0 * s })
     }
 
@@ -212,9 +212,9 @@ extension Matrix3 {
 }
 
 extension Vector3 {
-    public static prefix func - (v: Vector3) -> Vector3 { Vector3(-v.x, -v.y, -v.z) }
+    @inlinable public static prefix func - (v: Vector3) -> Vector3 { Vector3(-v.x, -v.y, -v.z) }
 
-    public func cross(_ b: Vector3) -> Vector3 {
+    @inlinable public func cross(_ b: Vector3) -> Vector3 {
         Vector3(y * b.z - z * b.y, z * b.x - x * b.z, x * b.y - y * b.x)
     }
 

@@ -1,3 +1,4 @@
+import BearingWire
 import ArgumentParser
 import BearingAttitude
 import BearingModel

@@ -50,8 +50,8 @@ final class MarineDoorTests: XCTestCase {
 
         let (gpsdPort, nmeaPort, signalKPort) = (freePort(), freePort(), freePort())
         // gpsd also listens for the door's datagrams (udp://), on a port of its own.
-        let gpsdUDPPort = try { () throws -> Int in let r = try UDPReceiver(); return r.port }()
-        let nmeaUDP = try UDPReceiver(), signalKUDP = try UDPReceiver()
+        let gpsdUDPPort = try { () throws -> Int in let r = try LoopbackUDPSocket(); return r.port }()
+        let nmeaUDP = try LoopbackUDPSocket(), signalKUDP = try LoopbackUDPSocket()
         let config = dir.appendingPathComponent("bearing.yaml")
         try """
             gpsd: {host: 127.0.0.1, port: \(gpsdPort), retry_initial: 0.05, retry_max: 0.5}
@@ -318,32 +318,4 @@ func collect(streams: [(fd: Int32, seconds: Double)], datagrams: [(fd: Int32, se
         return b[...last].split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) }
     }
     return (lines, grams)
-}
-
-/// A UDP socket on a free loopback port that collects datagrams.
-final class UDPReceiver {
-    let fd: Int32
-    let port: Int
-
-    init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        self.fd = fd
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && getsockname(fd, $0, &len) == 0 }
-        }
-        guard ok else { throw SystemError("bind", "127.0.0.1:0") }
-        port = Int(UInt16(bigEndian: addr.sin_port))
-    }
-
-    deinit { close(fd) }
-
-    /// Drops what is queued.
-    func drain() {
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT)) >= 0 {}
-    }
 }

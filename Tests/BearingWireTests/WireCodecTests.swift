@@ -1,3 +1,4 @@
+import BearingWire
 @testable import BearingModel
 @testable import BearingAttitude
 @testable import BearingWire
