@@ -17,7 +17,6 @@ import Glibc
 public final class Daemon: Sendable {
     public let agent: Agent
     public let doors: [any Door]
-    private let logger: Logger
     private let notifier: SystemdNotification
     private let group: ServiceGroup
 
@@ -25,7 +24,6 @@ public final class Daemon: Sendable {
     /// `signals` end the run (none in tests, which call `shutdown()`).
     public init(config: AgentConfig, logger: Logger, signals: [Int32] = [SIGTERM, SIGINT],
                 openBus: @escaping @Sendable (String) throws(I2CError) -> I2CBus = BusOpener.open) throws {
-        self.logger = logger
         let notifier = SystemdNotification(logger: logger)
         let agent = Agent(config: config, logger: logger, openBus: openBus)
         try agent.start()

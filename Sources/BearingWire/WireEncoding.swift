@@ -271,8 +271,4 @@ public enum WireEncoding {
         w.raw("named", "[" + list.joined(separator: ",") + "]")
         return w.finished()
     }
-
-    private static func numbers(_ values: [Double]) -> String {
-        "[" + values.map(JSONObjectWriter.shortest).joined(separator: ",") + "]"
-    }
 }
