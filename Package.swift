@@ -10,6 +10,7 @@ import PackageDescription
 //    no threads)  BearingWire         gpsd's JSON dialect, client requests, the operator-spec vocabulary
 //                 BearingCalibration  magnetometer, accelerometer and level fits and their records
 //                 BearingPublishing   pipelines, hub, stages (the only target built on OpenCombine)
+//                 BearingRecording    the black box's records, file format, frame codec and ring
 //   I/O           BearingLog, BearingYAML, BearingPOSIX (syscalls wrapped once), BearingService (the
 //                 service group, the Door protocol), BearingI2C (the bus protocol, /dev/i2c-N),
 //                 BearingConfig (YAML to typed config: key tables, errors naming the key), BearingGPSD
@@ -23,8 +24,8 @@ import PackageDescription
 // What every test target may use: the libraries, the shared test support, the fuzz checks and the test
 // schedulers (tests mirror the source targets; each imports what it tests).
 let testDependencies: [Target.Dependency] = [
-    "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX",
-    "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors",
+    "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingRecording",
+    "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors",
     "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal",
     "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
     .product(name: "CombineSchedulers", package: "combine-schedulers"),
@@ -79,12 +80,13 @@ let package = Package(
             .product(name: "OpenCombine", package: "OpenCombine"),
             .product(name: "OpenCombineDispatch", package: "OpenCombine"),
         ]),
+        .target(name: "BearingRecording", dependencies: ["BearingModel"]),
         .target(name: "BearingPOSIX", dependencies: ["CBearingSys", "BearingModel"]),
         .target(name: "BearingService", dependencies: ["BearingLog"]),
         .target(name: "BearingConfig", dependencies: ["BearingYAML", "BearingModel", "BearingWire", "BearingPOSIX", "BearingI2C", "BearingLog"]),
         .target(name: "BearingI2C", dependencies: ["CI2C", "BearingPOSIX", "BearingModel"]),
         .target(name: "BearingGPSD", dependencies: ["CGPS", "BearingPOSIX", "BearingModel", "BearingWire"]),
-        .target(name: "BearingSensors", dependencies: ["BearingModel", "BearingI2C", "BearingPOSIX"]),
+        .target(name: "BearingSensors", dependencies: ["BearingModel", "BearingI2C", "BearingPOSIX", "BearingRecording"]),
         .target(name: "BearingSimulator", dependencies: ["BearingModel", "BearingWire", "BearingI2C", "BearingPOSIX"]),
         .target(name: "BearingTerminal", dependencies: ["BearingModel", "BearingCalibration"]),
         .target(name: "BearingClient", dependencies: ["BearingModel", "BearingWire", "BearingPOSIX"]),
@@ -103,14 +105,14 @@ let package = Package(
         .target(name: "BearingDaemon", dependencies: [
             "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX",
             "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors",
-            "BearingSimulator", "BearingMarine", "BearingMQTT",
+            "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingRecording",
         ]),
         .executableTarget(
             name: "bearing",
             dependencies: [
                 "BearingDaemon", "BearingClient", "BearingTerminal", "BearingSimulator", "BearingSensors",
                 "BearingCalibration", "BearingCalibrationWorkflow", "BearingModel", "BearingAttitude", "BearingWire", "BearingPOSIX", "BearingI2C", "BearingMQTT",
-                "BearingConfig", "BearingService", "BearingLog",
+                "BearingConfig", "BearingService", "BearingLog", "BearingRecording",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -154,7 +156,7 @@ let package = Package(
         // gpsfake rig, socket client, the built binary).
         .target(
             name: "TestSupport",
-            dependencies: ["BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "BearingCalibrationWorkflow"],
+            dependencies: ["BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "BearingCalibrationWorkflow", "BearingRecording"],
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "BearingModelTests", dependencies: testDependencies),
@@ -162,6 +164,7 @@ let package = Package(
         .testTarget(name: "BearingWireTests", dependencies: testDependencies),
         .testTarget(name: "BearingCalibrationTests", dependencies: testDependencies),
         .testTarget(name: "BearingPublishingTests", dependencies: testDependencies),
+        .testTarget(name: "BearingRecordingTests", dependencies: testDependencies),
         .testTarget(name: "BearingPOSIXTests", dependencies: testDependencies),
         .testTarget(name: "BearingServiceTests", dependencies: testDependencies),
         .testTarget(name: "BearingGPSDTests", dependencies: testDependencies),
