@@ -10,6 +10,8 @@ import BearingI2C
 import BearingGPSD
 import BearingSensors
 import BearingMarine
+import BearingRecording
+import BearingConfig
 import Dispatch
 import FoundationEssentials
 @preconcurrency import OpenCombine
@@ -39,15 +41,25 @@ public final class Agent: @unchecked Sendable {
     /// Chains, routing, protocol and sockets; its queue is the one serial context for the pipelines.
     public let server: PublishingServer
     private var pipelineQueue: DispatchQueue { server.queue }
-    private var hub: PublishingHub<DispatchQueue.OCombine> { server.hub }
+    private var hub: PipelineHub { server.hub }
 
-    private let gpsAdapter: GPSPublisherAdapter
-    private let gpsd: GPSDClient
-    private let magAdapter = SensorSubjects<MagneticSample>(initialState: .connecting(attempt: 0))
-    private let reader: MagnetometerReader?
-    private let imuAdapter = SensorSubjects<InertialSample>(initialState: .connecting(attempt: 0))
+    let gpsAdapter: GPSPublisherAdapter
+    let gpsd: GPSDClient
+    let magAdapter: SensorSubjects<MagneticSample>
+    let reader: MagnetometerReader?
+    let imuAdapter: SensorSubjects<InertialSample>
     /// The accelerometer + gyroscope; only with a magnetometer.
-    private let imuReader: InertialReader?
+    let imuReader: InertialReader?
+    /// Where the sources' values come from: the sensors and gpsd, or a recording.
+    public let feed: Feed
+    /// The black box; nil when it is off, and in a replay.
+    public let recorder: BlackBoxRecorder?
+    /// The pipeline's clock: live, or the replay's.
+    public var clock: PipelineClock { server.core.clock }
+    let input: PipelineInput
+    /// How the config was made, for the black box; set before `start()`.
+    public var origin: ConfigOrigin?
+    private var frameTimer: DispatchSourceTimer?
     /// The calibration files in force (the magnetometer's; with an IMU the accelerometer's and the
     /// mounting level); nil without a magnetometer.
     public let calibrations: CalibrationFiles?
@@ -73,31 +85,70 @@ public final class Agent: @unchecked Sendable {
     private var lastMagFailure: String?
     private var lastIMUFailure: String?
 
+    /// Where the sources' values come from.
+    public enum Feed: Sendable {
+        /// gpsd and the sensors, recorded in the black box when `blackbox.enabled`.
+        case live
+        /// A recording (`Replayer` drives the sources); `startTime` is when it was made.
+        case replay(startTime: GPSTimestamp)
+    }
+
     /// `openBus` opens the magnetometer's (and the IMU's) bus by path (a `LinuxI2CBus`, or a simulated bus for the demo).
     public init(config: AgentConfig, logger: Logger,
-                openBus: @escaping @Sendable (String) throws(I2CError) -> I2CBus = { path throws(I2CError) in try LinuxI2CBus(path: path) }) {
+                openBus: @escaping @Sendable (String) throws(I2CError) -> I2CBus = { path throws(I2CError) in try LinuxI2CBus(path: path) },
+                feed: Feed = .live) {
         self.config = config
         self.logger = logger
+        self.feed = feed
+        let clock: PipelineClock
+        switch feed {
+        case .live:
+            clock = PipelineClock(.live)
+            startTime = .now()
+            recorder = config.blackbox.enabled ? BlackBoxRecorder(config: config.blackbox, logger: logger) : nil
+        case .replay(let t):
+            clock = PipelineClock(.replay)
+            startTime = t
+            recorder = nil
+        }
+        clock.setWallTime(startTime)
+        let recording: @Sendable (RecordedSensor) -> (@Sendable (String) throws(I2CError) -> I2CBus) = { [recorder] sensor in
+            guard let log = recorder?.transactions(sensor) else { return openBus }
+            return { path throws(I2CError) in RecordingI2CBus(try openBus(path), log: log) }
+        }
         gpsd = GPSDClient(configuration: config.gpsd)
-        gpsAdapter = GPSPublisherAdapter(initialState: .connecting(attempt: 0), echoes: config.nmea0183.echoGuard)
         if config.magnetometer.enabled {
-            reader = MagnetometerReader(configuration: config.magnetometer.reader, openBus: openBus, now: GPSTimestamp.now)
+            reader = MagnetometerReader(configuration: config.magnetometer.reader, openBus: recording(.magnetometer), now: GPSTimestamp.now)
             calibrations = CalibrationFiles(config: config, logger: logger)
         } else {
             reader = nil
             calibrations = nil
         }
         imuReader = config.magnetometer.enabled && config.imu.enabled
-            ? InertialReader(configuration: config.imu.reader, openBus: openBus, now: GPSTimestamp.now) : nil
+            ? InertialReader(configuration: config.imu.reader, openBus: recording(.imu), now: GPSTimestamp.now) : nil
         var sc = PublishingServer.Configuration(socket: config.socket, defaults: config.pipelines)
         sc.named = config.namedPipelines
         sc.devices = ["gpsd://\(config.gpsd.endpoint)"] + (reader.map { [$0.endpoint] } ?? []) + (imuReader.map { [$0.endpoint] } ?? [])
         sc.pipelineStore = config.pipelineStore
-        server = PublishingServer(configuration: sc, logger: logger, calibration: calibrations)
+        server = PublishingServer(configuration: sc, logger: logger, calibration: calibrations, clock: clock, blackBox: recorder)
+        input = PipelineInput(entry: server.entry, clock: clock, recorder: recorder)
+        gpsAdapter = GPSPublisherAdapter(input: input, initialState: .connecting(attempt: 0), echoes: config.nmea0183.echoGuard)
+        magAdapter = SensorSubjects(.magnetometer, input: input, transactions: recorder?.magnetometerTransactions, time: { $0.time },
+                                    initialState: .connecting(attempt: 0))
+        imuAdapter = SensorSubjects(.imu, input: input, transactions: recorder?.imuTransactions, time: { $0.time },
+                                    initialState: .connecting(attempt: 0))
+        if let recorder {
+            clock.observeTimers { [input] due, time in input.recordTimer(due: due, time: time) }
+            _ = recorder
+        }
         gpsd.delegate = gpsAdapter
         reader?.delegate = magAdapter
         imuReader?.delegate = imuAdapter
     }
+
+    /// When the agent was made, or the recording was: the time of the sources' first STATE objects, and
+    /// the date of a fallback position's declination.
+    let startTime: GPSTimestamp
 
     /// Opens the listeners and the data log, wires the stages and the hub, starts the sources. Throws
     /// (having started nothing) when a socket or the data log cannot be opened.
@@ -113,6 +164,8 @@ public final class Agent: @unchecked Sendable {
         }
         wire()
         started = true
+        guard case .live = feed else { return }
+        recordKeys()
         let api = GPSDClient.apiVersion
         logger.info("connecting to gpsd", metadata: ["gpsd": "\(config.gpsd.endpoint)", "libgps_api": "\(api.major).\(api.minor)"])
         gpsd.start()
@@ -173,9 +226,11 @@ public final class Agent: @unchecked Sendable {
         let hub = self.hub
         if let calibrations {
             let (magnetometer, accelerometer, level) = (magnetometerCalibration, accelerometerCalibration, mountingLevel)
-            calibrations.onChange { [pipelineQueue] in
+            calibrations.onChange { [pipelineQueue, weak self] in
                 let status = calibrations.status
+                let agent = self
                 pipelineQueue.async {
+                    agent?.recordCalibrations()
                     magnetometer.send(status.record?.active)
                     accelerometer.send(status.accelerometer?.record?.active)
                     level.send(status.level?.record.flatMap { try? $0.level() })
@@ -233,7 +288,7 @@ public final class Agent: @unchecked Sendable {
         let declinations: AnyPublisher<Declination?, Never>
         if config.heading.trueNorth {
             let fallback = config.heading.fallbackPosition.map { p -> Declination in
-                let year = WorldMagneticModel.decimalYear(unixSeconds: GPSTimestamp.now().unixTime)
+                let year = WorldMagneticModel.decimalYear(unixSeconds: self.startTime.unixTime)
                 return Declination(WorldMagneticModel.wmm2025.field(latitude: p.x, longitude: p.y, heightKm: p.z, year: year).declination, .fallback)
             }
             // Not shared: a shared stream would not replay the fallback to a late subscriber. The WMM is
@@ -262,7 +317,7 @@ public final class Agent: @unchecked Sendable {
         let hub = self.hub
         let fallback = config.heading.fallbackPosition.map { p in
             LocalField.wmm(.wmm2025, latitude: p.x, longitude: p.y, heightKm: p.z,
-                           year: WorldMagneticModel.decimalYear(unixSeconds: GPSTimestamp.now().unixTime), source: .fallback)
+                           year: WorldMagneticModel.decimalYear(unixSeconds: self.startTime.unixTime), source: .fallback)
         }
         // Not shared, as in the magnetometer-only path: each subscriber gets the fallback first.
         let fields = { CompassStages.localFields(self.gpsAdapter.fixes.receive(on: q).eraseToAnyPublisher(), model: .wmm2025, fallback: fallback) }
@@ -296,7 +351,11 @@ public final class Agent: @unchecked Sendable {
 
     /// Publishes a source's STATE (kept for replay) and logs the change. On the pipeline queue.
     private func publishState(_ state: ConnectionState, log: inout SourceStateLog, endpoint: String) {
-        let (s, isTransition) = log.transitions.next(state, source: log.source, endpoint: endpoint, time: .now())
+        let (s, isTransition) = log.transitions.next(state, source: log.source, endpoint: endpoint, time: clock.wallTime)
+        if case .disconnected(let reason, _) = state, reason != .stopped, isTransition, log.wasConnected {
+            recorder?.saveOnFault("\(log.source)-lost")
+        }
+        if state == .connected { log.wasConnected = true } else if case .disconnected = state { log.wasConnected = false }
         hub.publishState(source: log.source, line: WireEncoding.state(s), isTransition: isTransition)
         log.record(state, logger: logger, metadata: [log.source: "\(endpoint)"])
     }
@@ -341,8 +400,47 @@ public final class Agent: @unchecked Sendable {
         imuReader?.stop()
         reader?.stop()
         gpsd.stop()
+        frameTimer?.cancel()
         pipelineQueue.sync {
             subscriptions.removeAll()
+        }
+        recorder?.flush()
+    }
+
+    /// The key records a recording starts from: versions, the config, the calibrations. On start.
+    private func recordKeys() {
+        guard let recorder else { return }
+        let api = GPSDClient.apiVersion
+        var u = utsname()
+        uname(&u)
+        func text<T>(_ field: T) -> String {
+            withUnsafeBytes(of: field) { raw in String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self) }
+        }
+        let environment: [BearingRecording.Record.Pair] = [
+            .init("bearing", Release.version), .init("kernel", "\(text(u.sysname)) \(text(u.release)) \(text(u.machine))"),
+            .init("libgps_api", "\(api.major).\(api.minor)"), .init("started", "\(startTime.seconds).\(String(printf: "%09d", Int(startTime.nanoseconds)))"),
+        ] + (origin?.pairs ?? [])
+        input.enter({ .environment(environment) }) {}
+        input.enter({ .config(ConfigRedaction.redact(origin?.yaml ?? "")) }) {}
+        if config.blackbox.continuous {
+            let timer = DispatchSource.makeTimerSource(queue: pipelineQueue)
+            timer.schedule(deadline: .now() + 0.5, repeating: 0.5)
+            timer.setEventHandler { recorder.closeFrame(ifOlderThan: PipelineClock.monotonicMicroseconds()) }
+            timer.resume()
+            frameTimer = timer
+        }
+    }
+
+    /// Records the calibration files' contents as the daemon has them now (on the pipeline queue, where a
+    /// load's values reach the stages: a replay reloads at the same point).
+    private func recordCalibrations() {
+        guard case .live = feed, let recorder, let calibrations else { return }
+        let files: [(String, String?)] = [("magnetometer", calibrations.magnetometer.path),
+                                          ("accelerometer", calibrations.accelerometer?.path), ("level", calibrations.level?.path)]
+        let t = clock.stamp()
+        for (name, path) in files {
+            let content = path.flatMap { try? AtomicFile.readText($0) }
+            recorder.append(RecordedEvent(time: t, .calibration(name: name, content: content)))
         }
     }
 
@@ -409,6 +507,8 @@ struct SourceStateLog {
     var transitions = SourceStateTransitions()
     let connecting: String, lost: String, stillLost: String, stopped: String
     private var lastDisconnectCode: String?
+    /// The source was connected until this change (a loss saves the black box).
+    var wasConnected = false
 
     init(source: String, connecting: String, lost: String, stillLost: String, stopped: String) {
         self.source = source

@@ -78,6 +78,8 @@ public struct AgentConfig: Equatable, Sendable {
     public var signalK = SignalKDoorConfig()
     /// The MQTT door (off until it has a broker).
     public var mqtt = MQTTDoorConfig()
+    /// The black box: the ring in memory, saves, continuous recording.
+    public var blackbox = BlackBoxConfig()
     /// The board profile the config was layered on, if any.
     public var board: String? = nil
 
@@ -220,6 +222,8 @@ extension AgentConfig {
                  "the MQTT door: TPV, ATT and SKY for a fleet's broker, spooled until acknowledged ([docs/mqtt.md](mqtt.md)); off until `broker` is set",
                  begin: { MQTTDoorConfig.Reading(config: $0) }, end: { r, node, _, c in try r.checked(c, node) }),
         .section("log", \.config.log, Log.keys, "what the daemon logs, and where every published object goes"),
+        .section("blackbox", \.config.blackbox, BlackBoxConfig.keys,
+                 "the black box: what the sensors and gpsd said, kept in memory and saved on request or fault ([docs/blackbox.md](blackbox.md))"),
     ]
 
     static let gpsdKeys: [ConfigKey<GPSDClient.Configuration>] = [

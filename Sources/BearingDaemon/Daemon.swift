@@ -22,10 +22,14 @@ public final class Daemon: Sendable {
 
     /// Starts the agent and opens the doors; throws (having stopped what it started) when one cannot start.
     /// `signals` end the run (none in tests, which call `shutdown()`).
+    /// `origin` says how `config` was made, for the black box; `feed` says whether the sources are live or
+    /// a recording's (`Replayer`).
     public init(config: AgentConfig, logger: Logger, signals: [Int32] = [SIGTERM, SIGINT],
-                openBus: @escaping @Sendable (String) throws(I2CError) -> I2CBus = BusOpener.open) throws {
+                openBus: @escaping @Sendable (String) throws(I2CError) -> I2CBus = BusOpener.open,
+                origin: ConfigOrigin? = nil, feed: Agent.Feed = .live) throws {
         let notifier = SystemdNotification(logger: logger)
-        let agent = Agent(config: config, logger: logger, openBus: openBus)
+        let agent = Agent(config: config, logger: logger, openBus: openBus, feed: feed)
+        agent.origin = origin
         try agent.start()
         do {
             doors = try Doors.open(config, server: agent.server, logger: logger)
@@ -57,6 +61,12 @@ public final class Daemon: Sendable {
             notifier.ready(agent.statusLine)
         }
         defer { hup.cancel() }
+        // SIGUSR1 saves the black box's ring into its directory.
+        let usr1 = await ServiceGroup.signalSource(SIGUSR1) {
+            guard let recorder = agent.recorder else { return }
+            do { try recorder.save(reason: "SIGUSR1") } catch { notifier.log.error("black box: could not save: \(error)") }
+        }
+        defer { usr1.cancel() }
         try await group.run()
     }
 
@@ -171,6 +181,7 @@ struct NotifyService: Service {
                         notifier.tell { try $0.watchdog() }
                     } else if stuck != reported {
                         notifier.log.critical("watchdog not fed, systemd will restart the service: \(stuck.joined(separator: "; "))")
+                        agent.recorder?.saveOnFault("watchdog")
                     }
                     reported = stuck
                 }

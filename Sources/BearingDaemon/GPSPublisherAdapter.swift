@@ -2,6 +2,7 @@ import BearingModel
 import BearingWire
 import BearingGPSD
 import BearingMarine
+import BearingRecording
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
@@ -9,7 +10,8 @@ import Glibc
 @preconcurrency import OpenCombine
 
 /// Implements the gpsd client's delegate protocol and forwards each call into a subject, so everything
-/// downstream is a publisher. The state publisher replays the current state to each new subscriber.
+/// downstream is a publisher. Each message libgps read enters the pipeline whole (`PipelineInput`:
+/// stamped, recorded as gpsd wrote it), then its values are forwarded. The state publisher replays the current state to each new subscriber.
 /// Values gpsd decoded from Bearing's own NMEA door (`echoes`) are dropped here, before anything sees them.
 /// Sendable: OpenCombine's subjects lock themselves (the compiler takes them on trust: `@preconcurrency import`).
 public final class GPSPublisherAdapter: GPSDClientDelegate, Sendable {
@@ -20,10 +22,12 @@ public final class GPSPublisherAdapter: GPSDClientDelegate, Sendable {
     private let failureSubject = PassthroughSubject<GPSDClientError, Never>()
 
     private let echoes: EchoGuard
+    private let input: PipelineInput
 
-    public init(initialState: ConnectionState = .stopped, echoes: EchoGuard = .none) {
+    init(input: PipelineInput, initialState: ConnectionState = .stopped, echoes: EchoGuard = .none) {
         stateSubject = CurrentValueSubject(initialState)
         self.echoes = echoes
+        self.input = input
     }
 
     public var fixes: AnyPublisher<GPSFix, Never> { fixSubject.eraseToAnyPublisher() }
@@ -44,6 +48,13 @@ public final class GPSPublisherAdapter: GPSDClientDelegate, Sendable {
     public func gpsdClient(_ client: GPSDClient, didReceive relayed: RelayedObject) {
         if !echoes.isEcho(device: relayed.device) { relayedSubject.send(relayed) }
     }
-    public func gpsdClient(_ client: GPSDClient, didChangeState state: ConnectionState) { stateSubject.send(state) }
-    public func gpsdClient(_ client: GPSDClient, didFail error: GPSDClientError) { failureSubject.send(error) }
+    public func gpsdClient(_ client: GPSDClient, didChangeState state: ConnectionState) {
+        input.enterState(.gpsd, state) { stateSubject.send(state) }
+    }
+    public func gpsdClient(_ client: GPSDClient, didFail error: GPSDClientError) {
+        input.enter({ .gpsdFailure(error.message) }) { failureSubject.send(error) }
+    }
+    public func gpsdClient(_ client: GPSDClient, didRead message: UnsafeBufferPointer<UInt8>, deliver: () -> Void) {
+        input.enter({ .gpsd(Array(message)) }, deliver)
+    }
 }

@@ -5,6 +5,7 @@ import BearingCalibration
 import BearingPOSIX
 import BearingConfig
 import BearingLog
+import BearingRecording
 import BearingMQTT
 import Dispatch
 import FoundationEssentials
@@ -22,19 +23,22 @@ import Synchronization
 final class ProtocolServer: SocketTransportDelegate, Sendable {
     let transport: SocketTransport
     private let queue: DispatchQueue
-    private let hub: PublishingHub<DispatchQueue.OCombine>
+    private let hub: PipelineHub
     private let logger: Logger
     private let maxRequestBytes: Int
     /// Who may define or delete named pipelines at run time (uids; root always may).
     private let pipelineWriters: Set<UInt32>
     private let namedStore: NamedPipelineStore?
     private let calibration: CalibrationFiles?
+    private let blackBox: BlackBoxRecorder?
 
     /// Each connection's session and peer; touched on the transport thread only (the lock is never contended).
     private let connections = Mutex<[ClientID: (session: ClientSession, peer: Peer)]>([:])
 
-    init(transport: SocketTransport, queue: DispatchQueue, hub: PublishingHub<DispatchQueue.OCombine>, logger: Logger,
-         maxRequestBytes: Int, pipelineWriters: Set<UInt32>, namedStore: NamedPipelineStore?, calibration: CalibrationFiles?) {
+    init(transport: SocketTransport, queue: DispatchQueue, hub: PipelineHub, logger: Logger,
+         maxRequestBytes: Int, pipelineWriters: Set<UInt32>, namedStore: NamedPipelineStore?, calibration: CalibrationFiles?,
+         blackBox: BlackBoxRecorder?) {
+        self.blackBox = blackBox
         self.transport = transport
         self.queue = queue
         self.hub = hub
@@ -109,6 +113,20 @@ final class ProtocolServer: SocketTransportDelegate, Sendable {
             persist(client)
             logger.notice("pipeline deleted", metadata: ["name": "\(name)"])
             hub.reply(client, hub.pipelinesObject())
+        case .blackBox:
+            // The ring may hold positions: readers of the UNIX socket only (its mode and group decide who).
+            guard peer?.uid != nil else {
+                hub.reply(client, WireEncoding.error("BLACKBOX: over the UNIX socket only"))
+                return
+            }
+            guard let blackBox else {
+                hub.reply(client, WireEncoding.error("BLACKBOX: the black box is off (blackbox.enabled: false)"))
+                return
+            }
+            let file = blackBox.ringFile()
+            hub.reply(client, JSONValue.map([("class", .string("BLACKBOX")), ("format", .number(Double(RecordingFormat.version))),
+                                             ("bytes", .number(Double(file.count))), ("data", .string(Data(file).base64EncodedString()))]).json)
+            logger.info("black box sent", metadata: ["bytes": "\(file.count)", "to": "\(peer.map { "\($0)" } ?? "?")"])
         default:
             hub.handle(request, from: client, now: .now())
         }

@@ -37,24 +37,27 @@ public final class PublishingServer: Sendable {
     public let core: PublishingCore
     /// The one serial context for the pipelines; `hub` is touched only there.
     public var queue: DispatchQueue { core.queue }
-    public var hub: PublishingHub<DispatchQueue.OCombine> { core.hub }
+    public var hub: PipelineHub { core.hub }
     /// How values enter `queue` from the sources' threads (see `PipelineEntry`).
     public var entry: PipelineEntry { core.entry }
     private let logger: Logger
     private let calibration: CalibrationFiles?
+    private let blackBox: BlackBoxRecorder?
     private let box = TransportBox()
     /// The protocol server (kept alive: the transport holds its delegate weakly), and whether `stop()` has
     /// run (a second call logs nothing again).
     private let lifecycle = Mutex<(protocolServer: ProtocolServer?, stopped: Bool)>((nil, false))
 
     public init(configuration: Configuration, logger: Logger, calibration: CalibrationFiles? = nil,
-                queue: DispatchQueue = DispatchQueue(label: "bearing.pipeline")) {
+                queue: DispatchQueue = DispatchQueue(label: "bearing.pipeline"), clock: PipelineClock = PipelineClock(),
+                blackBox: BlackBoxRecorder? = nil) {
         self.configuration = configuration
+        self.blackBox = blackBox
         self.logger = logger
         self.calibration = calibration
         let box = self.box
         core = PublishingCore(defaults: configuration.defaults, named: configuration.named, devices: configuration.devices,
-                              release: configuration.release, queue: queue) { line, clients in
+                              release: configuration.release, queue: queue, clock: clock) { line, clients in
             box.transport?.send(line, to: clients)
         }
     }
@@ -74,7 +77,7 @@ public final class PublishingServer: Sendable {
         let server = ProtocolServer(transport: transport, queue: queue, hub: hub, logger: logger,
                                     maxRequestBytes: configuration.socket.maxRequestBytes,
                                     pipelineWriters: Self.uids(configuration.socket.pipelineWriters, logger: logger),
-                                    namedStore: store, calibration: calibration)
+                                    namedStore: store, calibration: calibration, blackBox: blackBox)
         transport.delegate = server
         lifecycle.withLock { $0.protocolServer = server }
         box.transport = transport

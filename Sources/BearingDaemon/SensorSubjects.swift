@@ -1,4 +1,5 @@
 import BearingModel
+import BearingRecording
 import BearingSensors
 import FoundationEssentials
 #if canImport(Glibc)
@@ -7,15 +8,25 @@ import Glibc
 @preconcurrency import OpenCombine
 
 /// A sensor reader's reports as subjects: samples, link state (replayed to each new subscriber) and
-/// failures. It is the reader's delegate: each call is forwarded into its subject.
+/// failures. It is the reader's delegate: each call enters the pipeline (`PipelineInput`: stamped and
+/// recorded, with the bus transfers behind it) and is forwarded into its subject.
 /// Sendable: OpenCombine's subjects lock themselves (the compiler takes them on trust: `@preconcurrency import`).
 public final class SensorSubjects<Sample>: SensorReaderDelegate, Sendable {
     private let sampleSubject = PassthroughSubject<Sample, Never>()
     private let stateSubject: CurrentValueSubject<ConnectionState, Never>
     private let failureSubject = PassthroughSubject<SensorError, Never>()
+    private let sensor: RecordedSensor
+    private let input: PipelineInput
+    private let transactions: TransactionLog?
+    private let time: @Sendable (Sample) -> GPSTimestamp
 
-    public init(initialState: ConnectionState = .stopped) {
+    init(_ sensor: RecordedSensor, input: PipelineInput, transactions: TransactionLog?, time: @escaping @Sendable (Sample) -> GPSTimestamp,
+         initialState: ConnectionState = .stopped) {
         stateSubject = CurrentValueSubject(initialState)
+        self.sensor = sensor
+        self.input = input
+        self.transactions = transactions
+        self.time = time
     }
 
     public var samples: AnyPublisher<Sample, Never> { sampleSubject.eraseToAnyPublisher() }
@@ -24,7 +35,29 @@ public final class SensorSubjects<Sample>: SensorReaderDelegate, Sendable {
     public var failures: AnyPublisher<SensorError, Never> { failureSubject.eraseToAnyPublisher() }
     public var currentState: ConnectionState { stateSubject.value }
 
-    public func sensorReader(didReceive sample: Sample) { sampleSubject.send(sample) }
-    public func sensorReader(didChangeState state: ConnectionState) { stateSubject.send(state) }
-    public func sensorReader(didFail error: SensorError) { failureSubject.send(error) }
+    public func sensorReader(didReceive sample: Sample) {
+        input.enter({ .sensorSample(sensor, time: time(sample), transactions: transactions?.take() ?? []) }) { sampleSubject.send(sample) }
+    }
+
+    public func sensorReader(didChangeState state: ConnectionState) {
+        let source: RecordedSource = sensor == .magnetometer ? .magnetometer : .imu
+        input.enterState(source, state, also: {
+            // The transfers that found and configured the chip; those of failed attempts are dropped.
+            guard let transactions else { return [] }
+            let done = transactions.take()
+            return state == .connected ? [.sensorConnect(sensor, bus: transactions.busPath, transactions: done)] : []
+        }) { stateSubject.send(state) }
+    }
+
+    public func sensorReader(didFail error: SensorError) {
+        input.enter({
+            _ = transactions?.take()
+            return .sensorFailure(sensor, message: error.description)
+        }) { failureSubject.send(error) }
+    }
+
+    /// A replayed failure, as recorded: logged as live, without the error's structure.
+    func replayFailure(_ message: String) {
+        failureSubject.send(.unsupported(chip: "recorded", message))
+    }
 }

@@ -16,6 +16,13 @@ public protocol GPSDClientDelegate: AnyObject, Sendable {
     func gpsdClient(_ client: GPSDClient, didReceive relayed: RelayedObject)
     func gpsdClient(_ client: GPSDClient, didChangeState state: ConnectionState)
     func gpsdClient(_ client: GPSDClient, didFail error: GPSDClientError)
+    /// One message as libgps read it (gpsd's JSON); `deliver` makes the calls above that it gives. The
+    /// black box records the message here; the default just delivers.
+    func gpsdClient(_ client: GPSDClient, didRead message: UnsafeBufferPointer<UInt8>, deliver: () -> Void)
+}
+
+extension GPSDClientDelegate {
+    public func gpsdClient(_ client: GPSDClient, didRead message: UnsafeBufferPointer<UInt8>, deliver: () -> Void) { deliver() }
 }
 
 /// A failure that did not end the session by itself being reported as a state (e.g. a bad stream request).
@@ -23,6 +30,11 @@ public struct GPSDClientError: Error, Equatable, CustomStringConvertible {
     public var endpoint: String
     public var message: String
     public var description: String { "gpsd \(endpoint): \(message)" }
+
+    public init(endpoint: String, message: String) {
+        self.endpoint = endpoint
+        self.message = message
+    }
 }
 
 /// A gpsd session over libgps, on its own thread: open, `WATCH_ENABLE|WATCH_JSON`, wait/read, close,
@@ -134,9 +146,20 @@ public final class GPSDClient: Sendable {
                 }
                 if n == 0 { continue }
                 lastData = Syscall.monotonicSeconds()
-                dispatch(data, message, className: GPSDMessage.className(message))
+                deliver(data, message)
             } else if Syscall.monotonicSeconds() - lastData > configuration.silenceTimeout {
                 return .silence(seconds: configuration.silenceTimeout)
+            }
+        }
+    }
+
+    /// Hands one read message to the delegate: recorded (`didRead`), then decoded into its calls.
+    func deliver(_ data: UnsafeMutablePointer<gps_data_t>, _ message: UnsafePointer<CChar>) {
+        guard let delegate else { return }
+        let length = strlen(message)
+        message.withMemoryRebound(to: UInt8.self, capacity: length) { raw in
+            delegate.gpsdClient(self, didRead: UnsafeBufferPointer(start: raw, count: length)) {
+                dispatch(data, message, className: GPSDMessage.className(message))
             }
         }
     }
@@ -248,5 +271,42 @@ enum GPSDMessage {
             }
         }
         return sky
+    }
+}
+
+/// Replays recorded gpsd messages through libgps's own JSON parser (`gps_unpack`, what `gps_read` uses)
+/// and the client's decoding, to the client's delegate — what the client would have delivered live.
+public final class GPSDReplay {
+    private let client: GPSDClient
+    private let data = UnsafeMutablePointer<gps_data_t>.allocate(capacity: 1)
+    private var buffer: [CChar] = []
+
+    /// `client` is not started: its configuration names the endpoint, its delegate takes the values.
+    public init(client: GPSDClient) {
+        self.client = client
+        data.initialize(to: gps_data_t())
+    }
+
+    deinit { data.deallocate() }
+
+    /// A new session (libgps starts each with a cleared `gps_data_t`).
+    public func reset() { data.initialize(to: gps_data_t()) }
+
+    /// Decodes and delivers one recorded message. Returns libgps's status (negative: it refused the JSON;
+    /// nothing is delivered then, as live, where such a read fails).
+    @discardableResult
+    public func replay(_ message: [UInt8]) -> Int32 {
+        buffer.removeAll(keepingCapacity: true)
+        buffer.reserveCapacity(message.count + 1)
+        for b in message { buffer.append(CChar(bitPattern: b)) }
+        buffer.append(0)
+        return buffer.withUnsafeMutableBufferPointer { p -> Int32 in
+            guard let base = p.baseAddress else { return -1 }
+            data.pointee.set = 0
+            let status = gps_unpack(base, data)
+            if status < 0 { return status }
+            client.deliver(data, base)
+            return status
+        }
     }
 }

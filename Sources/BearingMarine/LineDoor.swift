@@ -16,7 +16,7 @@ import Glibc
 public final class LineDoor: Door {
     /// Sends one group of lines; called on the pipeline queue only.
     public typealias Emit = ([String]) -> Void
-    public typealias Feed = @Sendable (_ hub: PublishingHub<DispatchQueue.OCombine>, _ emit: @escaping Emit) -> [AnyCancellable]
+    public typealias Feed = @Sendable (_ hub: PipelineHub, _ emit: @escaping Emit) -> [AnyCancellable]
 
     public let name: String
     /// The config section, for messages (`nmea0183`, `signalk`).

@@ -2,6 +2,9 @@ import BearingWire
 import Dispatch
 import OpenCombineDispatch
 
+/// The hub every door subscribes to: chains run on the pipeline queue, on the pipeline's clock.
+public typealias PipelineHub = PublishingHub<PipelineScheduler>
+
 /// The one publishing core every door is a client of: the hub and the serial context it lives on.
 /// Sources publish through `entry`; doors subscribe to `hub` from `queue`.
 public final class PublishingCore: Sendable {
@@ -9,21 +12,27 @@ public final class PublishingCore: Sendable {
     public let queue: DispatchQueue
     /// How values enter `queue` from the sources' threads (see `PipelineEntry`).
     public let entry: PipelineEntry
-    public let hub: PublishingHub<DispatchQueue.OCombine>
+    public let hub: PipelineHub
+    /// The pipeline's clock: live, or a replay's.
+    public let clock: PipelineClock
 
     /// `deliver` takes each line for the socket's clients (called on `queue`).
     public init(defaults: [StreamKey: [OperatorSpec]], named: [NamedPipeline], devices: [String], release: String,
-                queue: DispatchQueue = DispatchQueue(label: "bearing.pipeline"),
-                deliver: @escaping PublishingHub<DispatchQueue.OCombine>.Deliver) {
+                queue: DispatchQueue = DispatchQueue(label: "bearing.pipeline"), clock: PipelineClock = PipelineClock(),
+                deliver: @escaping PipelineHub.Deliver) {
         self.queue = queue
+        self.clock = clock
         entry = PipelineEntry(queue)
-        hub = PublishingHub(defaults: defaults, named: named, devices: devices, release: release, scheduler: queue.ocombine,
-                            deliver: deliver)
+        hub = PublishingHub(defaults: defaults, named: named, devices: devices, release: release,
+                            scheduler: PipelineScheduler(entry: entry, clock: clock), deliver: deliver)
     }
 
     /// One unfiltered value, from any thread; published before this returns.
     public func publish(_ report: Report, from source: StreamSource) {
-        entry.run { hub.publish(report, from: source) }
+        entry.run {
+            if clock.mode == .live { clock.stamp() }
+            hub.publish(report, from: source)
+        }
     }
 
     /// A source's STATE object, from any thread.

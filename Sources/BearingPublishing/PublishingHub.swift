@@ -145,7 +145,7 @@ public final class PublishingHub<S: Scheduler> {
                                             att: [StreamKey(.att, .compass), StreamKey(.att, .gpsd)].compactMap { latest[$0]?.line }))
         case .pipelines:
             reply(client, pipelinesObject())
-        case .calibration, .definePipeline, .deletePipeline:
+        case .calibration, .definePipeline, .deletePipeline, .blackBox:
             reply(client, WireEncoding.error("this request is answered by the agent"))
         }
     }

@@ -143,6 +143,8 @@ public enum ClientRequest: Equatable, Sendable {
     case definePipeline(NamedPipeline)
     /// `?PIPELINE={"name":"slow","delete":true};`
     case deletePipeline(String)
+    /// `?BLACKBOX;` asks for the black box's ring as a recording file (UNIX socket only).
+    case blackBox
 }
 
 public struct ClientRequestError: Error, Equatable, CustomStringConvertible {
@@ -173,12 +175,13 @@ extension ClientRequest {
         case "WATCH":
             guard let argument else { return .watch(nil) }
             return .watch(try parseWatch(try object(argument, "WATCH")))
-        case "VERSION", "DEVICES", "POLL", "PIPELINES":
+        case "VERSION", "DEVICES", "POLL", "PIPELINES", "BLACKBOX":
             guard argument == nil else { throw ClientRequestError(message: "\(name) takes no argument; send ?\(name);") }
             switch name {
             case "VERSION": return .version
             case "DEVICES": return .devices
             case "POLL": return .poll
+            case "BLACKBOX": return .blackBox
             default: return .pipelines
             }
         case "PIPELINE":
@@ -312,6 +315,7 @@ extension ClientRequest {
         case .devices: return "?DEVICES;\n"
         case .poll: return "?POLL;\n"
         case .pipelines: return "?PIPELINES;\n"
+        case .blackBox: return "?BLACKBOX;\n"
         case .calibration(let reload): return reload ? "?CALIBRATION={\"reload\":true};\n" : "?CALIBRATION;\n"
         case .definePipeline(let p):
             var e: [(String, JSONValue)] = [("name", .string(p.name))]

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BearingDaemon
+import BearingPOSIX
 
 /// The options that say which board and config to run with, shared by `run` and `calibrate`.
 struct BoardOptions: ParsableArguments {
@@ -20,5 +21,11 @@ struct BoardOptions: ParsableArguments {
             do { c = try AgentConfig.load(file: config, over: c) } catch { throw ExitStatus.configError(error.message) }
         }
         return c
+    }
+
+    /// How the config was made, for the black box (the config file's text is read again; secrets are
+    /// removed when it is recorded).
+    func origin(passthrough: Bool = false) -> ConfigOrigin {
+        ConfigOrigin(board: board, module: module, yaml: config.flatMap { try? AtomicFile.readText($0) }, passthrough: passthrough)
     }
 }

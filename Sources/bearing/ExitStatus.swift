@@ -27,6 +27,12 @@ enum ExitStatus {
         no usage line (the systemd unit does not restart the service for 64 or 78). 128+N: killed by signal N.
         """
 
+    /// A failure: its message on standard error, then exit status 1.
+    static func failure(_ message: String) -> ExitCode {
+        Syscall.printToStandardError("Error: \(message)\n")
+        return ExitCode(failure)
+    }
+
     /// A config file or board profile refused: its error on standard error, then exit status 78.
     static func configError(_ message: String) -> ExitCode {
         Syscall.printToStandardError("Error: \(message)\n")

@@ -66,7 +66,7 @@ struct Run: AsyncParsableCommand {
 
         let daemon: Daemon
         do {
-            daemon = try Daemon(config: config, logger: logger)
+            daemon = try Daemon(config: config, logger: logger, origin: boardOptions.origin(passthrough: passthrough))
         } catch {
             logger.critical("cannot start: \(error)")
             throw ExitCode(ExitStatus.failure)

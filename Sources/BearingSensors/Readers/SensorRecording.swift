@@ -1,0 +1,225 @@
+import BearingModel
+import BearingI2C
+import BearingRecording
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The transfers one sensor's bus made since they were last taken: filled by `RecordingI2CBus` on the
+/// reader's thread, taken on the pipeline queue while the reader waits for its sample to be published.
+public final class TransactionLog: Sendable {
+    private let pending = Mutex<[I2CTransaction]>([])
+    fileprivate let bus = Mutex("")
+    public init() {}
+
+    /// The bus the transfers were made on.
+    public var busPath: String { bus.withLock { $0 } }
+
+    func append(_ t: I2CTransaction) { pending.withLock { $0.append(t) } }
+
+    /// The transfers so far, oldest first; the log is left empty.
+    public func take() -> [I2CTransaction] {
+        pending.withLock { p in
+            let out = p
+            p.removeAll(keepingCapacity: true)
+            return out
+        }
+    }
+}
+
+/// An I2C bus that passes every transfer to the bus it wraps and notes it, request and answer, in a
+/// `TransactionLog`: the black box records sensors below their drivers.
+public final class RecordingI2CBus: I2CBus {
+    private let bus: I2CBus
+    private let log: TransactionLog
+
+    public init(_ bus: I2CBus, log: TransactionLog) {
+        self.bus = bus
+        self.log = log
+        log.bus.withLock { $0 = bus.path }
+    }
+
+    public var path: String { bus.path }
+
+    public func readByte(address: UInt8, register: UInt8) throws(I2CError) -> UInt8 {
+        do {
+            let v = try bus.readByte(address: address, register: register)
+            log.append(I2CTransaction(.readByte, address: address, register: register, count: 1, data: [v]))
+            return v
+        } catch {
+            log.append(I2CTransaction(.readByte, address: address, register: register, count: 1, errno: error.errno))
+            throw error
+        }
+    }
+
+    public func writeByte(address: UInt8, register: UInt8, value: UInt8) throws(I2CError) {
+        do {
+            try bus.writeByte(address: address, register: register, value: value)
+            log.append(I2CTransaction(.writeByte, address: address, register: register, count: 1, data: [value]))
+        } catch {
+            log.append(I2CTransaction(.writeByte, address: address, register: register, count: 1, data: [value], errno: error.errno))
+            throw error
+        }
+    }
+
+    public func readBlock(address: UInt8, register: UInt8, count: Int) throws(I2CError) -> [UInt8] {
+        do {
+            let v = try bus.readBlock(address: address, register: register, count: count)
+            log.append(I2CTransaction(.readBlock, address: address, register: register, count: UInt8(clamping: count), data: v))
+            return v
+        } catch {
+            log.append(I2CTransaction(.readBlock, address: address, register: register, count: UInt8(clamping: count), errno: error.errno))
+            throw error
+        }
+    }
+
+    public func probe(address: UInt8) throws(I2CError) -> I2CProbeResult {
+        do {
+            let r = try bus.probe(address: address)
+            log.append(I2CTransaction(.probe, address: address, data: [Self.code(r)]))
+            return r
+        } catch {
+            log.append(I2CTransaction(.probe, address: address, errno: error.errno))
+            throw error
+        }
+    }
+
+    static func code(_ r: I2CProbeResult) -> UInt8 {
+        switch r {
+        case .absent: return 0
+        case .present: return 1
+        case .busy: return 2
+        }
+    }
+}
+
+/// A bus that answers a driver from recorded transfers, in order. A request the recording does not hold
+/// next (the driver or its settings changed since) fails with `EPROTO` and a detail saying what differed,
+/// and `divergence` keeps that text.
+public final class ReplayI2CBus: I2CBus {
+    public let path: String
+    private var transactions: [I2CTransaction]
+    private var next = 0
+    /// What the driver asked for that the recording did not hold, once it happened.
+    public private(set) var divergence: String?
+
+    public init(path: String, transactions: [I2CTransaction]) {
+        self.path = path
+        self.transactions = transactions
+    }
+
+    /// Replaces the transfers to answer from (the next sample's).
+    public func load(_ transactions: [I2CTransaction]) {
+        self.transactions = transactions
+        next = 0
+    }
+
+    /// Transfers recorded but not asked for.
+    public var unused: Int { transactions.count - next }
+
+    private func answer(_ op: I2CTransaction.Operation, _ errorOp: I2CError.Operation, address: UInt8, register: UInt8,
+                        count: UInt8) throws(I2CError) -> I2CTransaction {
+        func fail(_ text: String) -> I2CError {
+            divergence = text
+            return I2CError(bus: path, address: address, register: register, operation: errorOp, errno: EPROTO, detail: text)
+        }
+        guard next < transactions.count else {
+            throw fail("the recording holds no further transfer here; the driver asked for \(Self.describe(op, address, register, count))")
+        }
+        let t = transactions[next]
+        guard t.operation == op, t.address == address, t.register == register, t.count == count else {
+            throw fail("the recording holds \(Self.describe(t.operation, t.address, t.register, t.count)) here; the driver asked for \(Self.describe(op, address, register, count))")
+        }
+        next += 1
+        if t.errno != 0 { throw I2CError(bus: path, address: address, register: register, operation: errorOp, errno: t.errno) }
+        return t
+    }
+
+    static func describe(_ op: I2CTransaction.Operation, _ address: UInt8, _ register: UInt8, _ count: UInt8) -> String {
+        switch op {
+        case .readByte: return "a byte read of \(I2CError.hex(register)) at \(I2CError.hex(address))"
+        case .writeByte: return "a byte write to \(I2CError.hex(register)) at \(I2CError.hex(address))"
+        case .readBlock: return "a \(count)-byte read from \(I2CError.hex(register)) at \(I2CError.hex(address))"
+        case .probe: return "a probe of \(I2CError.hex(address))"
+        }
+    }
+
+    public func readByte(address: UInt8, register: UInt8) throws(I2CError) -> UInt8 {
+        let t = try answer(.readByte, .readByte, address: address, register: register, count: 1)
+        return t.data.first ?? 0
+    }
+
+    public func writeByte(address: UInt8, register: UInt8, value: UInt8) throws(I2CError) {
+        _ = try answer(.writeByte, .writeByte, address: address, register: register, count: 1)
+    }
+
+    public func readBlock(address: UInt8, register: UInt8, count: Int) throws(I2CError) -> [UInt8] {
+        try answer(.readBlock, .readBlock, address: address, register: register, count: UInt8(clamping: count)).data
+    }
+
+    public func probe(address: UInt8) throws(I2CError) -> I2CProbeResult {
+        switch try answer(.probe, .probe, address: address, register: 0, count: 0).data.first {
+        case 1: return .present
+        case 2: return .busy
+        default: return .absent
+        }
+    }
+}
+
+/// A sensor reader's driver work without its thread or pacing: find, identify and configure the chip
+/// from a recording's connect transfers, then read each sample from its recorded transfers — the same
+/// chip driver code as live, answered by a `ReplayI2CBus`.
+public final class SensorReplay<Sample> {
+    private let connectDriver: (ReplayI2CBus) throws(SensorError) -> String
+    private let readDriver: (String, GPSTimestamp) throws(SensorError) -> Sample
+    private var bus: ReplayI2CBus?
+    private var device: String?
+
+    init<Kind: ReaderKind>(_ kind: Kind.Type, configuration: SensorReaderConfiguration<Kind.Settings>) where Kind.Sample == Sample {
+        var driver: Kind.Driver?
+        connectDriver = { bus throws(SensorError) in
+            let d = try Kind.find(bus, chip: configuration.chip, address: configuration.address)
+            try Kind.configure(d, configuration.settings)
+            // Waits between data-ready polls are the chip's business; a replay answers at once.
+            (d as? any ChipDriver)?.sleep = { _ in }
+            driver = d
+            return SensorReaderLoop<Kind>.endpoint(bus.path, Kind.address(of: d))
+        }
+        readDriver = { device, time throws(SensorError) in
+            guard let driver else { throw SensorError.unsupported(chip: "replay", "a sample before the chip was found (the recording starts without its connect transfers)") }
+            return try Kind.read(driver, device: device, time: { time })
+        }
+    }
+
+    /// Finds and configures the chip from `transactions` recorded on `bus`.
+    public func connect(bus path: String, _ transactions: [I2CTransaction]) throws(SensorError) {
+        let bus = ReplayI2CBus(path: path, transactions: transactions)
+        self.bus = bus
+        device = try connectDriver(bus)
+    }
+
+    /// One sample from its recorded transfers, stamped `time`.
+    public func read(_ transactions: [I2CTransaction], time: GPSTimestamp) throws(SensorError) -> Sample {
+        guard let bus, let device else { throw SensorError.unsupported(chip: "replay", "a sample before the chip was found (the recording starts without its connect transfers)") }
+        bus.load(transactions)
+        return try readDriver(device, time)
+    }
+
+    /// What the driver asked for that the recording did not hold, if it happened.
+    public var divergence: String? { bus?.divergence }
+}
+
+extension MagnetometerReader {
+    /// Replays a magnetometer read with `configuration`'s chip, address and settings.
+    public static func replay(_ configuration: Configuration) -> SensorReplay<MagneticSample> {
+        SensorReplay(Kind.self, configuration: configuration)
+    }
+}
+
+extension InertialReader {
+    /// Replays an accelerometer/gyroscope read with `configuration`'s chip, address and settings.
+    public static func replay(_ configuration: Configuration) -> SensorReplay<InertialSample> {
+        SensorReplay(Kind.self, configuration: configuration)
+    }
+}

@@ -1,0 +1,52 @@
+import BearingDaemon
+import BearingModel
+import BearingPOSIX
+import BearingRecording
+import BearingCalibration
+import BearingSensors
+
+/// `bearing replay --export-samples`: a recording's IMU samples, each with the latest magnetometer
+/// sample, as the CSV `bearing attitude --samples` reads — read through the real chip drivers from the
+/// recorded bus transfers, in the chips' own axes, uncalibrated.
+enum SampleExport {
+    struct Failure: Error, CustomStringConvertible { var description: String }
+
+    /// Writes the CSV; returns the rows written.
+    static func write(_ recording: Recording, to path: String) throws -> Int {
+        let config = try ConfigOrigin(recorded: recording.environment, yaml: recording.configText).resolve()
+        let magnetometer = MagnetometerReader.replay(config.magnetometer.reader)
+        let imu = InertialReader.replay(config.imu.reader)
+        var field: Vector3?
+        var chip = ""
+        var first: GPSTimestamp?
+        var lines = ["# bearing-samples chip=\(chip) source=replay", IMUSampleFile.header]
+        var rows = 0
+        for (i, e) in recording.events.enumerated() {
+            do {
+                switch e.record {
+                case .sensorConnect(.magnetometer, let bus, let t): try magnetometer.connect(bus: bus, t)
+                case .sensorConnect(.imu, let bus, let t): try imu.connect(bus: bus, t)
+                case .sensorSample(.magnetometer, let time, let t): field = try magnetometer.read(t, time: time).field
+                case .sensorSample(.imu, let time, let t):
+                    let s = try imu.read(t, time: time)
+                    chip = s.chip
+                    let t0 = first ?? time
+                    first = t0
+                    let seconds = Double(time.seconds - t0.seconds) + Double(time.nanoseconds - t0.nanoseconds) / 1e9
+                    let g = s.angularRate ?? Vector3(0, 0, 0)
+                    var row = String(printf: "%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f", seconds, s.acceleration.x, s.acceleration.y,
+                                     s.acceleration.z, g.x, g.y, g.z)
+                    if let m = field { row += String(printf: ",%.4f,%.4f,%.4f", m.x, m.y, m.z) } else { continue }
+                    lines.append(row)
+                    rows += 1
+                default: break
+                }
+            } catch {
+                throw Failure(description: "record \(i + 1) (frame at byte offset \(recording.offsets[i])): \(error)")
+            }
+        }
+        lines[0] = "# bearing-samples chip=\(chip) source=replay"
+        try AtomicFile.write(Array((lines.joined(separator: "\n") + "\n").utf8), to: path)
+        return rows
+    }
+}

@@ -1,0 +1,116 @@
+import BearingDaemon
+import BearingModel
+import BearingPOSIX
+import BearingRecording
+import Foundation
+import TestSupport
+import XCTest
+
+/// The black box end to end: a live daemon (simulated sensors below their drivers, a real gpsd under
+/// gpsfake) recorded, its ring fetched over the socket, then replayed through a second whole daemon.
+final class BlackBoxReplayTests: XCTestCase {
+    /// Seconds of live run (BEARING_BLACKBOX_SECONDS; the issue's long run is 600).
+    var liveSeconds: Double { Double(ProcessInfo.processInfo.environment["BEARING_BLACKBOX_SECONDS"] ?? "") ?? 30 }
+
+    func testReplayGivesTheLiveDataLogAndSocketLinesByteForByte() throws {
+        try requireGpsfake()
+        let live = try DaemonRig("blackbox-live", gps: true, doors: { dir in
+            "log: {data_log: \(dir.appendingPathComponent("live.ndjson").path)}"
+        })
+        defer { live.finish() }
+        let watcher = try SocketClient(path: live.socketPath)
+        watcher.watch()
+        var liveLines: [String] = []
+        let end = Syscall.monotonicSeconds() + liveSeconds
+        while Syscall.monotonicSeconds() < end {
+            if let line = watcher.readLine(timeout: 0.5) { liveLines.append(line) }
+        }
+        // The ring, as `bearing blackbox save` gets it: over the socket.
+        let fetcher = try SocketClient(path: live.socketPath)
+        fetcher.send("?BLACKBOX;\n")
+        var ring: [UInt8]?
+        while let line = fetcher.readLine(timeout: 10) {
+            guard let o = jsonObject(line), cls(o) == "BLACKBOX" else { continue }
+            ring = (o["data"] as? String).flatMap { Data(base64Encoded: $0) }.map { Array($0) }
+            XCTAssertEqual(o["bytes"] as? Int, ring?.count)
+            break
+        }
+        let bytes = try XCTUnwrap(ring, "no BLACKBOX reply")
+        // What the watcher got up to the save, as far as the ring reaches.
+        while let line = watcher.readLine(timeout: 0.2) { liveLines.append(line) }
+        XCTAssertNotNil(live.shutdown(), "the live daemon did not stop")
+        let liveLog = try String(contentsOf: live.dir.appendingPathComponent("live.ndjson"), encoding: .utf8)
+
+        let recording = try Recording(bytes: bytes)
+        XCTAssertNil(recording.damagedTail)
+        let samples = recording.events.filter { if case .sensorSample = $0.record { return true }; return false }.count
+        let messages = recording.events.filter { if case .gpsd = $0.record { return true }; return false }.count
+        XCTAssertGreaterThan(samples, Int(liveSeconds) * 50, "sensor samples recorded")
+        XCTAssertGreaterThan(messages, Int(liveSeconds) * 2, "gpsd messages recorded")
+
+        var c = live.config
+        c.socket.path = live.dir.appendingPathComponent("replay.sock").path
+        c.log.dataLog = live.dir.appendingPathComponent("replay.ndjson").path
+        c.pipelineStore = live.dir.appendingPathComponent("replay-pipelines.json").path
+        c.blackbox.enabled = false
+        let replay = try Daemon(config: c, logger: testLogger(), signals: [], feed: .replay(startTime: try XCTUnwrap(recording.startTime)))
+        let finished = expectation(description: "replay daemon stopped")
+        Task.detached {
+            try? await replay.run()
+            finished.fulfill()
+        }
+        let reader = try SocketClient(path: c.socket.path)
+        reader.watch()
+        let hub = replay.agent.server.hub
+        let deadline = Syscall.monotonicSeconds() + 10
+        while Syscall.monotonicSeconds() < deadline, !replay.agent.server.queue.sync(execute: { hub.hasWatchers("TPV") }) { usleep(10_000) }
+        let started = Syscall.monotonicSeconds()
+        let summary = try Replayer(agent: replay.agent, recording: recording, logger: testLogger()).run()
+        let took = Syscall.monotonicSeconds() - started
+        print("replayed \(summary.events) records (\(summary.seconds) s recorded) in \(took) s: \(summary.seconds / took)× real time")
+        var replayLines: [String] = []
+        while let line = reader.readLine(timeout: 1) { replayLines.append(line) }
+        replay.shutdown()
+        wait(for: [finished], timeout: 15)
+        let replayLog = try String(contentsOf: URL(fileURLWithPath: c.log.dataLog!), encoding: .utf8)
+
+        // The data log: every object of the default chains from the start. The replay's is the live one's
+        // beginning (the live daemon ran on past the save), byte for byte — checked with diff(1).
+        XCTAssertGreaterThan(replayLog.count, 1000)
+        let livePrefix = String(liveLog.prefix(replayLog.utf8.count))
+        try diff(livePrefix, replayLog, "data log")
+
+        // The socket: from the watcher's first streamed object on (its greeting — VERSION, DEVICES, WATCH,
+        // the STATE and CALIBRATION of the moment — is per connection), what the live reader got is what the replay's
+        // reader got.
+        if ProcessInfo.processInfo.environment["BEARING_BLACKBOX_DUMP"] != nil {
+            try liveLines.joined(separator: "\n").write(toFile: "/tmp/bb-live.txt", atomically: true, encoding: .utf8)
+            try replayLines.joined(separator: "\n").write(toFile: "/tmp/bb-replay.txt", atomically: true, encoding: .utf8)
+        }
+        let streamed = liveLines.drop { l in ["VERSION", "DEVICES", "WATCH", "STATE", "CALIBRATION"].contains(jsonObject(l).map(cls) ?? "") }
+        let first = try XCTUnwrap(streamed.first)
+        let at = try XCTUnwrap(replayLines.firstIndex(of: first), "the live reader's first object is not in the replay's")
+        let replayed = Array(replayLines[at...])
+        let n = min(streamed.count, replayed.count)
+        XCTAssertGreaterThan(n, Int(liveSeconds) * 2)
+        try diff(streamed.prefix(n).joined(separator: "\n"), replayed.prefix(n).joined(separator: "\n"), "socket lines")
+    }
+
+    /// Runs diff(1) on the two texts; fails with its output when they differ.
+    func diff(_ a: String, _ b: String, _ what: String) throws {
+        let dir = temporaryDirectory("blackbox-diff")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let fa = dir.appendingPathComponent("live"), fb = dir.appendingPathComponent("replay")
+        try a.write(to: fa, atomically: true, encoding: .utf8)
+        try b.write(to: fb, atomically: true, encoding: .utf8)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/diff")
+        p.arguments = [fa.path, fb.path]
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        XCTAssertEqual(p.terminationStatus, 0, "\(what): live and replay differ:\n\(text.prefix(3000))")
+    }
+}
