@@ -1,10 +1,33 @@
-/// The daemon's in-memory black box, asked for over its socket.
+import BearingClient
+import BearingPOSIX
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Fetching the daemon's black-box ring over its UNIX socket (`?BLACKBOX;`).
 enum BlackBoxFetch {
-    /// The black-box ring's bytes (a `.bbx` file). Not available yet: always throws, saying so.
+    struct Failure: Error, CustomStringConvertible { var description: String }
+
+    /// The ring as a recording file; throws naming what failed (no daemon, black box off, a bad reply).
     static func ring(socketPath: String) throws -> [UInt8] {
-        struct NotAvailable: Error, CustomStringConvertible {
-            let description = "not available yet: this bearing cannot fetch the daemon's black box"
+        let client = BearingClient(.unix(socketPath))
+        try client.connect()
+        defer { client.disconnect() }
+        let reply = try client.request(.blackBox, expecting: "BLACKBOX", timeout: 30)
+        guard let text = reply["data"]?.string, let data = Data(base64Encoded: text),
+              let size = reply["bytes"]?.number, Int(size) == data.count else {
+            throw Failure(description: "the daemon's BLACKBOX reply is damaged (its size and data disagree)")
         }
-        throw NotAvailable()
+        return Array(data)
+    }
+
+    /// UTC `YYYYMMDDTHHMMSSZ`, for file names.
+    static func stamp() -> String {
+        var t = time(nil)
+        var tm = tm()
+        gmtime_r(&t, &tm)
+        return String(printf: "%04d%02d%02dT%02d%02d%02dZ", Int(tm.tm_year) + 1900, Int(tm.tm_mon) + 1, Int(tm.tm_mday),
+                      Int(tm.tm_hour), Int(tm.tm_min), Int(tm.tm_sec))
     }
 }
