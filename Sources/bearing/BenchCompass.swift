@@ -7,6 +7,9 @@ import BearingWire
 import BearingPOSIX
 import BearingI2C
 import BearingPublishing
+import BearingRecording
+import BearingDaemon
+import BearingLog
 import FoundationEssentials
 import OpenCombine
 #if canImport(Glibc)
@@ -36,6 +39,8 @@ struct BenchCompass: ParsableCommand {
     @Flag var imu = false
     @Flag var replay = false
     @Flag var pipeline = false
+    /// Records every sample as the black box does (bus transfers, clock stamp, frame encoding, the ring).
+    @Flag var record = false
 
     /// Samples whose reads the replaying bus records (a multiple of 5, the magnetometer's period in samples).
     static let recorded = 1_000
@@ -43,7 +48,20 @@ struct BenchCompass: ParsableCommand {
     func run() throws {
         let models = SimulatedI2CBus()
         let replaying = ReplayI2CBus(models)
-        let bus: I2CBus = replay ? replaying : models
+        let transfers = TransactionLog()
+        let recorder = BlackBoxRecorder(config: BlackBoxConfig(), logger: Logger(label: "bench", level: .error))
+        let clock = PipelineClock(.live)
+        let plain: I2CBus = replay ? replaying : models
+        let bus: I2CBus = record ? RecordingI2CBus(plain, log: transfers) : plain
+        /// What `PipelineInput` does per sample when the black box records.
+        func recordSample(_ sensor: RecordedSensor, _ time: GPSTimestamp) {
+            guard record else { return }
+            // The live pipeline stamps each value; the record carries the sample's own time, so frames span
+            // what they would at the sensor's rate however fast the bench runs.
+            clock.stamp()
+            let t = UInt64(max(0, (time.unixTime - 1_780_000_000) * 1e6))
+            recorder.append(RecordedEvent(time: t, .sensorSample(sensor, time: time, transactions: transfers.take())))
+        }
         var t = 0.0
         let compass = VirtualCompass(turnRate: 3, noise: 0.2, clock: { t })
         compass.orientation = try Orientation(axes: "+X-Y-Z")
@@ -76,6 +94,7 @@ struct BenchCompass: ParsableCommand {
             }
             try replaying.replay()
         }
+        _ = transfers.take()
         var fds: [Int32] = [0, 0]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0 else { throw ExitCode(1) }
         let reader = fds[1]
@@ -105,9 +124,11 @@ struct BenchCompass: ParsableCommand {
                 let time = GPSTimestamp(unixTime: 1_780_000_000 + t)
                 if i % 5 == 0 {
                     let r = try driver.read()
+                    recordSample(.magnetometer, time)
                     magnetic.send(MagneticSample(time: time, device: "bench", chip: "qmc5883l", field: r.field, overflow: r.overflow))
                 }
                 let r = try gyro.read()
+                recordSample(.imu, time)
                 inertial.send(InertialSample(time: time, device: "bench", chip: "lsm6dsx", acceleration: r.acceleration,
                                              angularRate: r.angularRate, temperature: r.temperature))
             }
@@ -120,9 +141,11 @@ struct BenchCompass: ParsableCommand {
                 let time = GPSTimestamp(unixTime: 1_780_000_000 + t)
                 if i % 5 == 0 {
                     let r = try driver.read()
+                    recordSample(.magnetometer, time)
                     fusion.step(.magnetic(MagneticSample(time: time, device: "bench", chip: "qmc5883l", field: r.field, overflow: r.overflow)))
                 }
                 let r = try gyro.read()
+                recordSample(.imu, time)
                 fusion.step(.inertial(InertialSample(time: time, device: "bench", chip: "lsm6dsx", acceleration: r.acceleration,
                                                      angularRate: r.angularRate, temperature: r.temperature)))
                 if let a = fusion.emitted { write(WireEncoding.att(a)) }
@@ -134,6 +157,7 @@ struct BenchCompass: ParsableCommand {
                 let r = try driver.read()
                 let sample = MagneticSample(time: GPSTimestamp(unixTime: 1_780_000_000 + t), device: "bench", chip: "qmc5883l",
                                             field: r.field, overflow: r.overflow)
+                recordSample(.magnetometer, sample.time)
                 smoother.add(Compass.attitude(sample, orientation: orientation, calibration: .identity,
                                               declination: (field.declination.value, .fallback)))
                 write(WireEncoding.att(smoother.smoothed!))

@@ -13,6 +13,8 @@ enum ExitStatus {
     static let refused: Int32 = 2
     /// EX_USAGE: the command line is wrong (the usage line follows the error).
     static let usage: Int32 = 64
+    /// EX_DATAERR: a file that is not what it should be (`replay`: not a recording, newer, corrupt).
+    static let dataError: Int32 = 65
     /// EX_CONFIG: the config file or board profile cannot be read or is invalid. No usage line; systemd does
     /// not restart the service for it.
     static let config: Int32 = 78
@@ -22,7 +24,8 @@ enum ExitStatus {
         Exit status: 0 done, or stopped by SIGTERM or SIGINT; 1 a failure (run: a socket, bus or port \
         it needs could not be had, which a restart may cure; other commands: what they name); 2 a result \
         refused (calibrate or level below the bar or not still, attitude's bad input, probe finding no \
-        device); 64 (EX_USAGE) a wrong command line, followed by the usage line; 78 (EX_CONFIG) the config \
+        device); 64 (EX_USAGE) a wrong command line, followed by the usage line; 65 (EX_DATAERR) replay's \
+        file is not a recording, is from a newer version or is corrupt in the middle (the byte offset named); 78 (EX_CONFIG) the config \
         file or board profile cannot be read or is invalid, with one line naming the file, key and value and \
         no usage line (the systemd unit does not restart the service for 64 or 78). 128+N: killed by signal N.
         """

@@ -104,7 +104,7 @@ struct ReplayCommand: AsyncParsableCommand {
         }
         do { return try Recording(bytes: bytes) } catch {
             Syscall.printToStandardError("Error: \(file): \(error)\n")
-            throw ExitCode(65)
+            throw ExitCode(ExitStatus.dataError)
         }
     }
 

@@ -97,7 +97,7 @@ public final class RecordingI2CBus: I2CBus {
 /// A bus that answers a driver from recorded transfers, in order. A request the recording does not hold
 /// next (the driver or its settings changed since) fails with `EPROTO` and a detail saying what differed,
 /// and `divergence` keeps that text.
-public final class ReplayI2CBus: I2CBus {
+public final class PlaybackI2CBus: I2CBus {
     public let path: String
     private var transactions: [I2CTransaction]
     private var next = 0
@@ -169,11 +169,11 @@ public final class ReplayI2CBus: I2CBus {
 
 /// A sensor reader's driver work without its thread or pacing: find, identify and configure the chip
 /// from a recording's connect transfers, then read each sample from its recorded transfers — the same
-/// chip driver code as live, answered by a `ReplayI2CBus`.
+/// chip driver code as live, answered by a `PlaybackI2CBus`.
 public final class SensorReplay<Sample> {
-    private let connectDriver: (ReplayI2CBus) throws(SensorError) -> String
+    private let connectDriver: (PlaybackI2CBus) throws(SensorError) -> String
     private let readDriver: (String, GPSTimestamp) throws(SensorError) -> Sample
-    private var bus: ReplayI2CBus?
+    private var bus: PlaybackI2CBus?
     private var device: String?
 
     init<Kind: ReaderKind>(_ kind: Kind.Type, configuration: SensorReaderConfiguration<Kind.Settings>) where Kind.Sample == Sample {
@@ -194,7 +194,7 @@ public final class SensorReplay<Sample> {
 
     /// Finds and configures the chip from `transactions` recorded on `bus`.
     public func connect(bus path: String, _ transactions: [I2CTransaction]) throws(SensorError) {
-        let bus = ReplayI2CBus(path: path, transactions: transactions)
+        let bus = PlaybackI2CBus(path: path, transactions: transactions)
         self.bus = bus
         device = try connectDriver(bus)
     }
