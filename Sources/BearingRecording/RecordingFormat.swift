@@ -65,17 +65,17 @@ public enum CRC32C {
 
     /// `crc` (of the bytes before) continued over `bytes`; start from 0.
     static func update(_ crc: UInt32, _ bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
-        tables.withUnsafeBufferPointer { t in
+        tables.withUnsafeBufferPointer { (t: UnsafeBufferPointer<UInt32>) -> UInt32 in
             var c = ~crc
             var i = 0
             let n = bytes.count
             while i + 8 <= n {
-                let lo = c ^ (UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16 | UInt32(bytes[i + 3]) << 24)
-                let hi = UInt32(bytes[i + 4]) | UInt32(bytes[i + 5]) << 8 | UInt32(bytes[i + 6]) << 16 | UInt32(bytes[i + 7]) << 24
-                c = t[7 * 256 + Int(lo & 0xFF)] ^ t[6 * 256 + Int((lo >> 8) & 0xFF)]
-                    ^ t[5 * 256 + Int((lo >> 16) & 0xFF)] ^ t[4 * 256 + Int(lo >> 24)]
-                    ^ t[3 * 256 + Int(hi & 0xFF)] ^ t[2 * 256 + Int((hi >> 8) & 0xFF)]
-                    ^ t[1 * 256 + Int((hi >> 16) & 0xFF)] ^ t[Int(hi >> 24)]
+                let lo = c ^ load32(bytes, i)
+                let hi = load32(bytes, i + 4)
+                var x = t[7 * 256 + Int(lo & 0xFF)] ^ t[6 * 256 + Int((lo >> 8) & 0xFF)]
+                x ^= t[5 * 256 + Int((lo >> 16) & 0xFF)] ^ t[4 * 256 + Int(lo >> 24)]
+                x ^= t[3 * 256 + Int(hi & 0xFF)] ^ t[2 * 256 + Int((hi >> 8) & 0xFF)]
+                c = x ^ t[1 * 256 + Int((hi >> 16) & 0xFF)] ^ t[Int(hi >> 24)]
                 i += 8
             }
             while i < n {
@@ -84,6 +84,11 @@ public enum CRC32C {
             }
             return ~c
         }
+    }
+
+    @inline(__always) private static func load32(_ b: UnsafeBufferPointer<UInt8>, _ i: Int) -> UInt32 {
+        let b0 = UInt32(b[i]), b1 = UInt32(b[i + 1]) << 8, b2 = UInt32(b[i + 2]) << 16, b3 = UInt32(b[i + 3]) << 24
+        return b0 | b1 | b2 | b3
     }
 
     /// The CRC a frame header stores: over the payload length (bytes 4..<8), the time and record count

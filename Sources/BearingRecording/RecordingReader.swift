@@ -31,13 +31,13 @@ public struct RecordingReader: Sendable {
     public init(_ bytes: [UInt8]) throws(RecordingError) {
         let magic = RecordingFormat.fileMagic
         let n = min(bytes.count, magic.count)
-        guard bytes[0..<n].elementsEqual(magic[0..<n]) else { throw .notARecording }
+        guard bytes[0..<n].elementsEqual(magic[0..<n]) else { throw RecordingError.notARecording }
         guard bytes.count >= RecordingFormat.headerSize else {
-            throw .corrupt(offset: 0, reason: "the file ends inside its 16-byte header (\(bytes.count) bytes)")
+            throw RecordingError.corrupt(offset: 0, reason: "the file ends inside its 16-byte header (\(bytes.count) bytes)")
         }
         let version = UInt16(bytes[8]) | UInt16(bytes[9]) << 8
-        guard version <= RecordingFormat.version else { throw .newerVersion(found: version, supported: RecordingFormat.version) }
-        guard version >= 1 else { throw .corrupt(offset: 8, reason: "format version 0 does not exist") }
+        guard version <= RecordingFormat.version else { throw RecordingError.newerVersion(found: version, supported: RecordingFormat.version) }
+        guard version >= 1 else { throw RecordingError.corrupt(offset: 8, reason: "format version 0 does not exist") }
         self.bytes = bytes
     }
 
@@ -57,7 +57,7 @@ public struct RecordingReader: Sendable {
             case .damaged(let reason):
                 offset = start
                 if bytes.withUnsafeBufferPointer({ Self.goodFrameFollows($0, after: start) }) {
-                    throw .corrupt(offset: start, reason: reason)
+                    throw RecordingError.corrupt(offset: start, reason: reason)
                 }
                 damagedTail = DamagedTail(offset: start, bytes: bytes.count - start)
                 events = []

@@ -103,7 +103,7 @@ final class RecordingDamageTests: XCTestCase {
         XCTAssertThrowsError(try RecordingReader(Array("{\"class\":\"TPV\"}\n and more than sixteen".utf8))) {
             XCTAssertEqual($0 as? RecordingError, .notARecording)
         }
-        XCTAssertThrowsError(try RecordingReader(Array("BEARBOX".utf8) + [0x0A - 1])) {
+        XCTAssertThrowsError(try RecordingReader(Array("BEARBOX\r".utf8))) {
             XCTAssertEqual($0 as? RecordingError, .notARecording)
         }
         var newer = RecordingFormat.header
