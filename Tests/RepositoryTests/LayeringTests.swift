@@ -53,7 +53,7 @@ final class LayeringTests: XCTestCase {
         let direct = graph.filter { $0.value.contains("OpenCombine") && !$0.key.hasSuffix("Tests") }.keys.sorted()
         XCTAssertEqual(direct, ["BearingPublishing"])
         // The pure core and the bridges below it link no OpenCombine.
-        for t in ["BearingModel", "BearingWire", "BearingCalibration", "BearingAttitude", "BearingPOSIX", "BearingI2C", "BearingGPSD"] {
+        for t in ["BearingModel", "BearingWire", "BearingCalibration", "BearingAttitude", "BearingRecording", "BearingPOSIX", "BearingI2C", "BearingGPSD"] {
             XCTAssertFalse(Self.closure(of: t, in: graph).contains("OpenCombine"), t)
         }
     }
