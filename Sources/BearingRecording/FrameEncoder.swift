@@ -1,7 +1,8 @@
 import BearingModel
 
 /// Builds one frame at a time: records appended, then `finishFrame()` gives the frame's bytes. The codings
-/// refer only to earlier records of the same frame, so every frame decodes on its own.
+/// refer only to earlier records of the same frame, so every frame decodes on its own. It does not split
+/// frames: its owner finishes one each second, and before `pendingBytes` nears `RecordingFormat.maxPayload`.
 public struct FrameEncoder: Sendable {
     /// The previous sample of a sensor in this frame: what the next one is coded against.
     struct SampleReference: Sendable {

@@ -13,8 +13,9 @@ public enum RecordingFormat {
     static let frameMagic: UInt32 = 0x4D52_46B5
     /// Magic, payload length, CRC-32C, first record's time, record count.
     static let frameHeaderSize = 24
-    /// The largest payload a reader accepts (16 MiB); also the largest gpsd message it decodes.
-    static let maxPayload = 16 << 20
+    /// The largest frame payload a reader accepts (16 MiB), and the largest gpsd message it decodes: a writer
+    /// finishes its frames well before (`FrameEncoder.pendingBytes`).
+    public static let maxPayload = 16 << 20
     /// The most a frame's gpsd messages may decode to together (64 MiB): a frame cannot expand without bound.
     static let maxDecodedMessageBytes = 64 << 20
 }

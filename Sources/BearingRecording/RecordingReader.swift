@@ -13,8 +13,9 @@ public struct RecordingReader: Sendable {
         }
     }
 
-    /// How many frame magics after a damaged frame are checked for a good frame before giving up.
-    private static let resyncCandidates = 1000
+    /// How many bytes of frames found after a damaged one are CRC-checked, at most, before the damaged frame
+    /// is taken for one in the middle (a hostile file full of frame magics costs no more).
+    private static let resyncBudget = 64 << 20
 
     private let bytes: [UInt8]
     /// Where the next frame starts.
@@ -108,16 +109,15 @@ public struct RecordingReader: Sendable {
     /// `start` is not the last.
     static func goodFrameFollows(_ b: UnsafeBufferPointer<UInt8>, after start: Int) -> Bool {
         let header = RecordingFormat.frameHeaderSize
-        var candidates = 0
+        var budget = resyncBudget
         var p = start + 1
         while p + header <= b.count {
             if b[p] == UInt8(truncatingIfNeeded: RecordingFormat.frameMagic) && u32(b, p) == RecordingFormat.frameMagic {
-                candidates += 1
-                if candidates > resyncCandidates { return true }
                 let length = Int(u32(b, p + 4))
-                if length <= RecordingFormat.maxPayload && length <= b.count - p - header
-                    && u32(b, p + 8) == CRC32C.frame(b, start: p, payloadLength: length) {
-                    return true
+                if length <= RecordingFormat.maxPayload && length <= b.count - p - header {
+                    budget -= header + length
+                    if budget < 0 { return true }
+                    if u32(b, p + 8) == CRC32C.frame(b, start: p, payloadLength: length) { return true }
                 }
             }
             p += 1
