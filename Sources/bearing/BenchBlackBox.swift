@@ -26,6 +26,12 @@ struct BenchBlackBox: ParsableCommand {
             throw ExitStatus.failure("\(file): no stream records to loop")
         }
         let span = last - first + 10_000
+        // Once through a small recorder first: the code and the allocator's arenas are then warm, and
+        // before/after differ by the ring's own memory.
+        let warm = BlackBoxRecorder(config: { var c = BlackBoxConfig(); c.maxBytes = 64 * 1024; return c }(),
+                                    logger: Logger(label: "bench", level: .error))
+        for e in recording.events { warm.append(e) }
+        _ = warm.ringFile()
         let before = Self.rss()
         let recorder = BlackBoxRecorder(config: BlackBoxConfig(), logger: Logger(label: "bench", level: .error))
         for e in recording.events where e.record.key != nil { recorder.append(e) }
