@@ -45,6 +45,24 @@ final class BlackBoxCLITests: XCTestCase {
         XCTAssertEqual(as_, 0, ae)
     }
 
+    /// The committed recording replays to the committed data log, byte for byte, whatever the toolchain
+    /// (Swift 6.3.1 here, 6.0.3 and gpsd 3.25's libgps on Debian 13; arm64 in scripts/arm64-user).
+    func testTheFixtureReplaysToItsDataLogByteForByte() throws {
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/blackbox")
+        let dir = temporaryDirectory("bb-fixture")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let log = dir.appendingPathComponent("replay.ndjson").path
+        let (status, _, err) = try runBearing(["replay", fixtures.appendingPathComponent("simulator-gpsd.bbx").path, "--fast",
+                                               "--socket", dir.appendingPathComponent("s.sock").path, "--data-log", log])
+        XCTAssertEqual(status, 0, err)
+        let got = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+            .filter { !$0.contains("\"class\":\"CALIBRATION\"") }.joined(separator: "\n")
+        let want = try String(contentsOf: fixtures.appendingPathComponent("simulator-gpsd.expected.ndjson"), encoding: .utf8)
+        XCTAssertTrue(want.contains("\"class\":\"TPV\"") && want.contains("\"class\":\"ATT\""))
+        XCTAssertEqual(got, want, "the replay's data log differs from the committed one")
+    }
+
     func testAFileFromANewerVersionOrCorruptInTheMiddleIsRefusedNamingTheOffset() throws {
         let dir = temporaryDirectory("bb-corrupt")
         defer { try? FileManager.default.removeItem(at: dir) }
