@@ -77,7 +77,11 @@ public struct RecordingRing: Sendable {
         if n <= maxBytes {
             while frameCount > 0, frames[first].start < writeAt + n, frames[first].start + frames[first].count > writeAt { dropOldest() }
             if writeAt + n > storage.count {
-                storage.append(contentsOf: repeatElement(0, count: min(maxBytes, max(writeAt + n, storage.count * 2)) - storage.count))
+                // Grown by doubling, to `maxBytes` and no further: reserved exactly, so the buffer holds no
+                // slack the array's own growth would add.
+                let size = min(maxBytes, max(writeAt + n, storage.count * 2))
+                storage.reserveCapacity(size)
+                storage.append(contentsOf: repeatElement(0, count: size - storage.count))
             }
             storage.withUnsafeMutableBufferPointer { s in
                 frame.withUnsafeBufferPointer { f in (s.baseAddress! + writeAt).update(from: f.baseAddress!, count: n) }

@@ -110,3 +110,9 @@ int bearing_format_unsigned(char *buffer, size_t size, const char *format, unsig
 int bearing_format_char(char *buffer, size_t size, const char *format, int value) {
     return snprintf(buffer, size, format, value);
 }
+
+#include <malloc.h>
+size_t bearing_heap_in_use(void) {
+    struct mallinfo2 m = mallinfo2();
+    return m.uordblks + m.hblkhd;
+}

@@ -4,6 +4,7 @@ import BearingModel
 import BearingPOSIX
 import BearingRecording
 import BearingLog
+import CBearingSys
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
@@ -11,8 +12,9 @@ import Glibc
 
 /// The black box's ring at its defaults, for `bench/blackbox`: a recording's events appended over and
 /// over (times shifted) to a `BlackBoxRecorder` with the default config until `--minutes` of recorded
-/// time have passed, as the daemon appends them; prints the ring's bytes and frames and the process's RSS
-/// before and after, as JSON.
+/// time have passed, as the daemon appends them; prints the ring's bytes and frames, the heap in use
+/// (glibc's `mallinfo2`: allocated bytes, mmapped blocks included) and VmRSS before and after, as JSON.
+/// The heap figure is the ring's memory; RSS moves with what the allocator keeps or returns besides.
 struct BenchBlackBox: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "bench-blackbox", shouldDisplay: false)
 
@@ -32,7 +34,7 @@ struct BenchBlackBox: ParsableCommand {
                                     logger: Logger(label: "bench", level: .error))
         for e in recording.events { warm.append(e) }
         _ = warm.ringFile()
-        let before = Self.rss()
+        let before = Self.rss(), heapBefore = Self.heapInUse()
         let recorder = BlackBoxRecorder(config: BlackBoxConfig(), logger: Logger(label: "bench", level: .error))
         for e in recording.events where e.record.key != nil { recorder.append(e) }
         var shift: UInt64 = 0
@@ -47,10 +49,17 @@ struct BenchBlackBox: ParsableCommand {
             shift += span
         }
         let took = Syscall.monotonicSeconds() - start
-        let after = Self.rss()
+        let after = Self.rss(), heapAfter = Self.heapInUse()
         let ring = recorder.ringSize
         print(#"{"events":\#(appended),"recorded_minutes":\#(Double(shift) / 60e6),"ring_bytes":\#(ring.bytes),"ring_frames":\#(ring.frames),"#
-              + #""rss_before_kb":\#(before),"rss_after_kb":\#(after),"append_seconds":\#(took)}"#)
+              + #""heap_in_use_added_kb":\#((heapAfter - heapBefore) / 1024),"rss_before_kb":\#(before),"rss_after_kb":\#(after),"#
+              + #""append_seconds":\#(took)}"#)
+        withExtendedLifetime(recorder) {}
+    }
+
+    /// Bytes the allocator has handed out and not had back, mmapped blocks included.
+    static func heapInUse() -> Int {
+        Int(bearing_heap_in_use())
     }
 
     /// VmRSS in kB, from /proc/self/status.

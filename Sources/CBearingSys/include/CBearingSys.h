@@ -45,4 +45,8 @@ FILE *bearing_stderr(void);
    mappings advised, or -1 with errno. */
 long bearing_trim_executable_mappings(void);
 
+/* Bytes glibc's allocator has handed out and not had back, mmapped blocks included (mallinfo2), for the
+   benchmarks. */
+size_t bearing_heap_in_use(void);
+
 #endif
