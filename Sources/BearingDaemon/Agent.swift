@@ -153,6 +153,13 @@ public final class Agent: @unchecked Sendable {
     /// Opens the listeners and the data log, wires the stages and the hub, starts the sources. Throws
     /// (having started nothing) when a socket or the data log cannot be opened.
     public func start() throws {
+        try startPublishing()
+        startSources()
+    }
+
+    /// The first half of `start()`: the data log, the listeners and the wiring, no source yet — so that the
+    /// doors can subscribe before the first value comes (`Daemon` opens them in between).
+    public func startPublishing() throws {
         if let path = config.log.dataLog {
             dataLog = try DataLog(path: path, logger: logger)
         }
@@ -164,6 +171,11 @@ public final class Agent: @unchecked Sendable {
         }
         wire()
         started = true
+    }
+
+    /// The second half of `start()`: the black box's key records, then gpsd and the sensors (none in a
+    /// replay: its `Replayer` sends the recording instead).
+    public func startSources() {
         guard case .live = feed else { return }
         recordKeys()
         let api = GPSDClient.apiVersion

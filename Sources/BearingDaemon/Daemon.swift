@@ -30,13 +30,15 @@ public final class Daemon: Sendable {
         let notifier = SystemdNotification(logger: logger)
         let agent = Agent(config: config, logger: logger, openBus: openBus, feed: feed)
         agent.origin = origin
-        try agent.start()
+        try agent.startPublishing()
         do {
             doors = try Doors.open(config, server: agent.server, logger: logger)
         } catch {
             agent.stop()
             throw error
         }
+        // The doors subscribe before the first value: they see what the socket's readers see from the start.
+        agent.startSources()
         // One service per part and per door; a service group shuts services down in reverse order, each after
         // the one before it has returned: the sources, then the socket server, then the doors, then the data log.
         // Made here, so that a `shutdown()` before `run()` is kept.

@@ -14,16 +14,22 @@ final class BlackBoxReplayTests: XCTestCase {
 
     func testReplayGivesTheLiveDataLogAndSocketLinesByteForByte() throws {
         try requireGpsfake()
+        let nmeaPort = freePort()
         let live = try DaemonRig("blackbox-live", gps: true, doors: { dir in
-            "log: {data_log: \(dir.appendingPathComponent("live.ndjson").path)}"
+            """
+            log: {data_log: \(dir.appendingPathComponent("live.ndjson").path)}
+            nmea0183: {tcp: 127.0.0.1:\(nmeaPort)}
+            """
         })
         defer { live.finish() }
         let watcher = try SocketClient(path: live.socketPath)
         watcher.watch()
+        let liveNMEA = try RawTCPReader(port: nmeaPort)
         var liveLines: [String] = []
         let end = Syscall.monotonicSeconds() + liveSeconds
         while Syscall.monotonicSeconds() < end {
-            if let line = watcher.readLine(timeout: 0.5) { liveLines.append(line) }
+            if let line = watcher.readLine(timeout: 0.1) { liveLines.append(line) }
+            liveNMEA.read(timeout: 0.02) { _ in false }
         }
         // The ring, as `bearing blackbox save` gets it: over the socket.
         let fetcher = try SocketClient(path: live.socketPath)
@@ -61,6 +67,9 @@ final class BlackBoxReplayTests: XCTestCase {
         }
         let reader = try SocketClient(path: c.socket.path)
         reader.watch()
+        let replayNMEA = try RawTCPReader(port: nmeaPort)
+        // The door accepts on its own thread: give it the moment it takes, so the replay's first sentences reach it.
+        usleep(500_000)
         let hub = replay.agent.server.hub
         let deadline = Syscall.monotonicSeconds() + 10
         while Syscall.monotonicSeconds() < deadline, !replay.agent.server.queue.sync(execute: { hub.hasWatchers("TPV") }) { usleep(10_000) }
@@ -70,6 +79,7 @@ final class BlackBoxReplayTests: XCTestCase {
         print("replayed \(summary.events) records (\(summary.seconds) s recorded) in \(took) s: \(summary.seconds / took)× real time")
         var replayLines: [String] = []
         while let line = reader.readLine(timeout: 1) { replayLines.append(line) }
+        replayNMEA.read(timeout: 1) { _ in false }
         replay.shutdown()
         wait(for: [finished], timeout: 15)
         let replayLog = try String(contentsOf: URL(fileURLWithPath: c.log.dataLog!), encoding: .utf8)
@@ -94,6 +104,24 @@ final class BlackBoxReplayTests: XCTestCase {
         let n = min(streamed.count, replayed.count)
         XCTAssertGreaterThan(n, Int(liveSeconds) * 2)
         try diff(streamed.prefix(n).joined(separator: "\n"), replayed.prefix(n).joined(separator: "\n"), "socket lines")
+
+        // The NMEA 0183 door's sentences (no field of them is wall-clock: RMC's time is the fix's), each
+        // sentence type on its own: the door's sentence groups are runs of their own on one input, and the
+        // order in which one value reaches them is OpenCombine's subscriber order (a set, by address), which
+        // differs between any two runs, live or replayed. Within a type: from the live reader's first
+        // sentence (it connected a moment after the start), byte for byte.
+        let liveSentences = liveNMEA.crlfLines, replaySentences = replayNMEA.crlfLines
+        XCTAssertGreaterThan(liveSentences.count, Int(liveSeconds) * 2, "NMEA sentences live")
+        func byType(_ lines: [String]) -> [String: [String]] { Dictionary(grouping: lines) { String($0.prefix(6)) } }
+        let liveTypes = byType(liveSentences), replayTypes = byType(replaySentences)
+        XCTAssertEqual(Set(liveTypes.keys), Set(replayTypes.keys))
+        for (type, live) in liveTypes.sorted(by: { $0.key < $1.key }) {
+            let replayed = replayTypes[type] ?? []
+            let at = try XCTUnwrap(replayed.firstIndex(of: live[0]), "\(type): the live door's first is not in the replay's")
+            let m = min(live.count, replayed.count - at)
+            XCTAssertGreaterThan(m, live.count - 3, "\(type): the replay has the live sentences")
+            try diff(live.prefix(m).joined(separator: "\n"), replayed[at..<(at + m)].joined(separator: "\n"), "NMEA 0183 \(type)")
+        }
     }
 
     /// Runs diff(1) on the two texts; fails with its output when they differ.
