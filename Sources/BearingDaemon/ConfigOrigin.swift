@@ -38,3 +38,18 @@ public struct ConfigOrigin: Equatable, Sendable {
         self.init(board: value("board"), module: value("module"), yaml: yaml, passthrough: value("passthrough") == "true")
     }
 }
+
+extension AgentConfig {
+    /// This config kept to one process (`bearing record`, `bearing replay`): the socket and the
+    /// client-defined pipelines in `directory`, no TCP door, no NMEA 0183, Signal K or MQTT door, no data log
+    /// — nothing that reaches the boat, the fleet or the service's files.
+    public mutating func keepToThisProcess(in directory: String) {
+        socket.path = "\(directory)/bearing.sock"
+        socket.tcp = nil
+        nmea0183 = AgentConfig().nmea0183
+        signalK = AgentConfig().signalK
+        mqtt = AgentConfig().mqtt
+        log.dataLog = nil
+        pipelineStore = "\(directory)/pipelines.json"
+    }
+}

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BearingClient
+import BearingDaemon
 import BearingPOSIX
 import BearingRecording
 import FoundationEssentials
@@ -29,7 +30,7 @@ struct BlackBoxCommand: ParsableCommand {
             do { bytes = try BlackBoxFetch.ring(socketPath: socketOptions.socket) } catch {
                 throw ExitStatus.failure("bearing blackbox save: \(error)")
             }
-            let path = file ?? "blackbox-\(BlackBoxFetch.stamp()).bbx"
+            let path = file ?? "blackbox-\(BlackBoxRecorder.stamp()).bbx"
             do { try AtomicFile.write(bytes, to: path, mode: 0o600) } catch {
                 throw ExitStatus.failure("bearing blackbox save: \(error)")
             }

@@ -21,13 +21,4 @@ enum BlackBoxFetch {
         }
         return Array(data)
     }
-
-    /// UTC `YYYYMMDDTHHMMSSZ`, for file names.
-    static func stamp() -> String {
-        var t = time(nil)
-        var tm = tm()
-        gmtime_r(&t, &tm)
-        return String(printf: "%04d%02d%02dT%02d%02d%02dZ", Int(tm.tm_year) + 1900, Int(tm.tm_mon) + 1, Int(tm.tm_mday),
-                      Int(tm.tm_hour), Int(tm.tm_min), Int(tm.tm_sec))
-    }
 }

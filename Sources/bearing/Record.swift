@@ -36,13 +36,7 @@ struct RecordCommand: AsyncParsableCommand {
         }
         var c = try boardOptions.resolve()
         let scratch = try ReplayCommand.scratchDirectory()
-        c.socket.path = "\(scratch)/bearing.sock"
-        c.socket.tcp = nil
-        c.nmea0183 = AgentConfig().nmea0183
-        c.signalK = AgentConfig().signalK
-        c.mqtt = AgentConfig().mqtt
-        c.log.dataLog = nil
-        c.pipelineStore = "\(scratch)/pipelines.json"
+        c.keepToThisProcess(in: scratch)
         c.blackbox.enabled = true
         c.blackbox.continuous = false
         c.blackbox.minutes = seconds / 60 + 1

@@ -118,12 +118,7 @@ struct ReplayCommand: AsyncParsableCommand {
             do { c = try ConfigOrigin(recorded: recording.environment, yaml: recording.configText).resolve() } catch {
                 throw ExitStatus.configError("the recorded config: \(error.message)")
             }
-            c.socket.tcp = nil
-            c.nmea0183 = AgentConfig().nmea0183
-            c.signalK = AgentConfig().signalK
-            c.mqtt = AgentConfig().mqtt
-            c.log.dataLog = nil
-            c.socket.path = "\(scratch)/bearing.sock"
+            c.keepToThisProcess(in: scratch)
         }
         if let socket { c.socket.path = SocketOptions.absolute(socket) }
         if let dataLog { c.log.dataLog = dataLog }

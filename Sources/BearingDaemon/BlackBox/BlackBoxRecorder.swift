@@ -136,7 +136,7 @@ public final class BlackBoxRecorder: Sendable {
     static let savePrefix = "blackbox-"
 
     /// UTC `YYYYMMDDTHHMMSSZ`, for file names.
-    static func stamp() -> String {
+    public static func stamp() -> String {
         var t = time(nil)
         var tm = tm()
         gmtime_r(&t, &tm)
