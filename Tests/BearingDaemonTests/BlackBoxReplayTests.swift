@@ -12,13 +12,28 @@ final class BlackBoxReplayTests: XCTestCase {
     /// Seconds of live run (BEARING_BLACKBOX_SECONDS; the issue's long run is 600).
     var liveSeconds: Double { Double(ProcessInfo.processInfo.environment["BEARING_BLACKBOX_SECONDS"] ?? "") ?? 30 }
 
-    func testReplayGivesTheLiveDataLogAndSocketLinesByteForByte() throws {
+    func testReplayGivesWhatTheSocketTheDataLogAndTheDoorsGaveLive() throws {
         try requireGpsfake()
         let nmeaPort = freePort()
+        // The MQTT door on a real mosquitto; a subscriber for the live run and one for the replay.
+        let brokerDir = temporaryDirectory("blackbox-broker")
+        defer { try? FileManager.default.removeItem(at: brokerDir) }
+        let broker = try MosquittoBroker(directory: brokerDir.appendingPathComponent("broker"))
+        try broker.start()
+        defer { broker.stop() }
+        let liveSub = try MQTTSubscriber(.mosquittoSub, port: broker.port, topic: "bearing/bb/#", clientID: "bb-live",
+                                         output: brokerDir.appendingPathComponent("live.txt"))
+        defer { liveSub.stop() }
+        liveSub.waitUntilSubscribed(port: broker.port, topic: "bearing/bb/att")
         let live = try DaemonRig("blackbox-live", gps: true, doors: { dir in
             """
             log: {data_log: \(dir.appendingPathComponent("live.ndjson").path)}
             nmea0183: {tcp: 127.0.0.1:\(nmeaPort)}
+            mqtt:
+              broker: \(broker.url)
+              device: bb
+              spool: {directory: \(dir.appendingPathComponent("spool-live").path)}
+              topics: {att: [{op: throttle, interval: 0.2}], tpv: [], sky: false}
             """
         })
         defer { live.finish() }
@@ -54,7 +69,18 @@ final class BlackBoxReplayTests: XCTestCase {
         XCTAssertGreaterThan(samples, Int(liveSeconds) * 50, "sensor samples recorded")
         XCTAssertGreaterThan(messages, Int(liveSeconds) * 2, "gpsd messages recorded")
 
+        // What the live MQTT door delivered (its messages are acknowledged before the daemon stops).
+        let topics = ["bearing/bb/att", "bearing/bb/tpv"]
+        liveSub.wait(timeout: 10) { sub in topics.allSatisfy { !sub.messages(on: $0).isEmpty } }
+        usleep(500_000)
+        let liveMQTT = topics.map { t in liveSub.messages(on: t).map(\.payload).filter { $0 != "probe" } }
+
         var c = live.config
+        c.mqtt.spoolDirectory = live.dir.appendingPathComponent("spool-replay").path
+        let replaySub = try MQTTSubscriber(.mosquittoSub, port: broker.port, topic: "bearing/bb/#", clientID: "bb-replay",
+                                           output: brokerDir.appendingPathComponent("replay.txt"))
+        defer { replaySub.stop() }
+        replaySub.waitUntilSubscribed(port: broker.port, topic: "bearing/bb/att")
         c.socket.path = live.dir.appendingPathComponent("replay.sock").path
         c.log.dataLog = live.dir.appendingPathComponent("replay.ndjson").path
         c.pipelineStore = live.dir.appendingPathComponent("replay-pipelines.json").path
@@ -80,6 +106,10 @@ final class BlackBoxReplayTests: XCTestCase {
         var replayLines: [String] = []
         while let line = reader.readLine(timeout: 1) { replayLines.append(line) }
         replayNMEA.read(timeout: 1) { _ in false }
+        // The replay's MQTT messages: as many as the live ones the recording covers.
+        replaySub.wait(timeout: 15) { sub in
+            zip(topics, liveMQTT).allSatisfy { t, l in sub.messages(on: t).filter { $0.payload != "probe" }.count >= l.count - 10 }
+        }
         replay.shutdown()
         wait(for: [finished], timeout: 15)
         let replayLog = try String(contentsOf: URL(fileURLWithPath: c.log.dataLog!), encoding: .utf8)
@@ -121,6 +151,15 @@ final class BlackBoxReplayTests: XCTestCase {
             let m = min(live.count, replayed.count - at)
             XCTAssertGreaterThan(m, live.count - 3, "\(type): the replay has the live sentences")
             try diff(live.prefix(m).joined(separator: "\n"), replayed[at..<(at + m)].joined(separator: "\n"), "NMEA 0183 \(type)")
+        }
+
+        // The MQTT door's data messages (the door's own status and spool topics say how it fares, not what the
+        // sources said): numbered from 1 in a fresh spool, the replay's are the live ones, byte for byte.
+        for (t, liveMessages) in zip(topics, liveMQTT) {
+            let replayed = replaySub.messages(on: t).map(\.payload).filter { $0 != "probe" }
+            let m = min(liveMessages.count, replayed.count)
+            XCTAssertGreaterThan(m, Int(liveSeconds), "\(t): messages live \(liveMessages.count), replayed \(replayed.count)")
+            try diff(liveMessages.prefix(m).joined(separator: "\n"), replayed.prefix(m).joined(separator: "\n"), "MQTT \(t)")
         }
     }
 
