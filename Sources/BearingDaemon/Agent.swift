@@ -250,7 +250,7 @@ public final class Agent: @unchecked Sendable {
                 }
             }
         }
-        let samples = magAdapter.samples.receive(on: q).share().eraseToAnyPublisher()
+        let samples = magAdapter.samples.receive(on: q).eraseToAnyPublisher()
         // Raw samples for `bearing calibrate` and other clients that list MAG, formatted only then.
         samples.sink { sample in
             if hub.hasWatchers("MAG") { hub.publishMAG(WireEncoding.mag(sample)) }

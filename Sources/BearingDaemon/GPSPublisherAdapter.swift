@@ -1,4 +1,5 @@
 import BearingModel
+import BearingPublishing
 import BearingWire
 import BearingGPSD
 import BearingMarine
@@ -15,11 +16,11 @@ import Glibc
 /// Values gpsd decoded from Bearing's own NMEA door (`echoes`) are dropped here, before anything sees them.
 /// Sendable: OpenCombine's subjects lock themselves (the compiler takes them on trust: `@preconcurrency import`).
 public final class GPSPublisherAdapter: GPSDClientDelegate, Sendable {
-    private let fixSubject = PassthroughSubject<GPSFix, Never>()
-    private let skySubject = PassthroughSubject<SkyView, Never>()
-    private let relayedSubject = PassthroughSubject<RelayedObject, Never>()
+    private let fixSubject = OrderedSubject<GPSFix>()
+    private let skySubject = OrderedSubject<SkyView>()
+    private let relayedSubject = OrderedSubject<RelayedObject>()
     private let stateSubject: CurrentValueSubject<ConnectionState, Never>
-    private let failureSubject = PassthroughSubject<GPSDClientError, Never>()
+    private let failureSubject = OrderedSubject<GPSDClientError>()
 
     private let echoes: EchoGuard
     private let input: PipelineInput

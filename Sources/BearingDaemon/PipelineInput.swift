@@ -1,6 +1,7 @@
 import BearingModel
 import BearingPublishing
 import BearingRecording
+import BearingSensors
 
 /// How a source's report enters the pipeline: on the pipeline queue, stamped with the pipeline's clock,
 /// recorded in the black box, then delivered — in one step, so the recording's order and times are the
@@ -22,6 +23,18 @@ public final class PipelineInput: Sendable {
             if clock.mode == .live {
                 let t = clock.stamp()
                 recorder?.append(RecordedEvent(time: t, record()))
+            }
+            deliver()
+        }
+    }
+
+    /// A sensor sample: recorded from the transfers its bus made (the hot path: no record value).
+    func enterSample(_ sensor: RecordedSensor, time: GPSTimestamp, transfers: TransactionLog?, _ deliver: () -> Void) {
+        entry.run {
+            if clock.mode == .live, let recorder, let transfers {
+                recorder.appendSample(sensor, time: time, transfers: transfers, at: clock.stamp())
+            } else if clock.mode == .live {
+                clock.stamp()
             }
             deliver()
         }

@@ -1,4 +1,5 @@
 import BearingModel
+import BearingPublishing
 import BearingRecording
 import BearingSensors
 import FoundationEssentials
@@ -12,9 +13,9 @@ import Glibc
 /// recorded, with the bus transfers behind it) and is forwarded into its subject.
 /// Sendable: OpenCombine's subjects lock themselves (the compiler takes them on trust: `@preconcurrency import`).
 public final class SensorSubjects<Sample>: SensorReaderDelegate, Sendable {
-    private let sampleSubject = PassthroughSubject<Sample, Never>()
+    private let sampleSubject = OrderedSubject<Sample>()
     private let stateSubject: CurrentValueSubject<ConnectionState, Never>
-    private let failureSubject = PassthroughSubject<SensorError, Never>()
+    private let failureSubject = OrderedSubject<SensorError>()
     private let sensor: RecordedSensor
     private let input: PipelineInput
     private let transactions: TransactionLog?
@@ -36,7 +37,7 @@ public final class SensorSubjects<Sample>: SensorReaderDelegate, Sendable {
     public var currentState: ConnectionState { stateSubject.value }
 
     public func sensorReader(didReceive sample: Sample) {
-        input.enter({ .sensorSample(sensor, time: time(sample), transactions: transactions?.take() ?? []) }) { sampleSubject.send(sample) }
+        input.enterSample(sensor, time: time(sample), transfers: transactions) { sampleSubject.send(sample) }
     }
 
     public func sensorReader(didChangeState state: ConnectionState) {
@@ -51,7 +52,7 @@ public final class SensorSubjects<Sample>: SensorReaderDelegate, Sendable {
 
     public func sensorReader(didFail error: SensorError) {
         input.enter({
-            _ = transactions?.take()
+            transactions?.drain { _ in }
             return .sensorFailure(sensor, message: error.description)
         }) { failureSubject.send(error) }
     }

@@ -8,7 +8,8 @@ import Synchronization
 /// microseconds), stamped once per value, not read afresh by each operator — so the time-based operators
 /// decide the same way when a recording is replayed: live, `stamp()` reads the clock as a value enters;
 /// in a replay the recorded time is `set`. Delayed actions (a throttle's or debounce's timer) run live as
-/// `asyncAfter` on the pipeline queue, each stamped and reported to `onTimer` (the black box records it);
+/// `asyncAfter` on the pipeline queue (those due at one time together, in the order they were scheduled),
+/// each stamped and reported to `onTimer` (the black box records it);
 /// in a replay they wait until the replay says they ran (`runTimer(due:)`) or, for a timer the recording
 /// never saw (a changed chain), until the replay's time passes them (`runTimers(through:)`).
 public final class PipelineClock: Sendable {
@@ -22,8 +23,12 @@ public final class PipelineClock: Sendable {
     private struct State: ~Copyable {
         var now: UInt64 = 0
         var wallTime = GPSTimestamp(seconds: 0)
+        /// A replay's pending delayed actions.
         var timers: [Timer] = []
         var scheduled: UInt64 = 0
+        /// Live: the delayed actions due at each time, in the order they were scheduled; one `asyncAfter`
+        /// runs them all (libdispatch does not promise the order of timers with one deadline).
+        var due: [UInt64: [Timer]] = [:]
     }
 
     /// A replay's pending delayed action.
@@ -78,10 +83,25 @@ public final class PipelineClock: Sendable {
         nonisolated(unsafe) let action = action
         switch mode {
         case .live:
+            let first = state.withLock { s -> Bool in
+                s.scheduled += 1
+                let timer = Timer(due: due, order: s.scheduled, action: action)
+                if s.due[due] == nil {
+                    s.due[due] = [timer]
+                    return true
+                }
+                s.due[due]!.append(timer)
+                return false
+            }
+            guard first else { return }
             queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: max(1, due) * 1000)) { [self] in
-                let t = stamp()
-                onTimer.withLock { $0 }?(due, t)
-                action()
+                let batch = state.withLock { $0.due.removeValue(forKey: due) ?? [] }
+                let observer = onTimer.withLock { $0 }
+                for timer in batch {
+                    let t = stamp()
+                    observer?(due, t)
+                    timer.action()
+                }
             }
         case .replay:
             state.withLock { s in

@@ -47,7 +47,8 @@ public final class PublishingHub<S: Scheduler> {
         var routes: [StreamKey: Owner] = [:]
     }
 
-    private var inputs: [StreamKey: PassthroughSubject<Report, Never>] = [:]
+    /// One per stream; runs get its values in the order they subscribed (a replay's order too).
+    private var inputs: [StreamKey: OrderedSubject<Report>] = [:]
     private var runs: [RunKey: Run] = [:]
     private var clients: [ClientID: ClientState] = [:]
     /// Latest output of each default chain (POLL).
@@ -69,7 +70,7 @@ public final class PublishingHub<S: Scheduler> {
         self.devices = devices
         for p in named { self.named[p.name] = p }
         for key in StreamKey.all {
-            inputs[key] = PassthroughSubject()
+            inputs[key] = OrderedSubject()
             startRun(RunKey(owner: .standard, key: key))
         }
     }

@@ -24,6 +24,10 @@ public struct FrameEncoder: Sendable {
     /// has bit `rawValue` set.
     private var samples = [SampleReference](repeating: SampleReference(), count: 16)
     private var sampled: UInt16 = 0
+    /// Each sensor's previous sample's transfers, as flat bytes (`TransactionBytes`); indexed as `samples`.
+    private var previousTransfers = [[UInt8]](repeating: [], count: 16)
+    /// A sample given as `I2CTransaction`s, made flat.
+    private var flatScratch: [UInt8] = []
     /// This frame's gpsd messages, in order, and the index of the last one of each class.
     private var messages: [[UInt8]] = []
     private var lastOfClass: [(name: UInt64, index: Int)] = []
@@ -49,7 +53,10 @@ public struct FrameEncoder: Sendable {
         lastTime = event.time
         recordCount += 1
         if case .sensorSample(let sensor, let time, let transactions) = event.record {
-            appendSample(sensor, time: time, transactions: transactions, recordTime: event.time, delta: delta)
+            flatScratch.removeAll(keepingCapacity: true)
+            for t in transactions { TransactionBytes.append(t, to: &flatScratch) }
+            let flat = flatScratch
+            flat.withUnsafeBufferPointer { appendSample(sensor, time: time, flat: $0, recordTime: event.time, delta: delta) }
             return
         }
         scratch.removeAll(keepingCapacity: true)
@@ -106,6 +113,21 @@ public struct FrameEncoder: Sendable {
         used += scratch.count
     }
 
+    /// A sensor sample whose transfers are flat bytes (`TransactionBytes`): what `append` does with a
+    /// `.sensorSample` record, without making one (the recording's hot path).
+    public mutating func appendSample(_ sensor: RecordedSensor, time: GPSTimestamp, transfers: UnsafeBufferPointer<UInt8>, at recordTime: UInt64) {
+        let delta: UInt64
+        if firstTime == nil {
+            firstTime = recordTime
+            delta = 0
+        } else {
+            delta = recordTime &- lastTime
+        }
+        lastTime = recordTime
+        recordCount += 1
+        appendSample(sensor, time: time, flat: transfers, recordTime: recordTime, delta: delta)
+    }
+
     /// The whole frame (header and payload), or nil when no record is pending; the next frame starts afresh.
     public mutating func finishFrame() -> [UInt8]? {
         guard let firstTime else { return nil }
@@ -140,27 +162,27 @@ public struct FrameEncoder: Sendable {
         scratch.appendVarint(delta)
     }
 
-    private mutating func appendSample(_ sensor: RecordedSensor, time: GPSTimestamp, transactions: [I2CTransaction],
+    private mutating func appendSample(_ sensor: RecordedSensor, time: GPSTimestamp, flat: UnsafeBufferPointer<UInt8>,
                                        recordTime: UInt64, delta: UInt64) {
         let s = Int(sensor.rawValue & 0x0F)
         let known = sampled & (1 << s) != 0
         sampled |= 1 << s
-        var dataLength = 0
-        for t in transactions { dataLength &+= t.data.count }
-        reserve(SampleWriter.bound(transactions, dataLength: dataLength))
+        let (count, dataLength) = TransactionBytes.summary(flat)
+        reserve(1 + 10 + 20 + 10 + count * 24 + dataLength + (dataLength + 7) / 8)
         let at = used
-        used = samples.withUnsafeMutableBufferPointer { samples in
+        let reference = samples[s]
+        used = previousTransfers[s].withUnsafeBufferPointer { previous in
             storage.withUnsafeMutableBufferPointer { b in
                 var type = RecordType.sample | UInt8(s)
                 var residual: Int64 = 0
                 var sameShape = false
                 if known {
-                    if let r = SampleTime.residual(time, previous: samples[s].time, elapsedMicros: recordTime &- samples[s].recordTime) {
+                    if let r = SampleTime.residual(time, previous: reference.time, elapsedMicros: recordTime &- reference.recordTime) {
                         residual = r
                     } else {
                         type |= RecordType.fullTime
                     }
-                    sameShape = I2CTransaction.sameShape(transactions, samples[s].transactions)
+                    sameShape = TransactionBytes.sameShape(flat, previous)
                     if sameShape { type |= RecordType.sameShape }
                 } else {
                     type |= RecordType.fullTime
@@ -170,16 +192,17 @@ public struct FrameEncoder: Sendable {
                 w.varint(delta)
                 if type & RecordType.fullTime != 0 { w.timestamp(time) } else { w.zigzag(residual) }
                 if sameShape {
-                    w.dataChanges(transactions, from: samples[s].transactions, dataLength: dataLength)
+                    w.dataChanges(flat: flat, from: previous, dataLength: dataLength)
                 } else {
-                    w.transactions(transactions)
+                    w.transactions(flat: flat, count: count)
                 }
-                samples[s].recordTime = recordTime
-                samples[s].time = time
-                samples[s].transactions = transactions
                 return at + w.written.count
             }
         }
+        samples[s].recordTime = recordTime
+        samples[s].time = time
+        previousTransfers[s].removeAll(keepingCapacity: true)
+        previousTransfers[s].append(contentsOf: flat)
     }
 
     /// A gpsd message, coded against the frame's previous message of its class, else its previous message.

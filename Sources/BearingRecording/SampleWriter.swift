@@ -93,6 +93,49 @@ struct SampleWriter {
     }
 }
 
+extension SampleWriter {
+    /// As `transactions(_:)`, from flat bytes (`TransactionBytes`) holding `count` transfers.
+    mutating func transactions(flat b: UnsafeBufferPointer<UInt8>, count: Int) {
+        varint(UInt64(count))
+        var i = 0
+        while i + TransactionBytes.headerSize <= b.count {
+            let n = Int(b[i + 8])
+            byte(b[i])
+            byte(b[i + 1])
+            byte(b[i + 2])
+            byte(b[i + 3])
+            varint(UInt64(n))
+            zigzag(Int64(TransactionBytes.errno(b, at: i)))
+            if n > 0 { p.initialize(from: b.baseAddress! + i + TransactionBytes.headerSize, count: n) }
+            p += n
+            i += TransactionBytes.headerSize + n
+        }
+    }
+
+    /// As `dataChanges(_:from:dataLength:)`, from flat bytes of the same shape.
+    mutating func dataChanges(flat now: UnsafeBufferPointer<UInt8>, from before: UnsafeBufferPointer<UInt8>, dataLength: Int) {
+        let bitmap = p
+        let bitmapBytes = (dataLength + 7) >> 3
+        bitmap.initialize(repeating: 0, count: bitmapBytes)
+        var out = p + bitmapBytes
+        var i = 0, k = 0
+        while k + TransactionBytes.headerSize <= now.count {
+            let n = Int(now[k + 8])
+            let start = k + TransactionBytes.headerSize
+            for j in start..<(start + n) {
+                let x = now[j] ^ before[j]
+                let changed = x != 0 ? 1 : 0
+                out.pointee = x
+                out += changed
+                bitmap[i &>> 3] |= UInt8(truncatingIfNeeded: changed &<< (i & 7))
+                i &+= 1
+            }
+            k = start + n
+        }
+        p = out
+    }
+}
+
 extension I2CTransaction {
     /// Whether `a` and `b` are transactions of the same shapes (operation, address, register, count,
     /// errno and data length), in the same order.

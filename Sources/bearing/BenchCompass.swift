@@ -53,14 +53,14 @@ struct BenchCompass: ParsableCommand {
         let clock = PipelineClock(.live)
         let plain: I2CBus = replay ? replaying : models
         let bus: I2CBus = record ? RecordingI2CBus(plain, log: transfers) : plain
-        /// What `PipelineInput` does per sample when the black box records.
+        /// What `PipelineInput.enterSample` does per sample when the black box records.
         func recordSample(_ sensor: RecordedSensor, _ time: GPSTimestamp) {
             guard record else { return }
             // The live pipeline stamps each value; the record carries the sample's own time, so frames span
             // what they would at the sensor's rate however fast the bench runs.
             clock.stamp()
             let t = UInt64(max(0, (time.unixTime - 1_780_000_000) * 1e6))
-            recorder.append(RecordedEvent(time: t, .sensorSample(sensor, time: time, transactions: transfers.take())))
+            recorder.appendSample(sensor, time: time, transfers: transfers, at: t)
         }
         var t = 0.0
         let compass = VirtualCompass(turnRate: 3, noise: 0.2, clock: { t })

@@ -63,6 +63,20 @@ public final class BlackBoxRecorder: Sendable {
         if let closed { segments?.write(closed.frame, keys: closed.keys, first: closed.first) }
     }
 
+    /// Records a sensor sample from its reader's transaction log, which is left empty (on the pipeline queue):
+    /// the hot path, making no record value and no array.
+    public func appendSample(_ sensor: RecordedSensor, time: GPSTimestamp, transfers: TransactionLog, at recordTime: UInt64) {
+        let closed: (frame: [UInt8], first: UInt64, keys: [RecordedEvent])? = state.withLock { s in
+            var closed: (frame: [UInt8], first: UInt64, keys: [RecordedEvent])?
+            if let first = s.encoder.firstTime, recordTime &- first >= Self.frameSpan {
+                closed = Self.close(&s)
+            }
+            transfers.drain { s.encoder.appendSample(sensor, time: time, transfers: $0, at: recordTime) }
+            return closed
+        }
+        if let closed { segments?.write(closed.frame, keys: closed.keys, first: closed.first) }
+    }
+
     /// Closes the frame being built if it began more than a frame span before `now` (a quiet pipeline
     /// still gets its records to disk within about a second).
     public func closeFrame(ifOlderThan now: UInt64) {

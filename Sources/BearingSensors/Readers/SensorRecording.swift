@@ -6,24 +6,35 @@ import Synchronization
 import Glibc
 #endif
 
-/// The transfers one sensor's bus made since they were last taken: filled by `RecordingI2CBus` on the
-/// reader's thread, taken on the pipeline queue while the reader waits for its sample to be published.
+/// The transfers one sensor's bus made since they were last taken, as flat bytes (`TransactionBytes`):
+/// filled by `RecordingI2CBus` on the reader's thread, taken on the pipeline queue while the reader waits
+/// for its sample to be published. No allocation per transfer or per sample once warm.
 public final class TransactionLog: Sendable {
-    private let pending = Mutex<[I2CTransaction]>([])
+    private let pending = Mutex<[UInt8]>([])
     fileprivate let bus = Mutex("")
     public init() {}
 
     /// The bus the transfers were made on.
     public var busPath: String { bus.withLock { $0 } }
 
-    func append(_ t: I2CTransaction) { pending.withLock { $0.append(t) } }
+    func append(_ op: I2CTransaction.Operation, address: UInt8, register: UInt8, count: UInt8, errno: Int32 = 0,
+                data: UnsafeRawBufferPointer) {
+        pending.withLock { TransactionBytes.append(op, address: address, register: register, count: count, errno: errno, data: data, to: &$0) }
+    }
 
     /// The transfers so far, oldest first; the log is left empty.
     public func take() -> [I2CTransaction] {
         pending.withLock { p in
-            let out = p
+            defer { p.removeAll(keepingCapacity: true) }
+            return p.withUnsafeBufferPointer(TransactionBytes.transactions)
+        }
+    }
+
+    /// Hands the transfers so far, as flat bytes, to `body`; the log is left empty.
+    public func drain(_ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        pending.withLock { p in
+            p.withUnsafeBufferPointer(body)
             p.removeAll(keepingCapacity: true)
-            return out
         }
     }
 }
@@ -45,20 +56,21 @@ public final class RecordingI2CBus: I2CBus {
     public func readByte(address: UInt8, register: UInt8) throws(I2CError) -> UInt8 {
         do {
             let v = try bus.readByte(address: address, register: register)
-            log.append(I2CTransaction(.readByte, address: address, register: register, count: 1, data: [v]))
+            withUnsafeBytes(of: v) { log.append(.readByte, address: address, register: register, count: 1, data: $0) }
             return v
         } catch {
-            log.append(I2CTransaction(.readByte, address: address, register: register, count: 1, errno: error.errno))
+            log.append(.readByte, address: address, register: register, count: 1, errno: error.errno, data: UnsafeRawBufferPointer(start: nil, count: 0))
             throw error
         }
     }
 
     public func writeByte(address: UInt8, register: UInt8, value: UInt8) throws(I2CError) {
+        var errno: Int32 = 0
+        defer { withUnsafeBytes(of: value) { log.append(.writeByte, address: address, register: register, count: 1, errno: errno, data: $0) } }
         do {
             try bus.writeByte(address: address, register: register, value: value)
-            log.append(I2CTransaction(.writeByte, address: address, register: register, count: 1, data: [value]))
         } catch {
-            log.append(I2CTransaction(.writeByte, address: address, register: register, count: 1, data: [value], errno: error.errno))
+            errno = error.errno
             throw error
         }
     }
@@ -66,10 +78,11 @@ public final class RecordingI2CBus: I2CBus {
     public func readBlock(address: UInt8, register: UInt8, count: Int) throws(I2CError) -> [UInt8] {
         do {
             let v = try bus.readBlock(address: address, register: register, count: count)
-            log.append(I2CTransaction(.readBlock, address: address, register: register, count: UInt8(clamping: count), data: v))
+            v.withUnsafeBytes { log.append(.readBlock, address: address, register: register, count: UInt8(clamping: count), data: $0) }
             return v
         } catch {
-            log.append(I2CTransaction(.readBlock, address: address, register: register, count: UInt8(clamping: count), errno: error.errno))
+            log.append(.readBlock, address: address, register: register, count: UInt8(clamping: count), errno: error.errno,
+                       data: UnsafeRawBufferPointer(start: nil, count: 0))
             throw error
         }
     }
@@ -77,10 +90,10 @@ public final class RecordingI2CBus: I2CBus {
     public func probe(address: UInt8) throws(I2CError) -> I2CProbeResult {
         do {
             let r = try bus.probe(address: address)
-            log.append(I2CTransaction(.probe, address: address, data: [Self.code(r)]))
+            withUnsafeBytes(of: Self.code(r)) { log.append(.probe, address: address, register: 0, count: 0, data: $0) }
             return r
         } catch {
-            log.append(I2CTransaction(.probe, address: address, errno: error.errno))
+            log.append(.probe, address: address, register: 0, count: 0, errno: error.errno, data: UnsafeRawBufferPointer(start: nil, count: 0))
             throw error
         }
     }
