@@ -5,6 +5,8 @@ import XCTest
 /// Bearing's own binary against the real kernel I2C stack (i2c-dev + i2c-stub) in a qemu VM:
 /// `bearing probe --read` must identify each chip from its ID registers and scale its raw data to the
 /// µT, m/s² and rad/s values the guest script put there (scripts/vm-i2c/guest.sh), and name missing buses.
+/// Round 7: `bearing run` on a magnetometer and an IMU in i2c-stub, its black box saved with SIGUSR1; the
+/// recording replayed here (`bearing replay --fast`) must give the VM's data log, byte for byte.
 final class KernelI2CTests: XCTestCase {
     var binary: URL { bearingBinary }
 
@@ -21,21 +23,23 @@ final class KernelI2CTests: XCTestCase {
         let out = Pipe()
         p.standardOutput = out
         p.standardError = out
+        let started = Date()
         try p.run()
         // The serial console ends lines with CR LF.
         let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             .replacingOccurrences(of: "\r", with: "")
         p.waitUntilExit()
+        let vmSeconds = Date().timeIntervalSince(started)
         print(text)
         XCTAssertTrue(text.contains("VM-BOOTED"), "the VM did not boot")
         XCTAssertFalse(text.contains("VM-FAIL"), "guest setup failed")
         XCTAssertTrue(text.contains("VM-GUEST-EXIT 0"), "the guest script did not finish")
 
         let rounds = text.components(separatedBy: "VM-ROUND-")
-        XCTAssertEqual(rounds.count, 7, "six rounds expected")
-        guard rounds.count == 7 else { return }
+        XCTAssertEqual(rounds.count, 8, "seven rounds expected")
+        guard rounds.count == 8 else { return }
         let round1 = rounds[1], round2 = rounds[2], round3 = rounds[3], round4 = rounds[4], round5 = rounds[5]
-        let round6 = rounds[6]
+        let round6 = rounds[6], round7 = rounds[7]
 
         // Identification table.
         for (address, chip) in [("0x0c", "AKM AK09916"), ("0x0d", "QST QMC5883L"), ("0x10", "Bosch BMM150"),
@@ -127,6 +131,58 @@ final class KernelI2CTests: XCTestCase {
         }
         XCTAssertTrue(round5.contains("VM-PROBE-EXIT 0"), round5)
         XCTAssertTrue(round6.contains("VM-PROBE-EXIT 0"), round6)
+        try checkBlackBoxReplay(round7, vmSeconds: vmSeconds)
+    }
+
+    /// Round 7: the recording the VM's daemon saved, replayed here through the real drivers, gives the data
+    /// log the VM's daemon wrote up to the save (CALIBRATION objects aside: their `file` is the replay's copy).
+    func checkBlackBoxReplay(_ round: String, vmSeconds: Double) throws {
+        XCTAssertTrue(round.contains("VM-RUN-EXIT 0"), round)
+        XCTAssertTrue(round.contains("black box saved"), round)
+        let recording = try XCTUnwrap(Self.base64Block(round, "VM-BLACKBOX"), "no recording on the console")
+        let vmLog = try XCTUnwrap(Self.base64Block(round, "VM-DATALOG"), "no data log on the console")
+        XCTAssertFalse(recording.isEmpty, "empty recording")
+        let dir = temporaryDirectory("vm-blackbox")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("vm.bbx")
+        try recording.write(to: file)
+        let replayLog = dir.appendingPathComponent("replay.ndjson")
+        let (status, _, err) = try runBearing(["replay", file.path, "--fast", "--socket", dir.appendingPathComponent("s.sock").path,
+                                               "--data-log", replayLog.path])
+        XCTAssertEqual(status, 0, err)
+        func lines(_ data: Data) -> [Substring] {
+            String(decoding: data, as: UTF8.self).split(separator: "\n").filter { !$0.contains("\"class\":\"CALIBRATION\"") }
+        }
+        let got = lines(try Data(contentsOf: replayLog)), live = lines(vmLog)
+        XCTAssertTrue(got.contains { $0.contains("\"class\":\"ATT\"") }, "no ATT from the replayed drivers")
+        // The VM's daemon ran on a moment after the save: its log is compared up to the replay's length.
+        XCTAssertLessThanOrEqual(got.count, live.count, "the replay published more than the live daemon")
+        let want = Array(live.prefix(got.count))
+        if got != want {
+            let a = dir.appendingPathComponent("vm.ndjson"), b = dir.appendingPathComponent("replay-compared.ndjson")
+            try (want.joined(separator: "\n") + "\n").write(to: a, atomically: true, encoding: .utf8)
+            try (got.joined(separator: "\n") + "\n").write(to: b, atomically: true, encoding: .utf8)
+            let diff = Process()
+            diff.executableURL = URL(fileURLWithPath: "/usr/bin/diff")
+            diff.arguments = [a.path, b.path]
+            let out = Pipe()
+            diff.standardOutput = out
+            try diff.run()
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            diff.waitUntilExit()
+            XCTFail("the replay's data log differs from the VM's (< VM, > replay):\n\(text)")
+        }
+        let records = err.split(separator: "\n").first { $0.hasPrefix("bearing replay: ") && $0.contains(" records ") }
+            .flatMap { $0.split(separator: " ").dropFirst(2).first } ?? "?"
+        print("kernel-I2C black box: \(records) records, \(recording.count) bytes recorded in the VM, \(got.count) data-log lines "
+              + "compared (of \(live.count) live), VM \(String(format: "%.0f", vmSeconds)) s")
+    }
+
+    /// The bytes of a base64 block between `MARKER-BEGIN` and `MARKER-END` lines, whitespace and line breaks ignored.
+    static func base64Block(_ text: String, _ marker: String) -> Data? {
+        guard let begin = text.range(of: "\(marker)-BEGIN\n"),
+              let end = text.range(of: "\(marker)-END", range: begin.upperBound..<text.endIndex) else { return nil }
+        return Data(base64Encoded: String(text[begin.upperBound..<end.lowerBound].filter { !$0.isWhitespace }))
     }
 
     /// The accelerometer and gyroscope vectors of a `read CHIP ADDRESS: accel x … [gyro x … rad/s]` line

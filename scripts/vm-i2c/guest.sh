@@ -1,6 +1,8 @@
 # Runs inside the VM (busybox sh). Each chip's registers are filled in i2c-stub as the chip would
 # present them after a conversion: IDs, a data-ready status, and raw data whose µT values the test
 # knows. i2c-stub is plain memory: status bits never clear and configure writes are simply stored.
+# Rounds 1-6 run `bearing probe --read`; round 7 runs the daemon and prints its saved black box and its
+# data log in base64, for the host to replay and compare.
 set -u
 modprobe i2c-dev || { echo "VM-FAIL modprobe i2c-dev"; exit 1; }
 b() { i2cset -y 0 "$1" "$2" "$3" b || echo "VM-FAIL i2cset $1 $2 $3"; }
@@ -127,3 +129,39 @@ b 0x1e 0x03 0x04; b 0x1e 0x04 0x4c; b 0x1e 0x05 0xfc; b 0x1e 0x06 0x2c; b 0x1e 0
 echo "VM-ROUND-6"
 bearing probe --bus /dev/i2c-0 --read 2>&1
 echo "VM-PROBE-EXIT $?"
+
+# Round 7: the black box. The daemon runs on the QMC5883L of round 1 and the LSM6DSOX of round 4 (no gpsd:
+# nothing listens at its port) for ~3 s; SIGUSR1 saves the ring; the recording and the data log go to the
+# console in base64, and the host replays the recording and compares the data logs. (`busybox APPLET` for
+# the applets ./run does not link.)
+rmmod i2c-stub; modprobe i2c-stub chip_addr=0x0d,0x6a
+b 0x0d 0x0d 0xff; b 0x0d 0x06 0x01
+b 0x0d 0x00 0x60; b 0x0d 0x01 0x09; b 0x0d 0x02 0x50; b 0x0d 0x03 0xfb; b 0x0d 0x04 0x70; b 0x0d 0x05 0x17
+b 0x6a 0x0f 0x6c; b 0x6a 0x1e 0x07
+b 0x6a 0x20 0x00; b 0x6a 0x21 0x00
+b 0x6a 0x22 0x64; b 0x6a 0x23 0x00; b 0x6a 0x24 0x38; b 0x6a 0x25 0xff; b 0x6a 0x26 0x90; b 0x6a 0x27 0x01
+b 0x6a 0x28 0xe8; b 0x6a 0x29 0x03; b 0x6a 0x2a 0x30; b 0x6a 0x2b 0xf8; b 0x6a 0x2c 0x40; b 0x6a 0x2d 0x1f
+busybox ip link set lo up 2>/dev/null
+cat > /tmp/bearing.yaml <<'YAML'
+gpsd: {host: 127.0.0.1, port: 29470, retry_initial: 0.05, retry_max: 0.5}
+socket: {path: /tmp/bearing.sock}
+pipeline_store: /tmp/pipelines.json
+magnetometer: {bus: /dev/i2c-0, chip: qmc5883l, address: 0x0d, rate: 20, calibration: /tmp/calibration.json}
+imu: {bus: /dev/i2c-0, chip: lsm6dsx, address: 0x6a, rate: 26}
+log: {data_log: /tmp/data.ndjson}
+blackbox: {directory: /tmp/bb}
+YAML
+echo "VM-ROUND-7"
+bearing run --config /tmp/bearing.yaml 2>/tmp/run.log &
+pid=$!
+i=0; while [ ! -S /tmp/bearing.sock ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 3
+kill -USR1 $pid
+i=0; while ! ls /tmp/bb/*.bbx >/dev/null 2>&1 && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 1
+kill -TERM $pid
+wait $pid
+echo "VM-RUN-EXIT $?"
+echo "VM-RUN-LOG-BEGIN"; cat /tmp/run.log; echo "VM-RUN-LOG-END"
+echo "VM-BLACKBOX-BEGIN"; busybox base64 /tmp/bb/*.bbx; echo "VM-BLACKBOX-END"
+echo "VM-DATALOG-BEGIN"; busybox base64 /tmp/data.ndjson; echo "VM-DATALOG-END"
