@@ -11,17 +11,12 @@ public enum TransactionBytes {
     public static func append(_ operation: I2CTransaction.Operation, address: UInt8, register: UInt8, count: UInt8, errno: Int32,
                               data: UnsafeRawBufferPointer, to bytes: inout [UInt8]) {
         let e = UInt32(bitPattern: errno)
-        let n = UInt8(truncatingIfNeeded: min(data.count, 255))
-        bytes.append(operation.rawValue)
-        bytes.append(address)
-        bytes.append(register)
-        bytes.append(count)
-        bytes.append(UInt8(truncatingIfNeeded: e))
-        bytes.append(UInt8(truncatingIfNeeded: e >> 8))
-        bytes.append(UInt8(truncatingIfNeeded: e >> 16))
-        bytes.append(UInt8(truncatingIfNeeded: e >> 24))
-        bytes.append(n)
-        bytes.append(contentsOf: data.prefix(Int(n)))
+        let n = min(data.count, 255)
+        // Two block copies (the header from a tuple, then the data): no per-byte append.
+        let header = (operation.rawValue, address, register, count, UInt8(truncatingIfNeeded: e), UInt8(truncatingIfNeeded: e >> 8),
+                      UInt8(truncatingIfNeeded: e >> 16), UInt8(truncatingIfNeeded: e >> 24), UInt8(truncatingIfNeeded: n))
+        withUnsafeBytes(of: header) { h in bytes.append(contentsOf: UnsafeBufferPointer(start: h.baseAddress!.assumingMemoryBound(to: UInt8.self), count: headerSize)) }
+        if n > 0 { bytes.append(contentsOf: UnsafeBufferPointer(start: data.baseAddress!.assumingMemoryBound(to: UInt8.self), count: n)) }
     }
 
     /// `t` appended as flat bytes.

@@ -24,6 +24,7 @@ struct BenchBlackBox: ParsableCommand {
     func run() throws {
         let recording = try Recording(bytes: AtomicFile.read(file, limit: 1 << 30))
         let stream = recording.events.filter { $0.record.key == nil }
+        let keys = recording.events.filter { $0.record.key != nil }
         guard let first = stream.first?.time, let last = stream.last?.time, last > first else {
             throw ExitStatus.failure("\(file): no stream records to loop")
         }
@@ -36,7 +37,7 @@ struct BenchBlackBox: ParsableCommand {
         _ = warm.ringFile()
         let before = Self.rss(), heapBefore = Self.heapInUse()
         let recorder = BlackBoxRecorder(config: BlackBoxConfig(), logger: Logger(label: "bench", level: .error))
-        for e in recording.events where e.record.key != nil { recorder.append(e) }
+        for e in keys { recorder.append(e) }
         var shift: UInt64 = 0
         var appended = 0
         let goal = UInt64(minutes * 60e6)
@@ -54,7 +55,8 @@ struct BenchBlackBox: ParsableCommand {
         print(#"{"events":\#(appended),"recorded_minutes":\#(Double(shift) / 60e6),"ring_bytes":\#(ring.bytes),"ring_frames":\#(ring.frames),"#
               + #""heap_in_use_added_kb":\#((heapAfter - heapBefore) / 1024),"rss_before_kb":\#(before),"rss_after_kb":\#(after),"#
               + #""append_seconds":\#(took)}"#)
-        withExtendedLifetime(recorder) {}
+        // What was there before stays until after: only the ring's memory is counted.
+        withExtendedLifetime((recorder, recording, stream, keys)) {}
     }
 
     /// Bytes the allocator has handed out and not had back, mmapped blocks included.
