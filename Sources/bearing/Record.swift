@@ -36,6 +36,7 @@ struct RecordCommand: AsyncParsableCommand {
         }
         var c = try boardOptions.resolve()
         let scratch = try ReplayCommand.scratchDirectory()
+        defer { ReplayCommand.removeScratch(scratch) }
         c.keepToThisProcess(in: scratch)
         c.blackbox.enabled = true
         c.blackbox.continuous = false

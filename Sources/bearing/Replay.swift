@@ -57,6 +57,7 @@ struct ReplayCommand: AsyncParsableCommand {
             return
         }
         let scratch = try Self.scratchDirectory()
+        defer { Self.removeScratch(scratch) }
         var c = try resolvedConfig(recording, scratch: scratch)
         let calibrationPaths = try Self.materializeCalibrations(recording, config: &c, scratch: scratch, replacing: calibration)
         Syscall.ignoreSIGPIPE()
@@ -147,6 +148,17 @@ struct ReplayCommand: AsyncParsableCommand {
         c.imu.levelFile = paths["level"]
         // A calibration given on the command line stays in force; the recording's changes apply otherwise.
         return replacing == nil ? paths : paths.filter { $0.key != "magnetometer" }
+    }
+
+    /// Removes the private directory and what the run left in it (its files only: it has no directories).
+    static func removeScratch(_ dir: String) {
+        guard let d = opendir(dir) else { return }
+        while let e = readdir(d) {
+            let name = withUnsafeBytes(of: e.pointee.d_name) { raw in String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self) }
+            if name != "." && name != ".." { unlink("\(dir)/\(name)") }
+        }
+        closedir(d)
+        rmdir(dir)
     }
 
     /// A private directory for the replay's socket, stores and calibrations.

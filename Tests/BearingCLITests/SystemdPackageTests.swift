@@ -124,8 +124,8 @@ final class SystemdPackageTests: XCTestCase {
         }, uniquingKeysWith: { $0 && $1 })
         let expected = ["install", "verify", "exposure", "groups", "socket-active", "socket-mode", "stopped-socket-stays",
                         "first-connection-starts", "notify-active", "notify-status", "other-user-refused", "magnetometer-read",
-                        "no-thread-priority-error", "device-acl-refuses", "calibrate-saved", "reload", "watchdog-restart",
-                        "watchdog-no-loss", "stop-fast", "datalog-intact", "config-error-no-restart", "purge", "purge-clean"]
+                        "no-thread-priority-error", "device-acl-refuses", "calibrate-saved", "reload", "blackbox-save", "watchdog-restart",
+                        "watchdog-no-loss", "blackbox-fault", "stop-fast", "datalog-intact", "config-error-no-restart", "purge", "purge-clean"]
         for name in expected {
             XCTAssertEqual(checks[name], true, "VM check \(name): \(checks[name] == nil ? "did not run" : "failed")")
         }

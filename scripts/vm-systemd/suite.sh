@@ -144,6 +144,21 @@ sleep 1
 check reload "systemctl reload: exit $reload_status, calibration loaded, same process" \
   sh -c "test $reload_status -eq 0 && journalctl -u bearing.service --since @$t0 -o cat | grep -q 'calibration loaded (SIGHUP)' && test \"\$(systemctl show -P MainPID bearing.service)\" = $pid"
 
+# --- The black box: SIGUSR1 saves the ring into the state directory; a member of group bearing saves it over
+# the socket; both are recordings `bearing replay` runs through the whole daemon -----------------------------
+systemctl kill -s USR1 --kill-whom=main bearing.service
+wait_for "a saved ring" 10 sh -c 'ls /var/lib/bearing/blackbox/blackbox-*-SIGUSR1.bbx > /dev/null 2>&1'
+saved=$(ls /var/lib/bearing/blackbox/blackbox-*-SIGUSR1.bbx 2>/dev/null | head -n 1)
+as alice bearing blackbox save /tmp/alice.bbx > "$out/blackbox-save.log" 2>&1
+save_status=$?
+bearing replay "$saved" --fast --socket /tmp/replay-1.sock --data-log /tmp/replay-1.ndjson > "$out/replay-1.log" 2>&1
+replay1=$?
+bearing replay /tmp/alice.bbx --fast --socket /tmp/replay-2.sock --data-log /tmp/replay-2.ndjson > "$out/replay-2.log" 2>&1
+replay2=$?
+check blackbox-save "SIGUSR1 saved ${saved:-nothing} ($(stat -c %s "$saved" 2>/dev/null) bytes); alice saved $(stat -c %s /tmp/alice.bbx 2>/dev/null) bytes (exit $save_status); replays exit $replay1, $replay2" \
+  sh -c "test -n '$saved' && test $save_status -eq 0 && test $replay1 -eq 0 && test $replay2 -eq 0 \
+         && grep -q '\"class\":\"ATT\"' /tmp/replay-1.ndjson && grep -q '\"class\":\"ATT\"' /tmp/replay-2.ndjson"
+
 # --- The watchdog: a wedged pipeline queue gets the service restarted -----------------------------------
 printf '[Service]\nEnvironment=BEARING_TEST_WEDGE=pipeline-on-sigusr2\nWatchdogSec=6\n' > /run/systemd/system/bearing.service.d/wedge.conf
 systemctl daemon-reload
@@ -190,6 +205,8 @@ print("OK" if ok else "NOT-OK")
 EOF
 sed 's/^/SUITE-NOTE /' "$out/watchdog-gaps.txt"
 check watchdog-no-loss "a reconnecting reader misses nothing beyond the restart gap" grep -q '^OK$' "$out/watchdog-gaps.txt"
+check blackbox-fault "the watchdog's fault saved the ring: $(ls /var/lib/bearing/blackbox/ 2>/dev/null | grep -c watchdog) file(s)" \
+  sh -c 'ls /var/lib/bearing/blackbox/blackbox-*-watchdog.bbx > /dev/null 2>&1'
 rm /run/systemd/system/bearing.service.d/wedge.conf
 rmdir /run/systemd/system/bearing.service.d  # the suite's own drop-ins, not the package's
 systemctl daemon-reload
