@@ -19,15 +19,17 @@ struct ReplayCommand: AsyncParsableCommand {
         discussion: """
             With the recorded config (the default) the socket's lines are the ones a reader got live, byte for \
             byte; the NMEA 0183, Signal K and MQTT doors and the TCP door stay off, so a replay never reaches \
-            the boat or the fleet. With --config, that config is used as it is (its doors included): what \
-            new chains or doors would have given. The calibrations in force are the recorded ones, unless \
+            the boat or the fleet. With --config (and --board), that config is used as it is (its doors \
+            included): what new chains or doors would have given. The calibrations in force are the recorded ones, unless \
             --calibration gives another. Exit status: 0 replayed; 1 the replay stopped (a driver asked for \
             what the recording does not hold); 65 (EX_DATAERR) the file is not a recording, is from a newer \
             version, or is corrupt in the middle (the message names the byte offset).
             """)
 
     @Argument(help: "The recording (bearing blackbox save, SIGUSR1, continuous segments, bearing record).") var file: String
-    @Option(help: "Replay with this config instead of the recorded one (its doors, socket and data log included).") var config: String?
+    /// `--config`, `--board`, `--module`: replay with this config instead of the recorded one (its doors, socket
+    /// and data log included), made as `bearing run` makes it.
+    @OptionGroup var boardOptions: BoardOptions
     @Option(help: "A magnetometer calibration file to use instead of the recorded one.") var calibration: String?
     @Option(help: "Pace the replay at N times the recorded rate (1 = as recorded).") var speed: Double?
     @Flag(help: "Replay as fast as the CPU allows, on the recording's clock (the default unless --speed).") var fast = false
@@ -113,8 +115,8 @@ struct ReplayCommand: AsyncParsableCommand {
     /// stores moved out of the live daemon's way; no black box of its own.
     func resolvedConfig(_ recording: Recording, scratch: String) throws -> AgentConfig {
         var c: AgentConfig
-        if let config {
-            do { c = try AgentConfig.load(file: config) } catch { throw ExitStatus.configError(error.message) }
+        if boardOptions.config != nil || boardOptions.board != nil {
+            c = try boardOptions.resolve()
         } else {
             do { c = try ConfigOrigin(recorded: recording.environment, yaml: recording.configText).resolve() } catch {
                 throw ExitStatus.configError("the recorded config: \(error.message)")

@@ -163,3 +163,30 @@ final class BlackBoxCLITests: XCTestCase {
         XCTAssertEqual(p.terminationStatus, 0, log)
     }
 }
+
+extension BlackBoxCLITests {
+    /// With another config the replay gives what that config would have: here a slower ATT chain.
+    func testAChangedConfigGivesWhatItWouldHaveGiven() throws {
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/blackbox")
+        let dir = temporaryDirectory("bb-changed")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let config = dir.appendingPathComponent("changed.yaml")
+        try """
+            heading: {fallback_position: [50.8, -1.1]}
+            socket: {path: \(dir.appendingPathComponent("s.sock").path)}
+            pipeline_store: \(dir.appendingPathComponent("pipelines.json").path)
+            log: {data_log: \(dir.appendingPathComponent("changed.ndjson").path)}
+            pipeline:
+              att: [{op: throttle, interval: 2}]
+            """.write(to: config, atomically: true, encoding: .utf8)
+        let (status, _, err) = try runBearing(["replay", fixtures.appendingPathComponent("simulator-gpsd.bbx").path, "--fast",
+                                               "--board", "simulator", "--config", config.path])
+        XCTAssertEqual(status, 0, err)
+        let count = { (text: String) in text.split(separator: "\n").filter { $0.contains("\"class\":\"ATT\"") }.count }
+        let changed = count(try String(contentsOf: dir.appendingPathComponent("changed.ndjson"), encoding: .utf8))
+        let recorded = count(try String(contentsOf: fixtures.appendingPathComponent("simulator-gpsd.expected.ndjson"), encoding: .utf8))
+        XCTAssertGreaterThan(changed, 0)
+        XCTAssertLessThan(changed, recorded, "a 2 s throttle publishes fewer ATT than the recorded 0.5 s one")
+    }
+}

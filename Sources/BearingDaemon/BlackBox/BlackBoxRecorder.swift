@@ -241,7 +241,7 @@ final class SegmentRecorder: Sendable {
         do {
             try AtomicFile.makeDirectories(config.directory, mode: 0o750)
             removeOldest(&s, making: segmentBytes)
-            let writer = try RecordingFileWriter(path: "\(config.directory)/\(Self.prefix)\(BlackBoxRecorder.stamp())-\(first).bbx")
+            let writer = try RecordingFileWriter(path: "\(config.directory)/\(Self.prefix)\(BlackBoxRecorder.stamp())-\(String(printf: "%020llu", first)).bbx")
             var snapshot = FrameEncoder()
             for e in s.keys.events { snapshot.append(RecordedEvent(time: first, e.record)) }
             if let frame = snapshot.finishFrame() { try writer.write(frame) }
