@@ -2,7 +2,6 @@ import ArgumentParser
 import BearingClient
 import BearingDaemon
 import BearingPOSIX
-import BearingRecording
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
@@ -13,19 +12,24 @@ struct BlackBoxCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "blackbox",
         abstract: "The daemon's black box: the last minutes of what the sensors and gpsd said (docs/blackbox.md).",
-        subcommands: [Save.self])
+        discussion: """
+            `bearing blackbox save [FILE]` saves the running daemon's ring to FILE (default: \
+            blackbox-<UTC time>.bbx here, mode 0600). It asks over the UNIX socket, so whoever may read the \
+            socket may save it; `bearing replay FILE` replays it. SIGUSR1 to the daemon saves it into \
+            blackbox.directory instead.
+            """)
 
-    struct Save: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "Save the daemon's black-box ring to FILE (default: blackbox-<UTC time>.bbx here).",
-            discussion: """
-                Asks the running daemon over its UNIX socket (whoever may read the socket may save it); \
-                `bearing replay FILE` replays it. SIGUSR1 to the daemon saves it into blackbox.directory instead.
-                """)
-        @OptionGroup var socketOptions: SocketOptions
-        @Argument(help: "Where to write the recording.") var file: String?
+    enum Action: String, ExpressibleByArgument, CaseIterable {
+        case save
+    }
 
-        func run() throws {
+    @Argument(help: "What to do: save.") var action: Action
+    @Argument(help: "Where to write the recording.") var file: String?
+    @OptionGroup var socketOptions: SocketOptions
+
+    func run() throws {
+        switch action {
+        case .save:
             let bytes: [UInt8]
             do { bytes = try BlackBoxFetch.ring(socketPath: socketOptions.socket) } catch {
                 throw ExitStatus.failure("bearing blackbox save: \(error)")
