@@ -23,8 +23,9 @@ public final class BlackBoxRecorder: Sendable {
     public let imuTransactions = TransactionLog()
     private let state: Mutex<State>
     private let segments: SegmentRecorder?
-    /// When the last fault save was made (monotonic seconds), to make at most one a minute.
-    private let lastFaultSave = Mutex<Double?>(nil)
+    /// When the last fault save of each kind was made (monotonic seconds), to make at most one a minute
+    /// of each: a flapping gpsd does not keep the watchdog's save from being made.
+    private let lastFaultSave = Mutex<[String: Double]>([:])
 
     private struct State: ~Copyable {
         var encoder = FrameEncoder()
@@ -123,13 +124,14 @@ public final class BlackBoxRecorder: Sendable {
         return target
     }
 
-    /// A save for a fault the daemon saw itself; at most one a minute, and only with `save_on_fault`.
+    /// A save for a fault the daemon saw itself; at most one a minute for each `reason`, and only with
+    /// `save_on_fault`.
     public func saveOnFault(_ reason: String) {
         guard config.saveOnFault else { return }
         let now = Syscall.monotonicSeconds()
         let due = lastFaultSave.withLock { last -> Bool in
-            if let l = last, now - l < 60 { return false }
-            last = now
+            if let l = last[reason], now - l < 60 { return false }
+            last[reason] = now
             return true
         }
         guard due else { return }
