@@ -166,10 +166,12 @@ struct ReplayCommand: AsyncParsableCommand {
     /// A private directory for the replay's socket, stores and calibrations.
     static func scratchDirectory() throws -> String {
         var template = Array("/tmp/bearing-replay-XXXXXX".utf8CString)
-        guard let p = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+        // The name is read while the buffer mkdtemp filled in is still in scope.
+        let made = template.withUnsafeMutableBufferPointer { b -> String? in mkdtemp(b.baseAddress!).map { String(cString: $0) } }
+        guard let made else {
             throw ExitStatus.failure("cannot make a directory for the replay: \(SystemError("mkdtemp"))")
         }
-        return String(cString: p)
+        return made
     }
 }
 

@@ -233,10 +233,10 @@ struct BugReport {
         let manifest = collector.manifest(parts)
 
         var template = Array("\(temporaryRoot)/bearing-report.XXXXXX".utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+        // The name is read while the buffer mkdtemp filled in is still in scope.
+        guard let temporary = template.withUnsafeMutableBufferPointer({ b -> String? in mkdtemp(b.baseAddress!).map { String(cString: $0) } }) else {
             throw Failure(description: "cannot make a private directory in \(temporaryRoot): \(SystemError("mkdtemp").message)")
         }
-        let temporary = String(cString: made)
         defer { try? FileManager.default.removeItem(atPath: temporary) }
         let stage = temporary + "/report"
         let archive = temporary + "/report.tar.gz"
