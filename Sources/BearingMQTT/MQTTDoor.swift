@@ -33,6 +33,10 @@ public final class MQTTDoor: Door {
     /// starts with it; and that message when the door opened (nil: none, or no fleet topic).
     let fleetFile: String
     let savedFleet: FleetMessage?
+    /// The chain runs feeding the spool, made as the door opens (see `Door`); touched on the pipeline queue.
+    nonisolated(unsafe) private var runs: [AnyCancellable] = []
+    /// The fleet payload in force ([]: the config's chains).
+    private let inForce = Mutex<[UInt8]>([])
 
     public init(_ config: MQTTDoorConfig, broker: MQTTBroker, core: PublishingCore, logger: Logger,
          machineIDFile: String = "/etc/machine-id") throws {
@@ -101,15 +105,14 @@ public final class MQTTDoor: Door {
         } catch {
             throw DoorError(message: "mqtt: \(error)")
         }
+        core.queue.sync { runs = feed(config.topics) }
+        if let savedFleet, applyFleet(savedFleet) { inForce.withLock { $0 = savedFleet.payload } }
     }
 
     public func run(until shutdown: ShutdownEvent) async throws {
-        var runs = core.queue.sync { feed(config.topics) }
-        // The payload in force ([]: the config's chains). The broker's retained copy of it, sent at each
-        // (re)connection, changes nothing; the same message published again is applied again (and so
-        // replaces the status of a refusal since).
-        var inForce: [UInt8] = []
-        if let savedFleet, applyFleet(savedFleet, &runs) { inForce = savedFleet.payload }
+        // The broker's retained copy of the payload in force, sent at each (re)connection, changes nothing; the
+        // same message published again is applied again (and so replaces the status of a refusal since).
+        var inForce = self.inForce.withLock { $0 }
         client.start()
         await withTaskGroup(of: Void.self) { group in
             group.addTask { [endFleetUpdates] in
@@ -117,28 +120,34 @@ public final class MQTTDoor: Door {
                 endFleetUpdates.finish()
             }
             for await message in fleetUpdates where !(message.retained && message.payload == inForce) {
-                if applyFleet(message, &runs) {
+                if applyFleet(message) {
                     inForce = message.payload
                     saveFleet(message.payload)
                 }
                 client.wake()
             }
         }
-        core.queue.sync { for r in runs { r.cancel() } }
+        core.queue.sync { endRuns() }
         client.stop()
         outbox.close()
+    }
+
+    /// On the pipeline queue.
+    private func endRuns() {
+        for r in runs { r.cancel() }
+        runs = []
     }
 
     /// Puts a fleet message in force in one block on the pipeline queue: the door's chain runs and, when the
     /// config allows, the socket's named pipelines, so no value passes between the old runs and the new. A
     /// name the config or a local client holds refuses the whole version. Returns whether it applied.
-    private func applyFleet(_ message: FleetMessage, _ runs: inout [AnyCancellable]) -> Bool {
+    private func applyFleet(_ message: FleetMessage) -> Bool {
         let update = message.update
         let chains = MQTTDoor.chains(config.topics, with: update)
         let named: [NamedPipeline]? = config.fleetNamedPipelines ? (update?.pipelines ?? []) : nil
         let held: NamedPipeline? = core.queue.sync {
             if let named, let held = core.hub.fleetConflict(named) { return held }
-            for r in runs { r.cancel() }
+            endRuns()
             runs = feed(chains)
             if let named { core.hub.replaceFleetPipelines(named) }
             return nil
@@ -212,7 +221,10 @@ public final class MQTTDoor: Door {
         return out
     }
 
-    public func close() { outbox.close() }
+    public func close() {
+        core.queue.sync { endRuns() }
+        outbox.close()
+    }
 }
 
 /// The door's topics under its prefix.

@@ -10,9 +10,9 @@ import OpenCombineDispatch
 import Glibc
 #endif
 
-/// A door that turns hub values into lines. `feed` wires its chain runs to `emit` on the pipeline queue;
-/// each emitted group (say HDT, HDM and HDG of one instant) goes to every TCP reader in one write and to
-/// every UDP destination one datagram per line.
+/// A door that turns hub values into lines. `feed` wires its chain runs to `emit` on the pipeline queue,
+/// as the door opens (see `Door`); each emitted group (say HDT, HDM and HDG of one instant) goes to every
+/// TCP reader in one write and to every UDP destination one datagram per line.
 public final class LineDoor: Door {
     /// Sends one group of lines; called on the pipeline queue only.
     public typealias Emit = ([String]) -> Void
@@ -24,23 +24,20 @@ public final class LineDoor: Door {
     let outlet: LineOutlet
     let core: PublishingCore
     let logger: Logger
-    let feed: Feed
+    /// The chain runs and what they have sent; touched on the pipeline queue only.
+    nonisolated(unsafe) private var runs: [AnyCancellable] = []
+    nonisolated(unsafe) private let counts = DoorCounts()
 
-    init(name: String, section: String, outputs: DoorOutputs, core: PublishingCore, logger: Logger, feed: @escaping Feed) throws {
+    init(name: String, section: String, outputs: DoorOutputs, core: PublishingCore, logger: Logger, feed: Feed) throws {
         self.name = name
         self.section = section
         self.core = core
         self.logger = logger
-        self.feed = feed
         outlet = try LineOutlet(outputs, section: section, logger: logger)
         for l in outlet.listeners { logger.info("\(name) listening", metadata: ["on": "\(l)"]) }
         for u in outlet.senders { logger.info("\(name) sending datagrams", metadata: ["to": "\(u.name)"]) }
-    }
-
-    public func run(until shutdown: ShutdownEvent) async throws {
-        let counts = DoorCounts()
-        let subscriptions = core.queue.sync { [outlet, logger, name] in
-            feed(core.hub) { lines in
+        core.queue.sync { [outlet, counts] in
+            runs = feed(core.hub) { lines in
                 counts.lines += lines.count
                 for (destination, error) in outlet.send(lines) {
                     let last = counts.failures[destination]
@@ -53,9 +50,12 @@ public final class LineDoor: Door {
                 }
             }
         }
+    }
+
+    public func run(until shutdown: ShutdownEvent) async throws {
         await shutdown.wait()
         let sent = core.queue.sync {
-            for s in subscriptions { s.cancel() }
+            endRuns()
             return counts.lines
         }
         outlet.close()
@@ -64,10 +64,19 @@ public final class LineDoor: Door {
                                                 "readers_evicted": "\(stats.evicted)", "readers_refused": "\(stats.refused)"])
     }
 
-    public func close() { outlet.close() }
+    public func close() {
+        core.queue.sync { endRuns() }
+        outlet.close()
+    }
+
+    /// On the pipeline queue.
+    private func endRuns() {
+        for r in runs { r.cancel() }
+        runs = []
+    }
 }
 
-/// What a door has sent; touched on the pipeline queue only.
+/// What a door has sent.
 final class DoorCounts {
     var lines = 0
     /// The last error of each UDP destination that is failing, so that it is logged once, and again when it

@@ -131,8 +131,10 @@ public final class ServiceGroup: Sendable {
 }
 
 /// A door: a service fed by the publishing hub that writes to readers outside the process. It is opened
-/// before the service group runs (a port in use stops the start with an error naming it), subscribes to the
-/// hub when the group runs it, and closes when the group stops it.
+/// before the service group runs (a port in use stops the start with an error naming it) and subscribes to
+/// the hub as it opens: doors open one after another, before the sources start, so each sees every value,
+/// and the chain runs on an input are in the same order every time (a replay's timers then run in the live
+/// order). It closes when the group stops it.
 public protocol Door: Service {
     var name: String { get }
     /// Closes what `open` opened, for a start that fails after this door was opened.

@@ -144,6 +144,10 @@ final class BlackBoxReplayTests: XCTestCase {
         // first five the live reader got (it connected a moment after the start), byte for byte and in order
         // (the door's sentence groups are runs on one input, which reach them in subscription order).
         let liveSentences = liveNMEA.crlfLines, replaySentences = replayNMEA.crlfLines
+        if ProcessInfo.processInfo.environment["BEARING_BLACKBOX_DUMP"] != nil {
+            try liveSentences.joined(separator: "\n").write(toFile: "/tmp/bb-live.nmea", atomically: true, encoding: .utf8)
+            try replaySentences.joined(separator: "\n").write(toFile: "/tmp/bb-replay.nmea", atomically: true, encoding: .utf8)
+        }
         XCTAssertGreaterThan(liveSentences.count, Int(liveSeconds) * 2, "NMEA sentences live")
         let window = Array(liveSentences.prefix(5))
         let start = try XCTUnwrap((0...max(0, replaySentences.count - 5)).first { Array(replaySentences[$0..<min($0 + 5, replaySentences.count)]) == window },
