@@ -74,7 +74,7 @@ let package = Package(
         .target(name: "BearingModel", dependencies: ["CBearingSys"]),
         .target(name: "BearingAttitude", dependencies: ["BearingModel"]),
         .target(name: "BearingWire", dependencies: ["BearingModel", "CBearingSys"]),
-        .target(name: "BearingCalibration", dependencies: ["BearingModel", "BearingWire"]),
+        .target(name: "BearingCalibration", dependencies: ["BearingModel", "BearingAttitude", "BearingWire"]),
         .target(name: "BearingPublishing", dependencies: [
             "BearingModel", "BearingAttitude", "BearingWire", "BearingCalibration",
             .product(name: "OpenCombine", package: "OpenCombine"),

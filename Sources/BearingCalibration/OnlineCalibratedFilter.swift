@@ -1,0 +1,57 @@
+import BearingAttitude
+import BearingModel
+
+/// The attitude filter fed through online magnetometer calibration: each field sample is learnt (with the
+/// filter's "up"), corrected by the calibration in force, then fused; a fit runs when one is due, and an
+/// accepted one re-seeds the filter's disturbance reference with the new field. What `bearing attitude
+/// --samples` runs, and the daemon's compass path with `calibration.auto: track`.
+public struct OnlineCalibratedFilter: Sendable {
+    public private(set) var filter: AttitudeFilter
+    /// nil: calibration off (the samples are fused as they come).
+    public private(set) var calibration: OnlineMagnetometerCalibration?
+    /// Each fit's outcome with its time, oldest first (taken by `takeOutcomes`).
+    public private(set) var outcomes: [(time: Double, outcome: OnlineMagnetometerCalibration.Outcome)] = []
+
+    public init(filter: AttitudeFilter, calibration: OnlineMagnetometerCalibration?) {
+        self.filter = filter
+        self.calibration = calibration
+    }
+
+    /// One sample `dt` seconds after the previous, at `time` seconds.
+    public mutating func update(_ s: IMUSample, dt: Double) {
+        guard let raw = s.magnetometer, var calibration else {
+            filter.update(gyroscope: s.gyroscope, accelerometer: s.accelerometer, magnetometer: s.magnetometer, dt: dt)
+            return
+        }
+        let up = filter.quaternion6D.conjugate.rotate(Vector3(0, 0, 1))
+        if let change = calibration.add(raw, up: up.isFinite ? up : nil, time: s.time) {
+            if let field = calibration.field { filter.setMagneticReference(MagneticFieldReference(norm: field, dip: change.after.meanDip)) }
+            outcomes.append((s.time, .accepted(change)))
+        }
+        filter.update(gyroscope: s.gyroscope, accelerometer: s.accelerometer, magnetometer: calibration.inForce.apply(raw), dt: dt)
+        if calibration.fitDue(at: s.time) {
+            let outcome = calibration.fit(at: s.time)
+            if case .accepted(let change) = outcome, let field = calibration.field {
+                filter.setMagneticReference(MagneticFieldReference(norm: field, dip: change.after.meanDip))
+            }
+            outcomes.append((s.time, outcome))
+        }
+        self.calibration = calibration
+    }
+
+    /// Runs every sample, calling `each` with its index and the orientation after it.
+    public mutating func replay(_ samples: [IMUSample], _ each: (Int, Quaternion) throws -> Void) rethrows {
+        for (i, s) in samples.enumerated() {
+            let dt: Double
+            if i > 0 { dt = s.time - samples[i - 1].time } else if samples.count > 1 { dt = samples[1].time - s.time } else { dt = 0.01 }
+            update(s, dt: dt)
+            try each(i, filter.quaternion)
+        }
+    }
+
+    /// The fit outcomes so far, emptied.
+    public mutating func takeOutcomes() -> [(time: Double, outcome: OnlineMagnetometerCalibration.Outcome)] {
+        defer { outcomes = [] }
+        return outcomes
+    }
+}

@@ -1,0 +1,149 @@
+@testable import BearingCalibration
+import BearingModel
+import BearingSimulator
+import XCTest
+
+/// The GNSS swing on simulated turns with a known deviation curve, speed, current and gyro drift.
+final class SwingSolverTests: XCTestCase {
+    static let truthCurve = DeviationCurve(coefficients: [1.0, 4.0, -2.5, 1.2, -0.8])
+    static let variation = 3.5
+
+    /// A turn at `rate` °/s for `seconds`, GNSS at 1 Hz: speed through the water `speed` m/s, a current
+    /// (m/s east, north), gyro drift °/s, compass noise (waves rolling the boat) and GNSS velocity noise.
+    static func swing(seconds: Int = 360, rate: Double = 2, speed: Double = 2.572, current: (Double, Double) = (0.514, 0),
+                      drift: Double = 0.005, compassNoise: Double = 0.5, velocityNoise: Double = 0.05, seed: UInt64 = 7) -> [SwingSample] {
+        var random = SplitMix64(seed: seed)
+        func gauss(_ sigma: Double) -> Double {
+            let u = max(random.uniform(0, 1), 1e-12), v = random.uniform(0, 1)
+            return sigma * (-2 * log(u)).squareRoot() * cos(2 * .pi * v)
+        }
+        return (0..<seconds).map { i in
+            let t = Double(i)
+            let trueHeading = 20 + rate * t
+            let r = trueHeading * .pi / 180
+            let ve = speed * sin(r) + current.0 + gauss(velocityNoise), vn = speed * cos(r) + current.1 + gauss(velocityNoise)
+            // The compass heading whose deviation and the variation give the true heading.
+            var compass = trueHeading - variation
+            for _ in 0..<20 { compass = trueHeading - variation - truthCurve.deviation(atCompassHeading: compass) }
+            return SwingSample(time: 1000 + t, gyroHeading: trueHeading - 57 + drift * t + gauss(0.02),
+                               compassHeading: AttitudeAngles.normalizedDegrees(compass + gauss(compassNoise)),
+                               speed: (ve * ve + vn * vn).squareRoot(),
+                               track: AttitudeAngles.normalizedDegrees(atan2(ve, vn) * 180 / .pi), eph: 2.5, eps: 0.1)
+        }
+    }
+
+    /// The largest difference between a curve and the truth over a turn, degrees.
+    static func curveError(_ c: DeviationCurve) -> Double {
+        (0..<360).map { abs(c.deviation(atCompassHeading: Double($0)) - truthCurve.deviation(atCompassHeading: Double($0))) }.max()!
+    }
+
+    func testBoatInACrossCurrentGivesTheCurveTheSpeedAndTheCurrent() throws {
+        let r = try SwingSolver.solve(Self.swing(), variation: Self.variation)
+        let error = Self.curveError(r.curve)
+        print("swing, 5 kn in a 1 kn cross current: curve within \(error)° (A..E \(r.curve.coefficients), σ \(r.curve.uncertainties!)); "
+              + "current \(r.current) ± \(r.currentSigma) m/s; speed \(r.speed) m/s; drift \(r.gyroDrift) °/s; misfits \(r.velocityResidual) m/s, \(r.deviationResidual)°")
+        XCTAssertLessThanOrEqual(error, 0.3)
+        XCTAssertEqual(r.current.east, 0.514, accuracy: 0.1)
+        XCTAssertEqual(r.current.north, 0, accuracy: 0.1)
+        XCTAssertEqual(r.speed, 2.572, accuracy: 0.05)
+        XCTAssertEqual(r.gyroDrift, 0.005, accuracy: 0.002)
+        XCTAssertEqual(r.currentSet, 90, accuracy: 5)
+        XCTAssertEqual(r.sectorsCovered, 12)
+        // The uncertainties are honest: each coefficient's error within 4 σ, and σ small.
+        for (i, (got, want)) in zip(r.curve.coefficients, Self.truthCurve.coefficients).enumerated() {
+            let sigma = r.curve.uncertainties![i]
+            XCTAssertLessThan(sigma, 0.2, DeviationCurve.names[i])
+            XCTAssertLessThanOrEqual(abs(got - want), 4 * sigma + 0.02, DeviationCurve.names[i])
+        }
+    }
+
+    func testIgnoringTheCurrentIsVisiblyWorse() throws {
+        var lenient = SwingLimits()
+        lenient.maximumVelocityResidual = 10
+        lenient.maximumDeviationResidual = 30
+        let samples = Self.swing()
+        let solved = try SwingSolver.solve(samples, variation: Self.variation, limits: lenient)
+        let ignored = try SwingSolver.solve(samples, variation: Self.variation, limits: lenient, solveCurrent: false)
+        // What the peers do: course over ground taken as the heading, epoch by epoch.
+        let naive = try XCTUnwrap(SwingSolver.fitCurve(samples.map {
+            (AttitudeAngles.normalizedDegrees($0.compassHeading), SwingSolver.wrap180($0.track - Self.variation - $0.compassHeading))
+        }))
+        // One and a half turns: a current ignored no longer averages out over whole circles.
+        let partial = Self.swing(seconds: 270)
+        let partialSolved = try SwingSolver.solve(partial, variation: Self.variation, limits: lenient)
+        let partialIgnored = try SwingSolver.solve(partial, variation: Self.variation, limits: lenient, solveCurrent: false)
+        print("swing in a 1 kn current, curve error over the turn: two turns \(Self.curveError(solved.curve))° with the current solved, "
+              + "\(Self.curveError(ignored.curve))° with it ignored (velocity misfit \(solved.velocityResidual) vs \(ignored.velocityResidual) m/s), "
+              + "\(Self.curveError(DeviationCurve(coefficients: naive.coefficients)))° taking course over ground as heading; "
+              + "1.5 turns \(Self.curveError(partialSolved.curve))° solved, \(Self.curveError(partialIgnored.curve))° ignored")
+        XCTAssertGreaterThan(Self.curveError(ignored.curve), 0.3)
+        XCTAssertGreaterThan(Self.curveError(ignored.curve), 2 * Self.curveError(solved.curve))
+        XCTAssertGreaterThan(Self.curveError(partialIgnored.curve), 2 * Self.curveError(partialSolved.curve))
+        XCTAssertGreaterThan(Self.curveError(DeviationCurve(coefficients: naive.coefficients)), 5)
+        XCTAssertGreaterThan(ignored.velocityResidual, 4 * solved.velocityResidual)
+        // With the default limits the ignored current is refused, not believed.
+        XCTAssertThrowsError(try SwingSolver.solve(samples, variation: Self.variation, solveCurrent: false)) { e in
+            XCTAssertTrue("\(e)".contains("does not follow a steady turn"), "\(e)")
+        }
+    }
+
+    func testCarWithNoCurrentAfterOneTurn() throws {
+        let samples = Self.swing(seconds: 60, rate: 6, speed: 8, current: (0, 0), compassNoise: 0.3)
+        let r = try SwingSolver.solve(samples, variation: Self.variation, solveCurrent: false)
+        print("car, one turn at 6 °/s: curve within \(Self.curveError(r.curve))°")
+        XCTAssertLessThanOrEqual(Self.curveError(r.curve), 0.5)
+        XCTAssertFalse(r.currentSolved)
+    }
+
+    func testGNSSGlitchesAreSetAsideAndNamed() throws {
+        var samples = Self.swing()
+        // A velocity spike (a position jump) and a frozen TPV (the same epoch again).
+        for i in [50, 51, 200] { samples[i].speed += 6 }
+        samples.insert(samples[100], at: 101)
+        samples.insert(samples[100], at: 101)
+        let r = try SwingSolver.solve(samples, variation: Self.variation)
+        XCTAssertEqual(r.rejected.first { $0.key.hasPrefix("time not after") }?.value, 2, "\(r.rejected)")
+        XCTAssertEqual(r.rejected.first { $0.key.hasPrefix("ground velocity off the fit") }?.value, 3, "\(r.rejected)")
+        XCTAssertLessThanOrEqual(Self.curveError(r.curve), 0.3)
+    }
+
+    func testHalfASwingIsRefusedNamingTheMissingSectors() {
+        let half = Self.swing(seconds: 90)  // 180° of turn
+        XCTAssertThrowsError(try SwingSolver.solve(half, variation: Self.variation)) { e in
+            let m = "\(e)"
+            XCTAssertTrue(m.contains("of 12 heading sectors covered (8 needed)"), m)
+            XCTAssertTrue(m.contains("sectors from"), m)
+        }
+    }
+
+    func testTooSlowAndBadAccuracyAreNamed() {
+        var slow = Self.swing(speed: 0.5, current: (0, 0))
+        for i in slow.indices { slow[i].eps = 2 }
+        XCTAssertThrowsError(try SwingSolver.solve(slow, variation: Self.variation)) { e in
+            let m = "\(e)"
+            XCTAssertTrue(m.contains("GNSS epochs are usable"), m)
+            XCTAssertTrue(m.contains("slower than 1.5 m/s"), m)
+        }
+        var inaccurate = Self.swing()
+        for i in inaccurate.indices { inaccurate[i].eph = 40 }
+        XCTAssertThrowsError(try SwingSolver.solve(inaccurate, variation: Self.variation)) { e in
+            XCTAssertTrue("\(e)".contains("eph over 15"), "\(e)")
+        }
+    }
+
+    func testInterferenceDuringTheSwingIsRefused() {
+        var samples = Self.swing()
+        for i in 100..<200 { samples[i].compassHeading = AttitudeAngles.normalizedDegrees(samples[i].compassHeading + 25 * sin(Double(i) / 7)) }
+        XCTAssertThrowsError(try SwingSolver.solve(samples, variation: Self.variation)) { e in
+            XCTAssertTrue("\(e)".contains("does not follow a deviation curve"), "\(e)")
+        }
+    }
+
+    func testCurveChecksItsCoefficients() {
+        XCTAssertNil(Self.truthCurve.problem)
+        XCTAssertNotNil(DeviationCurve(coefficients: [1, 2, 3]).problem)
+        XCTAssertTrue(DeviationCurve(coefficients: [0, 90, 0, 0, 0]).problem!.contains("coefficient B = 90.0°"))
+        XCTAssertNotNil(DeviationCurve(coefficients: [0, .nan, 0, 0, 0]).problem)
+        XCTAssertEqual(Self.truthCurve.magneticHeading(compass: 0), 360 + 1.0 - 2.5 - 0.8, accuracy: 1e-9)
+    }
+}
