@@ -14,8 +14,12 @@ public struct OnlineCalibrationSettings: Equatable, Sendable {
     public var sampleInterval = 0.1
     /// Seconds between fits.
     public var fitInterval = 10.0
-    /// Regions (of `SphereRegions.count`, by field direction) that must hold a point before a fit.
+    /// Regions (of `SphereRegions.count`, by field direction) that must hold a point before a fit; or, for
+    /// a vehicle that only turns (the field's directions a ring), `minimumTurnRegions` with the horizontal
+    /// field in `minimumSectors` of 12 heading sectors.
     public var minimumRegions = 24
+    public var minimumTurnRegions = 8
+    public var minimumSectors = 9
     /// Seconds a region's point is kept without a fresh sample.
     public var maximumAge = 1800.0
     /// Weight of a new sample in its region's point (an exponential mean: old samples fade, none dominates).
@@ -234,7 +238,9 @@ public struct OnlineMagnetometerCalibration: Sendable {
         let current = points.compactMap { $0 }
         // After a step only the hard iron is new: the soft iron in force stays, and fewer directions do.
         let hardIronOnly = afterStep && field != nil
-        guard current.count >= (hardIronOnly ? settings.minimumStepRegions : settings.minimumRegions) else { return .notEnough(regions: current.count) }
+        let enough = hardIronOnly ? current.count >= settings.minimumStepRegions
+            : current.count >= settings.minimumRegions || current.count >= settings.minimumTurnRegions && Self.headingSectors(current, offset: inForce.offset) >= settings.minimumSectors
+        guard enough else { return .notEnough(regions: current.count) }
         var options = MagnetometerCalibrator.Options(field: field)
         if hardIronOnly { options.model = .sphere }
         if let up = current.compactMap(\.up).first { options.down = -up }
@@ -327,6 +333,21 @@ public struct OnlineMagnetometerCalibration: Sendable {
             if !improved { break }
         }
         return calibration(p)
+    }
+
+    /// Of 12 heading sectors, how many hold the horizontal part of a point's field (about the points' mean up).
+    static func headingSectors(_ points: [Point], offset: Vector3) -> Int {
+        let ups = points.compactMap(\.up)
+        guard !ups.isEmpty else { return 0 }
+        let up = Vector3.mean(ups).normalized
+        let (e1, e2) = up.perpendicularBasis
+        var sectors = Set<Int>()
+        for p in points {
+            let v = p.raw - offset
+            let a = atan2(v.dot(e2), v.dot(e1)) * 180 / .pi + 180
+            sectors.insert(min(11, Int(a / 30)))
+        }
+        return sectors.count
     }
 
     /// How well `calibration` explains `points`.

@@ -1,0 +1,120 @@
+@testable import BearingCalibration
+import BearingModel
+import BearingSimulator
+import XCTest
+
+/// Online calibration on simulated motion: a known hard and soft iron, the field of a known dip, the
+/// filter's "up" given exactly.
+final class OnlineCalibrationTests: XCTestCase {
+    static let field = 50.0, dip = 65.0
+    /// The Earth field in ENU (north and down components).
+    static let earth = Vector3(0, field * cos(dip * .pi / 180), -field * sin(dip * .pi / 180))
+    /// 5 % soft iron (with a cross term) and a 20 µT hard iron.
+    static let softIron = Matrix3([1.05, 0.02, 0], [0.02, 0.97, 0.01], [0, 0.01, 1.0])
+    static let hardIron = Vector3(20, -12, 6)
+
+    /// Sensor → ENU at `t`: turning at `rate` °/s, rolling ±`roll`° and pitching ±`pitch`°.
+    static func orientation(_ t: Double, rate: Double, roll: Double, pitch: Double) -> Quaternion {
+        let yaw = Quaternion.aboutZ(-rate * t * .pi / 180)
+        let r = Quaternion(rotationVector: Vector3(0, roll * sin(2 * .pi * t / 7) * .pi / 180, 0))
+        let p = Quaternion(rotationVector: Vector3(pitch * sin(2 * .pi * t / 11) * .pi / 180, 0, 0))
+        return yaw * p * r
+    }
+
+    /// Runs `seconds` of samples at 10 Hz; `hardIron(t)` and `extra(t)` (a passing disturbance, ENU) may vary.
+    /// Returns the tracker and the RMS heading error of the calibrated field over the last `scoreLast` seconds.
+    static func run(_ tracker: inout OnlineMagnetometerCalibration, from: Double = 0, seconds: Double, rate: Double = 6, roll: Double = 40, pitch: Double = 30,
+                    hardIron: (Double) -> Vector3 = { _ in OnlineCalibrationTests.hardIron },
+                    extra: (Double) -> Vector3 = { _ in .zero }, scoreLast: Double = 30, seed: UInt64 = 3) -> (rms: Double, changes: [CalibrationChange]) {
+        var random = SplitMix64(seed: seed)
+        var sum = 0.0, n = 0
+        var changes: [CalibrationChange] = []
+        var t = from
+        while t < from + seconds {
+            let q = orientation(t, rate: rate, roll: roll, pitch: pitch)
+            let inSensor = q.conjugate.rotate(earth + extra(t))
+            let noise = Vector3(random.uniform(-0.3, 0.3), random.uniform(-0.3, 0.3), random.uniform(-0.3, 0.3))
+            let raw = softIron * inSensor + hardIron(t) + noise
+            let up = q.conjugate.rotate(Vector3(0, 0, 1))
+            if let c = tracker.add(raw, up: up, time: t) { changes.append(c) }
+            if tracker.fitDue(at: t), case .accepted(let c) = tracker.fit(at: t) { changes.append(c) }
+            if t >= from + seconds - scoreLast {
+                // Heading error: the calibrated field brought to ENU against north.
+                let f = q.rotate(tracker.inForce.apply(raw))
+                let e = atan2(f.x, f.y) * 180 / .pi
+                sum += e * e
+                n += 1
+            }
+            t += 0.1
+        }
+        return ((sum / Double(max(n, 1))).squareRoot(), changes)
+    }
+
+    func testLearnsHardAndSoftIronFromAColdStart() {
+        var tracker = OnlineMagnetometerCalibration(calibration: nil, origin: .none)
+        let before = Self.run(&tracker, seconds: 5).rms
+        let after = Self.run(&tracker, from: 5, seconds: 175)
+        print("online calibration, cold start, tumbling: heading RMS \(before)° at first, \(after.rms)° after 3 min; \(after.changes.count) changes")
+        XCTAssertEqual(tracker.origin, .auto)
+        XCTAssertLessThan(after.rms, 1.0)
+        XCTAssertGreaterThan(before, 10)
+        // The fitted hard iron, in raw units, is the simulated one.
+        XCTAssertLessThan((tracker.inForce.offset - Self.hardIron).length, 1.5, "\(tracker.inForce.offset)")
+    }
+
+    func testABoatThatOnlyRollsLearnsTheHorizontalIron() {
+        var tracker = OnlineMagnetometerCalibration(calibration: nil, origin: .none)
+        let r = Self.run(&tracker, seconds: 600, rate: 3, roll: 10, pitch: 4, scoreLast: 120)
+        print("online calibration, a boat turning and rolling ±10°: heading RMS \(r.rms)° over the last 2 min; \(r.changes.count) changes")
+        XCTAssertEqual(tracker.origin, .auto)
+        XCTAssertLessThan(r.rms, 1.5)
+    }
+
+    func testAStepOfTheHardIronIsRelearntAndAPassingDisturbanceIsNot() {
+        var tracker = OnlineMagnetometerCalibration(calibration: nil, origin: .none)
+        _ = Self.run(&tracker, seconds: 180)
+        let settled = tracker.inForce
+        // A truck passing for 5 s: 30 µT more for a moment.
+        let passing = Self.run(&tracker, from: 180, seconds: 60, extra: { t in t > 200 && t < 205 ? Vector3(30, 0, 0) : .zero })
+        XCTAssertEqual(tracker.steps, 0, "a passing disturbance taken as a step")
+        XCTAssertLessThan((tracker.inForce.offset - settled.offset).length, 1.0, "a passing disturbance was learnt")
+        XCTAssertLessThan(passing.rms, 1.0)
+        // A new battery: the hard iron jumps by 10 µT and stays.
+        let jumped = Self.hardIron + Vector3(10, 0, 0)
+        let step = Self.run(&tracker, from: 240, seconds: 120, hardIron: { _ in jumped }, scoreLast: 30)
+        print("online calibration, hard iron +10 µT: \(tracker.steps) step(s); heading RMS \(step.rms)° 90 s later; changes: "
+              + step.changes.map { "moved \($0.offsetMoved) µT\($0.afterStep ? " after a step" : "")" }.joined(separator: ", "))
+        XCTAssertEqual(tracker.steps, 1)
+        XCTAssertLessThan((tracker.inForce.offset - jumped).length, 1.5, "\(tracker.inForce.offset)")
+        XCTAssertLessThan(step.rms, 1.0)
+        // The battery out again: the calibration before the step comes back at once.
+        let back = Self.run(&tracker, from: 360, seconds: 30, scoreLast: 20)
+        XCTAssertTrue(back.changes.contains { $0.recalled }, "\(back.changes)")
+        XCTAssertLessThan(back.rms, 1.0)
+    }
+
+    func testAStuckMagnetometerChangesNothing() {
+        let manual = MagneticCalibration(offset: Vector3(1, 2, 3), matrix: .identity)
+        var tracker = OnlineMagnetometerCalibration(calibration: manual, origin: .manual)
+        for i in 0..<3000 {
+            let t = Double(i) * 0.1
+            tracker.add(Vector3(12, -3, 40), up: Vector3(0, 0, 1), time: t)
+            if tracker.fitDue(at: t), case .accepted = tracker.fit(at: t) { XCTFail("a stuck magnetometer gave a calibration") }
+        }
+        XCTAssertEqual(tracker.inForce, manual)
+        XCTAssertEqual(tracker.origin, .manual)
+        // Not a number, and zero (an unread register), are not learnt at all.
+        tracker.add(Vector3(.nan, 0, 0), up: nil, time: 400)
+        tracker.add(.zero, up: nil, time: 401)
+        XCTAssertEqual(tracker.regions, 1)
+    }
+
+    func testAManualCalibrationIsKeptWhileItExplainsTheField() {
+        let manual = MagneticCalibration(offset: Self.hardIron, matrix: Self.softIron.inverse!)
+        var tracker = OnlineMagnetometerCalibration(calibration: manual, origin: .manual, field: Self.field)
+        let r = Self.run(&tracker, seconds: 300)
+        XCTAssertTrue(r.changes.isEmpty, "\(r.changes.count) changes to a calibration that was right")
+        XCTAssertEqual(tracker.origin, .manual)
+        XCTAssertLessThan(r.rms, 0.5)
+    }
+}
