@@ -41,12 +41,16 @@ public struct OnlineCalibratedFilter: Sendable {
 
     /// Runs every sample, calling `each` with its index and the orientation after it.
     public mutating func replay(_ samples: [IMUSample], _ each: (Int, Quaternion) throws -> Void) rethrows {
-        for (i, s) in samples.enumerated() {
-            let dt: Double
-            if i > 0 { dt = s.time - samples[i - 1].time } else if samples.count > 1 { dt = samples[1].time - s.time } else { dt = 0.01 }
-            update(s, dt: dt)
+        for i in samples.indices {
+            update(samples[i], dt: Self.interval(samples, i))
             try each(i, filter.quaternion)
         }
+    }
+
+    /// Seconds from the sample before `i` (for the first, to the next one).
+    public static func interval(_ samples: [IMUSample], _ i: Int) -> Double {
+        if i > 0 { return samples[i].time - samples[i - 1].time }
+        return samples.count > 1 ? samples[1].time - samples[0].time : 0.01
     }
 
     /// The fit outcomes so far, emptied.

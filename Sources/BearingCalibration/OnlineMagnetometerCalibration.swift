@@ -68,6 +68,14 @@ public struct CalibrationChange: Equatable, Sendable {
     public var afterStep: Bool
     /// Whether it is an earlier calibration put back in force (the disturbance that replaced it went away).
     public var recalled = false
+
+    /// One line for the journal: what changed, by how much, and why it was taken.
+    public var summary: String {
+        let why = recalled ? "an earlier calibration explains the field again (the disturbance that replaced it is gone)"
+            : "\(afterStep ? "after a step of the hard iron, " : "")a fit on \(regions) directions explains them better"
+        return String(printf: "magnetometer calibration changed: hard iron moved %.1f, misfit %.1f %% + %.1f° → %.1f %% + %.1f°: ",
+                      offsetMoved, before.normPercent, before.dipDegrees, after.normPercent, after.dipDegrees) + why
+    }
 }
 
 /// Hard- and soft-iron calibration learnt while the vehicle moves. Each field sample (with the fused "up"

@@ -27,7 +27,9 @@ struct AttitudeCommand: ParsableCommand {
             without a gyroscope (1 s time constants). FILE is CSV with a header naming the columns \
             t,acc_x,acc_y,acc_z, optionally gyr_x,gyr_y,gyr_z and mag_x,mag_y,mag_z, in any order, in s, \
             m/s² (specific force, up at rest), rad/s and µT. Bad input exits with status 2 and names the \
-            line and column.
+            line and column. The magnetometer is calibrated online as the daemon does with calibration.auto \
+            track, from nothing known (--calibration off fuses the samples as they are); each change of the \
+            calibration is told on standard error.
             """)
 
     @Option(help: ArgumentHelp("The recording (CSV, see above).", valueName: "file")) var samples: String
@@ -36,6 +38,7 @@ struct AttitudeCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: "Declination in degrees, east positive: reference heading and quaternion to true north.") var declination: Double?
     @Option(parsing: .unconditional, help: "Latitude,longitude[,height km]: the declination from the embedded WMM there, today.") var position: String?
     @Option(help: "The sensor axes: flu (x forward, y left, z up) or frd (x forward, y right, z down).") var body: String = BodyAxes.forwardLeftUp.rawValue
+    @Option(help: "Online magnetometer calibration: track (learn hard and soft iron as the samples go) or off.") var calibration: String = "track"
 
     func validate() throws {
         if declination != nil && position != nil { throw ValidationError("give --declination or --position, not both") }
@@ -44,6 +47,9 @@ struct AttitudeCommand: ParsableCommand {
         }
         if let position, Calibrate.parsePosition(position) == nil {
             throw ValidationError("--position \(position): expected latitude,longitude[,height km], e.g. 52.1,4.3 or -33.9,151.2,0.05")
+        }
+        if !["track", "off"].contains(calibration) {
+            throw ValidationError("--calibration \(calibration): allowed: track, off")
         }
         if BodyAxes(rawValue: body) == nil {
             throw ValidationError("--body \(body): allowed: \(BodyAxes.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -77,8 +83,14 @@ struct AttitudeCommand: ParsableCommand {
             throw Self.badInput("\(samples): neither gyr_x,gyr_y,gyr_z nor mag_x,mag_y,mag_z columns: an accelerometer alone gives no attitude to follow")
         }
         // Without a gyroscope the samples' zero rates leave the strapdown still: an accelerometer-tilted compass.
-        var filter = AttitudeFilter(parameters: file.hasGyroscope ? AttitudeFilterParameters() : .withoutGyroscope)
-        try filter.replay(file.samples) { i, q in
+        var filter = OnlineCalibratedFilter(filter: AttitudeFilter(parameters: file.hasGyroscope ? AttitudeFilterParameters() : .withoutGyroscope),
+                                            calibration: calibration == "off" ? nil : OnlineMagnetometerCalibration(calibration: nil, origin: .none))
+        for i in file.samples.indices {
+            filter.update(file.samples[i], dt: OnlineCalibratedFilter.interval(file.samples, i))
+            for (time, outcome) in filter.takeOutcomes() {
+                if case .accepted(let change) = outcome { Syscall.printToStandardError("t \(JSONObjectWriter.shortest(time)) s: \(change.summary)\n") }
+            }
+            let q = filter.filter.quaternion
             let oriented = declination == 0 ? q : q.trueNorth(declination: declination)
             let angles = AttitudeAngles(oriented, body: axes)
             let t = file.samples[i].time

@@ -169,4 +169,44 @@ final class AttitudeCommandTests: XCTestCase {
         XCTAssertNotEqual(body.0, 0)
         XCTAssertTrue(body.2.contains("allowed: flu, frd"), body.2)
     }
+
+    /// A board with a 20 µT hard iron, turning and rolling for two minutes: online calibration (the default)
+    /// learns it and says so on standard error; `--calibration off` leaves the heading off by the iron.
+    func testOnlineCalibrationLearnsAHardIronAndOffDoesNot() throws {
+        var imu = VirtualIMU(heading: { t in 60 + 6 * t })
+        imu.roll = { t in 25 * sin(t / 2.3) }
+        imu.pitch = { t in 20 * sin(t / 3.7) }
+        imu.magNoise = 0.2
+        let readings = imu.readings(duration: 120)
+        let iron = Vector3(20, -15, 8)
+        var lines = ["t,acc_x,acc_y,acc_z,gyr_x,gyr_y,gyr_z,mag_x,mag_y,mag_z"]
+        for r in readings {
+            let s = r.sample, a = s.accelerometer, g = s.gyroscope, m = (s.magnetometer ?? .zero) + iron
+            lines.append([s.time, a.x, a.y, a.z, g.x, g.y, g.z, m.x, m.y, m.z].map { String(format: "%.7g", $0) }.joined(separator: ","))
+        }
+        let path = directory.appendingPathComponent("iron.csv").path
+        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        func lastErrors(_ arguments: [String]) throws -> (rms: Double, err: String) {
+            let (status, out, err) = try runBearing(["attitude", "--samples", path, "--json"] + arguments)
+            XCTAssertEqual(status, 0, err)
+            let o = try objects(out)
+            XCTAssertEqual(o.count, readings.count)
+            var sum = 0.0, n = 0
+            for k in o.indices where readings[k].sample.time >= 100 {
+                let e = headingDifference(o[k]["heading"] as? Double ?? .nan, imu.heading(readings[k].sample.time))
+                sum += e * e
+                n += 1
+            }
+            return ((sum / Double(max(n, 1))).squareRoot(), err)
+        }
+        let tracked = try lastErrors([]), off = try lastErrors(["--calibration", "off"])
+        print("bearing attitude, a 20 µT hard iron: heading RMS over the last 20 s \(tracked.rms)° tracked, \(off.rms)° off")
+        XCTAssertLessThan(tracked.rms, 2)
+        XCTAssertGreaterThan(off.rms, 5)
+        XCTAssertTrue(tracked.err.contains("magnetometer calibration changed: hard iron moved"), tracked.err)
+        XCTAssertEqual(off.err, "")
+        let (status, _, err) = try runBearing(["attitude", "--samples", path, "--calibration", "auto"])
+        XCTAssertNotEqual(status, 0)
+        XCTAssertTrue(err.contains("--calibration auto: allowed: track, off"), err)
+    }
 }
