@@ -41,6 +41,37 @@ extension WireEncoding {
             if let error = a.error { o.string("error", error) }
             w.raw("accelerometer", o.finished())
         }
+        if c.onlineMode != .off {
+            var o = JSONObjectWriter()
+            o.string("mode", c.onlineMode.rawValue)
+            if c.online == nil { o.string("source", c.onlineSource.rawValue) }
+            if let s = c.online {
+                o.string("source", s.origin.rawValue)
+                o.string("quality", s.quality)
+                o.bool("learning", s.learning)
+                o.int("regions", s.regions)
+                o.int("steps", s.steps)
+                if let r = s.residual { o.number("residual", r) }
+                if let m = s.misfit {
+                    o.number("misfit_percent", m.normPercent)
+                    o.number("dip_spread", m.dipDegrees)
+                    o.number("dip", m.meanDip)
+                }
+                if let f = s.field { o.number("field", f) }
+                if let w = s.wmm {
+                    o.number("field_wmm", w.norm)
+                    o.number("dip_wmm", w.dip)
+                }
+                if let i = s.interference { o.string("interference", i.rawValue) }
+                o.time("changed", s.time)
+                if s.origin != .none {
+                    o.raw("offset", numbers([s.calibration.offset.x, s.calibration.offset.y, s.calibration.offset.z]))
+                    o.raw("matrix", "[" + s.calibration.matrix.rows.map { numbers([$0.x, $0.y, $0.z]) }.joined(separator: ",") + "]")
+                }
+            }
+            if let e = c.onlineError { o.string("error", e) }
+            w.raw("online", o.finished())
+        }
         if let l = c.level {
             var o = fileState(l)
             if let r = l.record {
@@ -78,6 +109,12 @@ public struct CalibrationStatus: Equatable, Sendable {
     public var error: String?
     public var accelerometer: CalibrationFileState<AccelerometerCalibrationRecord>?
     public var level: CalibrationFileState<MountingLevelRecord>?
+    /// Online calibration: its state now (nil: off), and why its kept file was last rejected.
+    public var online: OnlineCalibrationState?
+    public var onlineMode: AutoCalibrationMode = .off
+    /// Where the calibration in force came from, before online calibration has had anything to say.
+    public var onlineSource: CalibrationOrigin = .none
+    public var onlineError: String?
 
     public init(file: String, record: CalibrationRecord? = nil, loaded: GPSTimestamp? = nil, error: String? = nil,
                 accelerometer: CalibrationFileState<AccelerometerCalibrationRecord>? = nil, level: CalibrationFileState<MountingLevelRecord>? = nil) {

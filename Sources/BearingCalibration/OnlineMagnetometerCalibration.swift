@@ -1,3 +1,4 @@
+import BearingAttitude
 import BearingModel
 #if canImport(Glibc)
 import Glibc
@@ -8,17 +9,29 @@ public enum CalibrationOrigin: String, Codable, Sendable {
     case none, manual, auto
 }
 
+/// `calibration.auto`: online calibration off, learning, or holding what it learnt.
+public enum AutoCalibrationMode: String, Codable, Sendable, CaseIterable {
+    case off, track, locked
+}
+
+/// Why the field is not taken as the Earth's just now.
+public enum Interference: String, Codable, Sendable {
+    /// Its magnitude, or its dip, is off the calibration's field; a step: such a disturbance lasted and is
+    /// being learnt as a new hard iron.
+    case norm, dip, step
+}
+
 /// How online calibration samples, fits and decides.
 public struct OnlineCalibrationSettings: Equatable, Sendable {
     /// Seconds between samples taken into the point set (the rest only feed the step detector).
     public var sampleInterval = 0.1
     /// Seconds between fits.
     public var fitInterval = 10.0
-    /// Regions (of `SphereRegions.count`, by field direction) that must hold a point before a fit; or, for
-    /// a vehicle that only turns (the field's directions a ring), `minimumTurnRegions` with the horizontal
-    /// field in `minimumSectors` of 12 heading sectors.
+    /// Regions (of `SphereRegions.count`'s equal-area regions, by field direction) the points must reach
+    /// before a fit; or, for a vehicle that only turns (the field's directions a ring), `minimumTurnPoints`
+    /// points with the horizontal field in `minimumSectors` of 12 heading sectors.
     public var minimumRegions = 24
-    public var minimumTurnRegions = 8
+    public var minimumTurnPoints = 12
     public var minimumSectors = 9
     /// Seconds a region's point is kept without a fresh sample.
     public var maximumAge = 1800.0
@@ -100,13 +113,22 @@ public struct OnlineMagnetometerCalibration: Sendable {
     public private(set) var steps = 0
     /// The misfit of the calibration in force on the points when it was last judged.
     public private(set) var misfit: CalibrationMisfit?
+    /// Why the latest sample was not taken as the Earth's field (nil: it was).
+    public private(set) var interference: Interference?
 
     struct Point {
         var raw: Vector3
         var up: Vector3?
         var time: Double
     }
+    /// One point per direction region (`SphereRegions`) of the field less the hard iron: the points a 3-D fit uses.
     private var points: [Point?] = Array(repeating: nil, count: SphereRegions.count)
+    /// One point per 10° of heading (the field's horizontal direction about the first "up"): the points a
+    /// turn-only fit uses, where a ring of field directions falls in too few regions.
+    private var ring: [Point?] = Array(repeating: nil, count: 36)
+    private var ringBasis: (Vector3, Vector3)?
+    /// WMM's dip at the fix (degrees, down positive), when known: it tells a turn's vertical hard iron from its mirror image.
+    public private(set) var dipReference: Double?
     /// Samples of a disturbance that may turn out to be a step (at most one per `sampleInterval`).
     private var pending: [(raw: Vector3, up: Vector3?)] = []
     private var disturbedSince: Double?
@@ -127,7 +149,27 @@ public struct OnlineMagnetometerCalibration: Sendable {
         learning = calibration == nil
     }
 
-    /// Regions holding a point.
+    /// Takes `norm` (WMM's at the fix, in the samples' units) as the field to scale to, when none is known
+    /// yet, and `dip` as the field's dip.
+    public mutating func expect(field norm: Double, dip: Double) {
+        if field == nil, norm.isFinite, norm > 0 { field = norm }
+        if dip.isFinite { dipReference = dip }
+    }
+
+    private mutating func clearPoints() {
+        points = Array(repeating: nil, count: SphereRegions.count)
+        ring = Array(repeating: nil, count: ring.count)
+    }
+
+    /// The ring cell of `v`: its 10° of heading about the first "up".
+    private mutating func ringCell(_ v: Vector3, up: Vector3) -> Int {
+        if ringBasis == nil { ringBasis = up.perpendicularBasis }
+        let (e1, e2) = ringBasis!
+        let a = atan2(v.dot(e2), v.dot(e1)) * 180 / .pi + 180
+        return min(35, max(0, Int(a / 10)))
+    }
+
+    /// Points held.
     public var regions: Int { points.reduce(0) { $0 + ($1 == nil ? 0 : 1) } }
 
     /// Takes one raw sample (`up`: the unit "up" in the sensor frame from the fused attitude, nil before
@@ -138,11 +180,10 @@ public struct OnlineMagnetometerCalibration: Sendable {
         if !learning, let field {
             let c = inForce.apply(raw)
             let n = c.length
-            var disturbed = abs(n / field - 1) > settings.normDisturbance
-            if !disturbed, let up, let dip = misfit?.meanDip {
-                disturbed = abs(Self.dip(c, up) - dip) > settings.dipDisturbance
-            }
-            if disturbed {
+            var cause: Interference? = abs(n / field - 1) > settings.normDisturbance ? .norm : nil
+            if cause == nil, let up, let dip = misfit?.meanDip, abs(Self.dip(c, up) - dip) > settings.dipDisturbance { cause = .dip }
+            interference = cause
+            if cause != nil {
                 let since = disturbedSince ?? time
                 disturbedSince = since
                 if time - lastTaken >= settings.sampleInterval, pending.count < 4096 {
@@ -153,9 +194,10 @@ public struct OnlineMagnetometerCalibration: Sendable {
                 if time - since >= settings.stepTime {
                     // A step: what was learnt before it no longer holds.
                     steps += 1
+                    interference = .step
                     learning = true
                     afterStep = true
-                    points = Array(repeating: nil, count: SphereRegions.count)
+                    clearPoints()
                     for p in pending { take(p.raw, up: p.up, time: time) }
                     pending = []
                     disturbedSince = nil
@@ -164,6 +206,8 @@ public struct OnlineMagnetometerCalibration: Sendable {
             }
             disturbedSince = nil
             pending.removeAll(keepingCapacity: true)
+        } else if afterStep {
+            interference = .step
         }
         guard time - lastTaken >= settings.sampleInterval else { return nil }
         lastTaken = time
@@ -192,7 +236,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
         putInForce(calibration, misfit: m)
         self.field = m.meanNorm
         // The points were learnt under the disturbance: they describe the calibration just left.
-        points = Array(repeating: nil, count: SphereRegions.count)
+        clearPoints()
         for p in samples { take(p.raw, up: p.up, time: lastTaken) }
         return change
     }
@@ -206,21 +250,27 @@ public struct OnlineMagnetometerCalibration: Sendable {
         learning = false
         afterStep = false
         self.misfit = misfit
+        interference = nil
         disturbedSince = nil
         pending = []
     }
 
     private mutating func take(_ raw: Vector3, up: Vector3?, time: Double) {
         guard let r = SphereRegions.region(of: raw - inForce.offset) else { return }
-        // A sample far from its region's point (the iron changed since) replaces it rather than blending in.
-        if var p = points[r], (raw - p.raw).length <= settings.normDisturbance * p.raw.length {
-            let w = settings.pointWeight
+        Self.merge(raw, up: up, time: time, into: &points[r], weight: settings.pointWeight, far: settings.normDisturbance)
+        if let up { Self.merge(raw, up: up, time: time, into: &ring[ringCell(raw - inForce.offset, up: up)], weight: settings.pointWeight, far: settings.normDisturbance) }
+    }
+
+    /// A sample into its cell's point: an exponential mean; a sample far from the point (the iron changed
+    /// since) replaces it rather than blending in.
+    private static func merge(_ raw: Vector3, up: Vector3?, time: Double, into point: inout Point?, weight w: Double, far: Double) {
+        if var p = point, (raw - p.raw).length <= far * p.raw.length {
             p.raw = p.raw * (1 - w) + raw * w
             if let up { p.up = ((p.up ?? up) * (1 - w) + up * w).normalized }
             p.time = time
-            points[r] = p
+            point = p
         } else {
-            points[r] = Point(raw: raw, up: up, time: time)
+            point = Point(raw: raw, up: up, time: time)
         }
     }
 
@@ -243,28 +293,60 @@ public struct OnlineMagnetometerCalibration: Sendable {
     public mutating func fit(at time: Double) -> Outcome {
         lastFit = time
         for i in points.indices where points[i].map({ time - $0.time > settings.maximumAge }) == true { points[i] = nil }
-        let current = points.compactMap { $0 }
+        for i in ring.indices where ring[i].map({ time - $0.time > settings.maximumAge }) == true { ring[i] = nil }
+        var current = points.compactMap { $0 }
         // After a step only the hard iron is new: the soft iron in force stays, and fewer directions do.
         let hardIronOnly = afterStep && field != nil
-        let enough = hardIronOnly ? current.count >= settings.minimumStepRegions
-            : current.count >= settings.minimumRegions || current.count >= settings.minimumTurnRegions && Self.headingSectors(current, offset: inForce.offset) >= settings.minimumSectors
-        guard enough else { return .notEnough(regions: current.count) }
+        let turning = ring.compactMap { $0 }
+        var turnOnly = false
+        if hardIronOnly ? current.count < settings.minimumStepRegions : current.count < settings.minimumRegions {
+            // Too few directions for a 3-D fit: a vehicle that only turns has the ring.
+            guard turning.count >= settings.minimumTurnPoints else { return .notEnough(regions: current.count) }
+            current = turning
+            turnOnly = true
+        }
         var options = MagnetometerCalibrator.Options(field: field)
         if hardIronOnly { options.model = .sphere }
         if let up = current.compactMap(\.up).first { options.down = -up }
         let candidate: CalibrationFit
         do { candidate = try MagnetometerCalibrator(options: options).fit(current.map(\.raw)) } catch { return .failed(error.message) }
-        let scale = field ?? candidate.field
-        let start = hardIronOnly ? MagneticCalibration(offset: candidate.calibration.offset, matrix: inForce.matrix) : candidate.calibration
-        let fitted = Self.refine(start, current, field: scale, softIronPull: hardIronOnly ? 1000 : 5)
+        // A turn must have gone round the hard iron, not merely through as many directions from the old one.
+        if turnOnly && Self.headingSectors(current, offset: candidate.calibration.offset) < settings.minimumSectors {
+            return .notEnough(regions: current.count)
+        }
+        // A planar fit scales to the horizontal field: the whole field's magnitude is the points' about the hard iron.
+        let planar = candidate.model == .planar
+        let scale = field ?? (planar ? current.reduce(0) { $0 + ($1.raw - candidate.calibration.offset).length } / Double(current.count) : candidate.field)
+        // A turn gives the horizontal hard iron: its vertical part, and the soft iron, start from the calibration
+        // in force, and the refinement (with WMM's dip, where known) finds the solution near them, not its
+        // mirror image about the ring's plane.
+        let o = candidate.calibration.offset
+        let start: MagneticCalibration
+        if hardIronOnly {
+            start = MagneticCalibration(offset: o, matrix: inForce.matrix)
+        } else if turnOnly || planar, let up = Self.meanUp(current) {
+            let horizontal = o - up * o.dot(up), vertical = up * inForce.offset.dot(up)
+            start = MagneticCalibration(offset: horizontal + vertical, matrix: inForce.matrix)
+        } else {
+            start = candidate.calibration
+        }
+        // A ring of directions gives the horizontal soft iron only: a turn-only fit changes that part, a step's
+        // fit none of it.
+        let softIron: SoftIron = hardIronOnly ? .held : turnOnly ? Self.meanUp(current).map { .horizontal(up: $0) } ?? .held : .full
+        let fitted = Self.refine(start, current, field: scale, wmmDip: dipReference, softIron: softIron)
         let old = Self.misfit(inForce, current), new = Self.misfit(fitted, current)
-        let better = new.total < settings.acceptRatio * old.total && old.total - new.total >= settings.acceptMargin
+        // Better than the one in force, clearly, and good in itself: it explains its points within half the
+        // disturbance thresholds (a fit that does not is no calibration, however much it improves).
+        let better = new.total < settings.acceptRatio * old.total && old.total - new.total >= settings.acceptMargin && Self.good(new, settings)
         guard better else {
-            // The calibration in force explains what was learnt (after a step: the disturbance passed).
             misfit = old
-            if field == nil { field = old.meanNorm }
-            learning = false
-            afterStep = false
+            // The calibration in force explains what was learnt (after a step: the disturbance passed): learning
+            // ends. One that does not (nothing known yet, a bad fit) leaves it learning.
+            if Self.good(old, settings) {
+                if field == nil { field = old.meanNorm }
+                learning = false
+                afterStep = false
+            }
             return .kept(inForce: old, candidate: new)
         }
         let change = CalibrationChange(calibration: fitted, before: old, after: new, regions: current.count,
@@ -279,32 +361,56 @@ public struct OnlineMagnetometerCalibration: Sendable {
     /// Levenberg–Marquardt over the hard iron, the symmetric soft iron and the dip, with a weak pull towards
     /// `start`, so that what the attitude spread leaves undetermined (the vertical, for a vehicle that only
     /// turns) stays where the ellipsoid fit put it while the dip pins the rest.
-    static func refine(_ start: MagneticCalibration, _ points: [Point], field: Double, softIronPull: Double = 5) -> MagneticCalibration {
+    /// What of the soft iron a refinement may change: all of it (a 3-D spread), its horizontal part about
+    /// `up` (a vehicle that only turns), or none (a step of the hard iron).
+    enum SoftIron {
+        case full, horizontal(up: Vector3), held
+    }
+
+    static func refine(_ start: MagneticCalibration, _ points: [Point], field: Double, wmmDip: Double? = nil, softIron: SoftIron = .full) -> MagneticCalibration {
         guard points.contains(where: { $0.up != nil }), field > 0 else { return start }
         let m = start.matrix
-        let p0 = [start.offset.x, start.offset.y, start.offset.z, m.rows[0].x, m.rows[1].y, m.rows[2].z, m.rows[0].y, m.rows[0].z, m.rows[1].z,
-                  misfit(start, points).meanDip]
+        // p: the hard iron (3), the dip, then the soft iron's free terms: six matrix entries (full), or
+        // a, b, c of (I + a e1e1ᵀ + b (e1e2ᵀ + e2e1ᵀ) + c e2e2ᵀ) · start (horizontal), or none (held).
+        var p0 = [start.offset.x, start.offset.y, start.offset.z, wmmDip ?? misfit(start, points).meanDip]
+        switch softIron {
+        case .full: p0 += [m.rows[0].x, m.rows[1].y, m.rows[2].z, m.rows[0].y, m.rows[0].z, m.rows[1].z]
+        case .horizontal: p0 += [0, 0, 0]
+        case .held: break
+        }
+        let basis: (Vector3, Vector3)? = { if case .horizontal(let up) = softIron { return up.perpendicularBasis }; return nil }()
         func calibration(_ p: [Double]) -> MagneticCalibration {
-            MagneticCalibration(offset: Vector3(p[0], p[1], p[2]),
-                                matrix: Matrix3([p[3], p[6], p[7]], [p[6], p[4], p[8]], [p[7], p[8], p[5]]))
+            let matrix: Matrix3
+            switch softIron {
+            case .full: matrix = Matrix3([p[4], p[7], p[8]], [p[7], p[5], p[9]], [p[8], p[9], p[6]])
+            case .horizontal:
+                let (e1, e2) = basis!
+                func outer(_ a: Vector3, _ b: Vector3) -> Matrix3 { Matrix3([a.x * b.x, a.x * b.y, a.x * b.z], [a.y * b.x, a.y * b.y, a.y * b.z], [a.z * b.x, a.z * b.y, a.z * b.z]) }
+                let s = outer(e1, e1) * p[4] + (outer(e1, e2) + outer(e2, e1)) * p[5] + outer(e2, e2) * p[6]
+                matrix = (Matrix3.identity + s) * m
+            case .held: matrix = m
+            }
+            return MagneticCalibration(offset: Vector3(p[0], p[1], p[2]), matrix: matrix)
         }
         func residuals(_ p: [Double]) -> [Double] {
             let c = calibration(p)
             var r: [Double] = []
-            r.reserveCapacity(2 * points.count + 9)
+            r.reserveCapacity(2 * points.count + 10)
             for point in points {
                 let f = c.apply(point.raw)
                 r.append(100 * (f.length / field - 1))
-                if let up = point.up { r.append(dip(f, up) - p[9]) }
+                if let up = point.up { r.append(dip(f, up) - p[3]) }
             }
-            // The weak pull: 5 µT of hard iron, or 0.2 of soft iron, cost as much as one point 1 % off.
-            for k in 0..<3 { r.append(0.2 * (p[k] - p0[k])) }
-            for k in 3..<9 { r.append(softIronPull * (p[k] - p0[k])) }
+            // The weak pull: 50 µT of hard iron, or 0.2 of soft iron, cost as much as one point 1 % off.
+            for k in 0..<3 { r.append(0.02 * (p[k] - p0[k])) }
+            for k in 4..<p.count { r.append(5 * (p[k] - p0[k])) }
+            // WMM's dip, where known: 2° off costs as much as one point 1 % off.
+            if let wmmDip { r.append(0.5 * (p[3] - wmmDip)) }
             return r
         }
         func cost(_ r: [Double]) -> Double { r.reduce(0) { $0 + $1 * $1 } }
         var p = p0, r = residuals(p), c = cost(r), mu = 1e-3
-        let steps = [Double](repeating: 1e-3 * field, count: 3) + [Double](repeating: 1e-5, count: 6) + [1e-3]
+        let steps = [Double](repeating: 1e-3 * field, count: 3) + [1e-3] + [Double](repeating: 1e-5, count: p0.count - 4)
         for _ in 0..<15 {
             // Forward-difference Jacobian, then (JᵀJ + μ diag) δ = −Jᵀr.
             let k = p.count
@@ -343,6 +449,12 @@ public struct OnlineMagnetometerCalibration: Sendable {
         return calibration(p)
     }
 
+    /// The points' mean "up", unit (nil: none known).
+    static func meanUp(_ points: [Point]) -> Vector3? {
+        let ups = points.compactMap(\.up)
+        return ups.isEmpty ? nil : Vector3.mean(ups).normalized
+    }
+
     /// Of 12 heading sectors, how many hold the horizontal part of a point's field (about the points' mean up).
     static func headingSectors(_ points: [Point], offset: Vector3) -> Int {
         let ups = points.compactMap(\.up)
@@ -356,6 +468,11 @@ public struct OnlineMagnetometerCalibration: Sendable {
             sectors.insert(min(11, Int(a / 30)))
         }
         return sectors.count
+    }
+
+    /// Whether a misfit is that of a calibration: within half the disturbance thresholds.
+    static func good(_ m: CalibrationMisfit, _ settings: OnlineCalibrationSettings) -> Bool {
+        m.normPercent <= 50 * settings.normDisturbance && m.dipDegrees <= settings.dipDisturbance / 2
     }
 
     /// How well `calibration` explains `points`.
@@ -381,4 +498,56 @@ public struct OnlineMagnetometerCalibration: Sendable {
     }
 
     private static func square(_ x: Double) -> Double { x * x }
+}
+
+/// Compass health: what the CALIBRATION object says of online calibration.
+public struct OnlineCalibrationState: Equatable, Sendable {
+    public var mode: AutoCalibrationMode
+    public var origin: CalibrationOrigin
+    public var calibration: MagneticCalibration
+    public var learning: Bool
+    /// Direction regions holding a point (of 100), and the steps seen.
+    public var regions: Int
+    public var steps: Int
+    /// The calibration in force judged on the points (nil: not yet).
+    public var misfit: CalibrationMisfit?
+    /// The field it expects (input units), and WMM's at the fix (nil: no fix and no fallback position).
+    public var field: Double?
+    public var wmm: MagneticFieldReference?
+    public var interference: Interference?
+    /// When this state was taken (a change's sample time).
+    public var time: GPSTimestamp
+
+    public init(_ online: OnlineMagnetometerCalibration, mode: AutoCalibrationMode, time: GPSTimestamp, wmm: MagneticFieldReference?) {
+        self.mode = mode
+        origin = online.origin
+        calibration = online.inForce
+        learning = online.learning
+        regions = online.regions
+        steps = online.steps
+        misfit = online.misfit
+        field = online.field
+        self.wmm = wmm
+        interference = online.interference
+        self.time = time
+    }
+
+    /// The magnitude's RMS misfit in the field's units (µT).
+    public var residual: Double? {
+        guard let m = misfit else { return nil }
+        return m.normPercent / 100 * m.meanNorm
+    }
+
+    /// "good", "fair" or "poor": misfit, field against WMM and interference together (Home Assistant's
+    /// compass quality sensor).
+    public var quality: String {
+        guard origin != .none, let m = misfit else { return origin == .none ? "uncalibrated" : "unknown" }
+        var worst = m.normPercent + m.dipDegrees
+        if let wmm {
+            worst = max(worst, abs(m.meanDip - wmm.dip))
+            if let field, wmm.norm > 0 { worst = max(worst, 100 * abs(field / wmm.norm - 1) / 2) }
+        }
+        if interference != nil { worst = max(worst, 6) }
+        return worst < 3 ? "good" : worst < 6 ? "fair" : "poor"
+    }
 }

@@ -84,6 +84,9 @@ public final class Agent: @unchecked Sendable {
                                         stopped: "accelerometer/gyroscope stopped")
     private var lastMagFailure: String?
     private var lastIMUFailure: String?
+    /// Online calibration's state after its latest event, and the magnetometer's chip once a sample named it.
+    private var onlineState: OnlineCalibrationState?
+    private var magnetometerChip: String?
 
     /// Where the sources' values come from.
     public enum Feed: Sendable {
@@ -241,12 +244,14 @@ public final class Agent: @unchecked Sendable {
             calibrations.onChange { [pipelineQueue, weak self] in
                 let status = calibrations.status
                 let agent = self
+                let active = calibrations.activeMagnetometer
                 pipelineQueue.async {
                     agent?.recordCalibrations()
-                    magnetometer.send(status.record?.active)
+                    agent?.onlineState = nil
+                    magnetometer.send(active)
                     accelerometer.send(status.accelerometer?.record?.active)
                     level.send(status.level?.record.flatMap { try? $0.level() })
-                    hub.publishCalibration(WireEncoding.calibration(status))
+                    if let agent { hub.publishCalibration(agent.calibrationObject(status)) }
                 }
             }
         }
@@ -257,8 +262,11 @@ public final class Agent: @unchecked Sendable {
         }
         .store(in: &subscriptions)
         // With `chip: auto` the chip is known only now: a calibration fitted for another one is dropped.
-        samples.first().sink { [weak self] sample in self?.calibration?.dropIfMismatched(chip: sample.chip, sensor: "magnetometer") }
-            .store(in: &subscriptions)
+        samples.first().sink { [weak self] sample in
+            self?.magnetometerChip = sample.chip
+            self?.calibration?.dropIfMismatched(chip: sample.chip, sensor: "magnetometer")
+        }
+        .store(in: &subscriptions)
 
         if imuReader != nil {
             wireFusion(samples)
@@ -339,8 +347,9 @@ public final class Agent: @unchecked Sendable {
             }
         }
         .store(in: &subscriptions)
-        let fusion = AttitudeFusion(imuOrientation: config.imu.orientation, magnetometerOrientation: config.magnetometer.orientation,
-                                    trueNorth: config.heading.trueNorth)
+        var fusion = AttitudeFusion(imuOrientation: config.imu.orientation, magnetometerOrientation: config.magnetometer.orientation,
+                                    trueNorth: config.heading.trueNorth, auto: config.autoCalibration)
+        fusion.onOnlineEvent = { [weak self] change, state in self?.onlineEvent(change, state) }
         CompassStages.fusedAttitudes(inertial: imuAdapter.samples.receive(on: q).eraseToAnyPublisher(), magnetic: samples,
                                      calibrations: magnetometerCalibration.eraseToAnyPublisher(),
                                      accelerometerCalibrations: accelerometerCalibration.eraseToAnyPublisher(),
@@ -353,6 +362,41 @@ public final class Agent: @unchecked Sendable {
             .store(in: &subscriptions)
 
         wireReports(imuAdapter, name: "imu", log: \.imuLog, lastFailure: \.lastIMUFailure) { [imuReader] in imuReader?.endpoint ?? "" }
+    }
+
+    /// The CALIBRATION object: the files in force and, with `calibration.auto`, the online calibration's state.
+    /// On the pipeline queue.
+    private func calibrationObject(_ files: CalibrationStatus) -> String {
+        var status = files
+        status.onlineMode = config.autoCalibration
+        status.online = onlineState
+        status.onlineSource = calibrations?.activeMagnetometer?.origin ?? .none
+        return WireEncoding.calibration(status)
+    }
+
+    /// An online calibration event (on the pipeline queue): a change is logged once, kept in the auto file
+    /// (live only: a replay changes no file), and the CALIBRATION object published again, as it is when the
+    /// interference begins or ends.
+    private func onlineEvent(_ change: CalibrationChange?, _ state: OnlineCalibrationState) {
+        onlineState = state
+        if let change, let calibrations {
+            logger.notice("\(change.summary)", metadata: ["regions": "\(state.regions)", "steps": "\(state.steps)", "quality": "\(state.quality)"])
+            if case .live = feed, let store = calibrations.online {
+                let record = OnlineCalibrationRecord(state: state, chip: magnetometerChip, baseline: calibrations.magnetometer.current?.time,
+                                                     time: state.time.iso8601)
+                let logger = self.logger
+                DispatchQueue.global(qos: .utility).async {
+                    do { try AtomicFile.write(Array(record.encoded()), to: store.path) } catch {
+                        logger.error("online calibration not kept: \(error); it stays in force until the daemon stops")
+                    }
+                }
+            }
+        } else if let i = state.interference {
+            logger.info("magnetic interference (\(i.rawValue)): the field is not taken as the Earth's until it passes", metadata: ["quality": "\(state.quality)"])
+        } else {
+            logger.info("magnetic interference passed", metadata: ["quality": "\(state.quality)"])
+        }
+        if let calibrations { hub.publishCalibration(calibrationObject(calibrations.status)) }
     }
 
     /// The data log and the journal's trace level see every object of the default chains and every state.
@@ -448,7 +492,8 @@ public final class Agent: @unchecked Sendable {
     private func recordCalibrations() {
         guard case .live = feed, let recorder, let calibrations else { return }
         let files: [(String, String?)] = [("magnetometer", calibrations.magnetometer.path),
-                                          ("accelerometer", calibrations.accelerometer?.path), ("level", calibrations.level?.path)]
+                                          ("accelerometer", calibrations.accelerometer?.path), ("level", calibrations.level?.path),
+                                          ("online", calibrations.online?.path)]
         let t = clock.stamp()
         for (name, path) in files {
             let content = path.flatMap { try? AtomicFile.readText($0) }

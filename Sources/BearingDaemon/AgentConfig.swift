@@ -65,6 +65,8 @@ public struct AgentConfig: Equatable, Sendable {
     public var magnetometer = Magnetometer()
     public var imu = IMU()
     public var heading = Heading()
+    /// Online magnetometer calibration (config `calibration.auto`, `calibration.auto_file`).
+    public var calibration = OnlineCalibration()
     /// The default chain of each stream (config `pipeline.tpv`, `pipeline.att`, `pipeline.gpsd_att`, …).
     public var pipelines: [StreamKey: [OperatorSpec]] = AgentConfig.defaultPipelines
     /// Named pipelines from the config (`pipelines.NAME.TPV: […]`).
@@ -119,6 +121,14 @@ public struct AgentConfig: Equatable, Sendable {
 
     /// The calibration file in use: `magnetometer.calibration`, else the default.
     public var calibrationPath: String { magnetometer.calibrationFile ?? Self.defaultCalibrationPath() }
+
+    /// `calibration.auto` in force: as set, else `track` with an IMU (the fused "up" it learns with) and `off`
+    /// without one.
+    public var autoCalibration: AutoCalibrationMode { imu.enabled ? calibration.auto ?? .track : .off }
+
+    /// Where the online calibration is kept: `calibration.auto_file`, else `auto-calibration.json` beside the
+    /// magnetometer's calibration file.
+    public var autoCalibrationPath: String { calibration.autoFile ?? besideCalibration("auto-calibration.json") }
 
     /// The accelerometer calibration file in use: `imu.calibration`, else `accelerometer.json` beside the
     /// magnetometer's calibration file.
@@ -206,6 +216,8 @@ extension AgentConfig {
                  begin: { var imu = $0; imu.enabled = true; return Mounting(imu) }, end: { r, _, path, m in try m.mounted(r, path) })
             .noting(\.imuNode),
         .section("heading", \.config.heading, Heading.keys, "how headings are referred to true north"),
+        .section("calibration", \.config.calibration, OnlineCalibration.keys,
+                 "online magnetometer calibration where the compass is mounted ([docs/calibration-online.md](calibration-online.md))"),
         .section("pipeline", \.config.pipelines, pipelineKeys, "the default chain of each stream ([docs/operators.md](operators.md))"),
         .init("pipelines", "`NAME: {CLASS: operator list, …}`; NAME uses a–z, 0–9, `_`, `-`; CLASS is `TPV`, `SKY`, `ATT`, `GST`, `PPS` or `TOFF`",
               "named pipelines: a client subscribes with `?WATCH={\"pipeline\":\"NAME\",…}`; classes a pipeline leaves out use `pipeline`'s chains",
@@ -368,6 +380,33 @@ extension ConfigKey {
             m.node = m.node ?? node
         }
     }
+}
+
+extension AgentConfig {
+    /// The `calibration` section.
+    public struct OnlineCalibration: Equatable, Sendable {
+        /// nil: the default (`track` with an IMU).
+        public var auto: AutoCalibrationMode?
+        public var autoFile: String?
+        public init() {}
+    }
+}
+
+extension AgentConfig.OnlineCalibration {
+    static let keys: [ConfigKey<Self>] = [
+        .init("auto", AutoCalibrationMode.allCases.map { "`\($0.rawValue)`" }.joined(separator: ", "),
+              "online hard- and soft-iron calibration (with an IMU; without one it is off): learn while the vehicle moves (`track`), "
+                + "keep what was learnt without learning more (`locked`), or none (`off`)",
+              default: { $0.auto.map { ConfigShow.code($0.rawValue) } ?? "`track` with an IMU, else `off`" }) { r, node, path, c in
+            let value = try r.scalar(node, path)
+            guard let mode = AutoCalibrationMode(rawValue: value) else {
+                throw r.fail(node, path, value.quoted, AutoCalibrationMode.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+            c.auto = mode
+        },
+        .path("auto_file", \.autoFile, default: "`auto-calibration.json` beside `magnetometer.calibration`",
+              "where the online calibration is kept across restarts (written atomically at each change)"),
+    ]
 }
 
 extension AgentConfig.Heading {

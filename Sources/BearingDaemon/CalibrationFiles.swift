@@ -1,4 +1,5 @@
 import BearingCalibration
+import BearingPublishing
 import BearingLog
 
 /// The calibration files the daemon keeps in force: the magnetometer's calibration and, with an IMU, the
@@ -8,6 +9,8 @@ public final class CalibrationFiles: Sendable {
     public let magnetometer: CalibrationStore
     public let accelerometer: CalibrationFileStore<AccelerometerCalibrationRecord>?
     public let level: CalibrationFileStore<MountingLevelRecord>?
+    /// The online calibration kept across restarts (nil: `calibration.auto` off).
+    public let online: CalibrationFileStore<OnlineCalibrationRecord>?
 
     public init(config: AgentConfig, logger: Logger) {
         magnetometer = CalibrationStore(path: config.calibrationPath, expectedChip: config.magnetometer.reader.chip, logger: logger)
@@ -18,6 +21,7 @@ public final class CalibrationFiles: Sendable {
             accelerometer = nil
             level = nil
         }
+        online = config.autoCalibration == .off ? nil : CalibrationFileStore(path: config.autoCalibrationPath, expectedChip: config.magnetometer.reader.chip, logger: logger)
     }
 
     /// Called after any file's load attempt or drop.
@@ -25,6 +29,7 @@ public final class CalibrationFiles: Sendable {
         magnetometer.onChange = body
         accelerometer?.onChange = body
         level?.onChange = body
+        online?.onChange = body
     }
 
     /// Reloads every file; returns what was rejected (`reason; the mounting level in force is unchanged`),
@@ -38,13 +43,24 @@ public final class CalibrationFiles: Sendable {
         load(magnetometer)
         load(accelerometer)
         load(level)
+        load(online)
         return rejected
     }
 
     /// What the CALIBRATION object reports.
     public var status: CalibrationStatus {
         let m = magnetometer.state
-        return CalibrationStatus(file: m.file, record: m.record, loaded: m.loaded, error: m.error,
-                                 accelerometer: accelerometer?.state, level: level?.state)
+        var status = CalibrationStatus(file: m.file, record: m.record, loaded: m.loaded, error: m.error,
+                                       accelerometer: accelerometer?.state, level: level?.state)
+        status.onlineError = online?.state.error
+        return status
+    }
+
+    /// The magnetometer calibration to put in force: the online calibration kept from an earlier run while
+    /// it was learnt on top of the calibration file in force (its `baseline`), else the file's.
+    public var activeMagnetometer: ActiveCalibration? {
+        let manual = magnetometer.current
+        guard let kept = online?.current, kept.baseline == manual?.time, let correction = try? kept.calibration() else { return manual?.active }
+        return ActiveCalibration(chip: kept.chip ?? manual?.chip ?? "", correction: correction, origin: .auto)
     }
 }

@@ -167,6 +167,23 @@ extension CalibrationRecord: CalibrationFileContent {
     public var active: ActiveCalibration? { (try? calibration()).map { ActiveCalibration(chip: chip, correction: $0) } }
 }
 
+extension OnlineCalibrationRecord: CalibrationFileContent {
+    public static let kind = "online calibration"
+    public static let without = "online calibration starts from the calibration file"
+
+    public static func load(_ data: Data, path: String) throws(CalibrationFitError) -> OnlineCalibrationRecord {
+        try decode(data, source: path)
+    }
+
+    public var fittedChip: String? { chip }
+    public var inForce: String { "the online calibration learnt \(time)" }
+    public var logMetadata: Logger.Metadata {
+        ["learnt": "\(time)", "baseline": "\(baseline ?? "none")", "regions": "\(regions)", "steps": "\(steps)",
+         "misfit": "\(misfitPercent.map { "\(rounded($0)) %" } ?? "unknown") + \(dipSpread.map { "\(rounded($0))°" } ?? "unknown")"]
+    }
+    public var caution: String? { nil }
+}
+
 extension AccelerometerCalibrationRecord: CalibrationFileContent {
     public static let kind = "accelerometer calibration"
     public static let without = "the accelerometer is uncorrected; `bearing calibrate --accel` fits its offset and gains"

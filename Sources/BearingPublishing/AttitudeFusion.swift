@@ -48,6 +48,14 @@ public struct AttitudeFusion: Sendable {
     public private(set) var emitted: Attitude?
     /// The mounting level in force; nil takes the board frame as level.
     public private(set) var level: MountingLevel?
+    /// Online magnetometer calibration (`calibration.auto`): off, learning (`track`) or holding what it
+    /// learnt (`locked`). The calibration in force (manual, or learnt and kept) is its baseline.
+    public let auto: AutoCalibrationMode
+    /// The online calibration (nil when `auto` is off): it corrects the field samples instead of the file's.
+    public private(set) var online: OnlineMagnetometerCalibration?
+    /// Told of each change the online calibration makes (nil: the interference began or ended), with its
+    /// state after it, on the pipeline queue.
+    public var onOnlineEvent: (@Sendable (CalibrationChange?, OnlineCalibrationState) -> Void)?
 
     private var calibration: ActiveCalibration?
     private var accelerometerCalibration: ActiveCalibration?
@@ -67,7 +75,8 @@ public struct AttitudeFusion: Sendable {
 
     public init(imuOrientation: Orientation, magnetometerOrientation: Orientation, trueNorth: Bool,
                 parameters: AttitudeFilterParameters = AttitudeFilterParameters(),
-                parametersWithoutGyroscope: AttitudeFilterParameters = .withoutGyroscope) {
+                parametersWithoutGyroscope: AttitudeFilterParameters = .withoutGyroscope, auto: AutoCalibrationMode = .off) {
+        self.auto = auto
         filter = AttitudeFilter(parameters: parameters)
         self.parameters = parameters
         self.parametersWithoutGyroscope = parametersWithoutGyroscope
@@ -83,6 +92,10 @@ public struct AttitudeFusion: Sendable {
         switch input {
         case .calibration(let c):
             calibration = c
+            if auto != .off {
+                online = OnlineMagnetometerCalibration(calibration: c?.correction, origin: c?.origin ?? .none)
+                if let r = local?.reference { online?.expect(field: r.norm, dip: r.dip) }
+            }
             updateReference()
         case .accelerometerCalibration(let c):
             accelerometerCalibration = c
@@ -95,9 +108,17 @@ public struct AttitudeFusion: Sendable {
             filter = AttitudeFilter(parameters: filter.parameters, magneticReference: referenceGiven)
         case .localField(let f):
             local = f
+            if let r = f?.reference { online?.expect(field: r.norm, dip: r.dip) }
             updateReference()
         case .magnetic(let s):
-            let correction = calibration.flatMap { $0.chip == s.chip ? $0.correction : nil } ?? .identity
+            let correction: MagneticCalibration
+            if var online {
+                if auto == .track && !s.overflow { learn(s, &online) }
+                correction = online.inForce
+                self.online = online
+            } else {
+                correction = calibration.flatMap { $0.chip == s.chip ? $0.correction : nil } ?? .identity
+            }
             let b = magnetometerToLevel * correction.apply(s.field)
             field = (b, s.overflow ? "P" : (correction.isIdentity ? "C" : "N"))
             if !s.overflow { filter.updateMagnetometer(b, at: s.time.unixTime) }
@@ -117,8 +138,37 @@ public struct AttitudeFusion: Sendable {
         }
     }
 
+    /// One field sample into the online calibration, with the filter's "up" in the chip's axes; a fit when
+    /// one is due (every `fitInterval` of sample time: a replay fits where the live run did).
+    private mutating func learn(_ s: MagneticSample, _ online: inout OnlineMagnetometerCalibration) {
+        let t = s.time.unixTime
+        let up = magnetometerToLevel.transposed * filter.quaternion6D.conjugate.rotate(Vector3(0, 0, 1))
+        let was = online.interference
+        var changes: [CalibrationChange] = []
+        if let change = online.add(s.field, up: up, time: t) { changes.append(change) }
+        if online.fitDue(at: t) {
+            let outcome = online.fit(at: t)
+            if case .accepted(let change) = outcome { changes.append(change) }
+        }
+        for change in changes {
+            if local == nil, let norm = online.field {
+                filter.setMagneticReference(MagneticFieldReference(norm: norm, dip: change.after.meanDip))
+            }
+            onOnlineEvent?(change, OnlineCalibrationState(online, mode: auto, time: s.time, wmm: local?.reference))
+        }
+        if changes.isEmpty && online.interference != was {
+            onOnlineEvent?(nil, OnlineCalibrationState(online, mode: auto, time: s.time, wmm: local?.reference))
+        }
+    }
+
+    /// The online calibration's state now (nil when off).
+    public func onlineState(at time: GPSTimestamp) -> OnlineCalibrationState? {
+        online.map { OnlineCalibrationState($0, mode: auto, time: time, wmm: local?.reference) }
+    }
+
     private mutating func updateReference() {
-        let wanted = calibration.flatMap { $0.correction.isIdentity ? nil : local?.reference }
+        let calibrated = online.map { $0.origin != .none } ?? calibration.map { !$0.correction.isIdentity } ?? false
+        let wanted = calibrated ? local?.reference : nil
         guard let wanted, wanted != referenceGiven else { return }
         filter.setMagneticReference(wanted)
         referenceGiven = wanted

@@ -17,9 +17,12 @@ public struct Declination: Equatable, Sendable {
 public struct ActiveCalibration: Equatable, Sendable {
     public var chip: String
     public var correction: MagneticCalibration
-    public init(chip: String, correction: MagneticCalibration) {
+    /// Fitted by `bearing calibrate` (manual) or learnt online and kept (auto).
+    public var origin: CalibrationOrigin
+    public init(chip: String, correction: MagneticCalibration, origin: CalibrationOrigin = .manual) {
         self.chip = chip
         self.correction = correction
+        self.origin = origin
     }
 }
 

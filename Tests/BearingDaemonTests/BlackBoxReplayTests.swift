@@ -85,6 +85,11 @@ final class BlackBoxReplayTests: XCTestCase {
         c.log.dataLog = live.dir.appendingPathComponent("replay.ndjson").path
         c.pipelineStore = live.dir.appendingPathComponent("replay-pipelines.json").path
         c.blackbox.enabled = false
+        // The online calibration kept at the recording's start, as the replay must begin from it (the live run
+        // has since kept what it learnt in its own file).
+        let online = live.dir.appendingPathComponent("replay-auto-calibration.json").path
+        c.calibration.autoFile = online
+        if let kept = recording.calibrations["online"] { try kept.write(toFile: online, atomically: true, encoding: .utf8) }
         let replay = try Daemon(config: c, logger: testLogger(), signals: [], feed: .replay(startTime: try XCTUnwrap(recording.startTime)))
         let finished = expectation(description: "replay daemon stopped")
         Task.detached {
@@ -100,7 +105,7 @@ final class BlackBoxReplayTests: XCTestCase {
         let deadline = Syscall.monotonicSeconds() + 10
         while Syscall.monotonicSeconds() < deadline, !replay.agent.server.queue.sync(execute: { hub.hasWatchers("TPV") }) { usleep(10_000) }
         let started = Syscall.monotonicSeconds()
-        let summary = try Replayer(agent: replay.agent, recording: recording, logger: testLogger()).run()
+        let summary = try Replayer(agent: replay.agent, recording: recording, logger: testLogger(), calibrationPaths: ["online": online]).run()
         let took = Syscall.monotonicSeconds() - started
         print("replayed \(summary.events) records (\(summary.seconds) s recorded) in \(took) s: \(summary.seconds / took)× real time")
         var replayLines: [String] = []

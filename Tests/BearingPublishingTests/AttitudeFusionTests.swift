@@ -7,6 +7,7 @@ import BearingSimulator
 import BearingDaemon
 import OpenCombine
 import XCTest
+import Synchronization
 
 /// The fused compass stage on exact sensor values from `VirtualIMU`, each sensor on its own clock.
 final class AttitudeFusionTests: XCTestCase {
@@ -313,5 +314,59 @@ final class AttitudeFusionTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(last.roll), 0, accuracy: 0.05)
         XCTAssertEqual(try XCTUnwrap(last.pitch), 0, accuracy: 0.05)
         XCTAssertEqual(try XCTUnwrap(last.acceleration).z, -9.81, accuracy: 1e-6)
+    }
+
+    /// A boat turning at 6 °/s, rolling ±12° and pitching ±5°, its magnetometer behind a 20 µT hard iron and
+    /// 5 % soft iron: with `calibration.auto: track` the fusion learns them and the heading comes right; the
+    /// changes are told once each; `locked` keeps what is in force and `off` has no online calibration.
+    func testOnlineCalibrationLearnsTheBoatsIronAndLockedDoesNot() throws {
+        var board = VirtualIMU(heading: { 6 * $0 })
+        board.roll = { 12 * sin(2 * .pi * $0 / 5) }
+        board.pitch = { 5 * sin(2 * .pi * $0 / 7) }
+        board.fieldNorm = Self.sydney.reference.norm
+        board.dip = Self.sydney.reference.dip
+        let soft = Matrix3([1.05, 0.02, 0], [0.02, 0.96, 0.01], [0, 0.01, 1.0]), hard = Vector3(20, -12, 7)
+        let feed = inputs(board, seconds: 150).map { input -> FusionInput in
+            guard case .magnetic(var s) = input else { return input }
+            s.field = soft * s.field + hard
+            return .magnetic(s)
+        }
+        func headingError(_ auto: AutoCalibrationMode, events: inout [(CalibrationChange?, OnlineCalibrationState)]) -> Double {
+            let chip = try! Orientation(axes: "+X-Y-Z")
+            var f = AttitudeFusion(imuOrientation: chip, magnetometerOrientation: chip, trueNorth: false, auto: auto)
+            let collected = Mutex<[(CalibrationChange?, OnlineCalibrationState)]>([])
+            f.onOnlineEvent = { change, state in collected.withLock { $0.append((change, state)) } }
+            var sum = 0.0, n = 0
+            for input in feed {
+                f.step(input)
+                if let a = f.emitted, a.time.unixTime - Self.start > 120 {
+                    var e = (a.magneticHeading - Compass.normalize(6 * (a.time.unixTime - Self.start))).truncatingRemainder(dividingBy: 360)
+                    if e > 180 { e -= 360 } else if e < -180 { e += 360 }
+                    sum += e * e
+                    n += 1
+                }
+            }
+            events = collected.withLock { $0 }
+            return (sum / Double(max(n, 1))).squareRoot()
+        }
+        var tracked: [(CalibrationChange?, OnlineCalibrationState)] = [], locked: [(CalibrationChange?, OnlineCalibrationState)] = []
+        var none: [(CalibrationChange?, OnlineCalibrationState)] = []
+        let trackedError = headingError(.track, events: &tracked)
+        let lockedError = headingError(.locked, events: &locked)
+        let offError = headingError(.off, events: &none)
+        print("fusion, boat with a 20 µT hard iron: heading RMS over the last 30 s \(trackedError)° tracked, \(lockedError)° locked, \(offError)° off; "
+              + "\(tracked.filter { $0.0 != nil }.count) changes at \(tracked.compactMap { $0.0 == nil ? nil : $0.1.time.unixTime - Self.start }) s")
+        XCTAssertLessThan(trackedError, 1.5)
+        XCTAssertGreaterThan(lockedError, 5)
+        XCTAssertGreaterThan(offError, 5)
+        let changes = tracked.compactMap { $0.0 }
+        XCTAssertFalse(changes.isEmpty)
+        let last = try XCTUnwrap(tracked.last?.1)
+        XCTAssertEqual(last.origin, .auto)
+        XCTAssertEqual(last.mode, .track)
+        XCTAssertEqual(last.wmm, Self.sydney.reference)
+        XCTAssertLessThan((last.calibration.offset - hard).length, 2, "\(last.calibration.offset)")
+        XCTAssertTrue(locked.isEmpty)
+        XCTAssertTrue(none.isEmpty)
     }
 }

@@ -1,0 +1,70 @@
+import BearingModel
+import FoundationEssentials
+
+/// The online calibration kept across restarts (`calibration.auto_file`, written atomically at each
+/// change): what was learnt, on top of which manual calibration (`baseline`: its fitted time; nil: none),
+/// and how well it explained the field. At start it is put in force only while `baseline` is still the
+/// manual calibration in force: a new `bearing calibrate` result starts tracking again from itself.
+public struct OnlineCalibrationRecord: Codable, Equatable, Sendable {
+    public static let currentFormat = "bearing-online-calibration-1"
+
+    public var format: String
+    /// The chip the samples came from (nil: not known when it was written).
+    public var chip: String?
+    /// `calibrated = matrix · (raw − offset)`, µT.
+    public var offset: [Double]
+    public var matrix: [[Double]]
+    /// The field magnitude it scales to, µT.
+    public var field: Double?
+    public var baseline: String?
+    /// When it was learnt (UTC, ISO 8601), and its misfit then: magnitude spread (%) and dip spread (°).
+    public var time: String
+    public var misfitPercent: Double?
+    public var dipSpread: Double?
+    public var regions: Int
+    public var steps: Int
+
+    enum CodingKeys: String, CodingKey {
+        case format, chip, offset, matrix, field, baseline, time, regions, steps
+        case misfitPercent = "misfit_percent"
+        case dipSpread = "dip_spread"
+    }
+
+    public init(state: OnlineCalibrationState, chip: String?, baseline: String?, time: String) {
+        format = Self.currentFormat
+        self.chip = chip
+        let c = state.calibration
+        offset = [c.offset.x, c.offset.y, c.offset.z]
+        matrix = c.matrix.rows.map { [$0.x, $0.y, $0.z] }
+        field = state.field
+        self.baseline = baseline
+        self.time = time
+        misfitPercent = state.misfit?.normPercent
+        dipSpread = state.misfit?.dipDegrees
+        regions = state.regions
+        steps = state.steps
+    }
+
+    /// The correction it holds, checked: the format, finite numbers, a matrix that corrects (positive
+    /// determinant, gains within 0.2…5) and a hard iron within ±2000 µT.
+    public func calibration() throws(CalibrationFitError) -> MagneticCalibration {
+        guard format == Self.currentFormat else { throw CalibrationFitError("format \"\(format)\" is not \"\(Self.currentFormat)\"") }
+        let o = try CalibrationFileDecoding.vector(offset, "offset")
+        let m = try CalibrationFileDecoding.matrix(matrix, "matrix")
+        guard [o.x, o.y, o.z].allSatisfy({ abs($0) <= 2000 }) else { throw CalibrationFitError("\"offset\" \(offset) is beyond ±2000 µT: not a hard iron") }
+        let gains = m.symmetricEigen.values
+        guard gains.allSatisfy({ $0 >= 0.2 && $0 <= 5 }) else {
+            throw CalibrationFitError("\"matrix\" has gains \(gains.map { String(printf: "%.3g", $0) }.joined(separator: ", ")): a soft-iron correction's are within 0.2…5")
+        }
+        if let field, !(field.isFinite && field > 0 && field < 1000) { throw CalibrationFitError("\"field\" \(field) is not a field magnitude in µT") }
+        return MagneticCalibration(offset: o, matrix: m)
+    }
+
+    public static func decode(_ data: Data, source: String) throws(CalibrationFitError) -> OnlineCalibrationRecord {
+        try CalibrationFileDecoding.decode(OnlineCalibrationRecord.self, from: data, source: source, what: "an online calibration file") { r throws(CalibrationFitError) in
+            try r.calibration()
+        }
+    }
+
+    public func encoded() -> Data { CalibrationFileDecoding.encode(self) }
+}

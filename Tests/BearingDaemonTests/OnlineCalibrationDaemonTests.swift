@@ -1,0 +1,95 @@
+import BearingCalibration
+import BearingDaemon
+import BearingModel
+import Foundation
+import TestSupport
+import XCTest
+
+/// `calibration.auto` in the whole daemon on the simulator board (its magnetometer behind the demo's hard and
+/// soft iron, the board turning at 6 °/s and rolling): a kept online calibration is in force from the start,
+/// a nonsense one is refused naming what is wrong, and the daemon learns the iron by itself and keeps it.
+final class OnlineCalibrationDaemonTests: XCTestCase {
+    /// The simulator's distortion (`VirtualCompass.demo`), chip axes.
+    static let hardIron = Vector3(21.0, -9.5, 6.0)
+
+    func online(_ objects: [[String: Any]]) -> [String: Any]? {
+        objects.last { cls($0) == "CALIBRATION" }?["online"] as? [String: Any]
+    }
+
+    func testAKeptOnlineCalibrationIsInForceFromTheStart() throws {
+        let rig = try DaemonRig("online-kept", gps: false, configure: { c in
+            let soft = Matrix3([1.08, 0.04, 0], [0.04, 0.93, 0.02], [0, 0.02, 1.0]).inverse!
+            let rows = soft.rows.map { "[\($0.x),\($0.y),\($0.z)]" }.joined(separator: ",")
+            let text = #"{"format":"bearing-online-calibration-1","chip":"qmc5883l","offset":[21,-9.5,6],"matrix":[\#(rows)],"#
+                + #""field":57.0,"baseline":null,"time":"2026-11-27T00:00:00.000Z","regions":40,"steps":0}"#
+            try? text.write(toFile: c.autoCalibrationPath, atomically: true, encoding: .utf8)
+        })
+        defer { rig.finish() }
+        let client = try SocketClient(path: rig.socketPath)
+        client.watch()
+        let objects = client.collect(timeout: 10) { cls($0) == "ATT" }
+        let o = try XCTUnwrap(online(objects), "CALIBRATION has no online object: \(objects.filter { cls($0) == "CALIBRATION" })")
+        XCTAssertEqual(o["mode"] as? String, "track")
+        XCTAssertEqual(o["source"] as? String, "auto")
+        XCTAssertNil(o["error"])
+        XCTAssertEqual(objects.last { cls($0) == "ATT" }?["mag_st"] as? String, "N", "the kept calibration corrects the field")
+    }
+
+    func testANonsenseOnlineCalibrationIsRefusedNamingWhatIsWrong() throws {
+        var path = ""
+        let rig = try DaemonRig("online-nonsense", gps: false, configure: { c in
+            path = c.autoCalibrationPath
+            let text = #"{"format":"bearing-online-calibration-1","offset":[21,-9.5,6],"matrix":[[1,0,0],[0,1,0],[0,0,-1]],"#
+                + #""baseline":null,"time":"2026-11-27T00:00:00.000Z","regions":40,"steps":0}"#
+            try? text.write(toFile: path, atomically: true, encoding: .utf8)
+        })
+        defer { rig.finish() }
+        let client = try SocketClient(path: rig.socketPath)
+        client.watch()
+        let objects = client.collect(timeout: 10) { cls($0) == "ATT" }
+        let o = try XCTUnwrap(online(objects))
+        let error = try XCTUnwrap(o["error"] as? String)
+        XCTAssertTrue(error.contains(path) && error.contains("\"matrix\" has determinant -1"), error)
+        XCTAssertEqual(o["source"] as? String, "none", "nothing in force: the file was refused")
+        XCTAssertEqual(objects.last { cls($0) == "ATT" }?["mag_st"] as? String, "C")
+    }
+
+    /// Slow (about a minute of the simulated board's turn): the daemon learns the simulator's iron, says so in
+    /// CALIBRATION, and keeps it in its file.
+    func testTheDaemonLearnsTheBoardsIronAndKeepsIt() throws {
+        // Where WMM's field is the simulator's (19.6 µT north, 44.6 down): near Greenwich.
+        let rig = try DaemonRig("online-learn", gps: false, configure: { $0.heading.fallbackPosition = Vector3(51, 0, 0) })
+        defer { rig.finish() }
+        let client = try SocketClient(path: rig.socketPath)
+        client.watch()
+        var learnt: [String: Any]?
+        let deadline = Date().addingTimeInterval(150)
+        while learnt == nil, Date() < deadline {
+            if let line = client.readLine(timeout: 1), let o = jsonObject(line), cls(o) == "CALIBRATION",
+               let online = o["online"] as? [String: Any], online["source"] as? String == "auto" {
+                learnt = online
+            }
+        }
+        let o = try XCTUnwrap(learnt, "no CALIBRATION with a learnt calibration in 150 s")
+        print("daemon, online calibration learnt: \(o)")
+        XCTAssertEqual(o["mode"] as? String, "track")
+        XCTAssertNotNil(o["changed"] as? String)
+        XCTAssertLessThan(try XCTUnwrap(o["residual"] as? Double), 2, "µT")
+        XCTAssertEqual(try XCTUnwrap(o["field_wmm"] as? Double), try XCTUnwrap(o["field"] as? Double), accuracy: 0.01)
+        let offset = try XCTUnwrap(o["offset"] as? [Double])
+        XCTAssertEqual(offset[0], Self.hardIron.x, accuracy: 2)
+        XCTAssertEqual(offset[1], Self.hardIron.y, accuracy: 2)
+        // Kept: the file is written off the pipeline queue, a moment later.
+        var kept: OnlineCalibrationRecord?
+        for _ in 0..<50 where kept == nil {
+            if let data = FileManager.default.contents(atPath: rig.config.autoCalibrationPath) {
+                kept = try? OnlineCalibrationRecord.decode(data, source: rig.config.autoCalibrationPath)
+            }
+            if kept == nil { usleep(100_000) }
+        }
+        let record = try XCTUnwrap(kept, "the online calibration was not kept in \(rig.config.autoCalibrationPath)")
+        XCTAssertEqual(record.offset[0], offset[0], accuracy: 1e-9)
+        XCTAssertNil(record.baseline)
+        XCTAssertEqual(record.chip, "qmc5883l")
+    }
+}
