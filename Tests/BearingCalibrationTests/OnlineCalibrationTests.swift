@@ -1,6 +1,7 @@
 @testable import BearingCalibration
 import BearingModel
 import BearingSimulator
+import Foundation
 import XCTest
 
 /// Online calibration on simulated motion: a known hard and soft iron, the field of a known dip, the
@@ -129,5 +130,50 @@ final class OnlineCalibrationTests: XCTestCase {
         XCTAssertTrue(r.changes.isEmpty, "\(r.changes.count) changes to a calibration that was right")
         XCTAssertEqual(tracker.origin, .manual)
         XCTAssertLessThan(r.rms, 0.5)
+    }
+}
+
+/// The kept online calibration file: written and read back the same; nonsense refused naming the key.
+final class OnlineCalibrationRecordTests: XCTestCase {
+    func record() -> OnlineCalibrationRecord {
+        var tracker = OnlineMagnetometerCalibration(calibration: MagneticCalibration(offset: Vector3(20, -12, 6), matrix: Matrix3([0.95, 0.01, 0], [0.01, 1.04, 0], [0, 0, 1])),
+                                                    origin: .manual, field: 49)
+        tracker.expect(field: 49, dip: 66)
+        let state = OnlineCalibrationState(tracker, mode: .track, time: GPSTimestamp(unixTime: 1_795_000_000), wmm: nil)
+        return OnlineCalibrationRecord(state: state, chip: "qmc5883l", baseline: "2026-11-01T10:00:00.000Z", time: "2026-11-27T04:00:00.000Z")
+    }
+
+    func testWrittenAndReadBack() throws {
+        let r = record()
+        let back = try OnlineCalibrationRecord.decode(r.encoded(), source: "auto.json")
+        XCTAssertEqual(back, r)
+        XCTAssertEqual(try back.calibration().offset, Vector3(20, -12, 6))
+        XCTAssertTrue(String(decoding: r.encoded(), as: UTF8.self).contains("\"format\" : \"bearing-online-calibration-1\""))
+    }
+
+    func testNonsenseIsRefusedNamingTheKey() throws {
+        func refused(_ edit: (inout [String: Any]) -> Void) -> String {
+            var o = try! JSONSerialization.jsonObject(with: record().encoded()) as! [String: Any]
+            edit(&o)
+            let data = try! JSONSerialization.data(withJSONObject: o)
+            do {
+                _ = try OnlineCalibrationRecord.decode(data, source: "auto.json")
+                return "accepted"
+            } catch {
+                return error.message
+            }
+        }
+        XCTAssertTrue(refused { $0["matrix"] = [[1, 0, 0], [0, 1, 0], [0, 0, -1]] }.contains("\"matrix\" has determinant -1"))
+        XCTAssertTrue(refused { $0["matrix"] = [[9, 0, 0], [0, 1, 0], [0, 0, 1]] }.contains("gains"))
+        XCTAssertTrue(refused { $0["offset"] = [1, 2] }.contains("\"offset\" must be three finite numbers"))
+        XCTAssertTrue(refused { $0["offset"] = [5000, 0, 0] }.contains("beyond ±2000 µT"))
+        XCTAssertTrue(refused { $0["format"] = "bearing-online-calibration-9" }.contains("format"))
+        XCTAssertTrue(refused { $0["field"] = -3 }.contains("\"field\""))
+        XCTAssertTrue(refused { $0.removeValue(forKey: "time") }.contains("missing \"time\""))
+        XCTAssertTrue(refused { _ in }.hasPrefix("accepted"))
+        let garbage = Data("{\"format\": ".utf8)
+        XCTAssertThrowsError(try OnlineCalibrationRecord.decode(garbage, source: "auto.json")) { e in
+            XCTAssertTrue("\(e)".contains("auto.json: not an online calibration file: invalid JSON"), "\(e)")
+        }
     }
 }
