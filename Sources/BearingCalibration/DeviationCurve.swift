@@ -55,3 +55,80 @@ public struct DeviationCurve: Codable, Equatable, Sendable {
         return nil
     }
 }
+
+/// Deviation learnt from ordinary driving, for a land vehicle (no current, little sideslip): at speed and
+/// going straight the course over ground is the heading, so each such GNSS epoch observes the deviation at
+/// the compass heading of the moment (course − variation − compass). The newest observations are kept per
+/// 30° sector of compass heading (`perSector` of them); the curve is fitted to each sector's median: all five
+/// terms once `minimumSectors` sectors hold `minimumPerSector`, A alone (the mounting's misalignment and the
+/// deviation where the vehicle has been) before that. Start again (`reset`) when the magnetometer's
+/// calibration changes: the deviation left over is then another.
+public struct PassiveDeviation: Sendable {
+    public struct Settings: Equatable, Sendable {
+        /// Slowest speed over ground an epoch may have, m/s; fastest turn, °/s; worst `eps`, m/s.
+        public var minimumSpeed = 4.0
+        public var maximumTurnRate = 2.0
+        public var maximumSpeedError = 0.5
+        public var perSector = 60
+        public var minimumPerSector = 5
+        public var minimumSectors = 8
+        /// A deviation beyond this is not one (a reversing car, a GNSS glitch), degrees.
+        public var maximumDeviation = 45.0
+        public init() {}
+    }
+
+    public let settings: Settings
+    private var sectors: [[(compass: Double, deviation: Double)]] = Array(repeating: [], count: 12)
+    /// The curve from what has been seen (nil: nothing usable yet).
+    public private(set) var curve: DeviationCurve?
+    /// Epochs taken, and set aside.
+    public private(set) var taken = 0
+    public private(set) var setAside = 0
+
+    public init(settings: Settings = Settings()) { self.settings = settings }
+
+    /// Sectors holding enough observations for the full curve.
+    public var sectorsCovered: Int { sectors.filter { $0.count >= settings.minimumPerSector }.count }
+
+    /// One GNSS epoch: the compass heading then (degrees magnetic, before deviation), the course and speed over
+    /// ground, the turn rate (°/s) and `eps`; `variation` degrees east. Returns whether it was taken.
+    @discardableResult
+    public mutating func add(compass: Double, track: Double, speed: Double, turnRate: Double, eps: Double?, variation: Double) -> Bool {
+        guard [compass, track, speed, turnRate, variation].allSatisfy(\.isFinite), speed >= settings.minimumSpeed,
+              abs(turnRate) <= settings.maximumTurnRate, (eps ?? 0) <= settings.maximumSpeedError else {
+            setAside += 1
+            return false
+        }
+        let c = AttitudeAngles.normalizedDegrees(compass)
+        let d = SwingSolver.wrap180(track - variation - c)
+        guard abs(d) <= settings.maximumDeviation else {
+            setAside += 1
+            return false
+        }
+        let s = SwingSolver.sector(c, 12)
+        sectors[s].append((c, d))
+        if sectors[s].count > settings.perSector { sectors[s].removeFirst() }
+        taken += 1
+        refit()
+        return true
+    }
+
+    public mutating func reset() {
+        sectors = Array(repeating: [], count: 12)
+        curve = nil
+    }
+
+    private mutating func refit() {
+        // Each sector's median observation, at the median compass heading: one vote per sector.
+        let medians: [(compass: Double, deviation: Double)] = sectors.compactMap { obs in
+            guard obs.count >= settings.minimumPerSector else { return nil }
+            let d = obs.map(\.deviation).sorted(), c = obs.map(\.compass).sorted()
+            return (c[c.count / 2], d[d.count / 2])
+        }
+        if medians.count >= settings.minimumSectors, let fit = SwingSolver.fitCurve(medians) {
+            curve = DeviationCurve(coefficients: fit.coefficients, uncertainties: fit.sigmas)
+        } else if !medians.isEmpty {
+            curve = DeviationCurve(coefficients: [medians.map(\.deviation).reduce(0, +) / Double(medians.count), 0, 0, 0, 0])
+        }
+    }
+}

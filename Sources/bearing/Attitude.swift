@@ -39,6 +39,9 @@ struct AttitudeCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: "Latitude,longitude[,height km]: the declination from the embedded WMM there, today.") var position: String?
     @Option(help: "The sensor axes: flu (x forward, y left, z up) or frd (x forward, y right, z down).") var body: String = BodyAxes.forwardLeftUp.rawValue
     @Option(help: "Online magnetometer calibration: track (learn hard and soft iron as the samples go) or off.") var calibration: String = "track"
+    @Option(help: ArgumentHelp("GNSS epochs on the samples' clock (CSV: t,lat,lon[,speed,track,eps]): WMM at the first "
+        + "fix (true north, the field for calibration) and, for a land vehicle, the deviation learnt from driving.", valueName: "file")) var gnss: String?
+    @Option(help: "car, rover or boat: on land the course over ground at speed is the heading (no current).") var vehicle: String = "car"
 
     func validate() throws {
         if declination != nil && position != nil { throw ValidationError("give --declination or --position, not both") }
@@ -47,6 +50,9 @@ struct AttitudeCommand: ParsableCommand {
         }
         if let position, Calibrate.parsePosition(position) == nil {
             throw ValidationError("--position \(position): expected latitude,longitude[,height km], e.g. 52.1,4.3 or -33.9,151.2,0.05")
+        }
+        if !["car", "rover", "boat"].contains(vehicle) {
+            throw ValidationError("--vehicle \(vehicle): allowed: car, rover, boat")
         }
         if !["track", "off"].contains(calibration) {
             throw ValidationError("--calibration \(calibration): allowed: track, off")
@@ -75,7 +81,17 @@ struct AttitudeCommand: ParsableCommand {
             throw Self.badInput("\(samples): cannot be read: \(error)")
         }
         let axes = BodyAxes(rawValue: body) ?? .forwardLeftUp
-        let declination = trueNorthDeclination()
+        var declination = trueNorthDeclination()
+        var track: GNSSTrackFile?
+        if let gnss {
+            do {
+                track = try GNSSTrackFile.parse(try AtomicFile.readText(gnss, limit: AtomicFile.recordingLimit), source: gnss)
+            } catch let e as IMUSampleFileError {
+                throw Self.badInput(e.description)
+            } catch {
+                throw Self.badInput("\(gnss): cannot be read: \(error)")
+            }
+        }
         var output = StreamedOutput()
         if !json { output.append("t,qw,qx,qy,qz,heading,pitch,roll\n") }
 
@@ -83,15 +99,31 @@ struct AttitudeCommand: ParsableCommand {
             throw Self.badInput("\(samples): neither gyr_x,gyr_y,gyr_z nor mag_x,mag_y,mag_z columns: an accelerometer alone gives no attitude to follow")
         }
         // Without a gyroscope the samples' zero rates leave the strapdown still: an accelerometer-tilted compass.
+        var online = calibration == "off" ? nil : OnlineMagnetometerCalibration(calibration: nil, origin: .none)
+        // The first fix: WMM's declination (true north, unless given) and its field for the calibration.
+        if let first = track?.epochs.first {
+            let year = WorldMagneticModel.decimalYear(unixSeconds: Date().timeIntervalSince1970)
+            let field = WorldMagneticModel.wmm2025.field(latitude: first.latitude, longitude: first.longitude, heightKm: 0, year: year)
+            if self.declination == nil && position == nil { declination = field.declination }
+            online?.expect(field: field.totalIntensity / 1000, dip: field.inclination)
+        }
         var filter = OnlineCalibratedFilter(filter: AttitudeFilter(parameters: file.hasGyroscope ? AttitudeFilterParameters() : .withoutGyroscope),
-                                            calibration: calibration == "off" ? nil : OnlineMagnetometerCalibration(calibration: nil, origin: .none))
+                                            calibration: online)
+        var driving = DrivingDeviation(epochs: track?.epochs ?? [], vehicle: vehicle, variation: declination)
         for i in file.samples.indices {
-            filter.update(file.samples[i], dt: OnlineCalibratedFilter.interval(file.samples, i))
+            let s = file.samples[i], dt = OnlineCalibratedFilter.interval(file.samples, i)
+            filter.update(s, dt: dt)
             for (time, outcome) in filter.takeOutcomes() {
-                if case .accepted(let change) = outcome { Syscall.printToStandardError("t \(JSONObjectWriter.shortest(time)) s: \(change.summary)\n") }
+                if case .accepted(let change) = outcome {
+                    Syscall.printToStandardError("t \(JSONObjectWriter.shortest(time)) s: \(change.summary)\n")
+                    driving.calibrationChanged(at: time)
+                }
             }
+            let compass = AttitudeAngles(filter.filter.quaternion, body: axes).heading
+            driving.step(s, dt: dt, filter: filter.filter, compass: compass)
             let q = filter.filter.quaternion
-            let oriented = declination == 0 ? q : q.trueNorth(declination: declination)
+            let turn = declination + driving.deviation(at: compass)
+            let oriented = turn == 0 ? q : q.trueNorth(declination: turn)
             let angles = AttitudeAngles(oriented, body: axes)
             let t = file.samples[i].time
             if json {
@@ -111,6 +143,7 @@ struct AttitudeCommand: ParsableCommand {
             try output.flushIfFull()
         }
         try output.flush()
+        driving.report()
     }
 
     static func badInput(_ message: String) -> ExitCode {
@@ -142,5 +175,72 @@ private struct StreamedOutput {
             throw ExitCode(1)
         }
         buffer.removeAll(keepingCapacity: true)
+    }
+}
+
+/// `--gnss` with a land vehicle: the gyroscope's turn between GNSS epochs, and at each epoch the compass
+/// heading against the course over ground (`PassiveDeviation`); its curve corrects the headings from then on.
+private struct DrivingDeviation {
+    let epochs: [GNSSTrackFile.Epoch]
+    let passive: Bool
+    let variation: Double
+    var next = 0
+    var deviation = PassiveDeviation()
+    var turned = 0.0
+    var last: (time: Double, turned: Double)?
+    var told: Int?
+    /// Epochs before this time are not taken: the filter's heading settles for 3 × its 9 s time constant after
+    /// the start and after each change of the magnetometer's calibration.
+    var settled = -Double.infinity
+    static let settling = 30.0
+
+    init(epochs: [GNSSTrackFile.Epoch], vehicle: String, variation: Double) {
+        self.epochs = epochs
+        passive = vehicle != "boat" && !epochs.isEmpty
+        self.variation = variation
+        if vehicle == "boat" && !epochs.isEmpty {
+            Syscall.printToStandardError("--vehicle boat: in a current the course over ground is not the heading; no deviation is learnt from the track (a swing, bearing swing, fits one with the current)\n")
+        }
+    }
+
+    /// After one sample: the turn about the vertical (°, clockwise) and the epochs the sample has reached.
+    mutating func step(_ s: IMUSample, dt: Double, filter: AttitudeFilter, compass: Double) {
+        guard passive else { return }
+        let rate = filter.quaternion.rotate(s.gyroscope - filter.gyroBias)
+        if dt > 0, dt.isFinite { turned -= rate.z * dt * 180 / .pi }
+        while next < epochs.count, epochs[next].time <= s.time {
+            let e = epochs[next]
+            next += 1
+            defer { last = (e.time, turned) }
+            if settled == -.infinity { settled = e.time + Self.settling }
+            guard let l = last, let speed = e.speed, let track = e.track, e.time > l.time, e.time >= settled else { continue }
+            deviation.add(compass: compass, track: track, speed: speed, turnRate: (turned - l.turned) / (e.time - l.time), eps: e.eps, variation: variation)
+            let level = deviation.curve == nil ? 0 : deviation.sectorsCovered >= deviation.settings.minimumSectors ? 2 : 1
+            if level != (told ?? 0) {
+                told = level
+                Syscall.printToStandardError("t \(JSONObjectWriter.shortest(e.time)) s: deviation from driving: \(describe())\n")
+            }
+        }
+    }
+
+    /// The deviation to add at compass heading `compass`.
+    func deviation(at compass: Double) -> Double { deviation.curve?.deviation(atCompassHeading: compass) ?? 0 }
+
+    /// A new magnetometer calibration: the deviation left over is another.
+    mutating func calibrationChanged(at time: Double) {
+        deviation.reset()
+        told = nil
+        settled = time + Self.settling
+    }
+
+    func describe() -> String {
+        guard let c = deviation.curve else { return "none yet" }
+        let terms = zip(DeviationCurve.names, c.coefficients).map { String(printf: "%@ %.2f°", $0, $1) }.joined(separator: ", ")
+        return "\(terms) (\(deviation.sectorsCovered) of 12 sectors; \(deviation.taken) epochs taken, \(deviation.setAside) set aside)"
+    }
+
+    func report() {
+        guard passive else { return }
+        Syscall.printToStandardError("deviation from driving at the end: \(describe())\n")
     }
 }

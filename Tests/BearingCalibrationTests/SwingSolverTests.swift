@@ -147,3 +147,55 @@ final class SwingSolverTests: XCTestCase {
         XCTAssertEqual(Self.truthCurve.magneticHeading(compass: 0), 360 + 1.0 - 2.5 - 0.8, accuracy: 1e-9)
     }
 }
+
+/// Deviation from driving, and the GNSS file that feeds it.
+final class PassiveDeviationTests: XCTestCase {
+    func testStraightsAtSpeedGiveTheCurveTurnsAndSlowEpochsAreSetAside() {
+        var p = PassiveDeviation()
+        let truth = SwingSolverTests.truthCurve
+        var random = SplitMix64(seed: 5)
+        // Only heading 0–60°: the constant term alone, from the sectors seen.
+        for k in 0..<200 {
+            let compass = Double(k % 60)
+            let course = compass + truth.deviation(atCompassHeading: compass) + 2 + random.uniform(-0.5, 0.5)
+            p.add(compass: compass, track: course, speed: 12, turnRate: 0.3, eps: 0.2, variation: 2)
+        }
+        XCTAssertEqual(p.curve?.coefficients[1], 0, "B before the sectors are covered")
+        // Every heading: the whole curve.
+        for k in 0..<2000 {
+            let compass = Double(k * 7 % 360)
+            let course = compass + truth.deviation(atCompassHeading: compass) + 2 + random.uniform(-0.5, 0.5)
+            p.add(compass: compass, track: course, speed: 12, turnRate: 0.3, eps: 0.2, variation: 2)
+        }
+        let curve = try! XCTUnwrap(p.curve)
+        let worst = (0..<360).map { abs(curve.deviation(atCompassHeading: Double($0)) - truth.deviation(atCompassHeading: Double($0))) }.max()!
+        XCTAssertLessThan(worst, 0.5, "\(curve.coefficients)")
+        let taken = p.taken
+        XCTAssertFalse(p.add(compass: 10, track: 40, speed: 12, turnRate: 8, eps: 0.2, variation: 2), "turning")
+        XCTAssertFalse(p.add(compass: 10, track: 40, speed: 1, turnRate: 0, eps: 0.2, variation: 2), "slow")
+        XCTAssertFalse(p.add(compass: 10, track: 190, speed: 12, turnRate: 0, eps: 0.2, variation: 2), "reversing: 180° off")
+        XCTAssertFalse(p.add(compass: 10, track: .nan, speed: 12, turnRate: 0, eps: 0.2, variation: 2))
+        XCTAssertEqual(p.taken, taken)
+        p.reset()
+        XCTAssertNil(p.curve)
+    }
+
+    func testGNSSFileDerivesSpeedAndCourseAndNamesBadLines() throws {
+        let f = try GNSSTrackFile.parse("t,lat,lon\n0,51,0\n1,51.0001,0\n# a comment\n2,51.0001,0.0001\n", source: "g.csv")
+        XCTAssertEqual(f.epochs.count, 3)
+        XCTAssertNil(f.epochs[0].speed)
+        XCTAssertEqual(try XCTUnwrap(f.epochs[1].speed), 11.12, accuracy: 0.05)
+        XCTAssertEqual(try XCTUnwrap(f.epochs[1].track), 0, accuracy: 0.01)
+        XCTAssertEqual(try XCTUnwrap(f.epochs[2].track), 90, accuracy: 0.01)
+        let given = try GNSSTrackFile.parse("lon,lat,t,speed,track\n0,51,0,3.5,271\n", source: "g.csv")
+        XCTAssertEqual(given.epochs[0].track, 271)
+        func refused(_ text: String) -> String {
+            do { _ = try GNSSTrackFile.parse(text, source: "g.csv"); return "accepted" } catch { return error.description }
+        }
+        XCTAssertEqual(refused("t,lat\n"), "g.csv line 1: the header must name t, lat and lon (and may name speed, track, eps): t,lat")
+        XCTAssertEqual(refused("t,lat,lon\n0,51,x\n"), "g.csv line 2, column lon: \"x\" is not a finite number")
+        XCTAssertEqual(refused("t,lat,lon\n1,51,0\n1,51,0\n"), "g.csv line 3, column t: 1.0 is not after the epoch before (1.0)")
+        XCTAssertEqual(refused("t,lat,lon\n0,95,0\n"), "g.csv line 2, column lat: not a position in degrees")
+        XCTAssertEqual(refused(""), "g.csv: empty: expected a header naming t,lat,lon")
+    }
+}

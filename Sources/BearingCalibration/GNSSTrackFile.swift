@@ -1,0 +1,75 @@
+import BearingModel
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A GNSS track as CSV, for `bearing attitude --gnss`: a header naming `t,lat,lon` and optionally `speed`
+/// (m/s over ground), `track` (degrees true), `eps` (m/s), in any order (other columns ignored), then one line
+/// per epoch; `t` on the IMU samples' clock, seconds, strictly increasing; blank and `#` lines skipped. Where
+/// speed and track are not given they come from the positions of the epoch before and this one. Errors name
+/// the line and the column (`IMUSampleFileError`).
+public struct GNSSTrackFile: Sendable {
+    public struct Epoch: Equatable, Sendable {
+        public var time: Double
+        public var latitude: Double
+        public var longitude: Double
+        public var speed: Double?
+        public var track: Double?
+        public var eps: Double?
+    }
+
+    public var epochs: [Epoch]
+
+    public static func parse(_ text: String, source: String) throws(IMUSampleFileError) -> GNSSTrackFile {
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).enumerated().filter { _, l in
+            let t = l.trimmingWhitespace()
+            return !t.isEmpty && !t.hasPrefix("#")
+        }
+        guard !lines.isEmpty else { throw IMUSampleFileError(source: source, "empty: expected a header naming t,lat,lon") }
+        let header = lines.removeFirst().element.split(separator: ",").map { $0.trimmingWhitespace().lowercased() }
+        func column(_ name: String) -> Int? { header.firstIndex(of: name) }
+        guard let ti = column("t"), let lati = column("lat"), let loni = column("lon") else {
+            throw IMUSampleFileError(source: source, line: 1, "the header must name t, lat and lon (and may name speed, track, eps): \(header.joined(separator: ","))")
+        }
+        let optional = [("speed", column("speed")), ("track", column("track")), ("eps", column("eps"))]
+        var epochs: [Epoch] = []
+        for (index, line) in lines {
+            let fields = line.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingWhitespace() }
+            func value(_ i: Int, _ name: String) throws(IMUSampleFileError) -> Double {
+                guard i < fields.count else { throw IMUSampleFileError(source: source, line: index + 1, column: name, "missing") }
+                guard let v = Double(fields[i]), v.isFinite else {
+                    throw IMUSampleFileError(source: source, line: index + 1, column: name, "\"\(fields[i])\" is not a finite number")
+                }
+                return v
+            }
+            var e = Epoch(time: try value(ti, "t"), latitude: try value(lati, "lat"), longitude: try value(loni, "lon"))
+            guard abs(e.latitude) <= 90, abs(e.longitude) <= 180 else {
+                throw IMUSampleFileError(source: source, line: index + 1, column: abs(e.latitude) > 90 ? "lat" : "lon", "not a position in degrees")
+            }
+            if let last = epochs.last, e.time <= last.time {
+                throw IMUSampleFileError(source: source, line: index + 1, column: "t", "\(e.time) is not after the epoch before (\(last.time))")
+            }
+            for (name, i) in optional {
+                guard let i, i < fields.count, !fields[i].isEmpty else { continue }
+                let v = try value(i, name)
+                switch name {
+                case "speed": e.speed = v
+                case "track": e.track = v
+                default: e.eps = v
+                }
+            }
+            epochs.append(e)
+        }
+        // Speed and course from the positions where the file gives none.
+        for i in epochs.indices.dropFirst() where epochs[i].speed == nil || epochs[i].track == nil {
+            let a = epochs[i - 1], b = epochs[i]
+            let r = 6_371_000.0, lat = (a.latitude + b.latitude) / 2 * .pi / 180
+            let north = (b.latitude - a.latitude) * .pi / 180 * r
+            let east = (b.longitude - a.longitude) * .pi / 180 * r * cos(lat)
+            let dt = b.time - a.time
+            if epochs[i].speed == nil { epochs[i].speed = (north * north + east * east).squareRoot() / dt }
+            if epochs[i].track == nil { epochs[i].track = AttitudeAngles.normalizedDegrees(atan2(east, north) * 180 / .pi) }
+        }
+        return GNSSTrackFile(epochs: epochs)
+    }
+}
