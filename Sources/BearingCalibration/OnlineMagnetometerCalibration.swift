@@ -14,6 +14,14 @@ public enum AutoCalibrationMode: String, Codable, Sendable, CaseIterable {
     case off, track, locked
 }
 
+/// `vehicle`: what the compass is mounted in. On land (car, rover) the course over ground at speed is the
+/// heading, and the deviation is learnt from driving (`PassiveDeviation`); none (a mast, a bench) and boat
+/// learn none that way.
+public enum Vehicle: String, Codable, Sendable, CaseIterable {
+    case none, car, rover, boat
+    public var learnsFromDriving: Bool { self == .car || self == .rover }
+}
+
 /// Why the field is not taken as the Earth's just now.
 public enum Interference: String, Codable, Sendable {
     /// Its magnitude, or its dip, is off the calibration's field; a step: such a disturbance lasted and is

@@ -348,12 +348,14 @@ public final class Agent: @unchecked Sendable {
         }
         .store(in: &subscriptions)
         var fusion = AttitudeFusion(imuOrientation: config.imu.orientation, magnetometerOrientation: config.magnetometer.orientation,
-                                    trueNorth: config.heading.trueNorth, auto: config.autoCalibration)
+                                    trueNorth: config.heading.trueNorth, auto: config.autoCalibration, vehicle: config.vehicle)
         fusion.onOnlineEvent = { [weak self] change, state in self?.onlineEvent(change, state) }
         CompassStages.fusedAttitudes(inertial: imuAdapter.samples.receive(on: q).eraseToAnyPublisher(), magnetic: samples,
                                      calibrations: magnetometerCalibration.eraseToAnyPublisher(),
                                      accelerometerCalibrations: accelerometerCalibration.eraseToAnyPublisher(),
-                                     levels: mountingLevel.eraseToAnyPublisher(), localFields: fields(), fusion: fusion)
+                                     levels: mountingLevel.eraseToAnyPublisher(), localFields: fields(),
+                                     fixes: config.vehicle.learnsFromDriving ? gpsAdapter.fixes.receive(on: q).eraseToAnyPublisher() : Empty().eraseToAnyPublisher(),
+                                     fusion: fusion)
             .sink { hub.publish(Report(.attitude($0)), from: .compass) }
             .store(in: &subscriptions)
         // With `imu.chip: auto` the chip is known only now: an accelerometer calibration for another one is dropped.

@@ -67,6 +67,8 @@ public struct AgentConfig: Equatable, Sendable {
     public var heading = Heading()
     /// Online magnetometer calibration (config `calibration.auto`, `calibration.auto_file`).
     public var calibration = OnlineCalibration()
+    /// What the compass is mounted in (config `vehicle`): on land the deviation is learnt from driving.
+    public var vehicle: Vehicle = .none
     /// The default chain of each stream (config `pipeline.tpv`, `pipeline.att`, `pipeline.gpsd_att`, …).
     public var pipelines: [StreamKey: [OperatorSpec]] = AgentConfig.defaultPipelines
     /// Named pipelines from the config (`pipelines.NAME.TPV: […]`).
@@ -216,6 +218,14 @@ extension AgentConfig {
                  begin: { var imu = $0; imu.enabled = true; return Mounting(imu) }, end: { r, _, path, m in try m.mounted(r, path) })
             .noting(\.imuNode),
         .section("heading", \.config.heading, Heading.keys, "how headings are referred to true north"),
+        .init("vehicle", Vehicle.allCases.map { "`\($0.rawValue)`" }.joined(separator: ", "),
+              "what the compass is mounted in: with `car` or `rover` (and an IMU and gpsd) the deviation is learnt from driving "
+                + "(the course at speed is the heading) and corrects ATT's headings, NMEA HDG's deviation field and Signal K's `headingCompass`",
+              default: { ConfigShow.code($0.config.vehicle.rawValue) }) { r, node, path, c in
+            let value = try r.scalar(node, path)
+            guard let v = Vehicle(rawValue: value) else { throw r.fail(node, path, value.quoted, Vehicle.allCases.map(\.rawValue).joined(separator: ", ")) }
+            c.config.vehicle = v
+        },
         .section("calibration", \.config.calibration, OnlineCalibration.keys,
                  "online magnetometer calibration where the compass is mounted ([docs/calibration-online.md](calibration-online.md))"),
         .section("pipeline", \.config.pipelines, pipelineKeys, "the default chain of each stream ([docs/operators.md](operators.md))"),

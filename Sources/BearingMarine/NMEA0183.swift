@@ -106,12 +106,14 @@ public struct NMEA0183Encoder: Sendable, Equatable {
         sentence("HDM", [NMEA0183.direction(a.magneticHeading), "M"])
     }
 
-    /// HDG: magnetic sensor heading, deviation empty (Bearing's heading is already calibrated), variation
-    /// from the declination as magnitude and E/W: `$HCHDG,110.5,,,12.3,W*hh`. Without a declination both
-    /// variation fields are empty, never "0.0" (OpenCPN takes 0.0 as unknown).
+    /// HDG: the sensor (compass) heading, the deviation in force as magnitude and E/W (magnetic = sensor +
+    /// deviation east), the variation from the declination likewise: `$HCHDG,106.5,4.0,E,12.3,W*hh`. Without a
+    /// deviation curve the deviation fields are empty and the heading is the calibrated magnetic one; without a
+    /// declination the variation fields are empty, never "0.0" (OpenCPN takes 0.0 as unknown).
     public func hdg(_ a: Attitude) -> String {
         let (variation, side) = NMEA0183.variation(a.declination)
-        return sentence("HDG", [NMEA0183.direction(a.magneticHeading), "", "", variation, side])
+        let (deviation, deviationSide) = NMEA0183.variation(a.deviation)
+        return sentence("HDG", [NMEA0183.direction(a.compassHeading), deviation, deviationSide, variation, side])
     }
 
     /// ROT in °/min, negative bow to port: `$HCROT,-3.2,A*hh`. Unknown, not finite, or beyond ±99999.9

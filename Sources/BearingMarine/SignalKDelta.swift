@@ -49,6 +49,13 @@ public enum SignalKDelta {
         if let d = a.declination, d.isFinite {
             values.append(value("navigation.magneticVariation", number(radians(d))))
         }
+        // navigation.json: headingCompass "Current magnetic heading received from the compass. This is not
+        // adjusted for magneticDeviation of the compass", magneticDeviation "Magnetic deviation of the compass at
+        // the current headingCompass" (rad, + east) — only with a deviation curve in force.
+        if let dev = a.deviation, dev.isFinite {
+            values.append(value("navigation.headingCompass", heading(a.compassHeading)))
+            values.append(value("navigation.magneticDeviation", number(radians(dev))))
+        }
         // navigation.json, attitude: roll "Vessel roll, +ve is list to starboard", pitch "Pitch, +ve is bow up",
         // yaw "Yaw, +ve is heading change to starboard" — Bearing's roll (+ starboard side down) and pitch
         // (+ nose up) as they are.

@@ -120,6 +120,12 @@ public struct Attitude: Equatable, Sendable {
     public var magStatus: String
     public var declination: Double?
     public var declinationSource: DeclinationSource?
+    /// The deviation applied, degrees east (NMEA's sense: magnetic = compass + deviation): `magneticHeading`
+    /// and `heading` include it; nil when no deviation curve is in force.
+    public var deviation: Double?
+
+    /// The sensor (compass) heading, before deviation: NMEA HDG's heading and Signal K's `headingCompass`.
+    public var compassHeading: Double { deviation.map { Compass.normalize(magneticHeading - $0) } ?? magneticHeading }
 
     // The fields below come only from the fused (IMU + magnetometer) path; nil on a magnetometer alone.
 

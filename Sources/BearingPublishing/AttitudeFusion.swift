@@ -19,6 +19,8 @@ public enum FusionInput: Sendable {
     case level(MountingLevel?)
     /// The WMM field where the board is (nil: no fix and no fallback position).
     case localField(LocalField?)
+    /// gpsd's fix: on land (`vehicle`), its course at speed teaches the deviation.
+    case fix(GPSFix)
 }
 
 /// The fused compass as a value: an `AttitudeFilter` fed with each sensor's samples at their own times,
@@ -53,6 +55,15 @@ public struct AttitudeFusion: Sendable {
     public let auto: AutoCalibrationMode
     /// The online calibration (nil when `auto` is off): it corrects the field samples instead of the file's.
     public private(set) var online: OnlineMagnetometerCalibration?
+    /// The deviation learnt from driving (`vehicle` car or rover; nil otherwise): it corrects the headings.
+    public private(set) var driving: PassiveDeviation?
+    /// The gyroscope's turn about the vertical, degrees clockwise, and where it stood at the last fix.
+    private var turned = 0.0
+    private var lastInertial: Double?
+    private var lastFix: (time: Double, turned: Double)?
+    /// Fixes still to pass before the deviation learns again: the filter's heading settles for 3 × its 9 s
+    /// time constant after the start and after a change of the magnetometer's calibration (at 1 Hz, 30 fixes).
+    private var settling = 30
     /// Told of each change the online calibration makes (nil: the interference began or ended), with its
     /// state after it, on the pipeline queue.
     public var onOnlineEvent: (@Sendable (CalibrationChange?, OnlineCalibrationState) -> Void)?
@@ -75,8 +86,10 @@ public struct AttitudeFusion: Sendable {
 
     public init(imuOrientation: Orientation, magnetometerOrientation: Orientation, trueNorth: Bool,
                 parameters: AttitudeFilterParameters = AttitudeFilterParameters(),
-                parametersWithoutGyroscope: AttitudeFilterParameters = .withoutGyroscope, auto: AutoCalibrationMode = .off) {
+                parametersWithoutGyroscope: AttitudeFilterParameters = .withoutGyroscope, auto: AutoCalibrationMode = .off,
+                vehicle: Vehicle = .none) {
         self.auto = auto
+        driving = vehicle.learnsFromDriving ? PassiveDeviation() : nil
         filter = AttitudeFilter(parameters: parameters)
         self.parameters = parameters
         self.parametersWithoutGyroscope = parametersWithoutGyroscope
@@ -90,8 +103,11 @@ public struct AttitudeFusion: Sendable {
     public mutating func step(_ input: FusionInput) {
         emitted = nil
         switch input {
+        case .fix(let f):
+            learnDeviation(f)
         case .calibration(let c):
             calibration = c
+            restartDeviation()
             if auto != .off {
                 online = OnlineMagnetometerCalibration(calibration: c?.correction, origin: c?.origin ?? .none)
                 if let r = local?.reference { online?.expect(field: r.norm, dip: r.dip) }
@@ -133,6 +149,10 @@ public struct AttitudeFusion: Sendable {
                 filter = AttitudeFilter(parameters: withoutGyroscope ? parametersWithoutGyroscope : parameters, magneticReference: referenceGiven)
             }
             if let rate { filter.updateGyroscope(rate, at: t) }
+            if let rate, driving != nil {
+                if let last = lastInertial, t > last { turned -= filter.quaternion.rotate(rate - filter.gyroBias).z * (t - last) * 180 / .pi }
+                lastInertial = t
+            }
             filter.updateAccelerometer(acc, at: t)
             if filter.hasMagnetometer, let field { emitted = attitude(s, acceleration: acc, angularRate: rate, field: field) }
         }
@@ -150,6 +170,7 @@ public struct AttitudeFusion: Sendable {
             let outcome = online.fit(at: t)
             if case .accepted(let change) = outcome { changes.append(change) }
         }
+        if !changes.isEmpty { restartDeviation() }
         for change in changes {
             if local == nil, let norm = online.field {
                 filter.setMagneticReference(MagneticFieldReference(norm: norm, dip: change.after.meanDip))
@@ -159,6 +180,25 @@ public struct AttitudeFusion: Sendable {
         if changes.isEmpty && online.interference != was {
             onOnlineEvent?(nil, OnlineCalibrationState(online, mode: auto, time: s.time, wmm: local?.reference))
         }
+    }
+
+    /// One fix into the deviation from driving: the compass heading now (before deviation) against the course,
+    /// with the gyroscope's turn rate since the fix before.
+    private mutating func learnDeviation(_ f: GPSFix) {
+        guard driving != nil, let time = f.time?.unixTime else { return }
+        defer { lastFix = (time, turned) }
+        guard settling <= 0 else { settling -= 1; return }
+        guard f.mode >= .twoD, let track = f.track, let speed = f.speed, let variation = local?.declination.value,
+              let last = lastFix, time > last.time, filter.hasMagnetometer else { return }
+        let compass = AttitudeAngles(filter.quaternion, body: .forwardRightDown).heading
+        driving?.add(compass: compass, track: track, speed: speed, turnRate: (turned - last.turned) / (time - last.time),
+                     eps: f.eps, variation: variation)
+    }
+
+    /// A new magnetometer calibration: the deviation left over is another, learnt again once the heading settles.
+    private mutating func restartDeviation() {
+        driving?.reset()
+        settling = 30
     }
 
     /// The online calibration's state now (nil when off).
@@ -176,7 +216,9 @@ public struct AttitudeFusion: Sendable {
 
     private func attitude(_ s: InertialSample, acceleration: Vector3, angularRate: Vector3?,
                           field: (value: Vector3, status: String)) -> Attitude {
-        let magnetic = filter.quaternion
+        // The deviation in force at the compass heading turns the whole orientation about the vertical.
+        let deviation = driving?.curve.map { $0.deviation(atCompassHeading: AttitudeAngles(filter.quaternion, body: .forwardRightDown).heading) }
+        let magnetic = deviation.map { Quaternion.aboutZ(-$0 * .pi / 180) * filter.quaternion } ?? filter.quaternion
         let declination = trueNorth ? local?.declination : nil
         let q = declination == nil ? magnetic : (northTurn ?? .identity) * magnetic
         let angles = AttitudeAngles(q, body: .forwardRightDown)
@@ -186,6 +228,7 @@ public struct AttitudeFusion: Sendable {
         var a = Attitude(time: s.time, device: s.device, heading: declination == nil ? nil : angles.heading,
                          magneticHeading: magneticHeading, field: field.value, dip: dip, magStatus: field.status,
                          declination: declination?.value, declinationSource: declination?.source)
+        a.deviation = deviation
         a.roll = angles.roll
         a.pitch = angles.pitch
         a.yaw = angles.heading

@@ -123,6 +123,7 @@ public enum CompassStages {
         accelerometerCalibrations: AnyPublisher<ActiveCalibration?, Never> = Just(nil).eraseToAnyPublisher(),
         levels: AnyPublisher<MountingLevel?, Never> = Just(nil).eraseToAnyPublisher(),
         localFields: AnyPublisher<LocalField?, Never>,
+        fixes: AnyPublisher<GPSFix, Never> = Empty().eraseToAnyPublisher(),
         fusion: AttitudeFusion
     ) -> AnyPublisher<Attitude, Never> {
         // OpenCombine has no Merge: a flatMap over the inputs merges them, subscribing in this order (so the
@@ -132,6 +133,7 @@ public enum CompassStages {
             accelerometerCalibrations.map(FusionInput.accelerometerCalibration).eraseToAnyPublisher(),
             levels.map(FusionInput.level).eraseToAnyPublisher(),
             localFields.map(FusionInput.localField).eraseToAnyPublisher(),
+            fixes.map(FusionInput.fix).eraseToAnyPublisher(),
             magnetic.map(FusionInput.magnetic).eraseToAnyPublisher(),
             inertial.map(FusionInput.inertial).eraseToAnyPublisher(),
         ])

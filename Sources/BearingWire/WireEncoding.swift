@@ -87,6 +87,8 @@ public enum WireEncoding {
         w.time("time", a.time)
         w.fixed("heading", a.heading, 2)
         w.fixed("mheading", a.magneticHeading, 2)
+        // Bearing's: the deviation the headings include (a curve learnt from driving), degrees east.
+        w.fixed("deviation", a.deviation, 2)
         w.string("mag_st", a.magStatus)
         w.fixed("pitch", a.pitch, 2)
         w.fixed("yaw", a.yaw, 2)

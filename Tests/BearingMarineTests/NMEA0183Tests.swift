@@ -104,6 +104,18 @@ final class NMEA0183Tests: XCTestCase {
         }
     }
 
+    /// With a deviation curve in force HDG carries the sensor heading and the deviation (NMEA: magnetic =
+    /// sensor + deviation east), as Signal K's parser maps it to headingCompass and magneticDeviation.
+    func testHDGDeviation() {
+        var a = attitude(heading: 123.4, magnetic: 110.5, declination: 12.9)
+        a.deviation = -4
+        XCTAssertEqual(a.compassHeading, 114.5, accuracy: 1e-9)
+        XCTAssertEqual(hc.hdg(a), NMEA0183.sentence("HCHDG", ["114.5", "4.0", "W", "12.9", "E"]))
+        a.deviation = 2.3
+        XCTAssertTrue(hc.hdg(a).hasPrefix("$HCHDG,108.2,2.3,E,12.9,E*"), hc.hdg(a))
+        XCTAssertEqual(hc.hdm(a), "$HCHDM,110.5,M*2C", "HDM stays the magnetic heading")
+    }
+
     func testHDGVariation() {
         XCTAssertEqual(hc.hdg(attitude(declination: -12.3)), "$HCHDG,0.0,,,12.3,W*0B")
         XCTAssertEqual(hc.hdg(attitude(declination: 5)), "$HCHDG,0.0,,,5.0,E*2C")

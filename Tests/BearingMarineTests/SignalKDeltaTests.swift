@@ -83,6 +83,19 @@ final class SignalKDeltaTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(v["navigation.rateOfTurn"] as? Double), radians(1), accuracy: 1e-6)
     }
 
+    /// A deviation curve in force: navigation.headingCompass (the sensor's, not adjusted) and
+    /// navigation.magneticDeviation (+ east), validated against the schema with the rest.
+    func testDeviationGivesHeadingCompassAndMagneticDeviation() throws {
+        var a = attitude(heading: 123.4, magnetic: 110.5, declination: 12.9)
+        a.deviation = -4
+        let (_, v) = try parse(SignalKDelta.attitude(a, source: source))
+        XCTAssertEqual(try XCTUnwrap(v["navigation.headingCompass"] as? Double), radians(114.5), accuracy: 1e-6)
+        XCTAssertEqual(try XCTUnwrap(v["navigation.magneticDeviation"] as? Double), radians(-4), accuracy: 1e-6)
+        XCTAssertEqual(try XCTUnwrap(v["navigation.headingMagnetic"] as? Double), radians(110.5), accuracy: 1e-6)
+        let (_, w) = try parse(SignalKDelta.attitude(attitude(heading: 123.4, magnetic: 110.5, declination: 12.9), source: source))
+        XCTAssertNil(w["navigation.headingCompass"], "no curve, no compass heading apart from the magnetic one")
+    }
+
     func testUnknownPathsAreLeftOut() throws {
         let (_, v) = try parse(SignalKDelta.attitude(attitude(magnetic: 42), source: source))
         XCTAssertEqual(Set(v.keys), ["navigation.headingMagnetic"])

@@ -369,4 +369,60 @@ final class AttitudeFusionTests: XCTestCase {
         XCTAssertTrue(locked.isEmpty)
         XCTAssertTrue(none.isEmpty)
     }
+
+    /// `vehicle: car`: a car with its compass mounted 4° off its axis drives straight legs in eight directions;
+    /// the fixes' course at speed teaches the deviation, and ATT's headings (and `deviation`) come right.
+    func testACarLearnsItsDeviationFromDriving() throws {
+        @Sendable func carHeading(_ t: Double) -> Double {
+            let leg = Int(t / 35), into = t - Double(leg) * 35
+            return Double(leg) * 45 + (into > 30 ? 45 * (into - 30) / 5 : 0)
+        }
+        var board = VirtualIMU(heading: { carHeading($0) + 4 })
+        board.fieldNorm = Self.sydney.reference.norm
+        board.dip = Self.sydney.reference.dip
+        let declination = Self.sydney.declination.value
+        var feed = inputs(board, seconds: 560)
+        // A fix a second, 15 m/s along the car's true heading, slotted in by time.
+        var withFixes: [FusionInput] = []
+        var nextFix = 1.0
+        for input in feed {
+            if case .inertial(let s) = input, s.time.unixTime - Self.start >= nextFix {
+                var f = GPSFix(mode: .threeD, time: GPSTimestamp(unixTime: Self.start + nextFix), latitude: -33.9, longitude: 151.2)
+                f.track = Compass.normalize(carHeading(nextFix) + declination)
+                f.speed = 15
+                f.eps = 0.2
+                withFixes.append(.fix(f))
+                nextFix += 1
+            }
+            withFixes.append(input)
+        }
+        feed = withFixes
+        func straightError(_ vehicle: Vehicle) -> (rms: Double, deviation: Double?) {
+            let chip = try! Orientation(axes: "+X-Y-Z")
+            var f = AttitudeFusion(imuOrientation: chip, magnetometerOrientation: chip, trueNorth: true, vehicle: vehicle)
+            var sum = 0.0, n = 0
+            var deviation: Double?
+            for input in feed {
+                f.step(input)
+                guard let a = f.emitted else { continue }
+                let t = a.time.unixTime - Self.start, into = t - Double(Int(t / 35)) * 35
+                guard t > 280, into > 2, into < 29, let h = a.heading else { continue }
+                var e = (h - Compass.normalize(carHeading(t) + declination)).truncatingRemainder(dividingBy: 360)
+                if e > 180 { e -= 360 } else if e < -180 { e += 360 }
+                sum += e * e
+                n += 1
+                deviation = a.deviation
+                // HDG's heading is the sensor's: the deviation and it give the magnetic heading.
+                if let d = a.deviation { XCTAssertEqual(Compass.normalize(a.compassHeading + d), a.magneticHeading, accuracy: 1e-6) }
+            }
+            return ((sum / Double(max(n, 1))).squareRoot(), deviation)
+        }
+        let car = straightError(.car), none = straightError(.none)
+        print("fusion, a car with its compass 4° off: heading RMS on the straights of the second lap \(car.rms)° with vehicle car "
+              + "(deviation \(car.deviation.map { String($0) } ?? "none")), \(none.rms)° without")
+        XCTAssertLessThan(car.rms, 0.8)
+        XCTAssertGreaterThan(none.rms, 3)
+        XCTAssertEqual(try XCTUnwrap(car.deviation), -4, accuracy: 1)
+        XCTAssertNil(none.deviation)
+    }
 }
