@@ -71,6 +71,14 @@ public struct HomeAssistantDiscovery: Equatable, Sendable {
             angle("heading", "True heading", "heading", stateClass: "measurement_angle", icon: "mdi:compass"),
             angle("roll", "Roll", "roll", stateClass: "measurement", icon: "mdi:horizontal-rotate-clockwise"),
             angle("pitch", "Pitch", "pitch", stateClass: "measurement", icon: "mdi:rotate-right"),
+            // Online calibration's judgement (ATT's Bearing field `mag_q`; absent with it off: None).
+            config("sensor", "compass_quality", "Compass quality", [
+                ("state_topic", .string("\(prefix)/att")),
+                ("value_template", .string("{{ value_json.mag_q | default('None') }}")),
+                ("device_class", .string("enum")),
+                ("options", .list(["good", "fair", "poor", "uncalibrated", "unknown"].map { .string($0) })),
+                ("icon", .string("mdi:compass-rose")),
+            ]),
             config("sensor", "satellites_used", "Satellites used", [
                 ("state_topic", .string("\(prefix)/sky")),
                 ("value_template", .string("{{ value_json.uSat | default('None') }}")),

@@ -124,6 +124,10 @@ public struct Attitude: Equatable, Sendable {
     /// and `heading` include it; nil when no deviation curve is in force.
     public var deviation: Double?
 
+    /// Online calibration's judgement of the compass (`good`, `fair`, `poor`, `uncalibrated`, `unknown`): ATT's
+    /// `mag_q`, Home Assistant's compass quality; nil when online calibration is off.
+    public var quality: String?
+
     /// The sensor (compass) heading, before deviation: NMEA HDG's heading and Signal K's `headingCompass`.
     public var compassHeading: Double { deviation.map { Compass.normalize(magneticHeading - $0) } ?? magneticHeading }
 

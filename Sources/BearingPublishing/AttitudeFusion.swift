@@ -64,6 +64,8 @@ public struct AttitudeFusion: Sendable {
     /// Fixes still to pass before the deviation learns again: the filter's heading settles for 3 × its 9 s
     /// time constant after the start and after a change of the magnetometer's calibration (at 1 Hz, 30 fixes).
     private var settling = 30
+    /// Online calibration's quality word, kept from its latest state (it changes only with an event).
+    private var quality: String?
     /// Told of each change the online calibration makes (nil: the interference began or ended), with its
     /// state after it, on the pipeline queue.
     public var onOnlineEvent: (@Sendable (CalibrationChange?, OnlineCalibrationState) -> Void)?
@@ -111,6 +113,7 @@ public struct AttitudeFusion: Sendable {
             if auto != .off {
                 online = OnlineMagnetometerCalibration(calibration: c?.correction, origin: c?.origin ?? .none)
                 if let r = local?.reference { online?.expect(field: r.norm, dip: r.dip) }
+                quality = onlineState(at: GPSTimestamp(seconds: 0))?.quality
             }
             updateReference()
         case .accelerometerCalibration(let c):
@@ -180,6 +183,9 @@ public struct AttitudeFusion: Sendable {
         if changes.isEmpty && online.interference != was {
             onOnlineEvent?(nil, OnlineCalibrationState(online, mode: auto, time: s.time, wmm: local?.reference))
         }
+        if !changes.isEmpty || online.interference != was {
+            quality = OnlineCalibrationState(online, mode: auto, time: s.time, wmm: local?.reference).quality
+        }
     }
 
     /// One fix into the deviation from driving: the compass heading now (before deviation) against the course,
@@ -229,6 +235,7 @@ public struct AttitudeFusion: Sendable {
                          magneticHeading: magneticHeading, field: field.value, dip: dip, magStatus: field.status,
                          declination: declination?.value, declinationSource: declination?.source)
         a.deviation = deviation
+        a.quality = quality
         a.roll = angles.roll
         a.pitch = angles.pitch
         a.yaw = angles.heading

@@ -90,6 +90,8 @@ public enum WireEncoding {
         // Bearing's: the deviation the headings include (a curve learnt from driving), degrees east.
         w.fixed("deviation", a.deviation, 2)
         w.string("mag_st", a.magStatus)
+        // Bearing's: online calibration's judgement of the compass (CALIBRATION's online.quality).
+        w.string("mag_q", a.quality)
         w.fixed("pitch", a.pitch, 2)
         w.fixed("yaw", a.yaw, 2)
         w.fixed("roll", a.roll, 2)

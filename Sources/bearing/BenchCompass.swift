@@ -41,6 +41,9 @@ struct BenchCompass: ParsableCommand {
     @Flag var pipeline = false
     /// Records every sample as the black box does (bus transfers, clock stamp, frame encoding, the ring).
     @Flag var record = false
+    /// Online magnetometer calibration on (`calibration.auto: track`) in the 9-axis loop: its per-sample work and
+    /// its fits (every 10 s of sample time), amortized.
+    @Flag var online = false
 
     /// Samples whose reads the replaying bus records (a multiple of 5, the magnetometer's period in samples).
     static let recorded = 1_000
@@ -134,7 +137,9 @@ struct BenchCompass: ParsableCommand {
             }
             stage.cancel()
         } else if let gyro {
-            var fusion = AttitudeFusion(imuOrientation: orientation, magnetometerOrientation: orientation, trueNorth: true)
+            var fusion = AttitudeFusion(imuOrientation: orientation, magnetometerOrientation: orientation, trueNorth: true,
+                                        auto: online ? .track : .off)
+            if online { fusion.step(.calibration(nil)) }
             fusion.step(.localField(field))
             for i in 0..<samples {
                 t = Double(i) * 0.01

@@ -153,6 +153,8 @@ enum WatchFormatter {
             if let len = f(m.number("mag_len"), 1, " µT") { parts.append("|B| " + len) }
             if let dip = f(m.number("dip"), 1, "°") { parts.append("dip " + dip) }
             if let st = m.string("mag_st") { parts.append("mag_st " + st) }
+            if let q = m.string("mag_q") { parts.append("compass " + q) }
+            if let dev = f(m.number("deviation"), 1, "°") { parts.append("dev " + dev) }
             if let device = m.string("device") { parts.append("(\(device))") }
             return parts.joined(separator: "  ")
         case "GST":

@@ -375,21 +375,21 @@ final class MQTTDoorTests: XCTestCase {
             }
         }
         XCTAssertTrue(sub.wait(timeout: 40) {
-            configs().count >= 5 && !$0.messages(on: "bearing/ha-1/position").isEmpty && !$0.messages(on: "bearing/ha-1/sky").isEmpty
+            configs().count >= 6 && !$0.messages(on: "bearing/ha-1/position").isEmpty && !$0.messages(on: "bearing/ha-1/sky").isEmpty
                 && !$0.messages(on: "bearing/ha-1/att").isEmpty
         }, "configs, position, ATT and SKY: \(sub.lines.suffix(5))")
-        XCTAssertEqual(configs().count, 5, "one config per entity at the first connection")
+        XCTAssertEqual(configs().count, 6, "one config per entity at the first connection")
 
         // HA restarts: its birth message brings the configs again.
         try broker.publish("homeassistant/status", "online")
-        XCTAssertTrue(sub.wait(timeout: 10) { _ in configs().count >= 10 }, "sent again after homeassistant/status online: \(configs().count)")
+        XCTAssertTrue(sub.wait(timeout: 10) { _ in configs().count >= 12 }, "sent again after homeassistant/status online: \(configs().count)")
         let log2 = stop(bearing, err)
         XCTAssertEqual(bearing.terminationStatus, 0, log2)
 
         // Live subscribers see retain false; a new subscriber gets them retained, as HA does at start.
         let late = try MQTTSubscriber(.mosquittoSub, port: broker.port, topic: "homeassistant/#", clientID: "ha-late", output: dir.appendingPathComponent("late.txt"))
         defer { late.stop() }
-        XCTAssertTrue(late.wait(timeout: 10) { $0.lines.count >= 5 })
+        XCTAssertTrue(late.wait(timeout: 10) { $0.lines.count >= 6 })
         var states: [String: String] = [:]
         for topic in ["att", "sky", "position"] { states["bearing/ha-1/\(topic)"] = sub.messages(on: "bearing/ha-1/\(topic)").last?.payload }
         let lateConfigs = late.lines.compactMap { line -> [String: Any]? in
@@ -402,7 +402,7 @@ final class MQTTDoorTests: XCTestCase {
         let check = runPython(repoRoot.appendingPathComponent("Tests/Fixtures/mqtt/check_ha.py").path, [messages.path])
         print("Home Assistant discovery check:\n\(check.output)")
         XCTAssertEqual(check.status, 0, check.output)
-        XCTAssertEqual(check.output.split(separator: "\n").filter { $0.hasPrefix("ok ") }.count, 5, check.output)
+        XCTAssertEqual(check.output.split(separator: "\n").filter { $0.hasPrefix("ok ") }.count, 6, check.output)
 
         // The position is the fix's.
         let position = try XCTUnwrap(states["bearing/ha-1/position"])

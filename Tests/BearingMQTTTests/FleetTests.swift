@@ -150,7 +150,12 @@ final class FleetTests: XCTestCase {
 
     func testHomeAssistantConfigsHaveLegalIdsAndOneDevice() throws {
         let d = HomeAssistantDiscovery(device: "boat-7", prefix: "bearing/boat-7", version: "1.0")
-        XCTAssertEqual(d.configs.count, 5)
+        XCTAssertEqual(d.configs.count, 6)
+        // The compass quality: an enum sensor on ATT's mag_q.
+        let quality = try JSONValue.parse(try XCTUnwrap(d.configs.first { $0.topic.hasSuffix("/compass_quality/config") }).payload)
+        XCTAssertEqual(quality["value_template"]?.string, "{{ value_json.mag_q | default('None') }}")
+        XCTAssertEqual(quality["device_class"]?.string, "enum")
+        XCTAssertEqual(quality["state_topic"]?.string, "bearing/boat-7/att")
         for c in d.configs {
             XCTAssertNotNil(c.topic.range(of: #"^homeassistant/(sensor|device_tracker)/bearing_boat_7/[a-z_]+/config$"#, options: .regularExpression), c.topic)
             let o = try JSONValue.parse(c.payload)

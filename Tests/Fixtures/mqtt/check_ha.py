@@ -13,7 +13,7 @@ For each config (https://www.home-assistant.io/integrations/mqtt/, sensor.mqtt/,
   availability_topic, and the component's required keys: sensor: state_topic; device_tracker:
   state_topic or json_attributes_topic;
 - a sensor's value_template, rendered with Jinja2 (HA's template engine) against the newest message on
-  its state_topic as value_json, gives a number; a tracker's attributes topic holds latitude and longitude
+  its state_topic as value_json, gives a number (an enum sensor: one of its options); a tracker's attributes topic holds latitude and longitude
   (numbers) and gps_accuracy (a number, optional).
 Prints one line per config and exits 1 if any check fails.
 """
@@ -71,10 +71,15 @@ for c in data["configs"]:
             fail(t, f"nothing arrived on its state_topic {st}")
             continue
         value = env.from_string(p.get("value_template", "{{ value }}")).render(value_json=json.loads(state), value=state)
-        try:
-            float(value)
-        except ValueError:
-            fail(t, f"value_template {p.get('value_template')!r} gives {value!r}, not a number")
+        if p.get("device_class") == "enum":
+            # sensor.mqtt: an enum sensor's state must be one of its options.
+            if value not in p.get("options", []):
+                fail(t, f"value_template {p.get('value_template')!r} gives {value!r}, not one of its options {p.get('options')}")
+        else:
+            try:
+                float(value)
+            except ValueError:
+                fail(t, f"value_template {p.get('value_template')!r} gives {value!r}, not a number")
         shown = f"{p.get('name')} = {value} {p.get('unit_of_measurement', '')} ({p.get('state_class', '-')})"
     elif component == "device_tracker":
         at = p.get("json_attributes_topic")
