@@ -53,7 +53,7 @@ public struct OnlineCalibrationSettings: Equatable, Sendable {
     /// passing one (a truck, a bridge).
     public var stepTime = 10.0
     /// Regions that must hold a point for a fit of the hard iron alone, after a step (the soft iron stays).
-    public var minimumStepRegions = 10
+    public var minimumStepRegions = 5
     /// Seconds a disturbance must last before earlier calibrations are tried on it (a magnet taken away
     /// again), and how many earlier calibrations are kept.
     public var recallTime = 2.0
@@ -143,6 +143,9 @@ public struct OnlineMagnetometerCalibration: Sendable {
     private var lastTaken = -Double.infinity
     private var lastFit: Double?
     private var afterStep = false
+    /// The calibration in force came from a step's few directions: the next fits (more directions) replace it
+    /// on any real improvement, until one from the full set of points (3-D, or a turn's whole ring) does.
+    private var provisional = false
     /// Calibrations in force earlier, newest last (the one at the start among them).
     private var earlier: [MagneticCalibration] = []
 
@@ -345,7 +348,8 @@ public struct OnlineMagnetometerCalibration: Sendable {
         let old = Self.misfit(inForce, current), new = Self.misfit(fitted, current)
         // Better than the one in force, clearly, and good in itself: it explains its points within half the
         // disturbance thresholds (a fit that does not is no calibration, however much it improves).
-        let better = new.total < settings.acceptRatio * old.total && old.total - new.total >= settings.acceptMargin && Self.good(new, settings)
+        let (ratio, margin) = provisional ? (0.97, 0.02) : (settings.acceptRatio, settings.acceptMargin)
+        let better = new.total < ratio * old.total && old.total - new.total >= margin && Self.good(new, settings)
         guard better else {
             misfit = old
             // The calibration in force explains what was learnt (after a step: the disturbance passed): learning
@@ -362,6 +366,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
         // The points stay: their regions were found from the old offset, close enough to keep them apart.
         if field == nil { field = scale }
         putInForce(fitted, misfit: new)
+        provisional = hardIronOnly || (provisional && turnOnly && Self.headingSectors(current, offset: fitted.offset) < 12)
         return .accepted(change)
     }
 
