@@ -49,15 +49,23 @@ public struct OnlineCalibrationRecord: Codable, Equatable, Sendable {
     /// determinant, gains within 0.2…5) and a hard iron within ±2000 µT.
     public func calibration() throws(CalibrationFitError) -> MagneticCalibration {
         guard format == Self.currentFormat else { throw CalibrationFitError("format \"\(format)\" is not \"\(Self.currentFormat)\"") }
-        let o = try CalibrationFileDecoding.vector(offset, "offset")
-        let m = try CalibrationFileDecoding.matrix(matrix, "matrix")
-        guard [o.x, o.y, o.z].allSatisfy({ abs($0) <= 2000 }) else { throw CalibrationFitError("\"offset\" \(offset) is beyond ±2000 µT: not a hard iron") }
+        let c = MagneticCalibration(offset: try CalibrationFileDecoding.vector(offset, "offset"), matrix: try CalibrationFileDecoding.matrix(matrix, "matrix"))
+        if let problem = Self.problem(c) { throw CalibrationFitError(problem) }
+        if let field, !(field.isFinite && field > 0 && field < 1000) { throw CalibrationFitError("\"field\" \(field) is not a field magnitude in µT") }
+        return c
+    }
+
+    /// Why `c` is no hard- and soft-iron correction (nil: it is one): a matrix that mirrors or collapses,
+    /// gains outside 0.2…5, a hard iron beyond ±2000 µT. Online calibration puts no such fit in force.
+    public static func problem(_ c: MagneticCalibration) -> String? {
+        let o = c.offset, m = c.matrix
+        guard [o.x, o.y, o.z].allSatisfy({ $0.isFinite && abs($0) <= 2000 }) else { return "\"offset\" \(o) is beyond ±2000 µT: not a hard iron" }
+        guard m.determinant > 0 else { return "\"matrix\" has determinant \(m.determinant): it must be a correction, not a mirror or a collapse" }
         let gains = m.symmetricEigen.values
         guard gains.allSatisfy({ $0 >= 0.2 && $0 <= 5 }) else {
-            throw CalibrationFitError("\"matrix\" has gains \(gains.map { String(printf: "%.3g", $0) }.joined(separator: ", ")): a soft-iron correction's are within 0.2…5")
+            return "\"matrix\" has gains \(gains.map { String(printf: "%.3g", $0) }.joined(separator: ", ")): a soft-iron correction's are within 0.2…5"
         }
-        if let field, !(field.isFinite && field > 0 && field < 1000) { throw CalibrationFitError("\"field\" \(field) is not a field magnitude in µT") }
-        return MagneticCalibration(offset: o, matrix: m)
+        return nil
     }
 
     public static func decode(_ data: Data, source: String) throws(CalibrationFitError) -> OnlineCalibrationRecord {

@@ -345,6 +345,8 @@ public struct OnlineMagnetometerCalibration: Sendable {
         // fit none of it.
         let softIron: SoftIron = hardIronOnly ? .held : turnOnly ? Self.meanUp(current).map { .horizontal(up: $0) } ?? .held : .full
         let fitted = Self.refine(start, current, field: scale, wmmDip: dipReference, softIron: softIron)
+        // A fit that mirrors or collapses the field (the points did not pin it) is no calibration.
+        if let problem = OnlineCalibrationRecord.problem(fitted) { return .failed(problem) }
         let old = Self.misfit(inForce, current), new = Self.misfit(fitted, current)
         // Better than the one in force, clearly, and good in itself: it explains its points within half the
         // disturbance thresholds (a fit that does not is no calibration, however much it improves).
