@@ -98,6 +98,14 @@ public struct AttitudeFilter: Sendable {
         magnetic.setReference(reference)
     }
 
+    /// The magnetometer's calibration changed: the heading converges again as from the start (VQF's fast
+    /// start), and disturbance detection forgets the field it learnt through the old calibration (`reference`:
+    /// the undisturbed field, when known).
+    public mutating func magnetometerRecalibrated(reference: MagneticFieldReference?) {
+        magnetic = MagneticDisturbanceDetector(parameters: parameters, reference: reference)
+        headingGainFloor = 1
+    }
+
     // MARK: Updates
 
     /// Gyroscope, accelerometer and magnetometer sampled together, `dt` seconds after the previous sample.

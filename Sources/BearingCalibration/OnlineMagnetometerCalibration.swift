@@ -140,11 +140,14 @@ public struct OnlineMagnetometerCalibration: Sendable {
     /// Samples of a disturbance that may turn out to be a step (at most one per `sampleInterval`).
     private var pending: [(raw: Vector3, up: Vector3?)] = []
     private var disturbedSince: Double?
+    /// When the latest disturbed sample came: no fit within `stepTime` of it (its points may straddle a step).
+    private var lastDisturbed: Double?
     private var lastTaken = -Double.infinity
     private var lastFit: Double?
     private var afterStep = false
-    /// The calibration in force came from a step's few directions: the next fits (more directions) replace it
-    /// on any real improvement, until one from the full set of points (3-D, or a turn's whole ring) does.
+    /// The calibration in force came from a step's few directions, or from part of a turn: the next fits (more
+    /// directions) replace it on any real improvement, until one from the full set of points (3-D, or a turn's
+    /// whole ring) does.
     private var provisional = false
     /// Calibrations in force earlier, newest last (the one at the start among them).
     private var earlier: [MagneticCalibration] = []
@@ -197,6 +200,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
             if cause != nil {
                 let since = disturbedSince ?? time
                 disturbedSince = since
+                lastDisturbed = time
                 if time - lastTaken >= settings.sampleInterval, pending.count < 4096 {
                     pending.append((raw, up))
                     lastTaken = time
@@ -212,6 +216,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
                     for p in pending { take(p.raw, up: p.up, time: time) }
                     pending = []
                     disturbedSince = nil
+                    lastDisturbed = nil
                 }
                 return nil
             }
@@ -263,6 +268,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
         self.misfit = misfit
         interference = nil
         disturbedSince = nil
+        lastDisturbed = nil
         pending = []
     }
 
@@ -287,6 +293,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
 
     /// Whether a fit is due at `time`.
     public func fitDue(at time: Double) -> Bool {
+        if let disturbed = lastDisturbed, time - disturbed < settings.stepTime { return false }
         guard let last = lastFit else { return true }
         return time - last >= settings.fitInterval
     }
@@ -368,7 +375,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
         // The points stay: their regions were found from the old offset, close enough to keep them apart.
         if field == nil { field = scale }
         putInForce(fitted, misfit: new)
-        provisional = hardIronOnly || (provisional && turnOnly && Self.headingSectors(current, offset: fitted.offset) < 12)
+        provisional = hardIronOnly || (turnOnly && Self.headingSectors(current, offset: fitted.offset) < 12)
         return .accepted(change)
     }
 
@@ -390,18 +397,23 @@ public struct OnlineMagnetometerCalibration: Sendable {
         var p0 = [start.offset.x, start.offset.y, start.offset.z, wmmDip ?? misfit(start, points).meanDip]
         switch softIron {
         case .full: p0 += [m.rows[0].x, m.rows[1].y, m.rows[2].z, m.rows[0].y, m.rows[0].z, m.rows[1].z]
-        case .horizontal: p0 += [0, 0, 0]
+        case .horizontal: p0 += [0, 0, 0, 0, 0]
         case .held: break
         }
-        let basis: (Vector3, Vector3)? = { if case .horizontal(let up) = softIron { return up.perpendicularBasis }; return nil }()
+        let basis: (Vector3, Vector3, Vector3)? = {
+            guard case .horizontal(let up) = softIron else { return nil }
+            let (e1, e2) = up.perpendicularBasis
+            return (e1, e2, up)
+        }()
         func calibration(_ p: [Double]) -> MagneticCalibration {
             let matrix: Matrix3
             switch softIron {
             case .full: matrix = Matrix3([p[4], p[7], p[8]], [p[7], p[5], p[9]], [p[8], p[9], p[6]])
             case .horizontal:
-                let (e1, e2) = basis!
+                let (e1, e2, up) = basis!
                 func outer(_ a: Vector3, _ b: Vector3) -> Matrix3 { Matrix3([a.x * b.x, a.x * b.y, a.x * b.z], [a.y * b.x, a.y * b.y, a.y * b.z], [a.z * b.x, a.z * b.y, a.z * b.z]) }
-                let s = outer(e1, e1) * p[4] + (outer(e1, e2) + outer(e2, e1)) * p[5] + outer(e2, e2) * p[6]
+                func sym(_ a: Vector3, _ b: Vector3) -> Matrix3 { outer(a, b) + outer(b, a) }
+                let s = outer(e1, e1) * p[4] + sym(e1, e2) * p[5] + outer(e2, e2) * p[6] + sym(e1, up) * p[7] + sym(e2, up) * p[8]
                 matrix = (Matrix3.identity + s) * m
             case .held: matrix = m
             }

@@ -175,9 +175,10 @@ public struct AttitudeFusion: Sendable {
         }
         if !changes.isEmpty { restartDeviation() }
         for change in changes {
-            if local == nil, let norm = online.field {
-                filter.setMagneticReference(MagneticFieldReference(norm: norm, dip: change.after.meanDip))
-            }
+            // The heading follows the new calibration at once, judged against WMM's field or the fit's own.
+            let reference = local?.reference ?? online.field.map { MagneticFieldReference(norm: $0, dip: change.after.meanDip) }
+            filter.magnetometerRecalibrated(reference: reference)
+            if local != nil { referenceGiven = reference }
             onOnlineEvent?(change, OnlineCalibrationState(online, mode: auto, time: s.time, wmm: local?.reference))
         }
         if changes.isEmpty && online.interference != was {

@@ -115,9 +115,8 @@ final class BoatTripTests: XCTestCase {
         XCTAssertEqual(result.current.east, Self.current.east, accuracy: 0.1)
         XCTAssertEqual(result.current.north, Self.current.north, accuracy: 0.1)
         XCTAssertGreaterThan(ignoredError, curveError)
-        // The bar is 0.5°: met before the jump (0.08–0.14° by window), not after it, where the relearnt
-        // iron leaves 0.5–0.8° (docs/calibration-online.md, Status). This bound holds what is reached.
-        XCTAssertLessThanOrEqual(rms, 1.5)
+        // The bar.
+        XCTAssertLessThanOrEqual(rms, 0.5)
         XCTAssertLessThan(rms, raw, "the swing's curve must improve the heading")
         XCTAssertEqual(state.steps, 1)
     }
