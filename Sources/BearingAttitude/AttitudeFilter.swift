@@ -98,12 +98,10 @@ public struct AttitudeFilter: Sendable {
         magnetic.setReference(reference)
     }
 
-    /// The magnetometer's calibration changed: the heading converges again as from the start (VQF's fast
-    /// start), and disturbance detection forgets the field it learnt through the old calibration (`reference`:
-    /// the undisturbed field, when known).
+    /// The magnetometer's calibration changed: disturbance detection starts afresh from `reference` (the
+    /// undisturbed field, when known), forgetting the field, and the rejection time, it ran up through the old one.
     public mutating func magnetometerRecalibrated(reference: MagneticFieldReference?) {
         magnetic = MagneticDisturbanceDetector(parameters: parameters, reference: reference)
-        headingGainFloor = 1
     }
 
     // MARK: Updates
@@ -342,10 +340,15 @@ extension AttitudeFilter {
     /// time since the previous one; the first sample's is the second's (0.01 s for a single sample).
     public mutating func replay(_ samples: [IMUSample], _ each: (Int, Quaternion) throws -> Void) rethrows {
         for (i, s) in samples.enumerated() {
-            let dt: Double
-            if i > 0 { dt = s.time - samples[i - 1].time } else if samples.count > 1 { dt = samples[1].time - s.time } else { dt = 0.01 }
-            update(gyroscope: s.gyroscope, accelerometer: s.accelerometer, magnetometer: s.magnetometer, dt: dt)
+            update(gyroscope: s.gyroscope, accelerometer: s.accelerometer, magnetometer: s.magnetometer, dt: Self.replayInterval(samples, i))
             try each(i, quaternion)
         }
+    }
+
+    /// A recording's interval before sample `i`: the time since the previous one; the first sample's is the
+    /// second's (0.01 s for a single sample).
+    public static func replayInterval(_ samples: [IMUSample], _ i: Int) -> Double {
+        if i > 0 { return samples[i].time - samples[i - 1].time }
+        return samples.count > 1 ? samples[1].time - samples[0].time : 0.01
     }
 }

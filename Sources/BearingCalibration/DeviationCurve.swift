@@ -38,11 +38,6 @@ public struct DeviationCurve: Codable, Equatable, Sendable {
         AttitudeAngles.normalizedDegrees(degrees + deviation(atCompassHeading: degrees))
     }
 
-    /// The largest deviation over a turn, degrees (sampled every degree).
-    public var largest: Double {
-        (0..<360).map { abs(deviation(atCompassHeading: Double($0))) }.max() ?? 0
-    }
-
     /// Why this curve cannot be used (five finite coefficients, each within ±45°), or nil.
     public var problem: String? {
         guard coefficients.count == 5 else { return "a deviation curve has five coefficients (A, B, C, D, E), not \(coefficients.count)" }
@@ -74,6 +69,9 @@ public struct PassiveDeviation: Sendable {
         public var minimumSectors = 8
         /// A deviation beyond this is not one (a reversing car, a GNSS glitch), degrees.
         public var maximumDeviation = 45.0
+        /// Seconds after the first epoch, and after each change of the magnetometer's calibration, before
+        /// epochs are taken: the filter's heading settles (3 × its 9 s time constant).
+        public var settling = 30.0
         public init() {}
     }
 
@@ -85,7 +83,37 @@ public struct PassiveDeviation: Sendable {
     public private(set) var taken = 0
     public private(set) var setAside = 0
 
+    /// The gyroscope's turn about the vertical so far (degrees, clockwise), and where it stood at the last epoch.
+    private var turn = 0.0
+    private var lastEpoch: (time: Double, turn: Double)?
+    /// Epochs before this time are not taken (nil: from `settling` after the next epoch).
+    private var settledAt: Double?
+
     public init(settings: Settings = Settings()) { self.settings = settings }
+
+    /// The vehicle turned by `degrees` (clockwise, from the gyroscope) since the last call.
+    public mutating func turned(by degrees: Double) {
+        if degrees.isFinite { turn += degrees }
+    }
+
+    /// One GNSS epoch at `time` (seconds): the compass heading then (degrees magnetic, before deviation), the
+    /// course and speed over ground, `eps`, and `variation` degrees east; the turn rate is the gyroscope's
+    /// turn since the epoch before. Returns whether it was taken.
+    @discardableResult
+    public mutating func epoch(time: Double, compass: Double, track: Double, speed: Double, eps: Double?, variation: Double) -> Bool {
+        guard time.isFinite else { return false }
+        defer { lastEpoch = (time, turn) }
+        if settledAt == nil { settledAt = time + settings.settling }
+        guard let last = lastEpoch, time > last.time, time >= settledAt ?? time else { return false }
+        return add(compass: compass, track: track, speed: speed, turnRate: (turn - last.turn) / (time - last.time), eps: eps, variation: variation)
+    }
+
+    /// The magnetometer's calibration changed at `time` (nil: unknown, then from the next epoch): the deviation
+    /// left over is another, learnt again once the heading settles.
+    public mutating func restart(at time: Double?) {
+        reset()
+        settledAt = time.map { $0 + settings.settling }
+    }
 
     /// Sectors holding enough observations for the full curve.
     public var sectorsCovered: Int { sectors.filter { $0.count >= settings.minimumPerSector }.count }

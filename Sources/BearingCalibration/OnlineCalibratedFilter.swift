@@ -25,32 +25,35 @@ public struct OnlineCalibratedFilter: Sendable {
         }
         let up = filter.quaternion6D.conjugate.rotate(Vector3(0, 0, 1))
         if let change = calibration.add(raw, up: up.isFinite ? up : nil, time: s.time) {
-            if let field = calibration.field { filter.setMagneticReference(MagneticFieldReference(norm: field, dip: change.after.meanDip)) }
+            adopt(change, field: calibration.field)
             outcomes.append((s.time, .accepted(change)))
         }
         filter.update(gyroscope: s.gyroscope, accelerometer: s.accelerometer, magnetometer: calibration.inForce.apply(raw), dt: dt)
         if calibration.fitDue(at: s.time) {
             let outcome = calibration.fit(at: s.time)
-            if case .accepted(let change) = outcome, let field = calibration.field {
-                filter.setMagneticReference(MagneticFieldReference(norm: field, dip: change.after.meanDip))
-            }
+            if case .accepted(let change) = outcome { adopt(change, field: calibration.field) }
             outcomes.append((s.time, outcome))
         }
         self.calibration = calibration
     }
 
-    /// Runs every sample, calling `each` with its index and the orientation after it.
-    public mutating func replay(_ samples: [IMUSample], _ each: (Int, Quaternion) throws -> Void) rethrows {
-        for i in samples.indices {
-            update(samples[i], dt: Self.interval(samples, i))
-            try each(i, filter.quaternion)
+    /// A change in force: the filter judges disturbances against its field from now on, afresh after one that
+    /// turns the heading (as the daemon's fusion stage does).
+    private mutating func adopt(_ change: CalibrationChange, field: Double?) {
+        let reference = field.map { MagneticFieldReference(norm: $0, dip: change.after.meanDip) }
+        if change.turnsTheHeading {
+            filter.magnetometerRecalibrated(reference: reference)
+        } else if let reference {
+            filter.setMagneticReference(reference)
         }
     }
 
-    /// Seconds from the sample before `i` (for the first, to the next one).
-    public static func interval(_ samples: [IMUSample], _ i: Int) -> Double {
-        if i > 0 { return samples[i].time - samples[i - 1].time }
-        return samples.count > 1 ? samples[1].time - samples[0].time : 0.01
+    /// Runs every sample, calling `each` with its index and the orientation after it.
+    public mutating func replay(_ samples: [IMUSample], _ each: (Int, Quaternion) throws -> Void) rethrows {
+        for i in samples.indices {
+            update(samples[i], dt: AttitudeFilter.replayInterval(samples, i))
+            try each(i, filter.quaternion)
+        }
     }
 
     /// The fit outcomes so far, emptied.

@@ -90,6 +90,11 @@ public struct CalibrationChange: Equatable, Sendable {
     /// Whether it is an earlier calibration put back in force (the disturbance that replaced it went away).
     public var recalled = false
 
+    /// Whether it turns the heading, not merely refines it: a step, a recall, or a hard iron moved by more than
+    /// 1 % of the field (up to about 1.5° of heading at 65° dip). What was built on the calibration before it (the
+    /// filter's settled heading, the deviation learnt from driving) then starts again.
+    public var turnsTheHeading: Bool { afterStep || recalled || offsetMoved > 0.01 * after.meanNorm }
+
     /// One line for the journal: what changed, by how much, and why it was taken.
     public var summary: String {
         let why = recalled ? "an earlier calibration explains the field again (the disturbance that replaced it is gone)"
@@ -145,10 +150,12 @@ public struct OnlineMagnetometerCalibration: Sendable {
     private var lastTaken = -Double.infinity
     private var lastFit: Double?
     private var afterStep = false
-    /// The calibration in force came from a step's few directions, or from part of a turn: the next fits (more
-    /// directions) replace it on any real improvement, until one from the full set of points (3-D, or a turn's
-    /// whole ring) does.
+    /// The calibration in force came from a step's few directions: the next fits (more directions) replace it
+    /// on any real improvement, until one from the full set of points (3-D, or a turn's whole ring) does.
     private var provisional = false
+    /// The calibration in force came from part of a turn, with the horizontal field in this many of 12 heading
+    /// sectors: a fit that covers more replaces it on any real improvement.
+    private var partialTurnSectors: Int?
     /// Calibrations in force earlier, newest last (the one at the start among them).
     private var earlier: [MagneticCalibration] = []
 
@@ -269,6 +276,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
         interference = nil
         disturbedSince = nil
         lastDisturbed = nil
+        partialTurnSectors = nil
         pending = []
     }
 
@@ -355,9 +363,11 @@ public struct OnlineMagnetometerCalibration: Sendable {
         // A fit that mirrors or collapses the field (the points did not pin it) is no calibration.
         if let problem = OnlineCalibrationRecord.problem(fitted) { return .failed(problem) }
         let old = Self.misfit(inForce, current), new = Self.misfit(fitted, current)
+        let sectors = turnOnly ? Self.headingSectors(current, offset: fitted.offset) : 12
         // Better than the one in force, clearly, and good in itself: it explains its points within half the
         // disturbance thresholds (a fit that does not is no calibration, however much it improves).
-        let (ratio, margin) = provisional ? (0.97, 0.02) : (settings.acceptRatio, settings.acceptMargin)
+        let relaxed = provisional || partialTurnSectors.map { sectors > $0 } == true
+        let (ratio, margin) = relaxed ? (0.97, 0.02) : (settings.acceptRatio, settings.acceptMargin)
         let better = new.total < ratio * old.total && old.total - new.total >= margin && Self.good(new, settings)
         guard better else {
             misfit = old
@@ -375,7 +385,8 @@ public struct OnlineMagnetometerCalibration: Sendable {
         // The points stay: their regions were found from the old offset, close enough to keep them apart.
         if field == nil { field = scale }
         putInForce(fitted, misfit: new)
-        provisional = hardIronOnly || (turnOnly && Self.headingSectors(current, offset: fitted.offset) < 12)
+        provisional = hardIronOnly || (provisional && sectors < 12)
+        partialTurnSectors = sectors < 12 ? sectors : nil
         return .accepted(change)
     }
 
@@ -476,6 +487,19 @@ public struct OnlineMagnetometerCalibration: Sendable {
         return calibration(p)
     }
 
+    /// "good", "fair" or "poor": the misfit, the field and dip against WMM's (`wmm`, when known) and interference
+    /// together (Home Assistant's compass quality sensor); "uncalibrated" with nothing in force.
+    public func quality(wmm: MagneticFieldReference?) -> String {
+        guard origin != .none, let m = misfit else { return origin == .none ? "uncalibrated" : "unknown" }
+        var worst = m.normPercent + m.dipDegrees
+        if let wmm {
+            worst = max(worst, abs(m.meanDip - wmm.dip))
+            if let field, wmm.norm > 0 { worst = max(worst, 100 * abs(field / wmm.norm - 1) / 2) }
+        }
+        if interference != nil { worst = max(worst, 6) }
+        return worst < 3 ? "good" : worst < 6 ? "fair" : "poor"
+    }
+
     /// The points' mean "up", unit (nil: none known).
     static func meanUp(_ points: [Point]) -> Vector3? {
         let ups = points.compactMap(\.up)
@@ -544,6 +568,8 @@ public struct OnlineCalibrationState: Equatable, Sendable {
     public var interference: Interference?
     /// When this state was taken (a change's sample time).
     public var time: GPSTimestamp
+    /// "good", "fair" or "poor" (see `OnlineMagnetometerCalibration.quality(wmm:)`).
+    public private(set) var quality: String
 
     public init(_ online: OnlineMagnetometerCalibration, mode: AutoCalibrationMode, time: GPSTimestamp, wmm: MagneticFieldReference?) {
         self.mode = mode
@@ -557,6 +583,7 @@ public struct OnlineCalibrationState: Equatable, Sendable {
         self.wmm = wmm
         interference = online.interference
         self.time = time
+        quality = online.quality(wmm: wmm)
     }
 
     /// The magnitude's RMS misfit in the field's units (µT).
@@ -565,16 +592,4 @@ public struct OnlineCalibrationState: Equatable, Sendable {
         return m.normPercent / 100 * m.meanNorm
     }
 
-    /// "good", "fair" or "poor": misfit, field against WMM and interference together (Home Assistant's
-    /// compass quality sensor).
-    public var quality: String {
-        guard origin != .none, let m = misfit else { return origin == .none ? "uncalibrated" : "unknown" }
-        var worst = m.normPercent + m.dipDegrees
-        if let wmm {
-            worst = max(worst, abs(m.meanDip - wmm.dip))
-            if let field, wmm.norm > 0 { worst = max(worst, 100 * abs(field / wmm.norm - 1) / 2) }
-        }
-        if interference != nil { worst = max(worst, 6) }
-        return worst < 3 ? "good" : worst < 6 ? "fair" : "poor"
-    }
 }

@@ -86,6 +86,8 @@ public final class Agent: @unchecked Sendable {
     private var lastIMUFailure: String?
     /// Online calibration's state after its latest event, and the magnetometer's chip once a sample named it.
     private var onlineState: OnlineCalibrationState?
+    /// Writes the online calibration's file off the pipeline queue, in the order of the changes.
+    private let onlineKeeper = DispatchQueue(label: "bearing.online-calibration", qos: .utility)
     private var magnetometerChip: String?
 
     /// Where the sources' values come from.
@@ -387,7 +389,7 @@ public final class Agent: @unchecked Sendable {
                 let record = OnlineCalibrationRecord(state: state, chip: magnetometerChip, baseline: calibrations.magnetometer.current?.time,
                                                      time: state.time.iso8601)
                 let logger = self.logger
-                DispatchQueue.global(qos: .utility).async {
+                onlineKeeper.async {
                     do { try AtomicFile.write(Array(record.encoded()), to: store.path) } catch {
                         logger.error("online calibration not kept: \(error); it stays in force until the daemon stops")
                     }
@@ -463,6 +465,8 @@ public final class Agent: @unchecked Sendable {
             subscriptions.removeAll()
         }
         recorder?.flush()
+        // The online calibration's latest change is on disk before the daemon exits.
+        onlineKeeper.sync {}
     }
 
     /// The key records a recording starts from: versions, the config, the calibrations. On start.

@@ -57,13 +57,8 @@ public struct AttitudeFusion: Sendable {
     public private(set) var online: OnlineMagnetometerCalibration?
     /// The deviation learnt from driving (`vehicle` car or rover; nil otherwise): it corrects the headings.
     public private(set) var driving: PassiveDeviation?
-    /// The gyroscope's turn about the vertical, degrees clockwise, and where it stood at the last fix.
-    private var turned = 0.0
+    /// The latest inertial sample's time: the gyroscope's turn since is the deviation from driving's.
     private var lastInertial: Double?
-    private var lastFix: (time: Double, turned: Double)?
-    /// Fixes still to pass before the deviation learns again: the filter's heading settles for 3 × its 9 s
-    /// time constant after the start and after a change of the magnetometer's calibration (at 1 Hz, 30 fixes).
-    private var settling = 30
     /// Online calibration's quality word, kept from its latest state (it changes only with an event).
     private var quality: String?
     /// Told of each change the online calibration makes (nil: the interference began or ended), with its
@@ -109,11 +104,11 @@ public struct AttitudeFusion: Sendable {
             learnDeviation(f)
         case .calibration(let c):
             calibration = c
-            restartDeviation()
+            driving?.restart(at: nil)
             if auto != .off {
                 online = OnlineMagnetometerCalibration(calibration: c?.correction, origin: c?.origin ?? .none)
                 if let r = local?.reference { online?.expect(field: r.norm, dip: r.dip) }
-                quality = onlineState(at: GPSTimestamp(seconds: 0))?.quality
+                quality = online?.quality(wmm: local?.reference)
             }
             updateReference()
         case .accelerometerCalibration(let c):
@@ -153,7 +148,7 @@ public struct AttitudeFusion: Sendable {
             }
             if let rate { filter.updateGyroscope(rate, at: t) }
             if let rate, driving != nil {
-                if let last = lastInertial, t > last { turned -= filter.quaternion.rotate(rate - filter.gyroBias).z * (t - last) * 180 / .pi }
+                if let last = lastInertial, t > last { driving?.turned(by: -filter.quaternion.rotate(rate - filter.gyroBias).z * (t - last) * 180 / .pi) }
                 lastInertial = t
             }
             filter.updateAccelerometer(acc, at: t)
@@ -173,39 +168,33 @@ public struct AttitudeFusion: Sendable {
             let outcome = online.fit(at: t)
             if case .accepted(let change) = outcome { changes.append(change) }
         }
-        if !changes.isEmpty { restartDeviation() }
         for change in changes {
-            // The heading follows the new calibration at once, judged against WMM's field or the fit's own.
+            // Disturbances are judged against WMM's field, or the fit's own. One that turns the heading more than a
+            // refinement would: the filter's disturbance detection starts afresh, and the deviation from driving.
             let reference = local?.reference ?? online.field.map { MagneticFieldReference(norm: $0, dip: change.after.meanDip) }
-            filter.magnetometerRecalibrated(reference: reference)
-            if local != nil { referenceGiven = reference }
+            if change.turnsTheHeading {
+                filter.magnetometerRecalibrated(reference: reference)
+                driving?.restart(at: t)
+            } else if local == nil, let reference {
+                filter.setMagneticReference(reference)
+            }
             onOnlineEvent?(change, OnlineCalibrationState(online, mode: auto, time: s.time, wmm: local?.reference))
         }
         if changes.isEmpty && online.interference != was {
             onOnlineEvent?(nil, OnlineCalibrationState(online, mode: auto, time: s.time, wmm: local?.reference))
         }
         if !changes.isEmpty || online.interference != was {
-            quality = OnlineCalibrationState(online, mode: auto, time: s.time, wmm: local?.reference).quality
+            quality = online.quality(wmm: local?.reference)
         }
     }
 
     /// One fix into the deviation from driving: the compass heading now (before deviation) against the course,
     /// with the gyroscope's turn rate since the fix before.
     private mutating func learnDeviation(_ f: GPSFix) {
-        guard driving != nil, let time = f.time?.unixTime else { return }
-        defer { lastFix = (time, turned) }
-        guard settling <= 0 else { settling -= 1; return }
-        guard f.mode >= .twoD, let track = f.track, let speed = f.speed, let variation = local?.declination.value,
-              let last = lastFix, time > last.time, filter.hasMagnetometer else { return }
+        guard driving != nil, let time = f.time?.unixTime, f.mode >= .twoD, let track = f.track, let speed = f.speed,
+              let variation = local?.declination.value, filter.hasMagnetometer else { return }
         let compass = AttitudeAngles(filter.quaternion, body: .forwardRightDown).heading
-        driving?.add(compass: compass, track: track, speed: speed, turnRate: (turned - last.turned) / (time - last.time),
-                     eps: f.eps, variation: variation)
-    }
-
-    /// A new magnetometer calibration: the deviation left over is another, learnt again once the heading settles.
-    private mutating func restartDeviation() {
-        driving?.reset()
-        settling = 30
+        driving?.epoch(time: time, compass: compass, track: track, speed: speed, eps: f.eps, variation: variation)
     }
 
     /// The online calibration's state now (nil when off).

@@ -111,12 +111,12 @@ struct AttitudeCommand: ParsableCommand {
                                             calibration: online)
         var driving = DrivingDeviation(epochs: track?.epochs ?? [], vehicle: vehicle, variation: declination)
         for i in file.samples.indices {
-            let s = file.samples[i], dt = OnlineCalibratedFilter.interval(file.samples, i)
+            let s = file.samples[i], dt = AttitudeFilter.replayInterval(file.samples, i)
             filter.update(s, dt: dt)
             for (time, outcome) in filter.takeOutcomes() {
                 if case .accepted(let change) = outcome {
                     Syscall.printToStandardError("t \(JSONObjectWriter.shortest(time)) s: \(change.summary)\n")
-                    driving.calibrationChanged(at: time)
+                    if change.turnsTheHeading { driving.calibrationChanged(at: time) }
                 }
             }
             let compass = AttitudeAngles(filter.filter.quaternion, body: axes).heading
@@ -178,21 +178,15 @@ private struct StreamedOutput {
     }
 }
 
-/// `--gnss` with a land vehicle: the gyroscope's turn between GNSS epochs, and at each epoch the compass
-/// heading against the course over ground (`PassiveDeviation`); its curve corrects the headings from then on.
+/// `--gnss` with a land vehicle: the track's epochs, as the samples reach them, into the deviation from driving
+/// (`PassiveDeviation`, as the daemon's fusion stage learns it); its curve corrects the headings from then on.
 private struct DrivingDeviation {
     let epochs: [GNSSTrackFile.Epoch]
     let passive: Bool
     let variation: Double
     var next = 0
     var deviation = PassiveDeviation()
-    var turned = 0.0
-    var last: (time: Double, turned: Double)?
     var told: Int?
-    /// Epochs before this time are not taken: the filter's heading settles for 3 × its 9 s time constant after
-    /// the start and after each change of the magnetometer's calibration.
-    var settled = -Double.infinity
-    static let settling = 30.0
 
     init(epochs: [GNSSTrackFile.Epoch], vehicle: String, variation: Double) {
         self.epochs = epochs
@@ -207,14 +201,12 @@ private struct DrivingDeviation {
     mutating func step(_ s: IMUSample, dt: Double, filter: AttitudeFilter, compass: Double) {
         guard passive else { return }
         let rate = filter.quaternion.rotate(s.gyroscope - filter.gyroBias)
-        if dt > 0, dt.isFinite { turned -= rate.z * dt * 180 / .pi }
+        if dt > 0, dt.isFinite { deviation.turned(by: -rate.z * dt * 180 / .pi) }
         while next < epochs.count, epochs[next].time <= s.time {
             let e = epochs[next]
             next += 1
-            defer { last = (e.time, turned) }
-            if settled == -.infinity { settled = e.time + Self.settling }
-            guard let l = last, let speed = e.speed, let track = e.track, e.time > l.time, e.time >= settled else { continue }
-            deviation.add(compass: compass, track: track, speed: speed, turnRate: (turned - l.turned) / (e.time - l.time), eps: e.eps, variation: variation)
+            guard let speed = e.speed, let track = e.track,
+                  deviation.epoch(time: e.time, compass: compass, track: track, speed: speed, eps: e.eps, variation: variation) else { continue }
             let level = deviation.curve == nil ? 0 : deviation.sectorsCovered >= deviation.settings.minimumSectors ? 2 : 1
             if level != (told ?? 0) {
                 told = level
@@ -228,9 +220,8 @@ private struct DrivingDeviation {
 
     /// A new magnetometer calibration: the deviation left over is another.
     mutating func calibrationChanged(at time: Double) {
-        deviation.reset()
+        deviation.restart(at: time)
         told = nil
-        settled = time + Self.settling
     }
 
     func describe() -> String {

@@ -73,8 +73,8 @@ final class BoatTripTests: XCTestCase {
             if e > 180 { e -= 360 } else if e < -180 { e += 360 }
             errors.append((t, e, a.compassHeading))
             // The swing's GNSS epochs (ground velocity = water speed along the boat's true heading + the current), from
-            // 30 s after online calibration's latest change (the heading settled) to the end of the circles.
-            if let settledFrom = changes.withLock({ $0.last }).map({ $0 + 30 }), t >= settledFrom, t < Self.circlesEnd {
+            // 60 s after online calibration's latest change (the heading settled) to the end of the circles.
+            if let settledFrom = changes.withLock({ $0.last }).map({ $0 + 60 }), t >= settledFrom, t < Self.circlesEnd {
                 if let first = swing.first, first.time < (changes.withLock { $0.last } ?? 0) { swing = []; truthObservations = [] }
                 let r = boatTrue * .pi / 180
                 let ve = Self.waterSpeed * sin(r) + Self.current.east + noise(0.03), vn = Self.waterSpeed * cos(r) + Self.current.north + noise(0.03)
