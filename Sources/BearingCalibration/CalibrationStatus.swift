@@ -3,7 +3,8 @@ import BearingWire
 
 extension WireEncoding {
     /// `CALIBRATION`: which magnetometer calibration is in force and its figures; with an IMU, the
-    /// accelerometer calibration and the mounting level in force as `accelerometer` and `level` objects.
+    /// accelerometer calibration, the mounting level and the deviation curve in force as `accelerometer`, `level`
+    /// and `deviation` objects.
     public static func calibration(_ c: CalibrationStatus) -> String {
         var w = JSONObjectWriter(class: "CALIBRATION")
         w.string("status", c.record == nil ? "none" : "active")
@@ -84,6 +85,18 @@ extension WireEncoding {
             if let error = l.error { o.string("error", error) }
             w.raw("level", o.finished())
         }
+        if let d = c.deviation {
+            var o = fileState(d)
+            if let r = d.record {
+                o.raw("coefficients", numbers(r.coefficients))
+                if let u = r.uncertainties { o.raw("uncertainties", numbers(u)) }
+                o.string("source", r.source)
+                o.string("measured", r.time)
+                o.time("loaded", d.loaded)
+            }
+            if let error = d.error { o.string("error", error) }
+            w.raw("deviation", o.finished())
+        }
         return w.finished()
     }
 
@@ -109,6 +122,7 @@ public struct CalibrationStatus: Equatable, Sendable {
     public var error: String?
     public var accelerometer: CalibrationFileState<AccelerometerCalibrationRecord>?
     public var level: CalibrationFileState<MountingLevelRecord>?
+    public var deviation: CalibrationFileState<DeviationRecord>?
     /// Online calibration: its state now (nil: off), and why its kept file was last rejected.
     public var online: OnlineCalibrationState?
     public var onlineMode: AutoCalibrationMode = .off

@@ -263,7 +263,7 @@ public enum SwingSolver {
         return (coefficients, (0..<5).map { (max(0, inverse[$0, $0]) * variance).squareRoot() }, rms(misfits))
     }
 
-    static func wrap180(_ d: Double) -> Double {
+    public static func wrap180(_ d: Double) -> Double {
         var x = d.truncatingRemainder(dividingBy: 360)
         if x > 180 { x -= 360 } else if x <= -180 { x += 360 }
         return x

@@ -69,6 +69,7 @@ public final class Agent: @unchecked Sendable {
     private let magnetometerCalibration = CurrentValueSubject<ActiveCalibration?, Never>(nil)
     private let accelerometerCalibration = CurrentValueSubject<ActiveCalibration?, Never>(nil)
     private let mountingLevel = CurrentValueSubject<MountingLevel?, Never>(nil)
+    private let deviationCurve = CurrentValueSubject<DeviationCurve?, Never>(nil)
     private var dataLog: DataLog?
     private var subscriptions: [AnyCancellable] = []
     private var started = false
@@ -242,7 +243,7 @@ public final class Agent: @unchecked Sendable {
         let q = PipelineEntry(pipelineQueue)
         let hub = self.hub
         if let calibrations {
-            let (magnetometer, accelerometer, level) = (magnetometerCalibration, accelerometerCalibration, mountingLevel)
+            let (magnetometer, accelerometer, level, deviation) = (magnetometerCalibration, accelerometerCalibration, mountingLevel, deviationCurve)
             calibrations.onChange { [pipelineQueue, weak self] in
                 let status = calibrations.status
                 let agent = self
@@ -253,6 +254,7 @@ public final class Agent: @unchecked Sendable {
                     magnetometer.send(active)
                     accelerometer.send(status.accelerometer?.record?.active)
                     level.send(status.level?.record.flatMap { try? $0.level() })
+                    deviation.send(status.deviation?.record.flatMap { try? $0.curve() })
                     if let agent { hub.publishCalibration(agent.calibrationObject(status)) }
                 }
             }
@@ -357,6 +359,7 @@ public final class Agent: @unchecked Sendable {
                                      accelerometerCalibrations: accelerometerCalibration.eraseToAnyPublisher(),
                                      levels: mountingLevel.eraseToAnyPublisher(), localFields: fields(),
                                      fixes: config.vehicle.learnsFromDriving ? gpsAdapter.fixes.receive(on: q).eraseToAnyPublisher() : Empty().eraseToAnyPublisher(),
+                                     deviations: deviationCurve.eraseToAnyPublisher(),
                                      fusion: fusion)
             .sink { hub.publish(Report(.attitude($0)), from: .compass) }
             .store(in: &subscriptions)
@@ -499,7 +502,7 @@ public final class Agent: @unchecked Sendable {
         guard case .live = feed, let recorder, let calibrations else { return }
         let files: [(String, String?)] = [("magnetometer", calibrations.magnetometer.path),
                                           ("accelerometer", calibrations.accelerometer?.path), ("level", calibrations.level?.path),
-                                          ("online", calibrations.online?.path)]
+                                          ("online", calibrations.online?.path), ("deviation", calibrations.deviation?.path)]
         let t = clock.stamp()
         for (name, path) in files {
             let content = path.flatMap { try? AtomicFile.readText($0) }

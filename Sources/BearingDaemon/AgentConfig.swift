@@ -65,7 +65,8 @@ public struct AgentConfig: Equatable, Sendable {
     public var magnetometer = Magnetometer()
     public var imu = IMU()
     public var heading = Heading()
-    /// Online magnetometer calibration (config `calibration.auto`, `calibration.auto_file`).
+    /// Online magnetometer calibration and the deviation curve (config `calibration.auto`, `calibration.auto_file`,
+    /// `calibration.deviation_file`).
     public var calibration = OnlineCalibration()
     /// What the compass is mounted in (config `vehicle`): on land the deviation is learnt from driving.
     public var vehicle: Vehicle = .none
@@ -131,6 +132,10 @@ public struct AgentConfig: Equatable, Sendable {
     /// Where the online calibration is kept: `calibration.auto_file`, else `auto-calibration.json` beside the
     /// magnetometer's calibration file.
     public var autoCalibrationPath: String { calibration.autoFile ?? besideCalibration("auto-calibration.json") }
+
+    /// The deviation curve's file: `calibration.deviation_file`, else `deviation.json` beside the magnetometer's
+    /// calibration file.
+    public var deviationPath: String { calibration.deviationFile ?? besideCalibration("deviation.json") }
 
     /// The accelerometer calibration file in use: `imu.calibration`, else `accelerometer.json` beside the
     /// magnetometer's calibration file.
@@ -398,6 +403,7 @@ extension AgentConfig {
         /// nil: the default (`track` with an IMU).
         public var auto: AutoCalibrationMode?
         public var autoFile: String?
+        public var deviationFile: String?
         public init() {}
     }
 }
@@ -416,6 +422,8 @@ extension AgentConfig.OnlineCalibration {
         },
         .path("auto_file", \.autoFile, default: "`auto-calibration.json` beside `magnetometer.calibration`",
               "where the online calibration is kept across restarts (written atomically at each change)"),
+        .path("deviation_file", \.deviationFile, default: "`deviation.json` beside `magnetometer.calibration`",
+              "the deviation curve that corrects the compass heading (with an IMU), as `bearing swing` writes it"),
     ]
 }
 

@@ -3,12 +3,14 @@ import BearingPublishing
 import BearingLog
 
 /// The calibration files the daemon keeps in force: the magnetometer's calibration and, with an IMU, the
-/// accelerometer's calibration and the mounting level. Loaded together at start and reloaded together on
+/// accelerometer's calibration, the mounting level and the deviation curve. Loaded together at start and reloaded together on
 /// SIGHUP and on `?CALIBRATION={"reload":true};`; reported together in the CALIBRATION object.
 public final class CalibrationFiles: Sendable {
     public let magnetometer: CalibrationStore
     public let accelerometer: CalibrationFileStore<AccelerometerCalibrationRecord>?
     public let level: CalibrationFileStore<MountingLevelRecord>?
+    /// The deviation curve (`bearing swing`'s), with an IMU: the fusion stage applies it.
+    public let deviation: CalibrationFileStore<DeviationRecord>?
     /// The online calibration kept across restarts (nil: `calibration.auto` off).
     public let online: CalibrationFileStore<OnlineCalibrationRecord>?
 
@@ -17,9 +19,11 @@ public final class CalibrationFiles: Sendable {
         if config.imu.enabled {
             accelerometer = CalibrationFileStore(path: config.accelerometerCalibrationPath, expectedChip: config.imu.reader.chip, logger: logger)
             level = CalibrationFileStore(path: config.levelPath, expectedChip: nil, logger: logger)
+            deviation = CalibrationFileStore(path: config.deviationPath, expectedChip: nil, logger: logger)
         } else {
             accelerometer = nil
             level = nil
+            deviation = nil
         }
         online = config.autoCalibration == .off ? nil : CalibrationFileStore(path: config.autoCalibrationPath, expectedChip: config.magnetometer.reader.chip, logger: logger)
     }
@@ -29,6 +33,7 @@ public final class CalibrationFiles: Sendable {
         magnetometer.onChange = body
         accelerometer?.onChange = body
         level?.onChange = body
+        deviation?.onChange = body
         online?.onChange = body
     }
 
@@ -43,6 +48,7 @@ public final class CalibrationFiles: Sendable {
         load(magnetometer)
         load(accelerometer)
         load(level)
+        load(deviation)
         load(online)
         return rejected
     }
@@ -53,6 +59,7 @@ public final class CalibrationFiles: Sendable {
         var status = CalibrationStatus(file: m.file, record: m.record, loaded: m.loaded, error: m.error,
                                        accelerometer: accelerometer?.state, level: level?.state)
         status.onlineError = online?.state.error
+        status.deviation = deviation?.state
         return status
     }
 

@@ -203,6 +203,23 @@ extension AccelerometerCalibrationRecord: CalibrationFileContent {
     public var active: ActiveCalibration? { (try? correction()).map { ActiveCalibration(chip: chip, correction: $0) } }
 }
 
+extension DeviationRecord: CalibrationFileContent {
+    public static let kind = "deviation curve"
+    public static let without = "the compass heading carries no deviation correction; `bearing swing` measures one"
+
+    public static func load(_ data: Data, path: String) throws(CalibrationFitError) -> DeviationRecord {
+        try decode(data, source: path)
+    }
+
+    public var fittedChip: String? { nil }
+    public var inForce: String { "the deviation curve measured \(time)" }
+    public var logMetadata: Logger.Metadata {
+        ["measured": "\(time)", "source": "\(source)",
+         "coefficients": "\(zip(DeviationCurve.names, coefficients).map { "\($0) \(rounded($1))°" }.joined(separator: ", "))"]
+    }
+    public var caution: String? { nil }
+}
+
 extension MountingLevelRecord: CalibrationFileContent {
     public static let kind = "mounting level"
     public static let without = "roll and pitch are the board's own; `bearing level` measures a board mounted off level"

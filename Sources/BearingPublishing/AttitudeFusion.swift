@@ -21,6 +21,8 @@ public enum FusionInput: Sendable {
     case localField(LocalField?)
     /// gpsd's fix: on land (`vehicle`), its course at speed teaches the deviation.
     case fix(GPSFix)
+    /// The deviation curve in force from now on (`bearing swing`'s; nil: none).
+    case deviation(DeviationCurve?)
 }
 
 /// The fused compass as a value: an `AttitudeFilter` fed with each sensor's samples at their own times,
@@ -57,6 +59,9 @@ public struct AttitudeFusion: Sendable {
     public private(set) var online: OnlineMagnetometerCalibration?
     /// The deviation learnt from driving (`vehicle` car or rover; nil otherwise): it corrects the headings.
     public private(set) var driving: PassiveDeviation?
+    /// The deviation curve from the deviation file (`bearing swing`'s); the one learnt from driving, once it
+    /// has one, takes its place (it is measured on the same compass heading, after the same calibration).
+    public private(set) var measuredDeviation: DeviationCurve?
     /// The latest inertial sample's time: the gyroscope's turn since is the deviation from driving's.
     private var lastInertial: Double?
     /// Online calibration's quality word, kept from its latest state (it changes only with an event).
@@ -102,6 +107,8 @@ public struct AttitudeFusion: Sendable {
         switch input {
         case .fix(let f):
             learnDeviation(f)
+        case .deviation(let curve):
+            measuredDeviation = curve
         case .calibration(let c):
             calibration = c
             driving?.restart(at: nil)
@@ -213,7 +220,7 @@ public struct AttitudeFusion: Sendable {
     private func attitude(_ s: InertialSample, acceleration: Vector3, angularRate: Vector3?,
                           field: (value: Vector3, status: String)) -> Attitude {
         // The deviation in force at the compass heading turns the whole orientation about the vertical.
-        let deviation = driving?.curve.map { $0.deviation(atCompassHeading: AttitudeAngles(filter.quaternion, body: .forwardRightDown).heading) }
+        let deviation = (driving?.curve ?? measuredDeviation).map { $0.deviation(atCompassHeading: AttitudeAngles(filter.quaternion, body: .forwardRightDown).heading) }
         let magnetic = deviation.map { Quaternion.aboutZ(-$0 * .pi / 180) * filter.quaternion } ?? filter.quaternion
         let declination = trueNorth ? local?.declination : nil
         let q = declination == nil ? magnetic : (northTurn ?? .identity) * magnetic

@@ -23,8 +23,8 @@ enum ExitStatus {
     static let discussion = """
         Exit status: 0 done, or stopped by SIGTERM or SIGINT; 1 a failure (run: a socket, bus or port \
         it needs could not be had, which a restart may cure; other commands: what they name); 2 a result \
-        refused (calibrate or level below the bar or not still, attitude's bad input, probe finding no \
-        device); 64 (EX_USAGE) a wrong command line, followed by the usage line; 65 (EX_DATAERR) replay's \
+        refused (calibrate or level below the bar or not still, swing not good enough, attitude's bad input, \
+        probe finding no device); 64 (EX_USAGE) a wrong command line, followed by the usage line; 65 (EX_DATAERR) replay's \
         file is not a recording, is from a newer version or is corrupt in the middle (the byte offset named); 78 (EX_CONFIG) the config \
         file or board profile cannot be read or is invalid, with one line naming the file, key and value and \
         no usage line (the systemd unit does not restart the service for 64 or 78). 128+N: killed by signal N.
@@ -34,6 +34,12 @@ enum ExitStatus {
     static func failure(_ message: String) -> ExitCode {
         Syscall.printToStandardError("Error: \(message)\n")
         return ExitCode(failure)
+    }
+
+    /// A result refused: its message on standard error, then exit status 2.
+    static func refused(_ message: String) -> ExitCode {
+        Syscall.printToStandardError("Error: \(message)\n")
+        return ExitCode(refused)
     }
 
     /// A config file or board profile refused: its error on standard error, then exit status 78.

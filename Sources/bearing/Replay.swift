@@ -135,7 +135,8 @@ struct ReplayCommand: AsyncParsableCommand {
     static func materializeCalibrations(_ recording: Recording, config c: inout AgentConfig, scratch: String,
                                         replacing: String?) throws -> [String: String] {
         let paths = ["magnetometer": "\(scratch)/calibration.json", "accelerometer": "\(scratch)/accelerometer.json",
-                     "level": "\(scratch)/level.json", "online": "\(scratch)/auto-calibration.json"]
+                     "level": "\(scratch)/level.json", "online": "\(scratch)/auto-calibration.json",
+                     "deviation": "\(scratch)/deviation.json"]
         let recorded = recording.calibrations
         do {
             for (name, path) in paths {
@@ -149,6 +150,7 @@ struct ReplayCommand: AsyncParsableCommand {
         c.imu.calibrationFile = paths["accelerometer"]
         c.imu.levelFile = paths["level"]
         c.calibration.autoFile = paths["online"]
+        c.calibration.deviationFile = paths["deviation"]
         // A calibration given on the command line stays in force; the recording's changes apply otherwise.
         return replacing == nil ? paths : paths.filter { $0.key != "magnetometer" }
     }
