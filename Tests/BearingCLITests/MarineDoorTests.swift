@@ -52,9 +52,14 @@ final class MarineDoorTests: XCTestCase {
         // gpsd also listens for the door's datagrams (udp://), on a port of its own.
         let gpsdUDPPort = try { () throws -> Int in let r = try LoopbackUDPSocket(); return r.port }()
         let nmeaUDP = try LoopbackUDPSocket(), signalKUDP = try LoopbackUDPSocket()
+        // A deviation curve in force (as `bearing swing` writes it): HDG carries the sensor heading and the deviation.
+        let deviationFile = dir.appendingPathComponent("deviation.json")
+        try #"{"format":"bearing-deviation-1","coefficients":[-1.5,2.5,-1.0,0.6,-0.4],"time":"2026-11-27T00:00:00.000Z","source":"swing"}"#
+            .write(to: deviationFile, atomically: true, encoding: .utf8)
         let config = dir.appendingPathComponent("bearing.yaml")
         try """
             gpsd: {host: 127.0.0.1, port: \(gpsdPort), retry_initial: 0.05, retry_max: 0.5}
+            calibration: {deviation_file: \(deviationFile.path)}
             socket: {path: \(dir.appendingPathComponent("bearing.sock").path)}
             heading: {fallback_position: [-33.9, 151.2, 0]}
             nmea0183:
@@ -122,6 +127,9 @@ final class MarineDoorTests: XCTestCase {
         let types = Dictionary(grouping: sentences) { String($0.dropFirst(3).prefix(3)) }.mapValues(\.count)
         print("NMEA 0183 door, \(seconds) s: \(sentences.count) sentences over TCP \(types.sorted { $0.key < $1.key }), \(nmeaDatagrams.count) datagrams")
         for t in ["HDT", "HDM", "HDG", "ROT", "XDR"] { XCTAssertGreaterThan(types[t] ?? 0, 10, "\(t) at its rate") }
+        XCTAssertTrue(compassATT.allSatisfy { $0["deviation"] != nil }, "the deviation curve corrects every ATT")
+        let filledHDG = sentences.filter { $0.dropFirst(3).hasPrefix("HDG") && $0.split(separator: ",", omittingEmptySubsequences: false)[2] != "" }
+        XCTAssertEqual(filledHDG.count, types["HDG"] ?? 0, "every HDG carries the deviation: \(sentences.filter { $0.dropFirst(3).hasPrefix("HDG") }.prefix(3))")
         XCTAssertGreaterThan(types["RMC"] ?? 0, 3, "RMC at 1 Hz once there is a fix")
         let json = dir.appendingPathComponent("bearing.ndjson")
         try bearingLines.map { $0.dropLast() + "\n" }.joined().write(to: json, atomically: true, encoding: .utf8)
@@ -248,6 +256,14 @@ final class MarineDoorTests: XCTestCase {
                 return abs(m * .pi / 180 - mheading) < 1e-3 && abs(r * .pi / 10_800 - rateOfTurn) < 1e-4
             }
             XCTAssertTrue(match, "no ATT with this heading and rate of turn: \(line)")
+            // With a deviation curve in force: the sensor heading and the deviation, in radians, from one ATT.
+            let compass = try XCTUnwrap(byPath["navigation.headingCompass"] as? Double, "no headingCompass with a curve in force: \(line)")
+            let deviation = try XCTUnwrap(byPath["navigation.magneticDeviation"] as? Double, line)
+            XCTAssertTrue(att.contains { a in
+                let m: Double = a["mheading"] as? Double ?? .nan, dev: Double = a["deviation"] as? Double ?? .nan
+                let sensor = (m - dev).truncatingRemainder(dividingBy: 360) + (m - dev < 0 ? 360 : 0)
+                return abs(sensor * .pi / 180 - compass) < 1e-3 && abs(dev * .pi / 180 - deviation) < 1e-4
+            }, "no ATT with this compass heading and deviation: \(line)")
             let attitude = try XCTUnwrap(byPath["navigation.attitude"] as? [String: Double], line)
             XCTAssertTrue(attitude["roll"].map { abs($0) < 0.5 } ?? false, "roll in radians: \(line)")
             checked += 1

@@ -26,8 +26,11 @@ Every sentence must
 Field semantics (|difference| <= 0.05 for one-decimal fields, angles mod 360):
   HDT  heading,T                          = ATT heading (true)
   HDM  heading,M                          = ATT mheading
-  HDG  heading,dev,E/W,var,E/W            heading = mheading; deviation and its
-                                          letter empty; variation = |declination|,
+  HDG  heading,dev,E/W,var,E/W            heading = the sensor heading, mheading
+                                          less the ATT's deviation; deviation =
+                                          |deviation|, E when >= 0, W when < 0,
+                                          both EMPTY when the ATT has none;
+                                          variation = |declination|,
                                           E when declination >= 0, W when < 0,
                                           both fields EMPTY when the ATT has no
                                           declination (a "0.0" there fails)
@@ -304,9 +307,21 @@ def match_att(st, v, att):
     elif st == "HDM":
         cmp_val(p, d, "heading", v["heading"], num(att, "mheading"), angle=True)
     elif st == "HDG":
-        cmp_val(p, d, "heading", v["heading"], num(att, "mheading"), angle=True)
-        if v["deviation_raw"] != ("", ""):
-            p.append("deviation %s,%s should be empty" % v["deviation_raw"])
+        dev_att = num(att, "deviation")
+        mheading = num(att, "mheading")
+        sensor = None if mheading is None else mheading - (dev_att or 0.0)
+        cmp_val(p, d, "heading", v["heading"], sensor, angle=True)
+        if dev_att is None:
+            if v["deviation_raw"] != ("", ""):
+                p.append("deviation %s,%s present but the ATT has no deviation (must be empty)" % v["deviation_raw"])
+        elif v["deviation_raw"] == ("", ""):
+            p.append("deviation empty but the ATT has deviation %s" % dev_att)
+        else:
+            dev, dev_dir = v["deviation_raw"]
+            signed = float(dev) * (-1.0 if dev_dir == "W" else 1.0)
+            cmp_val(p, d, "deviation", signed, dev_att)
+            if dev_dir != ("E" if dev_att >= 0 else "W") and abs(dev_att) >= 0.05:
+                p.append("deviation direction %s for deviation %s" % (dev_dir, dev_att))
         decl = num(att, "declination")
         if decl is None:
             if v["variation"] is not None:
