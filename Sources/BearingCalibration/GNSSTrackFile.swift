@@ -60,9 +60,11 @@ public struct GNSSTrackFile: Sendable {
             }
             epochs.append(e)
         }
-        // Speed and course from the positions where the file gives none.
-        for i in epochs.indices.dropFirst() where epochs[i].speed == nil || epochs[i].track == nil {
-            let a = epochs[i - 1], b = epochs[i]
+        // Speed and course from the positions where the file gives none: a central difference (the epochs either
+        // side), the velocity *at* the epoch as a receiver's Doppler gives it (a backward one is half an epoch
+        // late: 1° of course at 2 °/s of turn and 1 Hz); forward and backward at the ends.
+        for i in epochs.indices where epochs.count > 1 && (epochs[i].speed == nil || epochs[i].track == nil) {
+            let a = epochs[max(i - 1, 0)], b = epochs[min(i + 1, epochs.count - 1)]
             let r = 6_371_000.0, lat = (a.latitude + b.latitude) / 2 * .pi / 180
             let north = (b.latitude - a.latitude) * .pi / 180 * r
             let east = (b.longitude - a.longitude) * .pi / 180 * r * cos(lat)

@@ -41,7 +41,7 @@ struct AttitudeCommand: ParsableCommand {
     @Option(help: "Online magnetometer calibration: track (learn hard and soft iron as the samples go) or off.") var calibration: String = "track"
     @Option(help: ArgumentHelp("GNSS epochs on the samples' clock (CSV: t,lat,lon[,speed,track,eps]): WMM at the first "
         + "fix (true north, the field for calibration) and, for a land vehicle, the deviation learnt from driving.", valueName: "file")) var gnss: String?
-    @Option(help: "car, rover or boat: on land the course over ground at speed is the heading (no current).") var vehicle: String = "car"
+    @Option(help: "car, rover or boat: on land the course over ground at speed is the heading (no current); a boat's track is solved as a GNSS swing, with the current, at the end.") var vehicle: String = "car"
 
     func validate() throws {
         if declination != nil && position != nil { throw ValidationError("give --declination or --position, not both") }
@@ -178,8 +178,10 @@ private struct StreamedOutput {
     }
 }
 
-/// `--gnss` with a land vehicle: the track's epochs, as the samples reach them, into the deviation from driving
-/// (`PassiveDeviation`, as the daemon's fusion stage learns it); its curve corrects the headings from then on.
+/// `--gnss`: the track's epochs, as the samples reach them, into the deviation from driving on land
+/// (`PassiveDeviation`, as the daemon's fusion stage learns it; its curve corrects the headings from then on),
+/// or for a boat into a GNSS swing (`SwingCollector`, as `bearing swing` runs it), solved at the end with the
+/// current, from 60 s after the last calibration change that turned the heading.
 private struct DrivingDeviation {
     let epochs: [GNSSTrackFile.Epoch]
     let passive: Bool
@@ -187,26 +189,34 @@ private struct DrivingDeviation {
     var next = 0
     var deviation = PassiveDeviation()
     var told: Int?
+    var swing: SwingCollector?
+    var swingFrom = -Double.infinity
 
     init(epochs: [GNSSTrackFile.Epoch], vehicle: String, variation: Double) {
         self.epochs = epochs
         passive = vehicle != "boat" && !epochs.isEmpty
         self.variation = variation
         if vehicle == "boat" && !epochs.isEmpty {
-            Syscall.printToStandardError("--vehicle boat: in a current the course over ground is not the heading; no deviation is learnt from the track (a swing, bearing swing, fits one with the current)\n")
+            swing = SwingCollector()
+            Syscall.printToStandardError("--vehicle boat: in a current the course over ground is not the heading; the track is solved as a GNSS swing, with the current, at the end (bearing swing applies one)\n")
         }
     }
 
     /// After one sample: the turn about the vertical (°, clockwise) and the epochs the sample has reached.
     mutating func step(_ s: IMUSample, dt: Double, filter: AttitudeFilter, compass: Double) {
-        guard passive else { return }
-        let rate = filter.quaternion.rotate(s.gyroscope - filter.gyroBias)
-        if dt > 0, dt.isFinite { deviation.turned(by: -rate.z * dt * 180 / .pi) }
+        guard passive || swing != nil else { return }
+        let turnRate = -filter.quaternion.rotate(s.gyroscope - filter.gyroBias).z * 180 / .pi
+        if passive, dt > 0, dt.isFinite { deviation.turned(by: turnRate * dt) }
+        swing?.attitude(time: s.time, compassHeading: compass, rateOfTurn: turnRate, variation: variation)
         while next < epochs.count, epochs[next].time <= s.time {
             let e = epochs[next]
             next += 1
-            guard let speed = e.speed, let track = e.track,
-                  deviation.epoch(time: e.time, compass: compass, track: track, speed: speed, eps: e.eps, variation: variation) else { continue }
+            guard let speed = e.speed, let track = e.track else { continue }
+            if swing != nil {
+                if e.time >= swingFrom { swing?.epoch(time: e.time, speed: speed, track: track, eph: nil, eps: e.eps) }
+                continue
+            }
+            guard deviation.epoch(time: e.time, compass: compass, track: track, speed: speed, eps: e.eps, variation: variation) else { continue }
             let level = deviation.curve == nil ? 0 : deviation.sectorsCovered >= deviation.settings.minimumSectors ? 2 : 1
             if level != (told ?? 0) {
                 told = level
@@ -222,6 +232,10 @@ private struct DrivingDeviation {
     mutating func calibrationChanged(at time: Double) {
         deviation.restart(at: time)
         told = nil
+        if swing != nil {
+            swing = SwingCollector()
+            swingFrom = time + 60
+        }
     }
 
     func describe() -> String {
@@ -231,6 +245,13 @@ private struct DrivingDeviation {
     }
 
     func report() {
+        if let swing {
+            do throws(SwingError) {
+                Syscall.printToStandardError("GNSS swing over the track:\n\(Swing.report(try swing.solve()))\n")
+            } catch {
+                Syscall.printToStandardError("GNSS swing over the track: \(error.message)\n")
+            }
+        }
         guard passive else { return }
         Syscall.printToStandardError("deviation from driving at the end: \(describe())\n")
     }

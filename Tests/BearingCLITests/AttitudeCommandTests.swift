@@ -274,4 +274,43 @@ final class AttitudeCommandTests: XCTestCase {
         XCTAssertEqual(status, 2)
         XCTAssertTrue(err.contains("line 1: the header must name t, lat and lon"), err)
     }
+    /// `--gnss` with `--vehicle boat`: the track is solved as a GNSS swing (with the current) at the end, from
+    /// 60 s after online calibration settled: a boat circling at 2 °/s, its compass 3° off its axis behind a
+    /// 12 µT hard iron, 5 kn through the water in a 1 kn current setting east, GNSS positions only at 1 Hz.
+    func testABoatsTrackIsSolvedAsASwingWithTheCurrent() throws {
+        let misalignment = 3.0, wmm = (declination: 1.3051, norm: 48.9967, dip: 66.1359)
+        var imu = VirtualIMU(heading: { 10 + 2 * $0 + misalignment })
+        imu.roll = { 5 * sin(2 * .pi * $0 / 6) }
+        imu.fieldNorm = wmm.norm
+        imu.dip = wmm.dip
+        imu.magNoise = 0.2
+        let duration = 620.0
+        var lines = ["t,acc_x,acc_y,acc_z,gyr_x,gyr_y,gyr_z,mag_x,mag_y,mag_z"]
+        for r in imu.readings(duration: duration) where Int((r.sample.time * 100).rounded()) % 2 == 0 {
+            let s = r.sample, a = s.accelerometer, g = s.gyroscope, m = (s.magnetometer ?? .zero) + Vector3(12, -6, 4)
+            lines.append([s.time, a.x, a.y, a.z, g.x, g.y, g.z, m.x, m.y, m.z].map { String(format: "%.7g", $0) }.joined(separator: ","))
+        }
+        let samples = directory.appendingPathComponent("swing.csv").path
+        try (lines.joined(separator: "\n") + "\n").write(toFile: samples, atomically: true, encoding: .utf8)
+        var gnss = ["t,lat,lon"], lat = 51.0, lon = 0.0
+        for k in 0...Int(duration) {
+            if k > 0 {
+                let h = (10 + 2 * (Double(k) - 0.5) + wmm.declination) * .pi / 180
+                let north = 2.572 * cos(h), east = 2.572 * sin(h) + 0.514
+                lat += north / 6_371_000 * 180 / .pi
+                lon += east / (6_371_000 * cos(lat * .pi / 180)) * 180 / .pi
+            }
+            gnss.append(String(format: "%d,%.9f,%.9f", k, lat, lon))
+        }
+        let track = directory.appendingPathComponent("swing-gnss.csv").path
+        try (gnss.joined(separator: "\n") + "\n").write(toFile: track, atomically: true, encoding: .utf8)
+        let (status, _, err) = try runBearing(["attitude", "--samples", samples, "--gnss", track, "--vehicle", "boat"])
+        XCTAssertEqual(status, 0, err)
+        let report = try XCTUnwrap(err.range(of: "GNSS swing over the track:").map { String(err[$0.lowerBound...]) }, err)
+        print("bearing attitude --vehicle boat:\n\(report)")
+        // A is the misalignment (magnetic = compass + deviation), the current east.
+        let a = try XCTUnwrap(report.split(separator: "\n").first { $0.hasPrefix("  A ") }.flatMap { Double($0.split(separator: " ")[1]) }, report)
+        XCTAssertEqual(a, -misalignment, accuracy: 0.5, report)
+        XCTAssertTrue(report.contains("current 0.5"), report)
+    }
 }

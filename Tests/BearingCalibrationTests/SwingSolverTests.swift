@@ -183,9 +183,12 @@ final class PassiveDeviationTests: XCTestCase {
     func testGNSSFileDerivesSpeedAndCourseAndNamesBadLines() throws {
         let f = try GNSSTrackFile.parse("t,lat,lon\n0,51,0\n1,51.0001,0\n# a comment\n2,51.0001,0.0001\n", source: "g.csv")
         XCTAssertEqual(f.epochs.count, 3)
-        XCTAssertNil(f.epochs[0].speed)
-        XCTAssertEqual(try XCTUnwrap(f.epochs[1].speed), 11.12, accuracy: 0.05)
-        XCTAssertEqual(try XCTUnwrap(f.epochs[1].track), 0, accuracy: 0.01)
+        // North 11.1 m, then east 7.0 m: forward at the first epoch, central at the middle one (the velocity at
+        // the epoch, not half an epoch before), backward at the last.
+        XCTAssertEqual(try XCTUnwrap(f.epochs[0].speed), 11.12, accuracy: 0.05)
+        XCTAssertEqual(try XCTUnwrap(f.epochs[0].track), 0, accuracy: 0.01)
+        XCTAssertEqual(try XCTUnwrap(f.epochs[1].speed), (11.12 * 11.12 + 7.0 * 7.0).squareRoot() / 2, accuracy: 0.05)
+        XCTAssertEqual(try XCTUnwrap(f.epochs[1].track), atan2(7.0, 11.12) * 180 / .pi, accuracy: 0.2)
         XCTAssertEqual(try XCTUnwrap(f.epochs[2].track), 90, accuracy: 0.01)
         let given = try GNSSTrackFile.parse("lon,lat,t,speed,track\n0,51,0,3.5,271\n", source: "g.csv")
         XCTAssertEqual(given.epochs[0].track, 271)
