@@ -42,6 +42,18 @@ final class AttitudeCommandTests: XCTestCase {
         return (url.path, readings)
     }
 
+    /// `imu`'s readings for `duration` s at 50 Hz, the magnetometer behind `hardIron`, as a samples CSV.
+    func writeDrive(_ name: String, _ imu: VirtualIMU, duration: Double, hardIron: Vector3) throws -> String {
+        var lines = ["t,acc_x,acc_y,acc_z,gyr_x,gyr_y,gyr_z,mag_x,mag_y,mag_z"]
+        for r in imu.readings(duration: duration) where Int((r.sample.time * 100).rounded()) % 2 == 0 {
+            let s = r.sample, a = s.accelerometer, g = s.gyroscope, m = (s.magnetometer ?? .zero) + hardIron
+            lines.append([s.time, a.x, a.y, a.z, g.x, g.y, g.z, m.x, m.y, m.z].map { String(format: "%.7g", $0) }.joined(separator: ","))
+        }
+        let path = directory.appendingPathComponent(name).path
+        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
     func objects(_ out: String) throws -> [[String: Any]] {
         try out.split(separator: "\n").map { line in
             try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], String(line))
@@ -228,14 +240,7 @@ final class AttitudeCommandTests: XCTestCase {
         imu.dip = wmm.dip
         imu.magNoise = 0.2
         let duration = 560.0
-        let readings = imu.readings(duration: duration)
-        var lines = ["t,acc_x,acc_y,acc_z,gyr_x,gyr_y,gyr_z,mag_x,mag_y,mag_z"]
-        for r in readings where Int((r.sample.time * 100).rounded()) % 2 == 0 {
-            let s = r.sample, a = s.accelerometer, g = s.gyroscope, m = (s.magnetometer ?? .zero) + Vector3(15, -8, 5)
-            lines.append([s.time, a.x, a.y, a.z, g.x, g.y, g.z, m.x, m.y, m.z].map { String(format: "%.7g", $0) }.joined(separator: ","))
-        }
-        let samples = directory.appendingPathComponent("drive.csv").path
-        try (lines.joined(separator: "\n") + "\n").write(toFile: samples, atomically: true, encoding: .utf8)
+        let samples = try writeDrive("drive.csv", imu, duration: duration, hardIron: Vector3(15, -8, 5))
         // 15 m/s along the car's true heading, one fix a second.
         var gnss = ["t,lat,lon"], lat = 51.0, lon = 0.0
         for k in 0...Int(duration) {
@@ -285,13 +290,7 @@ final class AttitudeCommandTests: XCTestCase {
         imu.dip = wmm.dip
         imu.magNoise = 0.2
         let duration = 620.0
-        var lines = ["t,acc_x,acc_y,acc_z,gyr_x,gyr_y,gyr_z,mag_x,mag_y,mag_z"]
-        for r in imu.readings(duration: duration) where Int((r.sample.time * 100).rounded()) % 2 == 0 {
-            let s = r.sample, a = s.accelerometer, g = s.gyroscope, m = (s.magnetometer ?? .zero) + Vector3(12, -6, 4)
-            lines.append([s.time, a.x, a.y, a.z, g.x, g.y, g.z, m.x, m.y, m.z].map { String(format: "%.7g", $0) }.joined(separator: ","))
-        }
-        let samples = directory.appendingPathComponent("swing.csv").path
-        try (lines.joined(separator: "\n") + "\n").write(toFile: samples, atomically: true, encoding: .utf8)
+        let samples = try writeDrive("swing.csv", imu, duration: duration, hardIron: Vector3(12, -6, 4))
         var gnss = ["t,lat,lon"], lat = 51.0, lon = 0.0
         for k in 0...Int(duration) {
             if k > 0 {
