@@ -168,7 +168,7 @@ public struct FrameEncoder: Sendable {
         let known = sampled & (1 << s) != 0
         sampled |= 1 << s
         let (count, dataLength) = TransactionBytes.summary(flat)
-        reserve(1 + 10 + 20 + 10 + count * 24 + dataLength + (dataLength + 7) / 8)
+        reserve(SampleWriter.bound(transactions: count, dataLength: dataLength))
         let at = used
         let reference = samples[s]
         used = previousTransfers[s].withUnsafeBufferPointer { previous in

@@ -15,8 +15,8 @@ struct SampleWriter {
 
     /// The most bytes a sample record takes, whichever way its transactions are written: type, time delta,
     /// time, then the transactions in full or as data changes.
-    @inline(__always) static func bound(_ ts: [I2CTransaction], dataLength: Int) -> Int {
-        1 + 10 + 20 + 10 + ts.count * 24 + dataLength + (dataLength + 7) / 8
+    @inline(__always) static func bound(transactions count: Int, dataLength: Int) -> Int {
+        1 + 10 + 20 + 10 + count * 24 + dataLength + (dataLength + 7) / 8
     }
 
     @inline(__always) mutating func byte(_ b: UInt8) {
@@ -43,58 +43,10 @@ struct SampleWriter {
         zigzag(t.seconds)
         zigzag(Int64(t.nanoseconds))
     }
-
-    /// As `Array.appendTransactions`.
-    mutating func transactions(_ ts: [I2CTransaction]) {
-        varint(UInt64(ts.count))
-        for t in ts {
-            byte(t.operation.rawValue)
-            byte(t.address)
-            byte(t.register)
-            byte(t.count)
-            varint(UInt64(t.data.count))
-            zigzag(Int64(t.errno))
-            t.data.withUnsafeBufferPointer { d in
-                if let base = d.baseAddress { p.initialize(from: base, count: d.count) }
-                p += d.count
-            }
-        }
-    }
-
-    /// `ts`'s data bytes XOR-ed with `previous`'s (same shape, `dataLength` bytes in all): a bitmap of the
-    /// non-zero results (bit i % 8 of byte i / 8 for data byte i, counted across the transactions), then
-    /// those results.
-    @inline(__always) mutating func dataChanges(_ ts: [I2CTransaction], from previous: [I2CTransaction], dataLength: Int) {
-        let bitmap = p
-        let bitmapBytes = (dataLength + 7) >> 3
-        bitmap.initialize(repeating: 0, count: bitmapBytes)
-        p += bitmapBytes
-        var i = 0
-        var out = p
-        ts.withUnsafeBufferPointer { ts in
-            previous.withUnsafeBufferPointer { previous in
-                for k in 0..<ts.count {
-                    ts[k].data.withUnsafeBufferPointer { now in
-                        previous[k].data.withUnsafeBufferPointer { before in
-                            for j in 0..<now.count {
-                                let x = now[j] ^ before[j]
-                                let changed = x != 0 ? 1 : 0
-                                out.pointee = x
-                                out += changed
-                                bitmap[i &>> 3] |= UInt8(truncatingIfNeeded: changed &<< (i & 7))
-                                i &+= 1
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        p = out
-    }
 }
 
 extension SampleWriter {
-    /// As `transactions(_:)`, from flat bytes (`TransactionBytes`) holding `count` transfers.
+    /// The transfers of flat bytes (`TransactionBytes`) holding `count` of them, in full.
     mutating func transactions(flat b: UnsafeBufferPointer<UInt8>, count: Int) {
         varint(UInt64(count))
         var i = 0
@@ -112,7 +64,9 @@ extension SampleWriter {
         }
     }
 
-    /// As `dataChanges(_:from:dataLength:)`, from flat bytes of the same shape.
+    /// `now`'s data bytes XOR-ed with `before`'s (same shape, `dataLength` bytes in all): a bitmap of the
+    /// non-zero results (bit i % 8 of byte i / 8 for data byte i, counted across the transfers), then those
+    /// results.
     mutating func dataChanges(flat now: UnsafeBufferPointer<UInt8>, from before: UnsafeBufferPointer<UInt8>, dataLength: Int) {
         let bitmap = p
         let bitmapBytes = (dataLength + 7) >> 3
@@ -133,23 +87,5 @@ extension SampleWriter {
             k = start + n
         }
         p = out
-    }
-}
-
-extension I2CTransaction {
-    /// Whether `a` and `b` are transactions of the same shapes (operation, address, register, count,
-    /// errno and data length), in the same order.
-    @inline(__always) static func sameShape(_ a: [I2CTransaction], _ b: [I2CTransaction]) -> Bool {
-        guard a.count == b.count else { return false }
-        return a.withUnsafeBufferPointer { a in
-            b.withUnsafeBufferPointer { b in
-                for k in 0..<a.count {
-                    // Field by field: a copy of a transaction would retain its data.
-                    guard a[k].operation == b[k].operation, a[k].address == b[k].address, a[k].register == b[k].register,
-                          a[k].count == b[k].count, a[k].errno == b[k].errno, a[k].data.count == b[k].data.count else { return false }
-                }
-                return true
-            }
-        }
     }
 }
