@@ -42,8 +42,18 @@ final class AttitudeCommandTests: XCTestCase {
         return (url.path, readings)
     }
 
-    /// `imu`'s readings for `duration` s at 50 Hz, the magnetometer behind `hardIron`, as a samples CSV.
-    func writeDrive(_ name: String, _ imu: VirtualIMU, duration: Double, hardIron: Vector3) throws -> String {
+    /// WMM2025 at 51° N 0° E (where the drives' GNSS tracks are): declination, field and dip.
+    static let wmm = (declination: 1.3051, norm: 48.9967, dip: 66.1359)
+
+    /// A vehicle's readings (`heading` and `roll` in degrees over time, WMM's field there, 0.2 µT of magnetometer
+    /// noise) for `duration` s at 50 Hz, the magnetometer behind `hardIron`, as a samples CSV.
+    func writeDrive(_ name: String, heading: @escaping @Sendable (Double) -> Double, roll: @escaping @Sendable (Double) -> Double,
+                    duration: Double, hardIron: Vector3) throws -> String {
+        var imu = VirtualIMU(heading: heading)
+        imu.roll = roll
+        imu.fieldNorm = Self.wmm.norm
+        imu.dip = Self.wmm.dip
+        imu.magNoise = 0.2
         var lines = ["t,acc_x,acc_y,acc_z,gyr_x,gyr_y,gyr_z,mag_x,mag_y,mag_z"]
         for r in imu.readings(duration: duration) where Int((r.sample.time * 100).rounded()) % 2 == 0 {
             let s = r.sample, a = s.accelerometer, g = s.gyroscope, m = (s.magnetometer ?? .zero) + hardIron
@@ -233,14 +243,10 @@ final class AttitudeCommandTests: XCTestCase {
             return Double(leg) * 45 + (into > 30 ? 45 * (into - 30) / 5 : 0)
         }
         func straight(_ t: Double) -> Bool { t - Double(Int(t / 35)) * 35 < 29 && t - Double(Int(t / 35)) * 35 > 2 }
-        let misalignment = 4.0, wmm = (declination: 1.3051, norm: 48.9967, dip: 66.1359)
-        var imu = VirtualIMU(heading: { carHeading($0) + misalignment })
-        imu.roll = { 2 * sin($0 / 3) }
-        imu.fieldNorm = wmm.norm
-        imu.dip = wmm.dip
-        imu.magNoise = 0.2
+        let misalignment = 4.0, wmm = Self.wmm
         let duration = 560.0
-        let samples = try writeDrive("drive.csv", imu, duration: duration, hardIron: Vector3(15, -8, 5))
+        let samples = try writeDrive("drive.csv", heading: { carHeading($0) + misalignment }, roll: { 2 * sin($0 / 3) },
+                                     duration: duration, hardIron: Vector3(15, -8, 5))
         // 15 m/s along the car's true heading, one fix a second.
         var gnss = ["t,lat,lon"], lat = 51.0, lon = 0.0
         for k in 0...Int(duration) {
@@ -283,14 +289,10 @@ final class AttitudeCommandTests: XCTestCase {
     /// 60 s after online calibration settled: a boat circling at 2 °/s, its compass 3° off its axis behind a
     /// 12 µT hard iron, 5 kn through the water in a 1 kn current setting east, GNSS positions only at 1 Hz.
     func testABoatsTrackIsSolvedAsASwingWithTheCurrent() throws {
-        let misalignment = 3.0, wmm = (declination: 1.3051, norm: 48.9967, dip: 66.1359)
-        var imu = VirtualIMU(heading: { 10 + 2 * $0 + misalignment })
-        imu.roll = { 5 * sin(2 * .pi * $0 / 6) }
-        imu.fieldNorm = wmm.norm
-        imu.dip = wmm.dip
-        imu.magNoise = 0.2
+        let misalignment = 3.0, wmm = Self.wmm
         let duration = 620.0
-        let samples = try writeDrive("swing.csv", imu, duration: duration, hardIron: Vector3(12, -6, 4))
+        let samples = try writeDrive("swing.csv", heading: { 10 + 2 * $0 + misalignment }, roll: { 5 * sin(2 * .pi * $0 / 6) },
+                                     duration: duration, hardIron: Vector3(12, -6, 4))
         var gnss = ["t,lat,lon"], lat = 51.0, lon = 0.0
         for k in 0...Int(duration) {
             if k > 0 {
