@@ -74,7 +74,10 @@ struct Swing: ParsableCommand {
         let record = DeviationRecord(result: result, time: GPSTimestamp.now().iso8601)
         try CalibrationSaving.writeFile(record.encoded(), to: path)
         print("deviation curve written to \(path)")
-        if output == nil, let reply = CalibrationSaving.askDaemonToReload(socketPath, part: "deviation") { print("the daemon \(reply)") }
+        if output == nil {
+            let reply = CalibrationSaving.askDaemonToReload(socketPath, part: "deviation")
+            print(reply.map { "the daemon \($0)" } ?? "the daemon is not running at \(socketPath): it loads the curve when it starts")
+        }
     }
 
     /// ATT and TPV lines of a data log (other lines, and lines that are not JSON, are passed over).
@@ -118,11 +121,13 @@ struct Swing: ParsableCommand {
     }
 
     /// One object into the swing: ATT's compass heading (mheading less the deviation it carries), rate of turn
-    /// (°/min) and variation (heading − mheading); TPV's speed, track, eph and eps.
+    /// (°/min) and variation (heading − mheading); TPV's speed, track, eph and eps. Only Bearing's own compass's
+    /// ATT (its device `i2c:…`): a GNSS compass's, relayed from gpsd, is another instrument.
     static func take(_ m: WireMessage, into collector: inout SwingCollector) {
         switch m.className {
         case "ATT":
-            guard let t = m.time?.unixTime, let mheading = m.number("mheading"), let rot = m.number("rot") else { return }
+            guard m.string("device")?.hasPrefix("i2c:") == true, let t = m.time?.unixTime, let mheading = m.number("mheading"),
+                  let rot = m.number("rot") else { return }
             let variation = m.number("heading").map { SwingSolver.wrap180($0 - mheading) }
             collector.attitude(time: t, compassHeading: mheading - (m.number("deviation") ?? 0), rateOfTurn: rot / 60, variation: variation)
         case "TPV":

@@ -324,8 +324,15 @@ final class MQTTDoorTests: XCTestCase {
             ("expired-client", broker, "ca.pem", "expired-client", ["alert certificate expired", "refuses the client certificate (mqtt.tls.certificate) as expired"]),
         ]
         for c in cases {
-            let log = try run(c.name, broker: c.broker, ca: c.ca, client: c.client, seconds: 3)
-            let warnings = log.split(separator: "\n").filter { $0.hasPrefix("<4>MQTT") }.joined(separator: "\n")
+            // Under load the broker's TLS alert can lose the race with its TCP reset, and the client then sees only
+            // "Connection reset by peer" (nothing to name): such a run is tried again, up to three times in all.
+            var log = "", warnings = ""
+            for attempt in 1...3 {
+                log = try run("\(c.name)-\(attempt)", broker: c.broker, ca: c.ca, client: c.client, seconds: 3)
+                warnings = log.split(separator: "\n").filter { $0.hasPrefix("<4>MQTT") }.joined(separator: "\n")
+                if c.expect.allSatisfy(warnings.contains) || !warnings.contains("Connection reset by peer") { break }
+                print("MQTT TLS \(c.name): only a reset by the broker on attempt \(attempt), trying again")
+            }
             for phrase in c.expect { XCTAssertTrue(warnings.contains(phrase), "\(c.name): \(phrase) in a warning:\n\(log)") }
             XCTAssertFalse(log.contains("MQTT: connected"), "\(c.name): \(log)")
             print("MQTT TLS \(c.name): \(warnings.split(separator: "\n").last ?? "")")

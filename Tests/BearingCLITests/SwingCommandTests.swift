@@ -22,7 +22,9 @@ final class SwingCommandTests: XCTestCase {
     /// 0.01 °/s bias. Lines in arrival order, as the data log keeps them, with some that are not ATT or TPV.
     func writeLog(seconds: Int, deviationApplied: Bool = false) throws -> String {
         var random = SplitMix64(seed: 5)
-        var lines = [#"{"class":"VERSION","release":"bearing"}"#, "not json at all"]
+        // Lines the swing passes over: not JSON, another class, a GNSS compass's ATT relayed from gpsd.
+        var lines = [#"{"class":"VERSION","release":"bearing"}"#, "not json at all",
+                     #"{"class":"ATT","device":"/dev/ttyUSB0","time":"2026-11-16T00:00:00.000Z","heading":10.0,"mheading":11.0,"rot":600.0}"#]
         let start = 1_795_000_000.0
         for k in 0..<(seconds * 10) {
             let t = Double(k) / 10
@@ -33,7 +35,7 @@ final class SwingCommandTests: XCTestCase {
             let deviation = deviationApplied ? 1.0 : 0
             let mheading = AttitudeAngles.normalizedDegrees(compass + deviation)
             let time = GPSTimestamp(unixTime: start + t).iso8601
-            lines.append(String(format: #"{"class":"ATT","device":"qmc5883l","time":"%@","heading":%.2f,"mheading":%.2f,%@"rot":%.2f}"#,
+            lines.append(String(format: #"{"class":"ATT","device":"i2c:/dev/i2c-1:0x0d","time":"%@","heading":%.2f,"mheading":%.2f,%@"rot":%.2f}"#,
                                 time, AttitudeAngles.normalizedDegrees(mheading + Self.variation), mheading,
                                 deviationApplied ? #""deviation":1.00,"# : "", (2 + 0.01) * 60))
             if k % 10 == 5 {
