@@ -35,11 +35,13 @@ extension Array where Element == UInt8 {
     }
 
     mutating func setLE(_ value: UInt32, at offset: Int) {
-        for k in 0..<4 { self[offset + k] = UInt8(truncatingIfNeeded: value >> (8 * k)) }
+        precondition(offset >= 0 && offset + 4 <= count, "setLE past the end")
+        withUnsafeMutableBytes { $0.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt32.self) }
     }
 
     mutating func setLE(_ value: UInt64, at offset: Int) {
-        for k in 0..<8 { self[offset + k] = UInt8(truncatingIfNeeded: value >> (8 * k)) }
+        precondition(offset >= 0 && offset + 8 <= count, "setLE past the end")
+        withUnsafeMutableBytes { $0.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt64.self) }
     }
 }
 

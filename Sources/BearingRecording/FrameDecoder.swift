@@ -4,7 +4,8 @@ import BearingModel
 struct FrameDecoder {
     private var reader: ByteReader
     private var time: UInt64
-    private var samples = [FrameEncoder.SampleReference?](repeating: nil, count: 16)
+    /// Each sensor's previous sample in this frame: what the next one is decoded against.
+    private var samples = [(recordTime: UInt64, time: GPSTimestamp, transactions: [I2CTransaction])?](repeating: nil, count: 16)
     private var messages: [[UInt8]] = []
     private var messageBudget = RecordingFormat.maxDecodedMessageBytes
 
@@ -104,7 +105,7 @@ struct FrameDecoder {
         } else {
             transactions = try reader.transactions()
         }
-        samples[s] = FrameEncoder.SampleReference(recordTime: self.time, time: time, transactions: transactions)
+        samples[s] = (self.time, time, transactions)
         return .sensorSample(sensor, time: time, transactions: transactions)
     }
 

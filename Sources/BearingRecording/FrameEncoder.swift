@@ -8,7 +8,6 @@ public struct FrameEncoder: Sendable {
     struct SampleReference: Sendable {
         var recordTime: UInt64 = 0
         var time = GPSTimestamp(seconds: 0)
-        var transactions: [I2CTransaction] = []
     }
 
     /// `storage[..<used]`: the frame header's room (filled in by `finishFrame`), then the payload; the rest
@@ -24,8 +23,12 @@ public struct FrameEncoder: Sendable {
     /// has bit `rawValue` set.
     private var samples = [SampleReference](repeating: SampleReference(), count: 16)
     private var sampled: UInt16 = 0
-    /// Each sensor's previous sample's transfers, as flat bytes (`TransactionBytes`); indexed as `samples`.
-    private var previousTransfers = [[UInt8]](repeating: [], count: 16)
+    /// Each sensor's previous sample's transfers, as flat bytes (`TransactionBytes`): sensor s's are
+    /// `previousTransfers[s * slot ..< s * slot + previousLength[s]]`. A sample whose transfers do not fit
+    /// its slot leaves it unknown (-1), and the next is written in full.
+    private var previousTransfers = [UInt8](repeating: 0, count: 16 * Self.slot)
+    private var previousLength = [Int](repeating: -1, count: 16)
+    private static let slot = 512
     /// A sample given as `I2CTransaction`s, made flat.
     private var flatScratch: [UInt8] = []
     /// This frame's gpsd messages, in order, and the index of the last one of each class.
@@ -171,8 +174,10 @@ public struct FrameEncoder: Sendable {
         reserve(SampleWriter.bound(transactions: count, dataLength: dataLength))
         let at = used
         let reference = samples[s]
-        used = previousTransfers[s].withUnsafeBufferPointer { previous in
+        let previousCount = previousLength[s]
+        used = previousTransfers.withUnsafeBufferPointer { slots in
             storage.withUnsafeMutableBufferPointer { b in
+                let previous = UnsafeBufferPointer(start: slots.baseAddress! + s * Self.slot, count: max(previousCount, 0))
                 var type = RecordType.sample | UInt8(s)
                 var residual: Int64 = 0
                 var sameShape = false
@@ -182,7 +187,7 @@ public struct FrameEncoder: Sendable {
                     } else {
                         type |= RecordType.fullTime
                     }
-                    sameShape = TransactionBytes.sameShape(flat, previous)
+                    sameShape = previousCount >= 0 && TransactionBytes.sameShape(flat, previous)
                     if sameShape { type |= RecordType.sameShape }
                 } else {
                     type |= RecordType.fullTime
@@ -199,10 +204,15 @@ public struct FrameEncoder: Sendable {
                 return at + w.written.count
             }
         }
-        samples[s].recordTime = recordTime
-        samples[s].time = time
-        previousTransfers[s].removeAll(keepingCapacity: true)
-        previousTransfers[s].append(contentsOf: flat)
+        samples[s] = SampleReference(recordTime: recordTime, time: time)
+        if flat.count <= Self.slot {
+            previousTransfers.withUnsafeMutableBufferPointer { slots in
+                if !flat.isEmpty { (slots.baseAddress! + s * Self.slot).update(from: flat.baseAddress!, count: flat.count) }
+            }
+            previousLength[s] = flat.count
+        } else {
+            previousLength[s] = -1
+        }
     }
 
     /// A gpsd message, coded against the frame's previous message of its class, else its previous message.

@@ -69,23 +69,32 @@ extension SampleWriter {
     /// results.
     mutating func dataChanges(flat now: UnsafeBufferPointer<UInt8>, from before: UnsafeBufferPointer<UInt8>, dataLength: Int) {
         let bitmap = p
-        let bitmapBytes = (dataLength + 7) >> 3
-        bitmap.initialize(repeating: 0, count: bitmapBytes)
+        let bitmapBytes = (dataLength &+ 7) &>> 3
         var out = p + bitmapBytes
-        var i = 0, k = 0
-        while k + TransactionBytes.headerSize <= now.count {
-            let n = Int(now[k + 8])
-            let start = k + TransactionBytes.headerSize
-            for j in start..<(start + n) {
-                let x = now[j] ^ before[j]
-                let changed = x != 0 ? 1 : 0
+        guard let a = now.baseAddress, let b = before.baseAddress else { return }
+        // Bits gather in a register and are stored a byte at a time.
+        var bits = 0, i = 0, at = bitmap
+        var k = 0
+        while k &+ TransactionBytes.headerSize <= now.count {
+            var j = k &+ TransactionBytes.headerSize
+            let end = j &+ Int(a[k &+ 8])
+            while j < end {
+                let x = a[j] ^ b[j]
                 out.pointee = x
+                let changed = Int(truncatingIfNeeded: (x | (0 &- x)) >> 7)
                 out += changed
-                bitmap[i &>> 3] |= UInt8(truncatingIfNeeded: changed &<< (i & 7))
+                bits |= changed &<< (i & 7)
                 i &+= 1
+                if i & 7 == 0 {
+                    at.pointee = UInt8(truncatingIfNeeded: bits)
+                    at += 1
+                    bits = 0
+                }
+                j &+= 1
             }
-            k = start + n
+            k = end
         }
+        if i & 7 != 0 { at.pointee = UInt8(truncatingIfNeeded: bits) }
         p = out
     }
 }

@@ -6,17 +6,33 @@ public enum TransactionBytes {
     /// Bytes before a transfer's data.
     public static let headerSize = 9
 
-    /// Appends one transfer to `bytes`.
-    @inline(__always)
-    public static func append(_ operation: I2CTransaction.Operation, address: UInt8, register: UInt8, count: UInt8, errno: Int32,
-                              data: UnsafeRawBufferPointer, to bytes: inout [UInt8]) {
+    /// Writes one transfer at `to`, which has room for `headerSize` and the data (at most 255 bytes of it).
+    @inlinable @inline(__always)
+    public static func write(_ operation: I2CTransaction.Operation, address: UInt8, register: UInt8, count: UInt8, errno: Int32,
+                             data: UnsafeRawBufferPointer, to p: UnsafeMutablePointer<UInt8>) {
         let e = UInt32(bitPattern: errno)
         let n = min(data.count, 255)
-        // Two block copies (the header from a tuple, then the data): no per-byte append.
-        let header = (operation.rawValue, address, register, count, UInt8(truncatingIfNeeded: e), UInt8(truncatingIfNeeded: e >> 8),
-                      UInt8(truncatingIfNeeded: e >> 16), UInt8(truncatingIfNeeded: e >> 24), UInt8(truncatingIfNeeded: n))
-        withUnsafeBytes(of: header) { h in bytes.append(contentsOf: UnsafeBufferPointer(start: h.baseAddress!.assumingMemoryBound(to: UInt8.self), count: headerSize)) }
-        if n > 0 { bytes.append(contentsOf: UnsafeBufferPointer(start: data.baseAddress!.assumingMemoryBound(to: UInt8.self), count: n)) }
+        p[0] = operation.rawValue
+        p[1] = address
+        p[2] = register
+        p[3] = count
+        p[4] = UInt8(truncatingIfNeeded: e)
+        p[5] = UInt8(truncatingIfNeeded: e >> 8)
+        p[6] = UInt8(truncatingIfNeeded: e >> 16)
+        p[7] = UInt8(truncatingIfNeeded: e >> 24)
+        p[8] = UInt8(truncatingIfNeeded: n)
+        if n > 0 { (p + headerSize).initialize(from: data.baseAddress!.assumingMemoryBound(to: UInt8.self), count: n) }
+    }
+
+    /// Appends one transfer to `bytes`.
+    public static func append(_ operation: I2CTransaction.Operation, address: UInt8, register: UInt8, count: UInt8, errno: Int32,
+                              data: UnsafeRawBufferPointer, to bytes: inout [UInt8]) {
+        let at = bytes.count
+        let n = min(data.count, 255)
+        bytes.append(contentsOf: repeatElement(0, count: headerSize + n))
+        bytes.withUnsafeMutableBufferPointer { b in
+            write(operation, address: address, register: register, count: count, errno: errno, data: data, to: b.baseAddress! + at)
+        }
     }
 
     /// `t` appended as flat bytes.
@@ -46,12 +62,13 @@ public enum TransactionBytes {
 
     /// How many transfers `bytes` holds, and their data bytes in all.
     @inline(__always) static func summary(_ b: UnsafeBufferPointer<UInt8>) -> (count: Int, dataLength: Int) {
+        guard let base = b.baseAddress else { return (0, 0) }
         var i = 0, count = 0, data = 0
-        while i + headerSize <= b.count {
-            let n = Int(b[i + 8])
-            count += 1
-            data += n
-            i += headerSize + n
+        while i &+ headerSize <= b.count {
+            let n = Int(base[i &+ 8])
+            count &+= 1
+            data &+= n
+            i &+= headerSize &+ n
         }
         return (count, data)
     }
@@ -59,10 +76,14 @@ public enum TransactionBytes {
     /// Whether `a` and `b` hold transfers of the same shapes (all but the data bytes), in the same order.
     @inline(__always) static func sameShape(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
         guard a.count == b.count else { return false }
+        guard let pa = a.baseAddress, let pb = b.baseAddress else { return true }
+        let ra = UnsafeRawPointer(pa), rb = UnsafeRawPointer(pb)
         var i = 0
-        while i + headerSize <= a.count {
-            for k in 0..<headerSize where a[i + k] != b[i + k] { return false }
-            i += headerSize + Int(a[i + 8])
+        while i &+ headerSize <= a.count {
+            // The header's first eight bytes in one load, then the data length.
+            guard ra.loadUnaligned(fromByteOffset: i, as: UInt64.self) == rb.loadUnaligned(fromByteOffset: i, as: UInt64.self),
+                  pa[i &+ 8] == pb[i &+ 8] else { return false }
+            i &+= headerSize &+ Int(pa[i &+ 8])
         }
         return true
     }

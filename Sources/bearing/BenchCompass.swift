@@ -56,12 +56,13 @@ struct BenchCompass: ParsableCommand {
         let clock = PipelineClock(.live)
         let plain: I2CBus = replay ? replaying : models
         let bus: I2CBus = record ? RecordingI2CBus(plain, log: transfers) : plain
-        /// What `PipelineInput.enterSample` does per sample when the black box records.
+        /// What `PipelineInput.enterSample` does per sample: the live pipeline stamps each value, recording
+        /// or not; the black box records it.
         func recordSample(_ sensor: RecordedSensor, _ time: GPSTimestamp) {
-            guard record else { return }
-            // The live pipeline stamps each value; the record carries the sample's own time, so frames span
-            // what they would at the sensor's rate however fast the bench runs.
             clock.stamp()
+            guard record else { return }
+            // The record carries the sample's own time, so frames span what they would at the sensor's rate
+            // however fast the bench runs.
             let t = UInt64(max(0, (time.unixTime - 1_780_000_000) * 1e6))
             recorder.appendSample(sensor, time: time, transfers: transfers, at: t)
         }

@@ -94,11 +94,23 @@ final class FrameCodecTests: XCTestCase {
             [],
             [],
             Samples.magnetometer([1, 2, 3]),
-        ]
+            // Data of exactly 8 and 16 bytes: the change bitmap's byte boundaries.
+            [I2CTransaction(.readBlock, address: 0x1E, register: 0x28, count: 8, data: [1, 2, 3, 4, 5, 6, 7, 8])],
+            [I2CTransaction(.readBlock, address: 0x1E, register: 0x28, count: 8, data: [1, 0, 3, 0, 5, 0, 7, 9])],
+            [I2CTransaction(.readBlock, address: 0x1E, register: 0x28, count: 16, data: Array(0..<16))],
+            [I2CTransaction(.readBlock, address: 0x1E, register: 0x28, count: 16, data: Array(0..<16).map { $0 == 15 ? 0 : $0 })],
+        ] + Self.fifoReads
         let events = shapes.enumerated().map { i, ts in
             RecordedEvent(time: 1_000 + UInt64(i) * 10_000, .sensorSample(.imu, time: Samples.wall, transactions: ts))
         }
         XCTAssertEqual(try readAll(recordingFile([events]).bytes).events, events)
+    }
+
+    /// FIFO reads larger than the encoder keeps of a sample to code the next against (512 bytes): each is
+    /// written in full, the same shape again included.
+    static let fifoReads: [[I2CTransaction]] = (0..<3).map { k in
+        (0..<3).map { b in I2CTransaction(.readBlock, address: 0x6A, register: 0x3E, count: 200,
+                                          data: (0..<200).map { UInt8(truncatingIfNeeded: $0 * (b + 1) + k) }) }
     }
 
     func testGPSDMessagesOfAnyBytesRoundTrip() throws {

@@ -10,7 +10,13 @@ import Glibc
 /// filled by `RecordingI2CBus` on the reader's thread, taken on the pipeline queue while the reader waits
 /// for its sample to be published. No allocation per transfer or per sample once warm.
 public final class TransactionLog: Sendable {
-    private let pending = Mutex<[UInt8]>([])
+    /// `bytes[..<count]` are the transfers; the rest is room, written through a pointer (no append).
+    private struct Pending {
+        var bytes = [UInt8](repeating: 0, count: 1_024)
+        var count = 0
+    }
+
+    private let pending = Mutex(Pending())
     fileprivate let bus = Mutex("")
     public init() {}
 
@@ -19,22 +25,31 @@ public final class TransactionLog: Sendable {
 
     func append(_ op: I2CTransaction.Operation, address: UInt8, register: UInt8, count: UInt8, errno: Int32 = 0,
                 data: UnsafeRawBufferPointer) {
-        pending.withLock { TransactionBytes.append(op, address: address, register: register, count: count, errno: errno, data: data, to: &$0) }
+        pending.withLock { p in
+            let n = min(data.count, 255)
+            let end = p.count + TransactionBytes.headerSize + n
+            if end > p.bytes.count { p.bytes.append(contentsOf: repeatElement(0, count: max(end, 2 * p.bytes.count) - p.bytes.count)) }
+            let at = p.count
+            p.bytes.withUnsafeMutableBufferPointer { b in
+                TransactionBytes.write(op, address: address, register: register, count: count, errno: errno, data: data, to: b.baseAddress! + at)
+            }
+            p.count = end
+        }
     }
 
     /// The transfers so far, oldest first; the log is left empty.
     public func take() -> [I2CTransaction] {
-        pending.withLock { p in
-            defer { p.removeAll(keepingCapacity: true) }
-            return p.withUnsafeBufferPointer(TransactionBytes.transactions)
-        }
+        var taken: [I2CTransaction] = []
+        drain { taken = TransactionBytes.transactions($0) }
+        return taken
     }
 
     /// Hands the transfers so far, as flat bytes, to `body`; the log is left empty.
     public func drain(_ body: (UnsafeBufferPointer<UInt8>) -> Void) {
         pending.withLock { p in
-            p.withUnsafeBufferPointer(body)
-            p.removeAll(keepingCapacity: true)
+            let count = p.count
+            p.bytes.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[..<count])) }
+            p.count = 0
         }
     }
 }
