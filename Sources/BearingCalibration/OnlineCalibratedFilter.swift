@@ -37,15 +37,8 @@ public struct OnlineCalibratedFilter: Sendable {
         self.calibration = calibration
     }
 
-    /// A change in force: the filter judges disturbances against its field from now on, afresh after one that
-    /// turns the heading (as the daemon's fusion stage does).
     private mutating func adopt(_ change: CalibrationChange, field: Double?) {
-        let reference = field.map { MagneticFieldReference(norm: $0, dip: change.after.meanDip) }
-        if change.turnsTheHeading {
-            filter.magnetometerRecalibrated(reference: reference)
-        } else if let reference {
-            filter.setMagneticReference(reference)
-        }
+        filter.adopt(change, field: field, local: nil)
     }
 
     /// Runs every sample, calling `each` with its index and the orientation after it.
@@ -60,5 +53,20 @@ public struct OnlineCalibratedFilter: Sendable {
     public mutating func takeOutcomes() -> [(time: Double, outcome: OnlineMagnetometerCalibration.Outcome)] {
         defer { outcomes = [] }
         return outcomes
+    }
+}
+
+extension AttitudeFilter {
+    /// Puts a calibration change in force. Disturbances are judged against the local field's reference
+    /// (`local`, WMM's at the fix) when there is one, else against the fit's own field (`field`, with the
+    /// fit's dip). After a change that turns the heading more than a refinement would, the disturbance
+    /// detection starts afresh. The daemon's fusion stage and `OnlineCalibratedFilter` both adopt through it.
+    public mutating func adopt(_ change: CalibrationChange, field: Double?, local: MagneticFieldReference?) {
+        let reference = local ?? field.map { MagneticFieldReference(norm: $0, dip: change.after.meanDip) }
+        if change.turnsTheHeading {
+            magnetometerRecalibrated(reference: reference)
+        } else if local == nil, let reference {
+            setMagneticReference(reference)
+        }
     }
 }

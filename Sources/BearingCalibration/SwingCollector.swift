@@ -44,9 +44,8 @@ public struct SwingCollector: Sendable {
 
     /// Heading sectors (of `limits.sectors`) holding `limits.epochsPerSector` epochs at speed.
     public var sectorsCovered: Int {
-        var counts = [Int](repeating: 0, count: limits.sectors)
-        for s in samples where s.speed >= limits.minimumSpeed { counts[SwingSolver.sector(s.compassHeading, limits.sectors)] += 1 }
-        return counts.filter { $0 >= limits.epochsPerSector }.count
+        SwingSolver.sectorCounts(samples.lazy.filter { $0.speed >= limits.minimumSpeed }, sectors: limits.sectors)
+            .filter { $0 >= limits.epochsPerSector }.count
     }
 
     /// Whether the swing has what a good curve needs: every sector, and two whole turns (a current ignored

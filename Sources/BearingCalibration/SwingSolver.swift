@@ -138,8 +138,7 @@ public enum SwingSolver {
         }
 
         // Coverage, by compass heading.
-        var counts = [Int](repeating: 0, count: limits.sectors)
-        for s in kept { counts[sector(s.compassHeading, limits.sectors)] += 1 }
+        let counts = sectorCounts(kept, sectors: limits.sectors)
         let covered = counts.filter { $0 >= limits.epochsPerSector }.count
         guard covered >= limits.minimumSectors else {
             let missing = counts.indices.filter { counts[$0] < limits.epochsPerSector }.map { "\($0 * 360 / limits.sectors)°" }
@@ -182,6 +181,13 @@ public enum SwingSolver {
 
     static func sector(_ heading: Double, _ sectors: Int) -> Int {
         min(sectors - 1, Int(AttitudeAngles.normalizedDegrees(heading) / (360 / Double(sectors))))
+    }
+
+    /// How many of `samples` fall in each of `sectors` heading sectors, by compass heading.
+    static func sectorCounts(_ samples: some Sequence<SwingSample>, sectors: Int) -> [Int] {
+        var counts = [Int](repeating: 0, count: sectors)
+        for s in samples { counts[sector(s.compassHeading, sectors)] += 1 }
+        return counts
     }
 
     /// The velocity model's fit: offset (degrees), drift (°/s), speed, current, their σ, and each epoch's

@@ -176,15 +176,9 @@ public struct AttitudeFusion: Sendable {
             if case .accepted(let change) = outcome { changes.append(change) }
         }
         for change in changes {
-            // Disturbances are judged against WMM's field, or the fit's own. One that turns the heading more than a
-            // refinement would: the filter's disturbance detection starts afresh, and the deviation from driving.
-            let reference = local?.reference ?? online.field.map { MagneticFieldReference(norm: $0, dip: change.after.meanDip) }
-            if change.turnsTheHeading {
-                filter.magnetometerRecalibrated(reference: reference)
-                driving?.restart(at: t)
-            } else if local == nil, let reference {
-                filter.setMagneticReference(reference)
-            }
+            // One that turns the heading more than a refinement would: the deviation from driving starts again.
+            filter.adopt(change, field: online.field, local: local?.reference)
+            if change.turnsTheHeading { driving?.restart(at: t) }
             onOnlineEvent?(change, OnlineCalibrationState(online, mode: auto, time: s.time, wmm: local?.reference))
         }
         if changes.isEmpty && online.interference != was {
