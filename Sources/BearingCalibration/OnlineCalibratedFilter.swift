@@ -12,9 +12,13 @@ public struct OnlineCalibratedFilter: Sendable {
     /// Each fit's outcome with its time, oldest first (taken by `takeOutcomes`).
     public private(set) var outcomes: [(time: Double, outcome: OnlineMagnetometerCalibration.Outcome)] = []
 
-    public init(filter: AttitudeFilter, calibration: OnlineMagnetometerCalibration?) {
+    /// Whether the samples carry a gyroscope's rates (else the filter is a tilt-compensated compass).
+    public let hasGyroscope: Bool
+
+    public init(filter: AttitudeFilter, calibration: OnlineMagnetometerCalibration?, hasGyroscope: Bool = true) {
         self.filter = filter
         self.calibration = calibration
+        self.hasGyroscope = hasGyroscope
     }
 
     /// One sample `dt` seconds after the previous, at `time` seconds.
@@ -23,8 +27,11 @@ public struct OnlineCalibratedFilter: Sendable {
             filter.update(gyroscope: s.gyroscope, accelerometer: s.accelerometer, magnetometer: s.magnetometer, dt: dt)
             return
         }
-        let up = filter.quaternion6D.conjugate.rotate(Vector3(0, 0, 1))
-        if let change = calibration.add(raw, up: up.isFinite ? up : nil, time: s.time) {
+        let toIMU = filter.quaternion6D.conjugate
+        let up = toIMU.rotate(Vector3(0, 0, 1))
+        // Without a gyroscope the 6D orientation has no heading of its own to bin a turn by.
+        let east = hasGyroscope ? toIMU.rotate(Vector3(1, 0, 0)) : nil
+        if let change = calibration.add(raw, up: up.isFinite ? up : nil, east: east, time: s.time) {
             adopt(change, field: calibration.field)
             outcomes.append((s.time, .accepted(change)))
         }

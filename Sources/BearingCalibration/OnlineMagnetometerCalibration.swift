@@ -143,7 +143,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
     /// WMM's dip at the fix (degrees, down positive), when known: it tells a turn's vertical hard iron from its mirror image.
     public private(set) var dipReference: Double?
     /// Samples of a disturbance that may turn out to be a step (at most one per `sampleInterval`).
-    private var pending: [(raw: Vector3, up: Vector3?)] = []
+    private var pending: [(raw: Vector3, up: Vector3?, east: Vector3?)] = []
     private var disturbedSince: Double?
     /// When the latest disturbed sample came: no fit within `stepTime` of it (its points may straddle a step).
     private var lastDisturbed: Double?
@@ -182,7 +182,8 @@ public struct OnlineMagnetometerCalibration: Sendable {
         ring = Array(repeating: nil, count: ring.count)
     }
 
-    /// The ring cell of `v`: its 10° of heading about the first "up".
+    /// The ring cell of `v`: its 10° of heading about the first "up". `v` is the gyroscope's east where
+    /// known, else the field less the hard iron in force.
     private mutating func ringCell(_ v: Vector3, up: Vector3) -> Int {
         if ringBasis == nil { ringBasis = up.perpendicularBasis }
         let (e1, e2) = ringBasis!
@@ -193,10 +194,13 @@ public struct OnlineMagnetometerCalibration: Sendable {
     /// Points held.
     public var regions: Int { points.reduce(0) { $0 + ($1 == nil ? 0 : 1) } }
 
-    /// Takes one raw sample (`up`: the unit "up" in the sensor frame from the fused attitude, nil before
-    /// the filter has one) at `time` seconds. Returns the change when it put an earlier calibration back.
+    /// Takes one raw sample at `time` seconds. `up`: the unit "up" in the sensor frame from the fused
+    /// attitude, nil before the filter has one. `east`: where there is a gyroscope, the east of the filter's
+    /// 6D orientation (`AttitudeFilter.quaternion6D`: the gyroscope's heading, from an arbitrary start; the
+    /// magnetometer never turns it) in the sensor frame: it turns with the vehicle as the field does.
+    /// Returns the change when it put an earlier calibration back.
     @discardableResult
-    public mutating func add(_ raw: Vector3, up: Vector3?, time: Double) -> CalibrationChange? {
+    public mutating func add(_ raw: Vector3, up: Vector3?, east: Vector3? = nil, time: Double) -> CalibrationChange? {
         guard raw.isFinite, raw != .zero else { return nil }
         if !learning, let field {
             let c = inForce.apply(raw)
@@ -209,7 +213,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
                 disturbedSince = since
                 lastDisturbed = time
                 if time - lastTaken >= settings.sampleInterval, pending.count < 4096 {
-                    pending.append((raw, up))
+                    pending.append((raw, up, east))
                     lastTaken = time
                     if time - since >= settings.recallTime, let change = recall() { return change }
                 }
@@ -220,7 +224,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
                     learning = true
                     afterStep = true
                     clearPoints()
-                    for p in pending { take(p.raw, up: p.up, time: time) }
+                    for p in pending { take(p.raw, up: p.up, east: p.east, time: time) }
                     pending = []
                     disturbedSince = nil
                     lastDisturbed = nil
@@ -234,13 +238,14 @@ public struct OnlineMagnetometerCalibration: Sendable {
         }
         guard time - lastTaken >= settings.sampleInterval else { return nil }
         lastTaken = time
-        take(raw, up: up, time: time)
+        take(raw, up: up, east: east, time: time)
         return nil
     }
 
     /// An earlier calibration that explains the disturbance's samples as undisturbed, put back in force.
     private mutating func recall() -> CalibrationChange? {
         let samples = pending.map { Point(raw: $0.raw, up: $0.up, time: 0) }
+        let easts = pending.map(\.east)
         guard samples.count >= 10, !earlier.isEmpty else { return nil }
         // Any calibration explains a still vehicle: the samples must have turned through a few directions.
         guard Set(samples.compactMap { SphereRegions.region(of: $0.raw - inForce.offset) }).count >= 4 else { return nil }
@@ -260,7 +265,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
         self.field = m.meanNorm
         // The points were learnt under the disturbance: they describe the calibration just left.
         clearPoints()
-        for p in samples { take(p.raw, up: p.up, time: lastTaken) }
+        for (p, east) in zip(samples, easts) { take(p.raw, up: p.up, east: east, time: lastTaken) }
         return change
     }
 
@@ -280,10 +285,16 @@ public struct OnlineMagnetometerCalibration: Sendable {
         pending = []
     }
 
-    private mutating func take(_ raw: Vector3, up: Vector3?, time: Double) {
+    /// A sample into its direction region's point and its heading's ring point. The ring is binned by the
+    /// gyroscope's heading (`east`) where known: by the field's direction about a hard iron still unknown,
+    /// one larger than the horizontal field would put a whole turn in a few cells.
+    private mutating func take(_ raw: Vector3, up: Vector3?, east: Vector3?, time: Double) {
         guard let r = SphereRegions.region(of: raw - inForce.offset) else { return }
         Self.merge(raw, up: up, time: time, into: &points[r], weight: settings.pointWeight, far: settings.normDisturbance)
-        if let up { Self.merge(raw, up: up, time: time, into: &ring[ringCell(raw - inForce.offset, up: up)], weight: settings.pointWeight, far: settings.normDisturbance) }
+        if let up {
+            let cell = ringCell(east.map { $0.isFinite ? $0 : raw - inForce.offset } ?? raw - inForce.offset, up: up)
+            Self.merge(raw, up: up, time: time, into: &ring[cell], weight: settings.pointWeight, far: settings.normDisturbance)
+        }
     }
 
     /// A sample into its cell's point: an exponential mean; a sample far from the point (the iron changed

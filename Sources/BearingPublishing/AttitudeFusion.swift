@@ -167,10 +167,13 @@ public struct AttitudeFusion: Sendable {
     /// one is due (every `fitInterval` of sample time: a replay fits where the live run did).
     private mutating func learn(_ s: MagneticSample, _ online: inout OnlineMagnetometerCalibration) {
         let t = s.time.unixTime
-        let up = magnetometerToLevel.transposed * filter.quaternion6D.conjugate.rotate(Vector3(0, 0, 1))
+        let toSensor = magnetometerToLevel.transposed, toIMU = filter.quaternion6D.conjugate
+        let up = toSensor * toIMU.rotate(Vector3(0, 0, 1))
         let was = online.interference
         var changes: [CalibrationChange] = []
-        if let change = online.add(s.field, up: up, time: t) { changes.append(change) }
+        // Without a gyroscope the 6D orientation has no heading of its own to bin a turn by.
+        let east = withoutGyroscope ? nil : toSensor * toIMU.rotate(Vector3(1, 0, 0))
+        if let change = online.add(s.field, up: up, east: east, time: t) { changes.append(change) }
         if online.fitDue(at: t) {
             let outcome = online.fit(at: t)
             if case .accepted(let change) = outcome { changes.append(change) }

@@ -41,6 +41,8 @@ struct AttitudeCommand: ParsableCommand {
     @Option(help: "Online magnetometer calibration: track (learn hard and soft iron as the samples go) or off.") var calibration: String = "track"
     @Option(help: ArgumentHelp("GNSS epochs on the samples' clock (CSV: t,lat,lon[,speed,track,eps]): WMM at the first "
         + "fix (true north, the field for calibration) and, for a land vehicle, the deviation learnt from driving.", valueName: "file")) var gnss: String?
+    @Option(help: ArgumentHelp("Write the online calibration in force at the end to FILE, as the daemon keeps it "
+        + "(calibration.auto_file's format; the daemon can start from it), atomically.", valueName: "file")) var saveCalibration: String?
     @Option(help: "car, rover or boat: on land the course over ground at speed is the heading (no current); a boat's track is solved as a GNSS swing, with the current, at the end.") var vehicle: String = "car"
 
     func validate() throws {
@@ -56,6 +58,9 @@ struct AttitudeCommand: ParsableCommand {
         }
         if !["track", "off"].contains(calibration) {
             throw ValidationError("--calibration \(calibration): allowed: track, off")
+        }
+        if saveCalibration != nil && calibration == "off" {
+            throw ValidationError("--save-calibration needs --calibration track: with calibration off nothing is learnt")
         }
         if BodyAxes(rawValue: body) == nil {
             throw ValidationError("--body \(body): allowed: \(BodyAxes.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -108,7 +113,7 @@ struct AttitudeCommand: ParsableCommand {
             online?.expect(field: field.totalIntensity / 1000, dip: field.inclination)
         }
         var filter = OnlineCalibratedFilter(filter: AttitudeFilter(parameters: file.hasGyroscope ? AttitudeFilterParameters() : .withoutGyroscope),
-                                            calibration: online)
+                                            calibration: online, hasGyroscope: file.hasGyroscope)
         var driving = DrivingDeviation(epochs: track?.epochs ?? [], vehicle: vehicle, variation: declination)
         for i in file.samples.indices {
             let s = file.samples[i], dt = AttitudeFilter.replayInterval(file.samples, i)
@@ -144,6 +149,27 @@ struct AttitudeCommand: ParsableCommand {
         }
         try output.flush()
         driving.report()
+        if let path = saveCalibration, let online = filter.calibration, let last = file.samples.last {
+            try Self.save(online, time: GPSTimestamp(unixTime: last.time), to: path)
+        }
+    }
+
+    /// Writes what `online` learnt as the daemon keeps it, stamped with the last sample's time; says so on
+    /// standard error, or why nothing was written.
+    static func save(_ online: OnlineMagnetometerCalibration, time: GPSTimestamp, to path: String) throws {
+        guard online.origin == .auto else {
+            Syscall.printToStandardError("no calibration learnt from these samples: \(path) not written\n")
+            return
+        }
+        let state = OnlineCalibrationState(online, mode: .track, time: time, wmm: nil)
+        let record = OnlineCalibrationRecord(state: state, chip: nil, baseline: nil, time: time.iso8601)
+        do {
+            try AtomicFile.write(Array(record.encoded()), to: path)
+        } catch {
+            Syscall.printToStandardError("Error: \(path): the calibration cannot be written: \(error)\n")
+            throw ExitCode(1)
+        }
+        Syscall.printToStandardError("calibration written to \(path)\n")
     }
 
     static func badInput(_ message: String) -> ExitCode {

@@ -3,6 +3,7 @@ import BearingAttitude
 import BearingPublishing
 import BearingSimulator
 import BearingDaemon
+import BearingCalibration
 import Foundation
 import TestSupport
 import XCTest
@@ -48,15 +49,17 @@ final class AttitudeCommandTests: XCTestCase {
     /// A vehicle's readings (`heading` and `roll` in degrees over time, WMM's field there, 0.2 µT of magnetometer
     /// noise) for `duration` s at 50 Hz, the magnetometer behind `hardIron`, as a samples CSV.
     func writeDrive(_ name: String, heading: @escaping @Sendable (Double) -> Double, roll: @escaping @Sendable (Double) -> Double,
-                    duration: Double, hardIron: Vector3) throws -> String {
+                    pitch: @escaping @Sendable (Double) -> Double = { _ in 0 },
+                    duration: Double, hardIron: Vector3, softIron: Matrix3 = .identity) throws -> String {
         var imu = VirtualIMU(heading: heading)
         imu.roll = roll
+        imu.pitch = pitch
         imu.fieldNorm = Self.wmm.norm
         imu.dip = Self.wmm.dip
         imu.magNoise = 0.2
         var lines = ["t,acc_x,acc_y,acc_z,gyr_x,gyr_y,gyr_z,mag_x,mag_y,mag_z"]
         for r in imu.readings(duration: duration) where Int((r.sample.time * 100).rounded()) % 2 == 0 {
-            let s = r.sample, a = s.accelerometer, g = s.gyroscope, m = (s.magnetometer ?? .zero) + hardIron
+            let s = r.sample, a = s.accelerometer, g = s.gyroscope, m = softIron * (s.magnetometer ?? .zero) + hardIron
             lines.append([s.time, a.x, a.y, a.z, g.x, g.y, g.z, m.x, m.y, m.z].map { String(format: "%.7g", $0) }.joined(separator: ","))
         }
         let path = directory.appendingPathComponent(name).path
@@ -227,6 +230,17 @@ final class AttitudeCommandTests: XCTestCase {
         XCTAssertGreaterThan(off.rms, 5)
         XCTAssertTrue(tracked.err.contains("magnetometer calibration changed: hard iron moved"), tracked.err)
         XCTAssertEqual(off.err, "")
+        // What was learnt, saved as the daemon keeps it: the daemon's loader takes it, and it holds the hard iron.
+        let kept = directory.appendingPathComponent("kept.json").path
+        let (savedStatus, _, savedErr) = try runBearing(["attitude", "--samples", path, "--json", "--save-calibration", kept])
+        XCTAssertEqual(savedStatus, 0, savedErr)
+        XCTAssertTrue(savedErr.hasSuffix("calibration written to \(kept)\n"), savedErr)
+        let record = try OnlineCalibrationRecord.decode(try Data(contentsOf: URL(fileURLWithPath: kept)), source: kept)
+        let learnt = try record.calibration().offset
+        XCTAssertLessThan((learnt - iron).length, 1.5, "learnt hard iron \(learnt), true \(iron)")
+        let (refused, _, refusal) = try runBearing(["attitude", "--samples", path, "--calibration", "off", "--save-calibration", kept])
+        XCTAssertEqual(refused, 64)
+        XCTAssertTrue(refusal.contains("--save-calibration needs --calibration track"), refusal)
         let (status, _, err) = try runBearing(["attitude", "--samples", path, "--calibration", "auto"])
         XCTAssertNotEqual(status, 0)
         XCTAssertTrue(err.contains("--calibration auto: allowed: track, off"), err)
@@ -236,7 +250,11 @@ final class AttitudeCommandTests: XCTestCase {
     /// axis and behind a 15 µT hard iron, with a GNSS track (positions only) near Greenwich: `--gnss` learns the
     /// deviation from driving (the course at speed is the heading) and the headings on the straights come right;
     /// without it they keep the misalignment.
-    func testGNSSTrackTeachesTheDeviationFromDriving() throws {
+    /// The car of `testGNSSTrackTeachesTheDeviationFromDriving` (8 legs of 30 s and 45° turns of 5 s, twice round,
+    /// its sensor 4° off the car's axis, 15 m/s, one fix a second near Greenwich) behind `hardIron` and `softIron`,
+    /// on `pitch`'s hills: the heading RMS on the straights of the second lap with `--gnss` and without.
+    func carDrive(hardIron: Vector3, softIron: Matrix3 = .identity, pitch: @escaping @Sendable (Double) -> Double = { _ in 0 })
+        throws -> (taught: (rms: Double, err: String), untaught: (rms: Double, err: String), samples: String) {
         // The car's magnetic heading: 8 legs of 30 s, each followed by a 45° turn over 5 s, twice round.
         @Sendable func carHeading(_ t: Double) -> Double {
             let leg = Int(t / 35), into = t - Double(leg) * 35
@@ -245,8 +263,8 @@ final class AttitudeCommandTests: XCTestCase {
         func straight(_ t: Double) -> Bool { t - Double(Int(t / 35)) * 35 < 29 && t - Double(Int(t / 35)) * 35 > 2 }
         let misalignment = 4.0, wmm = Self.wmm
         let duration = 560.0
-        let samples = try writeDrive("drive.csv", heading: { carHeading($0) + misalignment }, roll: { 2 * sin($0 / 3) },
-                                     duration: duration, hardIron: Vector3(15, -8, 5))
+        let samples = try writeDrive("drive.csv", heading: { carHeading($0) + misalignment }, roll: { 2 * sin($0 / 3) }, pitch: pitch,
+                                     duration: duration, hardIron: hardIron, softIron: softIron)
         // 15 m/s along the car's true heading, one fix a second.
         var gnss = ["t,lat,lon"], lat = 51.0, lon = 0.0
         for k in 0...Int(duration) {
@@ -274,8 +292,11 @@ final class AttitudeCommandTests: XCTestCase {
             }
             return ((sum / Double(max(n, 1))).squareRoot(), err)
         }
-        let taught = try straightError(["--gnss", track])
-        let untaught = try straightError(["--declination", String(wmm.declination)])
+        return (try straightError(["--gnss", track]), try straightError(["--declination", String(wmm.declination)]), samples)
+    }
+
+    func testGNSSTrackTeachesTheDeviationFromDriving() throws {
+        let (taught, untaught, samples) = try carDrive(hardIron: Vector3(15, -8, 5))
         print("bearing attitude, a car with its sensor 4° off and a 15 µT hard iron: heading RMS on the straights of the second lap "
               + "\(taught.rms)° with --gnss, \(untaught.rms)° without")
         XCTAssertLessThan(taught.rms, 1.0, taught.err)
@@ -285,6 +306,21 @@ final class AttitudeCommandTests: XCTestCase {
         XCTAssertEqual(status, 2)
         XCTAssertTrue(err.contains("line 1: the header must name t, lat and lon"), err)
     }
+    /// The same car with harder iron, as in a real car's dashboard: a hard iron of 45 µT (twice the horizontal
+    /// field at 51° N, so the raw field's magnitude swings by a factor of five with the heading), a horizontal
+    /// soft iron of ±10 % at 30° to the axes, and hills of ±4°. From a cold start the turn-only fit must find it
+    /// within the first lap, and the second lap's straights come right with `--gnss`.
+    func testACarWithHardIronTwiceTheHorizontalFieldLearnsItInTheFirstLap() throws {
+        let c = cos(30 * Double.pi / 180), s = sin(30 * Double.pi / 180)
+        let rotate = Matrix3(rows: [Vector3(c, -s, 0), Vector3(s, c, 0), Vector3(0, 0, 1)])
+        let soft = rotate * Matrix3(rows: [Vector3(1.10, 0, 0), Vector3(0, 0.90, 0), Vector3(0, 0, 1)]) * rotate.transposed
+        let (taught, untaught, _) = try carDrive(hardIron: Vector3(-38, 24, -12), softIron: soft, pitch: { 4 * sin($0 / 23) })
+        print("bearing attitude, a car behind a 45 µT hard iron and 10 % soft iron on hills: heading RMS on the straights of the "
+              + "second lap \(taught.rms)° with --gnss, \(untaught.rms)° without")
+        XCTAssertLessThan(taught.rms, 1.0, taught.err)
+        XCTAssertTrue(taught.err.contains("magnetometer calibration changed"), taught.err)
+    }
+
     /// `--gnss` with `--vehicle boat`: the track is solved as a GNSS swing (with the current) at the end, from
     /// 60 s after online calibration settled: a boat circling at 2 °/s, its compass 3° off its axis behind a
     /// 12 µT hard iron, 5 kn through the water in a 1 kn current setting east, GNSS positions only at 1 Hz.
@@ -313,5 +349,52 @@ final class AttitudeCommandTests: XCTestCase {
         let a = try XCTUnwrap(report.split(separator: "\n").first { $0.hasPrefix("  A ") }.flatMap { Double($0.split(separator: " ")[1]) }, report)
         XCTAssertEqual(a, -misalignment, accuracy: 0.5, report)
         XCTAssertTrue(report.contains("current 0.5"), report)
+    }
+
+    /// The calibration learnt from each BROAD trial (`--save-calibration`) is the committed one byte for
+    /// byte: this runs on every toolchain CI uses (Swift 6.3.1 here, Debian 13's 6.0.3), and
+    /// `scripts/arm64-user` compares arm64 with amd64, so all give identical calibrations from the same
+    /// recording. `BEARING_UPDATE_SNAPSHOTS=1` rewrites Tests/Fixtures/calibration/broad-online.
+    func testBROADTrialsGiveTheCommittedCalibrationsByteForByte() throws {
+        let broad = try requireSharedData("broad")
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/calibration/broad-online")
+        let updating = ProcessInfo.processInfo.environment["BEARING_UPDATE_SNAPSHOTS"] == "1"
+        let trials = try FileManager.default.contentsOfDirectory(atPath: broad.path).filter { $0.hasSuffix(".samples.csv.gz") }.sorted()
+        XCTAssertFalse(trials.isEmpty, "no trials in \(broad.path)")
+        var learnt: [String] = []
+        defer { print("calibrations learnt from BROAD: \(learnt.joined(separator: "; "))") }
+        for gz in trials {
+            let trial = String(gz.dropLast(".samples.csv.gz".count))
+            let csv = directory.appendingPathComponent("\(trial).csv").path
+            let unzip = Process()
+            unzip.executableURL = URL(fileURLWithPath: "/bin/sh")
+            unzip.arguments = ["-c", "gzip -dc \"$0\" > \"$1\"", broad.appendingPathComponent(gz).path, csv]
+            try unzip.run()
+            unzip.waitUntilExit()
+            XCTAssertEqual(unzip.terminationStatus, 0, "gunzip \(gz)")
+            let saved = directory.appendingPathComponent("\(trial).json").path
+            let (status, _, err) = try runBearing(["attitude", "--samples", csv, "--json", "--save-calibration", saved])
+            XCTAssertEqual(status, 0, err)
+            let expected = fixtures.appendingPathComponent("\(trial).json")
+            guard let got = FileManager.default.contents(atPath: saved) else {
+                // Nothing learnt (BROAD's magnetometers come calibrated): then nothing was learnt before either.
+                XCTAssertTrue(err.contains("no calibration learnt from these samples: \(saved) not written"), "\(trial): \(err)")
+                if updating { try? FileManager.default.removeItem(at: expected) }
+                XCTAssertFalse(FileManager.default.fileExists(atPath: expected.path),
+                               "\(trial): nothing learnt, but Tests/Fixtures/calibration/broad-online/\(trial).json holds a calibration")
+                learnt.append("\(trial): none")
+                continue
+            }
+            learnt.append("\(trial): \(got.count) bytes")
+            if updating {
+                try FileManager.default.createDirectory(at: fixtures, withIntermediateDirectories: true)
+                try got.write(to: expected)
+                continue
+            }
+            let want = try Data(contentsOf: expected)
+            XCTAssertEqual(String(decoding: got, as: UTF8.self), String(decoding: want, as: UTF8.self),
+                           "\(trial): the calibration learnt differs from Tests/Fixtures/calibration/broad-online/\(trial).json")
+        }
     }
 }

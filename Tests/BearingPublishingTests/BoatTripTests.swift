@@ -88,7 +88,7 @@ final class BoatTripTests: XCTestCase {
         let truth = try XCTUnwrap(SwingSolver.fitCurve(truthObservations)).coefficients
         let truthCurve = DeviationCurve(coefficients: truth)
         let curveError = (0..<360).map { abs(result.curve.deviation(atCompassHeading: Double($0)) - truthCurve.deviation(atCompassHeading: Double($0))) }.max()!
-        let ignored = try SwingSolver.solve(swing, variation: decl, limits: { var l = SwingLimits(); l.maximumVelocityResidual = 10; return l }(), solveCurrent: false)
+        let ignored = try SwingSolver.solve(swing, variation: decl, limits: { var l = SwingLimits(); l.maximumVelocityResidual = 10; l.maximumDeviationResidual = 10; return l }(), solveCurrent: false)
         let ignoredError = (0..<360).map { abs(ignored.curve.deviation(atCompassHeading: Double($0)) - truthCurve.deviation(atCompassHeading: Double($0))) }.max()!
         // Heading with the swing's curve applied from the end of the swing, outside the 3 minutes after the jump.
         let scored = errors.filter { $0.t >= Self.circlesEnd && !($0.t >= 900 && $0.t < 1080) }
