@@ -4,6 +4,7 @@ import BearingPOSIX
 import BearingRecording
 import Foundation
 import TestSupport
+import Synchronization
 import XCTest
 
 /// The black box end to end: a live daemon (simulated sensors below their drivers, a real gpsd under
@@ -25,7 +26,8 @@ final class BlackBoxReplayTests: XCTestCase {
                                          output: brokerDir.appendingPathComponent("live.txt"))
         defer { liveSub.stop() }
         liveSub.waitUntilSubscribed(port: broker.port, topic: "bearing/bb/att")
-        let live = try DaemonRig("blackbox-live", gps: true, doors: { dir in
+        // A track that outlasts the live run (gpsfake plays about four epochs a second).
+        let live = try DaemonRig("blackbox-live", gps: true, gpsEpochs: max(600, Int(liveSeconds * 5)), doors: { dir in
             """
             log: {data_log: \(dir.appendingPathComponent("live.ndjson").path)}
             nmea0183: {tcp: 127.0.0.1:\(nmeaPort)}
@@ -35,6 +37,11 @@ final class BlackBoxReplayTests: XCTestCase {
               spool: {directory: \(dir.appendingPathComponent("spool-live").path)}
               topics: {att: [{op: throttle, interval: 0.2}], tpv: [], sky: false}
             """
+        }, configure: { c in
+            // The ring holds the whole run, so that the replay starts where the live run did (the default ring,
+            // 1.5 MiB, keeps about 9 minutes of this board).
+            c.blackbox.maxBytes = max(c.blackbox.maxBytes, Int(self.liveSeconds * 4_000))
+            c.blackbox.minutes = max(c.blackbox.minutes, self.liveSeconds / 60 + 1)
         })
         defer { live.finish() }
         let watcher = try SocketClient(path: live.socketPath)
@@ -104,12 +111,22 @@ final class BlackBoxReplayTests: XCTestCase {
         let hub = replay.agent.server.hub
         let deadline = Syscall.monotonicSeconds() + 10
         while Syscall.monotonicSeconds() < deadline, !replay.agent.server.queue.sync(execute: { hub.hasWatchers("TPV") }) { usleep(10_000) }
+        // The reader reads while the replay runs, as fast as it goes (a socket reader that falls behind is
+        // bounded and told of it by OVERFLOW: a long recording replays faster than a reader that waits).
+        let replayBuffer = Mutex<[String]>([])
+        let readerDone = expectation(description: "replay reader finished")
+        // Only that thread uses the reader until it is done.
+        nonisolated(unsafe) let replayReader = reader
+        Thread.detachNewThread {
+            while let line = replayReader.readLine(timeout: 2) { replayBuffer.withLock { $0.append(line) } }
+            readerDone.fulfill()
+        }
         let started = Syscall.monotonicSeconds()
         let summary = try Replayer(agent: replay.agent, recording: recording, logger: testLogger(), calibrationPaths: ["online": online]).run()
         let took = Syscall.monotonicSeconds() - started
         print("replayed \(summary.events) records (\(summary.seconds) s recorded) in \(took) s: \(summary.seconds / took)× real time")
-        var replayLines: [String] = []
-        while let line = reader.readLine(timeout: 1) { replayLines.append(line) }
+        wait(for: [readerDone], timeout: 60)
+        let replayLines = replayBuffer.withLock { $0 }
         replayNMEA.read(timeout: 1) { _ in false }
         // The replay's MQTT messages: as many as the live ones the recording covers.
         replaySub.wait(timeout: 15) { sub in

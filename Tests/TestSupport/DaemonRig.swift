@@ -32,9 +32,10 @@ public final class DaemonRig {
     public static let magnetometerDevice = "i2c:simulator:0x0d", imuDevice = "i2c:simulator:0x6a"
 
     /// `doors`: more top-level YAML sections (nmea0183, signalk, mqtt, log), given the rig's directory;
-    /// `configure` then changes the parsed config. Waits (15 s at most) for READY=1; throws when the daemon
-    /// cannot start or does not get ready.
-    public init(_ name: String, gps: Bool, doors: (URL) -> String = { _ in "" },
+    /// `configure` then changes the parsed config. `gpsEpochs`: the track's length (gpsfake plays about four
+    /// epochs a second). Waits (15 s at most) for READY=1; throws when the daemon cannot start or does not
+    /// get ready.
+    public init(_ name: String, gps: Bool, gpsEpochs: Int = 600, doors: (URL) -> String = { _ in "" },
                 configure: (inout AgentConfig) -> Void = { _ in }) throws {
         Syscall.ignoreSIGPIPE()
         let dir = temporaryDirectory(name)
@@ -70,7 +71,7 @@ public final class DaemonRig {
 
         if gps {
             // A long track with its fix lost only at the very end, paced so that it outlasts any test.
-            let (t, log) = try writeTrack(in: dir) { $0.epochs = 600; $0.lossStart = 0.98; $0.lossEnd = 0.99 }
+            let (t, log) = try writeTrack(in: dir) { $0.epochs = gpsEpochs; $0.lossStart = 0.98; $0.lossEnd = 0.99 }
             track = t
             fake = try GPSFake(log: log, port: gpsdPort, pace: 0.05)
         } else {
