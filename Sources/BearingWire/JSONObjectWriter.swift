@@ -113,8 +113,8 @@ struct JSONBytes: ~Copyable, ByteSink {
         if !first { p.pointee = UInt8(ascii: ","); p += 1 }
         p.pointee = UInt8(ascii: "\"")
         p += 1
-        let key = k.utf8Start
-        for i in 0..<n { p[i] = key[i] }
+        // One block copy: a byte loop costs about five instructions a byte, and ATT writes 25 keys.
+        p.initialize(from: k.utf8Start, count: n)
         p += n
         p[0] = UInt8(ascii: "\"")
         p[1] = UInt8(ascii: ":")
