@@ -26,7 +26,8 @@ final class OnlineCalibrationTests: XCTestCase {
     /// Returns the tracker and the RMS heading error of the calibrated field over the last `scoreLast` seconds.
     static func run(_ tracker: inout OnlineMagnetometerCalibration, from: Double = 0, seconds: Double, rate: Double = 6, roll: Double = 40, pitch: Double = 30,
                     hardIron: (Double) -> Vector3 = { _ in OnlineCalibrationTests.hardIron },
-                    extra: (Double) -> Vector3 = { _ in .zero }, scoreLast: Double = 30, seed: UInt64 = 3, learn: Bool = true) -> (rms: Double, changes: [CalibrationChange]) {
+                    extra: (Double) -> Vector3 = { _ in .zero }, scoreLast: Double = 30, seed: UInt64 = 3, learn: Bool = true,
+                    gyroscope: Bool = false) -> (rms: Double, changes: [CalibrationChange]) {
         var random = SplitMix64(seed: seed)
         var sum = 0.0, n = 0
         var changes: [CalibrationChange] = []
@@ -37,7 +38,9 @@ final class OnlineCalibrationTests: XCTestCase {
             let noise = Vector3(random.uniform(-0.3, 0.3), random.uniform(-0.3, 0.3), random.uniform(-0.3, 0.3))
             let raw = softIron * inSensor + hardIron(t) + noise
             let up = q.conjugate.rotate(Vector3(0, 0, 1))
-            if learn, let c = tracker.add(raw, up: up, time: t) { changes.append(c) }
+            // The gyroscope's 6D frame: ENU turned by an arbitrary heading (where its integration started).
+            let east = gyroscope ? (Quaternion.aboutZ(1.234) * q).conjugate.rotate(Vector3(1, 0, 0)) : nil
+            if learn, let c = tracker.add(raw, up: up, east: east, time: t) { changes.append(c) }
             if learn, tracker.fitDue(at: t), case .accepted(let c) = tracker.fit(at: t) { changes.append(c) }
             if t >= from + seconds - scoreLast {
                 // Heading error: the calibrated field brought to ENU against north.
@@ -61,6 +64,26 @@ final class OnlineCalibrationTests: XCTestCase {
         XCTAssertGreaterThan(before, 10)
         // The fitted hard iron, in raw units, is the simulated one.
         XCTAssertLessThan((tracker.inForce.offset - Self.hardIron).length, 1.5, "\(tracker.inForce.offset)")
+    }
+
+    /// A hard iron twice the horizontal field (45 µT against 21): the raw field points within ±28° of it
+    /// whatever the heading. Binned by the field's direction about the hard iron in force (none yet), a
+    /// whole turn falls in a few ring cells and nothing is ever fitted; binned by the gyroscope's heading,
+    /// the turn is learnt.
+    func testAHardIronLargerThanTheHorizontalFieldIsLearntByTheGyroscopesHeading() {
+        let large = Vector3(-38, 24, -12)
+        var withGyroscope = OnlineMagnetometerCalibration(calibration: nil, origin: .none)
+        withGyroscope.expect(field: Self.field, dip: Self.dip)
+        let r = Self.run(&withGyroscope, seconds: 600, rate: 3, roll: 10, pitch: 4, hardIron: { _ in large }, scoreLast: 120, gyroscope: true)
+        var without = OnlineMagnetometerCalibration(calibration: nil, origin: .none)
+        without.expect(field: Self.field, dip: Self.dip)
+        let w = Self.run(&without, seconds: 600, rate: 3, roll: 10, pitch: 4, hardIron: { _ in large }, scoreLast: 120)
+        print("online calibration, a 45 µT hard iron on a turning boat: heading RMS \(r.rms)° binned by the gyroscope's heading "
+              + "(hard iron \(withGyroscope.inForce.offset)), \(w.rms)° by the field's direction (\(w.changes.count) changes)")
+        XCTAssertEqual(withGyroscope.origin, .auto)
+        XCTAssertLessThan(r.rms, 1.0)
+        XCTAssertLessThan((withGyroscope.inForce.offset - large).length, 1.5, "hard iron \(withGyroscope.inForce.offset)")
+        XCTAssertEqual(without.origin, .none, "the field's direction alone cannot bin this turn: if it now can, say so in the docs")
     }
 
     /// A turn gives the hard iron and the horizontal soft iron: the heading must be no worse than the true hard
