@@ -56,8 +56,11 @@ public struct DeviationCurve: Codable, Equatable, Sendable {
 /// the compass heading of the moment (course − variation − compass). The newest observations are kept per
 /// 30° sector of compass heading (`perSector` of them); the curve is fitted to each sector's median: all five
 /// terms once `minimumSectors` sectors hold `minimumPerSector`, A alone (the mounting's misalignment and the
-/// deviation where the vehicle has been) before that. Start again (`reset`) when the magnetometer's
-/// calibration changes: the deviation left over is then another.
+/// deviation where the vehicle has been) before that. Until the full curve, the deviation applied
+/// (`deviation(atCompassHeading:)`) is the sectors' own: what was seen at that heading, interpolated between
+/// neighbouring sectors, and A only where nothing was seen; a deviation that changes with the heading (what is
+/// left of the iron) is not carried to headings it does not belong to. Start again (`reset`) when the
+/// magnetometer's calibration changes: the deviation left over is then another.
 public struct PassiveDeviation: Sendable {
     public struct Settings: Equatable, Sendable {
         /// Slowest speed over ground an epoch may have, m/s; fastest turn, °/s; worst `eps`, m/s.
@@ -79,6 +82,10 @@ public struct PassiveDeviation: Sendable {
     private var sectors: [[(compass: Double, deviation: Double)]] = Array(repeating: [], count: 12)
     /// The curve from what has been seen (nil: nothing usable yet).
     public private(set) var curve: DeviationCurve?
+    /// Before the full curve: the deviation to apply at each whole degree of compass heading.
+    private var interim: [Double]?
+    /// Whether the latest epoch was one of going straight at speed (the guards of `add`, settled or not).
+    public private(set) var straight = false
     /// Epochs taken, and set aside.
     public private(set) var taken = 0
     public private(set) var setAside = 0
@@ -101,11 +108,21 @@ public struct PassiveDeviation: Sendable {
     /// turn since the epoch before. Returns whether it was taken.
     @discardableResult
     public mutating func epoch(time: Double, compass: Double, track: Double, speed: Double, eps: Double?, variation: Double) -> Bool {
+        straight = false
         guard time.isFinite else { return false }
         defer { lastEpoch = (time, turn) }
         if settledAt == nil { settledAt = time + settings.settling }
-        guard let last = lastEpoch, time > last.time, time >= settledAt ?? time else { return false }
-        return add(compass: compass, track: track, speed: speed, turnRate: (turn - last.turn) / (time - last.time), eps: eps, variation: variation)
+        guard let last = lastEpoch, time > last.time else { return false }
+        let turnRate = (turn - last.turn) / (time - last.time)
+        straight = goingStraight(track: track, speed: speed, turnRate: turnRate, eps: eps)
+        guard time >= settledAt ?? time else { return false }
+        return add(compass: compass, track: track, speed: speed, turnRate: turnRate, eps: eps, variation: variation)
+    }
+
+    /// The guards on an epoch: fast enough, turning slowly enough, its speed known well enough.
+    func goingStraight(track: Double, speed: Double, turnRate: Double, eps: Double?) -> Bool {
+        [track, speed, turnRate].allSatisfy(\.isFinite) && speed >= settings.minimumSpeed
+            && abs(turnRate) <= settings.maximumTurnRate && (eps ?? 0) <= settings.maximumSpeedError
     }
 
     /// The magnetometer's calibration changed at `time` (nil: unknown, then from the next epoch): the deviation
@@ -122,8 +139,7 @@ public struct PassiveDeviation: Sendable {
     /// ground, the turn rate (°/s) and `eps`; `variation` degrees east. Returns whether it was taken.
     @discardableResult
     public mutating func add(compass: Double, track: Double, speed: Double, turnRate: Double, eps: Double?, variation: Double) -> Bool {
-        guard [compass, track, speed, turnRate, variation].allSatisfy(\.isFinite), speed >= settings.minimumSpeed,
-              abs(turnRate) <= settings.maximumTurnRate, (eps ?? 0) <= settings.maximumSpeedError else {
+        guard compass.isFinite, variation.isFinite, goingStraight(track: track, speed: speed, turnRate: turnRate, eps: eps) else {
             setAside += 1
             return false
         }
@@ -144,6 +160,16 @@ public struct PassiveDeviation: Sendable {
     public mutating func reset() {
         sectors = Array(repeating: [], count: 12)
         curve = nil
+        interim = nil
+    }
+
+    /// The deviation to apply at compass heading `degrees` (nil: nothing usable yet): the curve's once it has all
+    /// five terms, else the sectors' own (see above).
+    public func deviation(atCompassHeading degrees: Double) -> Double? {
+        if let interim, degrees.isFinite {
+            return interim[min(359, max(0, Int(AttitudeAngles.normalizedDegrees(degrees))))]
+        }
+        return curve?.deviation(atCompassHeading: degrees)
     }
 
     private mutating func refit() {
@@ -153,10 +179,35 @@ public struct PassiveDeviation: Sendable {
             let d = obs.map(\.deviation).sorted(), c = obs.map(\.compass).sorted()
             return (c[c.count / 2], d[d.count / 2])
         }
+        interim = nil
         if medians.count >= settings.minimumSectors, let fit = SwingSolver.fitCurve(medians) {
             curve = DeviationCurve(coefficients: fit.coefficients, uncertainties: fit.sigmas)
         } else if !medians.isEmpty {
-            curve = DeviationCurve(coefficients: [medians.map(\.deviation).reduce(0, +) / Double(medians.count), 0, 0, 0, 0])
+            let a = medians.map(\.deviation).reduce(0, +) / Double(medians.count)
+            curve = DeviationCurve(coefficients: [a, 0, 0, 0, 0])
+            interim = Self.interpolated(medians, elsewhere: a)
+        }
+    }
+
+    /// Each whole degree's deviation from the sectors' medians: a median's own within 15° of it, linear between
+    /// two medians up to 60° apart, `elsewhere` beyond.
+    static func interpolated(_ medians: [(compass: Double, deviation: Double)], elsewhere: Double) -> [Double] {
+        let sorted = medians.sorted { $0.compass < $1.compass }
+        return (0..<360).map { degree in
+            let c = Double(degree) + 0.5
+            // The nearest median clockwise and anticlockwise of c, with their distances.
+            var below: (distance: Double, deviation: Double)?, above: (distance: Double, deviation: Double)?
+            for m in sorted {
+                let ahead = AttitudeAngles.normalizedDegrees(m.compass - c), behind = 360 - ahead
+                if above.map({ ahead < $0.distance }) ?? true { above = (ahead, m.deviation) }
+                if below.map({ behind < $0.distance }) ?? true { below = (behind, m.deviation) }
+            }
+            guard let below, let above else { return elsewhere }
+            if below.distance + above.distance <= 60 {
+                return below.deviation + (above.deviation - below.deviation) * below.distance / (below.distance + above.distance)
+            }
+            let nearest = below.distance <= above.distance ? below : above
+            return nearest.distance <= 15 ? nearest.deviation : elsewhere
         }
     }
 }

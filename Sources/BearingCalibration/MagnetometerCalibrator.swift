@@ -165,8 +165,8 @@ public struct MagnetometerCalibrator: Sendable {
         switch t {
         case 0.35...: return .ellipsoid
         case 0.25..<0.35: return .axes
-        case 0.15..<0.25: return .sphere
-        case 0.005..<0.15: return .planar
+        case OnlineMagnetometerCalibration.planarThinness..<0.25: return .sphere
+        case 0.005..<OnlineMagnetometerCalibration.planarThinness: return .planar
         default: return nil
         }
     }

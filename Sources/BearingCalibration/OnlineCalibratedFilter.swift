@@ -44,6 +44,18 @@ public struct OnlineCalibratedFilter: Sendable {
         self.calibration = calibration
     }
 
+    /// A GNSS epoch of a land vehicle going straight at speed, for a course-aided start
+    /// (`OnlineMagnetometerCalibration.course`): the sensor's x is the vehicle's forward axis.
+    public mutating func course(_ track: Double, declination: Double, time: Double) {
+        guard var calibration, hasGyroscope else { return }
+        let up = filter.quaternion6D.conjugate.rotate(Vector3(0, 0, 1))
+        if let change = calibration.course(track, declination: declination, up: up, forward: Vector3(1, 0, 0), time: time) {
+            adopt(change, field: calibration.field)
+            outcomes.append((time, .accepted(change)))
+        }
+        self.calibration = calibration
+    }
+
     private mutating func adopt(_ change: CalibrationChange, field: Double?) {
         filter.adopt(change, field: field, local: nil)
     }

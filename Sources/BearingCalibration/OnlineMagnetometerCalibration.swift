@@ -62,6 +62,27 @@ public struct OnlineCalibrationSettings: Equatable, Sendable {
     /// times the old one's and lower by at least `acceptMargin` (hysteresis: no flip-flopping).
     public var acceptRatio = 0.8
     public var acceptMargin = 0.3
+    /// Whether the tilt a turn's points show is real (a boat rolling, a board in a hand). On land (`forLand`) it is
+    /// mostly what is left of the vehicle's own acceleration (`VehicleAcceleration` takes out most, not all):
+    /// then a turn's fit weighs each point's dip at `landDipWeight` of its magnitude (a turn needs the dip only
+    /// for the vertical, and it must not pull the horizontal hard iron), and holds the soft iron between the
+    /// horizontal and the vertical, which only the tilt shows.
+    public var turnTiltIsReal = true
+    public static let landDipWeight = 0.3
+    /// A course-aided start (`OnlineMagnetometerCalibration.course`): epochs needed, within `courseWindow`
+    /// seconds, agreeing within `courseSpread` of the field (median distance from their median hard iron).
+    public var courseEpochs = 10
+    public var courseWindow = 300.0
+    public var courseSpread = 0.06
+
+    /// The settings for a land vehicle (`Vehicle.learnsFromDriving`).
+    public static var forLand: OnlineCalibrationSettings {
+        var s = OnlineCalibrationSettings()
+        s.turnTiltIsReal = false
+        // An uncompensated car (no fix) tilts its "up" by up to 9°: no disturbance, nor a step of the hard iron.
+        s.dipDisturbance = 12
+        return s
+    }
 
     public init() {}
 }
@@ -75,6 +96,8 @@ public struct CalibrationMisfit: Equatable, Sendable {
     public var meanDip: Double
     public var meanNorm: Double
     public var total: Double { normPercent + dipDegrees }
+    /// The total with the dip weighed by `dipWeight` (a turn's fit on land: `OnlineCalibrationSettings.landDipWeight`).
+    public func total(dipWeight: Double) -> Double { normPercent + dipWeight * dipDegrees }
 }
 
 /// A change of the calibration in force, for the journal: what changed, by how much and why.
@@ -89,14 +112,21 @@ public struct CalibrationChange: Equatable, Sendable {
     public var afterStep: Bool
     /// Whether it is an earlier calibration put back in force (the disturbance that replaced it went away).
     public var recalled = false
+    /// Whether GNSS epochs going straight at speed gave it (`OnlineMagnetometerCalibration.course`): `regions`
+    /// counts the epochs.
+    public var fromCourse = false
 
     /// Whether it turns the heading, not merely refines it: a step, a recall, or a hard iron moved by more than
     /// 1 % of the field (up to about 1.5° of heading at 65° dip). What was built on the calibration before it (the
     /// filter's settled heading, the deviation learnt from driving) then starts again.
-    public var turnsTheHeading: Bool { afterStep || recalled || offsetMoved > 0.01 * after.meanNorm }
+    public var turnsTheHeading: Bool { afterStep || recalled || fromCourse || offsetMoved > 0.01 * after.meanNorm }
 
     /// One line for the journal: what changed, by how much, and why it was taken.
     public var summary: String {
+        if fromCourse {
+            return String(printf: "magnetometer calibration changed: hard iron moved %.1f, field %.1f → %.1f: ", offsetMoved, before.meanNorm, after.meanNorm)
+                + "\(regions) GNSS epochs going straight at speed give it (the course as the heading, WMM's field); a turn will refine it"
+        }
         let why = recalled ? "an earlier calibration explains the field again (the disturbance that replaced it is gone)"
             : "\(afterStep ? "after a step of the hard iron, " : "")a fit on \(regions) directions explains them better"
         return String(printf: "magnetometer calibration changed: hard iron moved %.1f, misfit %.1f %% + %.1f° → %.1f %% + %.1f°: ",
@@ -158,6 +188,11 @@ public struct OnlineMagnetometerCalibration: Sendable {
     private var partialTurnSectors: Int?
     /// Calibrations in force earlier, newest last (the one at the start among them).
     private var earlier: [MagneticCalibration] = []
+    /// A course-aided start: the raw field summed since the last epoch, and each straight epoch's hard iron
+    /// (with its raw field and "up").
+    private var courseSum = Vector3.zero
+    private var courseCount = 0
+    private var courseEpochs: [(offset: Vector3, point: Point)] = []
 
     /// `calibration` is the one in force at the start (a manual one is the baseline that tracking refines);
     /// `field` the expected magnitude in the samples' units, when known.
@@ -202,6 +237,10 @@ public struct OnlineMagnetometerCalibration: Sendable {
     @discardableResult
     public mutating func add(_ raw: Vector3, up: Vector3?, east: Vector3? = nil, time: Double) -> CalibrationChange? {
         guard raw.isFinite, raw != .zero else { return nil }
+        if origin == .none {
+            courseSum = courseSum + raw
+            courseCount += 1
+        }
         if !learning, let field {
             let c = inForce.apply(raw)
             let n = c.length
@@ -240,6 +279,60 @@ public struct OnlineMagnetometerCalibration: Sendable {
         lastTaken = time
         take(raw, up: up, east: east, time: time)
         return nil
+    }
+
+    /// One GNSS epoch of a land vehicle going straight at speed (`PassiveDeviation.straight`), from a cold
+    /// start (nothing in force): its course over ground `track` (degrees true) is the heading of the sensor's
+    /// `forward` axis, so with `up` (both unit, sensor frame) and WMM's field (`expect`, and `declination`
+    /// degrees east) the field the sensor should see is known, and the mean raw field since the epoch before,
+    /// less it, is the hard iron. Andel et al. (Sensors 22(21):8447, 2022) calibrate a car's magnetometer from
+    /// GNSS on the same idea. `courseEpochs` epochs within `courseWindow` that agree (`courseSpread`) put
+    /// their median hard iron in force, scaled to WMM's field, provisionally: every sample is still learnt, and
+    /// the first fit of a turn replaces it on any real improvement. Once only: refitting it as more headings
+    /// come gained nothing on simulated drives (each change restarts the deviation learnt from driving), and
+    /// a soft iron from a few headings' arc extrapolates badly to the others. Returns the change.
+    public mutating func course(_ track: Double, declination: Double, up: Vector3, forward: Vector3, time: Double) -> CalibrationChange? {
+        defer {
+            courseSum = .zero
+            courseCount = 0
+        }
+        guard origin == .none, courseCount >= 5, let field, let dip = dipReference,
+              track.isFinite, declination.isFinite, time.isFinite, up.isFinite, forward.isFinite, up.length > 0.5 else { return nil }
+        let raw = courseSum * (1 / Double(courseCount))
+        let u = up.normalized, along = forward - u * forward.dot(u)
+        // A forward axis near the vertical is no vehicle's.
+        guard along.length > 0.5 else { return nil }
+        let f = along.normalized, d = u * -1
+        let r = d.cross(f)
+        let heading = track * .pi / 180, east = declination * .pi / 180
+        let north = f * cos(heading) - r * sin(heading), eastward = f * sin(heading) + r * cos(heading)
+        let horizontal = field * cos(dip * .pi / 180)
+        let expected = north * (horizontal * cos(east)) + eastward * (horizontal * sin(east)) + d * (field * sin(dip * .pi / 180))
+        courseEpochs.removeAll { time - $0.point.time > settings.courseWindow }
+        courseEpochs.append((raw - expected, Point(raw: raw, up: u, time: time)))
+        if courseEpochs.count > 4 * settings.courseEpochs { courseEpochs.removeFirst() }
+        guard courseEpochs.count >= settings.courseEpochs else { return nil }
+        func median(_ v: [Double]) -> Double { v.sorted()[v.count / 2] }
+        let offset = Vector3(median(courseEpochs.map(\.offset.x)), median(courseEpochs.map(\.offset.y)), median(courseEpochs.map(\.offset.z)))
+        guard median(courseEpochs.map { ($0.offset - offset).length }) <= settings.courseSpread * field else { return nil }
+        // Scaled to WMM's field; a scale far from 1 is a sensor not in the field's units, or a misjudged start.
+        let scale = field / median(courseEpochs.map { ($0.point.raw - offset).length })
+        guard scale > 0.7 && scale < 1.4 else { return nil }
+        let calibration = MagneticCalibration(offset: offset, matrix: Matrix3.identity * scale)
+        let points = courseEpochs.map(\.point)
+        let after = Self.misfit(calibration, points)
+        let change = CalibrationChange(calibration: calibration, before: Self.misfit(inForce, points), after: after,
+                                       regions: points.count, offsetMoved: (offset - inForce.offset).length, afterStep: false,
+                                       fromCourse: true)
+        putInForce(calibration, misfit: after)
+        learning = true
+        provisional = true
+        courseEpochs = []
+        return change
+    }
+
+    static func outer(_ a: Vector3, _ b: Vector3) -> Matrix3 {
+        Matrix3([a.x * b.x, a.x * b.y, a.x * b.z], [a.y * b.x, a.y * b.y, a.y * b.z], [a.z * b.x, a.z * b.y, a.z * b.z])
     }
 
     /// An earlier calibration that explains the disturbance's samples as undisturbed, put back in force.
@@ -341,6 +434,13 @@ public struct OnlineMagnetometerCalibration: Sendable {
             guard turning.count >= settings.minimumTurnPoints else { return .notEnough(regions: current.count) }
             current = turning
             turnOnly = true
+        } else if !hardIronOnly, turning.count >= settings.minimumTurnPoints,
+                  MagnetometerCalibrator.thinness(current.map(\.raw)).value < Self.planarThinness {
+            // Directions enough, but in a plane: a vehicle that only turns and tilts a little (a car on hills,
+            // its "up" tilted by what is left of its own acceleration). The vertical part of a 3-D fit would
+            // follow that tilt; the ring, with WMM's dip, does not.
+            current = turning
+            turnOnly = true
         }
         var options = MagnetometerCalibrator.Options(field: field)
         if hardIronOnly { options.model = .sphere }
@@ -369,8 +469,10 @@ public struct OnlineMagnetometerCalibration: Sendable {
         }
         // A ring of directions gives the horizontal soft iron only: a turn-only fit changes that part, a step's
         // fit none of it.
-        let softIron: SoftIron = hardIronOnly ? .held : turnOnly ? Self.meanUp(current).map { .horizontal(up: $0) } ?? .held : .full
-        let fitted = Self.refine(start, current, field: scale, wmmDip: dipReference, softIron: softIron)
+        let softIron: SoftIron = hardIronOnly ? .held : turnOnly || planar ? Self.meanUp(current).map { .horizontal(up: $0) } ?? .held : .full
+        let dipWeight: Double
+        if case .horizontal = softIron, !settings.turnTiltIsReal { dipWeight = OnlineCalibrationSettings.landDipWeight } else { dipWeight = 1 }
+        let fitted = Self.refine(start, current, field: scale, wmmDip: dipReference, softIron: softIron, dipWeight: dipWeight)
         // A fit that mirrors or collapses the field (the points did not pin it) is no calibration.
         if let problem = OnlineCalibrationRecord.problem(fitted) { return .failed(problem) }
         let old = Self.misfit(inForce, current), new = Self.misfit(fitted, current)
@@ -379,7 +481,9 @@ public struct OnlineMagnetometerCalibration: Sendable {
         // disturbance thresholds (a fit that does not is no calibration, however much it improves).
         let relaxed = provisional || partialTurnSectors.map { sectors > $0 } == true
         let (ratio, margin) = relaxed ? (0.97, 0.02) : (settings.acceptRatio, settings.acceptMargin)
-        let better = new.total < ratio * old.total && old.total - new.total >= margin && Self.good(new, settings)
+        // Judged as fitted: on land a turn's dip weighs less (`turnTiltIsReal`).
+        let (oldTotal, newTotal) = (old.total(dipWeight: dipWeight), new.total(dipWeight: dipWeight))
+        let better = newTotal < ratio * oldTotal && oldTotal - newTotal >= margin && Self.good(new, settings)
         guard better else {
             misfit = old
             // The calibration in force explains what was learnt (after a step: the disturbance passed): learning
@@ -411,11 +515,13 @@ public struct OnlineMagnetometerCalibration: Sendable {
         case full, horizontal(up: Vector3), held
     }
 
-    static func refine(_ start: MagneticCalibration, _ points: [Point], field: Double, wmmDip: Double? = nil, softIron: SoftIron = .full) -> MagneticCalibration {
+    static func refine(_ start: MagneticCalibration, _ points: [Point], field: Double, wmmDip: Double? = nil, softIron: SoftIron = .full,
+                       dipWeight: Double = 1) -> MagneticCalibration {
         guard points.contains(where: { $0.up != nil }), field > 0 else { return start }
         let m = start.matrix
-        // p: the hard iron (3), the dip, then the soft iron's free terms: six matrix entries (full), or
-        // a, b, c of (I + a e1e1ᵀ + b (e1e2ᵀ + e2e1ᵀ) + c e2e2ᵀ) · start (horizontal), or none (held).
+        // p: the hard iron (3), the dip, then the soft iron's free terms: six matrix entries (full), or a, b, c, d, e
+        // of (I + a e1e1ᵀ + b (e1e2ᵀ + e2e1ᵀ) + c e2e2ᵀ + d (e1upᵀ + up e1ᵀ) + e (e2upᵀ + up e2ᵀ)) · start
+        // (horizontal), or none (held).
         var p0 = [start.offset.x, start.offset.y, start.offset.z, wmmDip ?? misfit(start, points).meanDip]
         switch softIron {
         case .full: p0 += [m.rows[0].x, m.rows[1].y, m.rows[2].z, m.rows[0].y, m.rows[0].z, m.rows[1].z]
@@ -433,7 +539,6 @@ public struct OnlineMagnetometerCalibration: Sendable {
             case .full: matrix = Matrix3([p[4], p[7], p[8]], [p[7], p[5], p[9]], [p[8], p[9], p[6]])
             case .horizontal:
                 let (e1, e2, up) = basis!
-                func outer(_ a: Vector3, _ b: Vector3) -> Matrix3 { Matrix3([a.x * b.x, a.x * b.y, a.x * b.z], [a.y * b.x, a.y * b.y, a.y * b.z], [a.z * b.x, a.z * b.y, a.z * b.z]) }
                 func sym(_ a: Vector3, _ b: Vector3) -> Matrix3 { outer(a, b) + outer(b, a) }
                 let s = outer(e1, e1) * p[4] + sym(e1, e2) * p[5] + outer(e2, e2) * p[6] + sym(e1, up) * p[7] + sym(e2, up) * p[8]
                 matrix = (Matrix3.identity + s) * m
@@ -441,6 +546,11 @@ public struct OnlineMagnetometerCalibration: Sendable {
             }
             return MagneticCalibration(offset: Vector3(p[0], p[1], p[2]), matrix: matrix)
         }
+        // A turn's soft iron between the horizontal and the vertical (p[7], p[8]) turns the large vertical field
+        // into the horizontal, as a hard iron would while level: only the tilt tells them apart. Where the tilt is
+        // not real (a dip weight below 1, on land) a turn's fit holds them (0.005 costs as much as one point 1 % off).
+        var holdsCrossTerms = false
+        if case .horizontal = softIron, dipWeight < 1 { holdsCrossTerms = true }
         func residuals(_ p: [Double]) -> [Double] {
             let c = calibration(p)
             var r: [Double] = []
@@ -448,11 +558,11 @@ public struct OnlineMagnetometerCalibration: Sendable {
             for point in points {
                 let f = c.apply(point.raw)
                 r.append(100 * (f.length / field - 1))
-                if let up = point.up { r.append(dip(f, up) - p[3]) }
+                if let up = point.up { r.append(dipWeight * (dip(f, up) - p[3])) }
             }
             // The weak pull: 50 µT of hard iron, or 0.2 of soft iron, cost as much as one point 1 % off.
             for k in 0..<3 { r.append(0.02 * (p[k] - p0[k])) }
-            for k in 4..<p.count { r.append(5 * (p[k] - p0[k])) }
+            for k in 4..<p.count { r.append((k >= 7 && holdsCrossTerms ? 200 : 5) * (p[k] - p0[k])) }
             // WMM's dip, where known: 2° off costs as much as one point 1 % off.
             if let wmmDip { r.append(0.5 * (p[3] - wmmDip)) }
             return r
@@ -510,6 +620,9 @@ public struct OnlineMagnetometerCalibration: Sendable {
         if interference != nil { worst = max(worst, 6) }
         return worst < 3 ? "good" : worst < 6 ? "fair" : "poor"
     }
+
+    /// Points thinner than this (`MagnetometerCalibrator.thinness`) span a plane: `supportedModel`'s planar range.
+    static let planarThinness = 0.15
 
     /// The points' mean "up", unit (nil: none known).
     static func meanUp(_ points: [Point]) -> Vector3? {

@@ -55,6 +55,8 @@ public struct AttitudeFusion: Sendable {
     /// Online magnetometer calibration (`calibration.auto`): off, learning (`track`) or holding what it
     /// learnt (`locked`). The calibration in force (manual, or learnt and kept) is its baseline.
     public let auto: AutoCalibrationMode
+    /// How online calibration learns: `OnlineCalibrationSettings.forLand` in a car or rover.
+    public let onlineSettings: OnlineCalibrationSettings
     /// The online calibration (nil when `auto` is off): it corrects the field samples instead of the file's.
     public private(set) var online: OnlineMagnetometerCalibration?
     /// The deviation learnt from driving (`vehicle` car or rover; nil otherwise): it corrects the headings.
@@ -62,8 +64,12 @@ public struct AttitudeFusion: Sendable {
     /// The deviation curve from the deviation file (`bearing swing`'s); the one learnt from driving, once it
     /// has one, takes its place (it is measured on the same compass heading, after the same calibration).
     public private(set) var measuredDeviation: DeviationCurve?
-    /// The latest inertial sample's time: the gyroscope's turn since is the deviation from driving's.
+    /// The latest inertial sample's time: the gyroscope's turn since is the deviation from driving's, and a
+    /// fix arriving now reaches the samples' clock then.
     private var lastInertial: Double?
+    /// On land (`vehicle` car or rover): the vehicle's own acceleration, from the fixes' speed, taken out of the
+    /// accelerometer before the filter (its "up" and online calibration's); nil otherwise.
+    private var motion: VehicleAcceleration?
     /// Online calibration's quality word, kept from its latest state (it changes only with an event).
     private var quality: String?
     /// Told of each change the online calibration makes (nil: the interference began or ended), with its
@@ -92,6 +98,8 @@ public struct AttitudeFusion: Sendable {
                 vehicle: Vehicle = .none) {
         self.auto = auto
         driving = vehicle.learnsFromDriving ? PassiveDeviation() : nil
+        motion = vehicle.learnsFromDriving ? VehicleAcceleration() : nil
+        onlineSettings = vehicle.learnsFromDriving ? .forLand : OnlineCalibrationSettings()
         filter = AttitudeFilter(parameters: parameters)
         self.parameters = parameters
         self.parametersWithoutGyroscope = parametersWithoutGyroscope
@@ -106,6 +114,9 @@ public struct AttitudeFusion: Sendable {
         emitted = nil
         switch input {
         case .fix(let f):
+            if motion != nil, let time = f.time?.unixTime, f.mode >= .twoD, let speed = f.speed {
+                motion?.epoch(speed: speed, fixTime: time, arrival: lastInertial ?? time)
+            }
             learnDeviation(f)
         case .deviation(let curve):
             measuredDeviation = curve
@@ -113,7 +124,7 @@ public struct AttitudeFusion: Sendable {
             calibration = c
             driving?.restart(at: nil)
             if auto != .off {
-                online = OnlineMagnetometerCalibration(calibration: c?.correction, origin: c?.origin ?? .none)
+                online = OnlineMagnetometerCalibration(calibration: c?.correction, origin: c?.origin ?? .none, settings: onlineSettings)
                 if let r = local?.reference { online?.expect(field: r.norm, dip: r.dip) }
                 quality = online?.quality(wmm: local?.reference)
             }
@@ -149,6 +160,9 @@ public struct AttitudeFusion: Sendable {
             let toLevel = imuToLevel
             let acc = toLevel * correction.apply(s.acceleration)
             let rate = s.angularRate.map { toLevel * $0 }
+            // The vehicle's own acceleration out, for the filter only: ATT reports the specific force measured.
+            var gravity = acc
+            if let rate, let motion { gravity = acc - motion.acceleration(at: t, angularRate: rate - filter.gyroBias) }
             if (rate == nil) != withoutGyroscope {
                 withoutGyroscope = rate == nil
                 filter = AttitudeFilter(parameters: withoutGyroscope ? parametersWithoutGyroscope : parameters, magneticReference: referenceGiven)
@@ -156,9 +170,9 @@ public struct AttitudeFusion: Sendable {
             if let rate { filter.updateGyroscope(rate, at: t) }
             if let rate, driving != nil {
                 if let last = lastInertial, t > last { driving?.turned(by: -filter.quaternion.rotate(rate - filter.gyroBias).z * (t - last) * 180 / .pi) }
-                lastInertial = t
             }
-            filter.updateAccelerometer(acc, at: t)
+            if motion != nil || driving != nil { lastInertial = t }
+            filter.updateAccelerometer(gravity, at: t)
             if filter.hasMagnetometer, let field { emitted = attitude(s, acceleration: acc, angularRate: rate, field: field) }
         }
     }
@@ -219,7 +233,7 @@ public struct AttitudeFusion: Sendable {
         // The deviation in force at the compass heading turns the whole orientation about the vertical: the one
         // learnt from driving, else the measured one. (Optional chaining: `if let` or `??` on these copied the
         // whole fusion every sample, 1,370 instructions, in a release build.)
-        var deviation = driving?.curve.map { $0.deviation(atCompassHeading: AttitudeAngles(filter.quaternion, body: .forwardRightDown).heading) }
+        var deviation = driving?.deviation(atCompassHeading: AttitudeAngles(filter.quaternion, body: .forwardRightDown).heading)
         if deviation == nil {
             deviation = measuredDeviation?.deviation(atCompassHeading: AttitudeAngles(filter.quaternion, body: .forwardRightDown).heading)
         }

@@ -104,7 +104,8 @@ struct AttitudeCommand: ParsableCommand {
             throw Self.badInput("\(samples): neither gyr_x,gyr_y,gyr_z nor mag_x,mag_y,mag_z columns: an accelerometer alone gives no attitude to follow")
         }
         // Without a gyroscope the samples' zero rates leave the strapdown still: an accelerometer-tilted compass.
-        var online = calibration == "off" ? nil : OnlineMagnetometerCalibration(calibration: nil, origin: .none)
+        let land = vehicle != "boat"
+        var online = calibration == "off" ? nil : OnlineMagnetometerCalibration(calibration: nil, origin: .none, settings: land ? .forLand : OnlineCalibrationSettings())
         // The first fix: WMM's declination (true north, unless given) and its field for the calibration.
         if let first = track?.epochs.first {
             let year = WorldMagneticModel.decimalYear(unixSeconds: Date().timeIntervalSince1970)
@@ -116,7 +117,8 @@ struct AttitudeCommand: ParsableCommand {
                                             calibration: online, hasGyroscope: file.hasGyroscope)
         var driving = DrivingDeviation(epochs: track?.epochs ?? [], vehicle: vehicle, variation: declination)
         for i in file.samples.indices {
-            let s = file.samples[i], dt = AttitudeFilter.replayInterval(file.samples, i)
+            let dt = AttitudeFilter.replayInterval(file.samples, i)
+            let s = driving.compensated(file.samples[i], filter: filter.filter)
             filter.update(s, dt: dt)
             for (time, outcome) in filter.takeOutcomes() {
                 if case .accepted(let change) = outcome {
@@ -125,7 +127,7 @@ struct AttitudeCommand: ParsableCommand {
                 }
             }
             let compass = AttitudeAngles(filter.filter.quaternion, body: axes).heading
-            driving.step(s, dt: dt, filter: filter.filter, compass: compass)
+            driving.step(s, dt: dt, filter: &filter, compass: compass)
             let q = filter.filter.quaternion
             let turn = declination + driving.deviation(at: compass)
             let oriented = turn == 0 ? q : q.trueNorth(declination: turn)
@@ -207,12 +209,15 @@ private struct StreamedOutput {
 /// `--gnss`: the track's epochs, as the samples reach them, into the deviation from driving on land
 /// (`PassiveDeviation`, as the daemon's fusion stage learns it; its curve corrects the headings from then on),
 /// or for a boat into a GNSS swing (`SwingCollector`, as `bearing swing` runs it), solved at the end with the
-/// current, from 60 s after the last calibration change that turned the heading.
+/// current, from 60 s after the last calibration change that turned the heading. On land the epochs' speeds
+/// also take the vehicle's own acceleration out of the accelerometer (`VehicleAcceleration`), as the daemon does.
 private struct DrivingDeviation {
     let epochs: [GNSSTrackFile.Epoch]
     let passive: Bool
     let variation: Double
     var next = 0
+    var nextSpeed = 0
+    var motion = VehicleAcceleration()
     var deviation = PassiveDeviation()
     var told: Int?
     var swing: SwingCollector?
@@ -228,9 +233,24 @@ private struct DrivingDeviation {
         }
     }
 
+    /// The sample with the vehicle's acceleration (on land, from the epochs it has reached) taken out.
+    mutating func compensated(_ s: IMUSample, filter: AttitudeFilter) -> IMUSample {
+        guard passive else { return s }
+        while nextSpeed < epochs.count, epochs[nextSpeed].time <= s.time {
+            let e = epochs[nextSpeed]
+            nextSpeed += 1
+            if let speed = e.speed { motion.epoch(speed: speed, fixTime: e.time, arrival: e.time) }
+        }
+        var out = s
+        out.accelerometer = s.accelerometer - motion.acceleration(at: s.time, angularRate: s.gyroscope - filter.gyroBias)
+        return out
+    }
+
     /// After one sample: the turn about the vertical (°, clockwise) and the epochs the sample has reached.
-    mutating func step(_ s: IMUSample, dt: Double, filter: AttitudeFilter, compass: Double) {
+    /// On land an epoch going straight at speed also goes to a course-aided start of the calibration.
+    mutating func step(_ s: IMUSample, dt: Double, filter online: inout OnlineCalibratedFilter, compass: Double) {
         guard passive || swing != nil else { return }
+        let filter = online.filter
         let turnRate = -filter.quaternion.rotate(s.gyroscope - filter.gyroBias).z * 180 / .pi
         if passive, dt > 0, dt.isFinite { deviation.turned(by: turnRate * dt) }
         swing?.attitude(time: s.time, compassHeading: compass, rateOfTurn: turnRate, variation: variation)
@@ -242,7 +262,9 @@ private struct DrivingDeviation {
                 if e.time >= swingFrom { swing?.epoch(time: e.time, speed: speed, track: track, eph: nil, eps: e.eps) }
                 continue
             }
-            guard deviation.epoch(time: e.time, compass: compass, track: track, speed: speed, eps: e.eps, variation: variation) else { continue }
+            let taken = deviation.epoch(time: e.time, compass: compass, track: track, speed: speed, eps: e.eps, variation: variation)
+            if deviation.straight { online.course(track, declination: variation, time: e.time) }
+            guard taken else { continue }
             let level = deviation.curve == nil ? 0 : deviation.sectorsCovered >= deviation.settings.minimumSectors ? 2 : 1
             if level != (told ?? 0) {
                 told = level
@@ -252,7 +274,7 @@ private struct DrivingDeviation {
     }
 
     /// The deviation to add at compass heading `compass`.
-    func deviation(at compass: Double) -> Double { deviation.curve?.deviation(atCompassHeading: compass) ?? 0 }
+    func deviation(at compass: Double) -> Double { deviation.deviation(atCompassHeading: compass) ?? 0 }
 
     /// A new magnetometer calibration: the deviation left over is another.
     mutating func calibrationChanged(at time: Double) {

@@ -154,6 +154,71 @@ final class OnlineCalibrationTests: XCTestCase {
         XCTAssertEqual(tracker.origin, .manual)
         XCTAssertLessThan(r.rms, 0.5)
     }
+
+    /// A level car (sensor x forward, y left, z up) going straight at true heading `course`, 5° east of
+    /// magnetic north's declination: one raw sample a tenth of a second for `seconds`, and an epoch each second
+    /// with the course `reported(t)`. Returns the changes.
+    static func driveStraight(_ tracker: inout OnlineMagnetometerCalibration, course: Double, from: Double = 0, seconds: Double,
+                              hardIron: Vector3, reported: (Double) -> Double) -> [CalibrationChange] {
+        let declination = 5.0, d = declination * .pi / 180, h = field * cos(dip * .pi / 180)
+        let earth = Vector3(h * sin(d), h * cos(d), -field * sin(dip * .pi / 180))
+        let psi = course * .pi / 180
+        let forward = Vector3(sin(psi), cos(psi), 0), left = Vector3(-cos(psi), sin(psi), 0), up = Vector3(0, 0, 1)
+        var random = SplitMix64(seed: 5)
+        var changes: [CalibrationChange] = []
+        var t = from
+        while t < from + seconds {
+            let noise = Vector3(random.uniform(-0.3, 0.3), random.uniform(-0.3, 0.3), random.uniform(-0.3, 0.3))
+            let raw = Vector3(forward.dot(earth), left.dot(earth), up.dot(earth)) + hardIron + noise
+            if let c = tracker.add(raw, up: up, east: nil, time: t) { changes.append(c) }
+            t += 0.1
+            if Int((t * 10).rounded()) % 10 == 0,
+               let c = tracker.course(reported(t), declination: declination, up: up, forward: Vector3(1, 0, 0), time: t) {
+                changes.append(c)
+            }
+        }
+        return changes
+    }
+
+    /// On land from a cold start, ten GNSS epochs going straight give the hard iron at once (the course over
+    /// ground is the heading; WMM gives the field), long before a turn has gone round it.
+    func testACarGoingStraightTakesItsHardIronFromTheCourse() throws {
+        var tracker = OnlineMagnetometerCalibration(calibration: nil, origin: .none, settings: .forLand)
+        tracker.expect(field: Self.field, dip: Self.dip)
+        var random = SplitMix64(seed: 9)
+        let changes = Self.driveStraight(&tracker, course: 30, seconds: 15, hardIron: Self.hardIron) { _ in 30 + random.uniform(-1, 1) }
+        let change = try XCTUnwrap(changes.first, "no hard iron from 15 s going straight")
+        print("course-aided start: \(change.summary); hard iron \(tracker.inForce.offset) for \(Self.hardIron)")
+        XCTAssertEqual(changes.count, 1)
+        XCTAssertTrue(change.fromCourse && change.turnsTheHeading)
+        XCTAssertEqual(change.regions, 10, "ten epochs")
+        XCTAssertLessThan((tracker.inForce.offset - Self.hardIron).length, 0.5)
+        XCTAssertEqual(tracker.origin, .auto)
+        XCTAssertTrue(tracker.learning, "a start from the course still learns every sample for the turn's fit")
+        XCTAssertTrue(change.summary.contains("10 GNSS epochs going straight at speed give it"), change.summary)
+        // It starts a calibration, never replaces one: more epochs change nothing.
+        XCTAssertTrue(Self.driveStraight(&tracker, course: 30, from: 15, seconds: 15, hardIron: Self.hardIron + Vector3(5, 0, 0)) { _ in 30 }.isEmpty)
+    }
+
+    /// A GNSS that lies (courses all over the place), a start without WMM's field, and a calibration already in
+    /// force: no hard iron is taken from the course.
+    func testACourseThatDisagreesOrNoFieldOrACalibrationInForceTeachesNothing() {
+        var lying = OnlineMagnetometerCalibration(calibration: nil, origin: .none, settings: .forLand)
+        lying.expect(field: Self.field, dip: Self.dip)
+        var random = SplitMix64(seed: 11)
+        XCTAssertTrue(Self.driveStraight(&lying, course: 30, seconds: 60, hardIron: Self.hardIron) { _ in random.uniform(0, 360) }.isEmpty)
+        XCTAssertEqual(lying.origin, .none)
+        XCTAssertEqual(lying.inForce, .identity)
+
+        var unknownField = OnlineMagnetometerCalibration(calibration: nil, origin: .none, settings: .forLand)
+        XCTAssertTrue(Self.driveStraight(&unknownField, course: 30, seconds: 30, hardIron: Self.hardIron) { _ in 30 }.isEmpty)
+
+        let manual = MagneticCalibration(offset: Vector3(1, 2, 3), matrix: .identity)
+        var kept = OnlineMagnetometerCalibration(calibration: manual, origin: .manual, settings: .forLand)
+        kept.expect(field: Self.field, dip: Self.dip)
+        XCTAssertTrue(Self.driveStraight(&kept, course: 30, seconds: 30, hardIron: Self.hardIron) { _ in 30 }.isEmpty)
+        XCTAssertEqual(kept.inForce, manual)
+    }
 }
 
 /// The kept online calibration file: written and read back the same; nonsense refused naming the key.

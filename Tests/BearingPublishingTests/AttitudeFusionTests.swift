@@ -370,14 +370,20 @@ final class AttitudeFusionTests: XCTestCase {
         XCTAssertTrue(none.isEmpty)
     }
 
-    /// `vehicle: car`: a car with its compass mounted 4° off its axis drives straight legs in eight directions;
-    /// the fixes' course at speed teaches the deviation, and ATT's headings (and `deviation`) come right.
+    /// `vehicle: car`: a car with its compass mounted 4° off its axis drives straight legs in eight directions,
+    /// turning at speed; the fixes' course at speed teaches the deviation, and ATT's headings (and `deviation`)
+    /// come right.
     func testACarLearnsItsDeviationFromDriving() throws {
         @Sendable func carHeading(_ t: Double) -> Double {
             let leg = Int(t / 35), into = t - Double(leg) * 35
             return Double(leg) * 45 + (into > 30 ? 45 * (into - 30) / 5 : 0)
         }
         var board = VirtualIMU(heading: { carHeading($0) + 4 })
+        // Turning at 15 m/s pulls the car towards the turn's centre (the fixes' speed lets fusion take that out).
+        board.acceleration = { t in
+            let psi = carHeading(t) * .pi / 180, rate = (carHeading(t + 0.005) - carHeading(t - 0.005)) / 0.01 * .pi / 180
+            return Vector3(cos(psi), -sin(psi), 0) * (15 * rate)
+        }
         board.fieldNorm = Self.sydney.reference.norm
         board.dip = Self.sydney.reference.dip
         let declination = Self.sydney.declination.value

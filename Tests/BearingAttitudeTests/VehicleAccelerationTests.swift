@@ -1,0 +1,77 @@
+import XCTest
+import BearingModel
+@testable import BearingAttitude
+
+final class VehicleAccelerationTests: XCTestCase {
+    /// Pulling away at 1.5 m/s² and turning left at 10 °/s at 12 m/s: the forward term from the last two epochs,
+    /// the centripetal one (v ω_z) towards the turn in x-forward-y-left-z-up and in x-forward-y-right-z-down alike.
+    func testTheForwardAndCentripetalTermsFromTwoEpochs() {
+        var a = VehicleAcceleration()
+        a.epoch(speed: 10.5, fixTime: 100, arrival: 5)
+        a.epoch(speed: 12, fixTime: 101, arrival: 6)
+        let left = 10 * Double.pi / 180
+        // flu: a left turn is +z; the centre of the turn is +y (left).
+        let flu = a.acceleration(at: 6, angularRate: Vector3(0, 0, left))
+        XCTAssertEqual(flu.x, 1.5, accuracy: 1e-12)
+        XCTAssertEqual(flu.y, 12 * left, accuracy: 1e-12)
+        XCTAssertEqual(flu.z, 0, accuracy: 1e-12)
+        // frd: the same left turn is −z, and its centre −y (left).
+        let frd = a.acceleration(at: 6, angularRate: Vector3(0, 0, -left))
+        XCTAssertEqual(frd.y, -12 * left, accuracy: 1e-12)
+        // Half a second on the speed has run on with the change: 12.75 m/s.
+        XCTAssertEqual(a.acceleration(at: 6.5, angularRate: Vector3(0, 0, left)).y, 12.75 * left, accuracy: 1e-12)
+        // Over a crest (pitching down, +y in flu) the car falls away from its "up": −v ω_y along z.
+        XCTAssertEqual(a.acceleration(at: 6, angularRate: Vector3(0, 0.05, 0)).z, -12 * 0.05, accuracy: 1e-12)
+    }
+
+    func testNothingIsTakenOutWithoutARecentFixOrForAJumpOfSpeed() {
+        var a = VehicleAcceleration()
+        XCTAssertEqual(a.acceleration(at: 1, angularRate: Vector3(0, 0, 0.2)), .zero, "no fix yet")
+        a.epoch(speed: 10, fixTime: 100, arrival: 1)
+        // One epoch: the centripetal term, no change of speed yet.
+        XCTAssertEqual(a.acceleration(at: 1.2, angularRate: Vector3(0, 0, 0.1)), Vector3(0, 1, 0))
+        XCTAssertEqual(a.acceleration(at: 1 + a.staleAfter + 0.01, angularRate: Vector3(0, 0, 0.1)), .zero, "stale")
+        // A jump of 30 m/s in a second is the receiver's, not the car's: the speed is taken, its change is not.
+        a.epoch(speed: 40, fixTime: 101, arrival: 2)
+        XCTAssertEqual(a.acceleration(at: 2, angularRate: .zero).x, 0)
+        // Across a gap in the epochs the change is not known either.
+        a.epoch(speed: 30, fixTime: 110, arrival: 11)
+        XCTAssertEqual(a.acceleration(at: 11, angularRate: .zero).x, 0)
+        // A speed that is none forgets the vehicle's motion.
+        a.epoch(speed: .nan, fixTime: 111, arrival: 12)
+        XCTAssertEqual(a.acceleration(at: 12, angularRate: Vector3(0, 0, 0.1)), .zero)
+        a.epoch(speed: -1, fixTime: 112, arrival: 13)
+        XCTAssertEqual(a.acceleration(at: 13, angularRate: Vector3(0, 0, 0.1)), .zero)
+        // Braking to a stop: the speed run on never goes below zero.
+        a.epoch(speed: 2, fixTime: 120, arrival: 20)
+        a.epoch(speed: 0, fixTime: 121, arrival: 21)
+        XCTAssertEqual(a.acceleration(at: 22, angularRate: Vector3(0, 0, 0.1)), Vector3(-2, 0, 0))
+    }
+
+    /// A car pulling away at 1.5 m/s² for 8 s: the filter's pitch from the raw accelerometer is off by several
+    /// degrees; with the fixes' speed taken out, by a small fraction of that.
+    func testTakingTheAccelerationOutKeepsTheTiltOfAnAcceleratingCar() {
+        func largestPitchError(compensated: Bool) -> Double {
+            var filter = AttitudeFilter(parameters: AttitudeFilterParameters())
+            var motion = VehicleAcceleration()
+            var worst = 0.0
+            let dt = 0.01
+            for k in 0..<3000 {
+                let t = Double(k) * dt
+                // Still for 10 s, then 1.5 m/s² for 8 s, then steady at 12 m/s (flu, level).
+                let acceleration = t >= 10 && t < 18 ? 1.5 : 0
+                let speed = min(max(0, t - 10), 8) * 1.5
+                if k % 100 == 0 { motion.epoch(speed: speed, fixTime: t, arrival: t) }
+                var f = Vector3(acceleration, 0, 9.81)
+                if compensated { f = f - motion.acceleration(at: t, angularRate: .zero) }
+                filter.update(gyroscope: .zero, accelerometer: f, dt: dt)
+                if t > 10 { worst = max(worst, abs(AttitudeAngles(filter.quaternion, body: .forwardLeftUp).pitch)) }
+            }
+            return worst
+        }
+        let raw = largestPitchError(compensated: false), taken = largestPitchError(compensated: true)
+        print("a car pulling away at 1.5 m/s²: largest pitch error \(raw)° from the raw accelerometer, \(taken)° with the fixes' speed taken out")
+        XCTAssertGreaterThan(raw, 5)
+        XCTAssertLessThan(taken, raw / 4)
+    }
+}
