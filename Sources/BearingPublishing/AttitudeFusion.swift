@@ -192,14 +192,21 @@ public struct AttitudeFusion: Sendable {
             let outcome = online.fit(at: t)
             if case .accepted(let change) = outcome { changes.append(change) }
         }
+        adopt(changes, from: online, at: s.time, interferenceWas: was)
+    }
+
+    /// Puts the online calibration's changes in force in the filter and tells of them (and of interference that
+    /// began or ended).
+    private mutating func adopt(_ changes: [CalibrationChange], from online: OnlineMagnetometerCalibration, at time: GPSTimestamp,
+                                interferenceWas was: Interference?) {
         for change in changes {
             // One that turns the heading more than a refinement would: the deviation from driving starts again.
             filter.adopt(change, field: online.field, local: local?.reference)
-            if change.turnsTheHeading { driving?.restart(at: t) }
-            onOnlineEvent?(change, OnlineCalibrationState(online, mode: auto, time: s.time, wmm: local?.reference))
+            if change.turnsTheHeading { driving?.restart(at: time.unixTime) }
+            onOnlineEvent?(change, OnlineCalibrationState(online, mode: auto, time: time, wmm: local?.reference))
         }
         if changes.isEmpty && online.interference != was {
-            onOnlineEvent?(nil, OnlineCalibrationState(online, mode: auto, time: s.time, wmm: local?.reference))
+            onOnlineEvent?(nil, OnlineCalibrationState(online, mode: auto, time: time, wmm: local?.reference))
         }
         if !changes.isEmpty || online.interference != was {
             quality = online.quality(wmm: local?.reference)
@@ -207,12 +214,21 @@ public struct AttitudeFusion: Sendable {
     }
 
     /// One fix into the deviation from driving: the compass heading now (before deviation) against the course,
-    /// with the gyroscope's turn rate since the fix before.
+    /// with the gyroscope's turn rate since the fix before. Going straight at speed from a cold start, it also
+    /// gives online calibration the hard iron (`OnlineMagnetometerCalibration.course`; the board's x is forward).
     private mutating func learnDeviation(_ f: GPSFix) {
-        guard driving != nil, let time = f.time?.unixTime, f.mode >= .twoD, let track = f.track, let speed = f.speed,
+        guard driving != nil, let stamp = f.time, f.mode >= .twoD, let track = f.track, let speed = f.speed,
               let variation = local?.declination.value, filter.hasMagnetometer else { return }
+        let time = stamp.unixTime
         let compass = AttitudeAngles(filter.quaternion, body: .forwardRightDown).heading
         driving?.epoch(time: time, compass: compass, track: track, speed: speed, eps: f.eps, variation: variation)
+        guard driving?.straight == true, auto == .track, !withoutGyroscope, var online else { return }
+        let toSensor = magnetometerToLevel.transposed
+        let up = toSensor * filter.quaternion6D.conjugate.rotate(Vector3(0, 0, 1))
+        let was = online.interference
+        let change = online.course(track, declination: variation, up: up, forward: toSensor * Vector3(1, 0, 0), time: time)
+        self.online = online
+        adopt(change.map { [$0] } ?? [], from: online, at: lastInertial.map { GPSTimestamp(unixTime: $0) } ?? stamp, interferenceWas: was)
     }
 
     /// The online calibration's state now (nil when off).

@@ -370,6 +370,85 @@ final class AttitudeFusionTests: XCTestCase {
         XCTAssertTrue(none.isEmpty)
     }
 
+    /// `vehicle: car` and `calibration.auto: track` from a cold start: a car behind a 25 µT hard iron pulls away
+    /// at 1.5 m/s², brakes at 2 m/s² into two turns taken at 6 m/s, and drives on at 15 m/s. Its first straight
+    /// fixes give the hard iron (the course as the heading), its fixes' speed takes its acceleration out of the
+    /// accelerometer, and ATT's heading on the straights is right from the first minute; as `vehicle: none` it
+    /// is not (only a turn teaches it there, and the tilt of each acceleration is taken for iron).
+    func testACarFromAColdStartTakesItsHardIronFromItsFirstStraightFixes() throws {
+        // The drive at 100 Hz: magnetic heading (°), speed (m/s), turn rate (°/s).
+        var heading: [Double] = [], speed: [Double] = [], rate: [Double] = []
+        var h = 40.0, v = 0.0
+        func run(_ seconds: Double, to target: Double, turn: Double = 0) {
+            for _ in 0..<Int(seconds * 100) {
+                v += max(-0.02, min(0.015, target - v))
+                h += turn / 100
+                heading.append(h); speed.append(v); rate.append(turn)
+            }
+        }
+        run(70, to: 15); run(5, to: 6); run(6, to: 6, turn: 15); run(70, to: 15); run(5, to: 6); run(6, to: 6, turn: -15); run(80, to: 15)
+        let drive = (heading: heading, speed: speed, rate: rate)
+        @Sendable func at(_ t: Double) -> Int { min(drive.heading.count - 1, max(0, Int((t * 100).rounded()))) }
+        // Linear between the script's samples: the board's rate is the truth's derivative a millisecond either side.
+        @Sendable func headingAt(_ t: Double) -> Double {
+            let x = min(max(0, t * 100), Double(drive.heading.count - 1)), i = min(Int(x), drive.heading.count - 2)
+            return drive.heading[i] + (drive.heading[i + 1] - drive.heading[i]) * (x - Double(i))
+        }
+        var board = VirtualIMU(heading: headingAt)
+        board.acceleration = { t in
+            let i = at(t), psi = drive.heading[i] * .pi / 180
+            let along = (drive.speed[min(i + 1, drive.speed.count - 1)] - drive.speed[max(i - 1, 0)]) / 0.02
+            return Vector3(sin(psi), cos(psi), 0) * along + Vector3(cos(psi), -sin(psi), 0) * (drive.speed[i] * drive.rate[i] * .pi / 180)
+        }
+        board.fieldNorm = Self.sydney.reference.norm
+        board.dip = Self.sydney.reference.dip
+        let declination = Self.sydney.declination.value, hard = Vector3(25, -10, 8)
+        var feed: [FusionInput] = []
+        var nextFix = 1.0
+        for input in inputs(board, seconds: 240) {
+            switch input {
+            case .inertial(let s) where s.time.unixTime - Self.start >= nextFix:
+                var f = GPSFix(mode: .threeD, time: GPSTimestamp(unixTime: Self.start + nextFix), latitude: -33.9, longitude: 151.2)
+                f.track = Compass.normalize(drive.heading[at(nextFix)] + declination)
+                f.speed = drive.speed[at(nextFix)]
+                f.eps = 0.2
+                feed.append(.fix(f))
+                nextFix += 1
+                feed.append(input)
+            case .magnetic(var s):
+                s.field = s.field + hard
+                feed.append(.magnetic(s))
+            default:
+                feed.append(input)
+            }
+        }
+        func straightError(_ vehicle: Vehicle) -> (rms: Double, changes: [CalibrationChange]) {
+            let chip = try! Orientation(axes: "+X-Y-Z")
+            var f = AttitudeFusion(imuOrientation: chip, magnetometerOrientation: chip, trueNorth: true, auto: .track, vehicle: vehicle)
+            let changes = Mutex<[CalibrationChange]>([])
+            f.onOnlineEvent = { change, _ in if let change { changes.withLock { $0.append(change) } } }
+            var sum = 0.0, n = 0
+            for input in feed {
+                f.step(input)
+                guard let a = f.emitted, let heading = a.heading else { continue }
+                let t = a.time.unixTime - Self.start, i = at(t)
+                guard t > 40, drive.speed[i] > 10, drive.rate[max(0, i - 300)...min(drive.rate.count - 1, i + 300)].allSatisfy({ $0 == 0 }) else { continue }
+                var e = (heading - Compass.normalize(drive.heading[i] + declination)).truncatingRemainder(dividingBy: 360)
+                if e > 180 { e -= 360 } else if e < -180 { e += 360 }
+                sum += e * e
+                n += 1
+            }
+            return ((sum / Double(max(n, 1))).squareRoot(), changes.withLock { $0 })
+        }
+        let car = straightError(.car), none = straightError(.none)
+        print("fusion, a car from a cold start behind a 25 µT hard iron, pulling away and braking: heading RMS on the straights "
+              + "after 40 s \(car.rms)° as a car (\(car.changes.count) changes, the first \(car.changes.first?.summary ?? "none")), "
+              + "\(none.rms)° as none")
+        XCTAssertTrue(try XCTUnwrap(car.changes.first).fromCourse)
+        XCTAssertLessThan(car.rms, 1.5)
+        XCTAssertGreaterThan(none.rms, 5)
+    }
+
     /// `vehicle: car`: a car with its compass mounted 4° off its axis drives straight legs in eight directions,
     /// turning at speed; the fixes' course at speed teaches the deviation, and ATT's headings (and `deviation`)
     /// come right.
