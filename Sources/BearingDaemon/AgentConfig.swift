@@ -225,7 +225,9 @@ extension AgentConfig {
         .section("heading", \.config.heading, Heading.keys, "how headings are referred to true north"),
         .init("vehicle", Vehicle.allCases.map { "`\($0.rawValue)`" }.joined(separator: ", "),
               "what the compass is mounted in: with `car` or `rover` (and an IMU and gpsd) the deviation is learnt from driving "
-                + "(the course at speed is the heading) and corrects ATT's headings, NMEA HDG's deviation field and Signal K's `headingCompass`",
+                + "(the course at speed is the heading) and corrects ATT's headings, NMEA HDG's deviation field and Signal K's `headingCompass`; "
+                + "the fixes' speed takes the vehicle's own acceleration out of the accelerometer, and from a cold start the first straight "
+                + "fixes give online calibration the hard iron",
               default: { ConfigShow.code($0.config.vehicle.rawValue) }) { r, node, path, c in
             let value = try r.scalar(node, path)
             guard let v = Vehicle(rawValue: value) else { throw r.fail(node, path, value.quoted, Vehicle.allCases.map(\.rawValue).joined(separator: ", ")) }

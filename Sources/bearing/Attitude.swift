@@ -43,7 +43,7 @@ struct AttitudeCommand: ParsableCommand {
         + "fix (true north, the field for calibration) and, for a land vehicle, the deviation learnt from driving.", valueName: "file")) var gnss: String?
     @Option(help: ArgumentHelp("Write the online calibration in force at the end to FILE, as the daemon keeps it "
         + "(calibration.auto_file's format; the daemon can start from it), atomically.", valueName: "file")) var saveCalibration: String?
-    @Option(help: "car, rover or boat: on land the course over ground at speed is the heading (no current); a boat's track is solved as a GNSS swing, with the current, at the end.") var vehicle: String = "car"
+    @Option(help: "car, rover or boat: on land the course over ground at speed is the heading (no current), and with --gnss the speed takes the vehicle's acceleration out of the accelerometer and the first straight epochs give the hard iron; a boat's track is solved as a GNSS swing, with the current, at the end.") var vehicle: String = "car"
 
     func validate() throws {
         if declination != nil && position != nil { throw ValidationError("give --declination or --position, not both") }

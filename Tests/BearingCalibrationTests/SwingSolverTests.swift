@@ -180,6 +180,36 @@ final class PassiveDeviationTests: XCTestCase {
         XCTAssertNil(p.curve)
     }
 
+    /// Before the full curve the deviation applied is each sector's own where the vehicle has been, interpolated
+    /// between neighbours, and the mean elsewhere: one heading's left-over iron is not carried to the others.
+    func testBeforeTheCurveEachHeadingGetsTheDeviationSeenThere() throws {
+        var p = PassiveDeviation()
+        XCTAssertNil(p.deviation(atCompassHeading: 10))
+        // Seen at 10° (+4°) and at 40° (−2°), nothing elsewhere.
+        for _ in 0..<10 {
+            p.add(compass: 10, track: 10 + 4, speed: 12, turnRate: 0, eps: nil, variation: 0)
+            p.add(compass: 40, track: 40 - 2, speed: 12, turnRate: 0, eps: nil, variation: 0)
+        }
+        XCTAssertEqual(p.curve?.coefficients, [1, 0, 0, 0, 0], "A: the mean of the sectors")
+        XCTAssertEqual(try XCTUnwrap(p.deviation(atCompassHeading: 10.2)), 4, accuracy: 0.2)
+        XCTAssertEqual(try XCTUnwrap(p.deviation(atCompassHeading: 25.5)), 1, accuracy: 0.2, "halfway between the two")
+        XCTAssertEqual(try XCTUnwrap(p.deviation(atCompassHeading: 40.5)), -2, accuracy: 0.2)
+        XCTAssertEqual(try XCTUnwrap(p.deviation(atCompassHeading: 52)), -2, accuracy: 1e-9, "within 15° of one seen")
+        XCTAssertEqual(try XCTUnwrap(p.deviation(atCompassHeading: 200)), 1, accuracy: 1e-9, "nothing seen near: A")
+        XCTAssertEqual(try XCTUnwrap(p.deviation(atCompassHeading: 359.9)), 4, accuracy: 1e-9, "across north: 10.1° from 10°")
+        XCTAssertEqual(try XCTUnwrap(p.deviation(atCompassHeading: 330)), 1, accuracy: 1e-9)
+        // Once the curve has all five terms, it is what is applied.
+        let truth = SwingSolverTests.truthCurve
+        for k in 0..<720 {
+            let compass = Double(k % 360)
+            p.add(compass: compass, track: compass + truth.deviation(atCompassHeading: compass), speed: 12, turnRate: 0, eps: nil, variation: 0)
+        }
+        let curve = try XCTUnwrap(p.curve)
+        for c in stride(from: 0.0, to: 360, by: 15) {
+            XCTAssertEqual(try XCTUnwrap(p.deviation(atCompassHeading: c)), curve.deviation(atCompassHeading: c), accuracy: 1e-12)
+        }
+    }
+
     func testGNSSFileDerivesSpeedAndCourseAndNamesBadLines() throws {
         let f = try GNSSTrackFile.parse("t,lat,lon\n0,51,0\n1,51.0001,0\n# a comment\n2,51.0001,0.0001\n", source: "g.csv")
         XCTAssertEqual(f.epochs.count, 3)
