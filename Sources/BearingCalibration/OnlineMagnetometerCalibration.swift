@@ -385,7 +385,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
         guard let r = SphereRegions.region(of: raw - inForce.offset) else { return }
         Self.merge(raw, up: up, time: time, into: &points[r], weight: settings.pointWeight, far: settings.normDisturbance)
         if let up {
-            let cell = ringCell(east.map { $0.isFinite ? $0 : raw - inForce.offset } ?? raw - inForce.offset, up: up)
+            let cell = ringCell(east.flatMap { $0.isFinite ? $0 : nil } ?? raw - inForce.offset, up: up)
             Self.merge(raw, up: up, time: time, into: &ring[cell], weight: settings.pointWeight, far: settings.normDisturbance)
         }
     }

@@ -8,6 +8,9 @@ public struct FrameEncoder: Sendable {
     struct SampleReference: Sendable {
         var recordTime: UInt64 = 0
         var time = GPSTimestamp(seconds: 0)
+        /// The length of its transfers, flat, in the sensor's slot of `previousTransfers`; -1: unknown (they did
+        /// not fit the slot, and the next sample is written in full).
+        var transfers = -1
     }
 
     /// `storage[..<used]`: the frame header's room (filled in by `finishFrame`), then the payload; the rest
@@ -24,10 +27,8 @@ public struct FrameEncoder: Sendable {
     private var samples = [SampleReference](repeating: SampleReference(), count: 16)
     private var sampled: UInt16 = 0
     /// Each sensor's previous sample's transfers, as flat bytes (`TransactionBytes`): sensor s's are
-    /// `previousTransfers[s * slot ..< s * slot + previousLength[s]]`. A sample whose transfers do not fit
-    /// its slot leaves it unknown (-1), and the next is written in full.
+    /// `previousTransfers[s * slot ..< s * slot + samples[s].transfers]`.
     private var previousTransfers = [UInt8](repeating: 0, count: 16 * Self.slot)
-    private var previousLength = [Int](repeating: -1, count: 16)
     private static let slot = 512
     /// A sample given as `I2CTransaction`s, made flat.
     private var flatScratch: [UInt8] = []
@@ -174,7 +175,7 @@ public struct FrameEncoder: Sendable {
         reserve(SampleWriter.bound(transactions: count, dataLength: dataLength))
         let at = used
         let reference = samples[s]
-        let previousCount = previousLength[s]
+        let previousCount = reference.transfers
         used = previousTransfers.withUnsafeBufferPointer { slots in
             storage.withUnsafeMutableBufferPointer { b in
                 let previous = UnsafeBufferPointer(start: slots.baseAddress! + s * Self.slot, count: max(previousCount, 0))
@@ -204,15 +205,13 @@ public struct FrameEncoder: Sendable {
                 return at + w.written.count
             }
         }
-        samples[s] = SampleReference(recordTime: recordTime, time: time)
-        if flat.count <= Self.slot {
+        let fits = flat.count <= Self.slot
+        if fits && !flat.isEmpty {
             previousTransfers.withUnsafeMutableBufferPointer { slots in
-                if !flat.isEmpty { (slots.baseAddress! + s * Self.slot).update(from: flat.baseAddress!, count: flat.count) }
+                (slots.baseAddress! + s * Self.slot).update(from: flat.baseAddress!, count: flat.count)
             }
-            previousLength[s] = flat.count
-        } else {
-            previousLength[s] = -1
         }
+        samples[s] = SampleReference(recordTime: recordTime, time: time, transfers: fits ? flat.count : -1)
     }
 
     /// A gpsd message, coded against the frame's previous message of its class, else its previous message.

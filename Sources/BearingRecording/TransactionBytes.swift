@@ -24,15 +24,24 @@ public enum TransactionBytes {
         if n > 0 { (p + headerSize).initialize(from: data.baseAddress!.assumingMemoryBound(to: UInt8.self), count: n) }
     }
 
+    /// Writes one transfer into `bytes` at `offset`, growing it (to twice its size, or to what the transfer
+    /// needs) when there is no room; returns where the transfer ends.
+    @inlinable
+    public static func write(_ operation: I2CTransaction.Operation, address: UInt8, register: UInt8, count: UInt8, errno: Int32,
+                             data: UnsafeRawBufferPointer, into bytes: inout [UInt8], at offset: Int) -> Int {
+        let end = offset + headerSize + min(data.count, 255)
+        if end > bytes.count { bytes.append(contentsOf: repeatElement(0, count: max(end, 2 * bytes.count) - bytes.count)) }
+        bytes.withUnsafeMutableBufferPointer { b in
+            write(operation, address: address, register: register, count: count, errno: errno, data: data, to: b.baseAddress! + offset)
+        }
+        return end
+    }
+
     /// Appends one transfer to `bytes`.
     public static func append(_ operation: I2CTransaction.Operation, address: UInt8, register: UInt8, count: UInt8, errno: Int32,
                               data: UnsafeRawBufferPointer, to bytes: inout [UInt8]) {
-        let at = bytes.count
-        let n = min(data.count, 255)
-        bytes.append(contentsOf: repeatElement(0, count: headerSize + n))
-        bytes.withUnsafeMutableBufferPointer { b in
-            write(operation, address: address, register: register, count: count, errno: errno, data: data, to: b.baseAddress! + at)
-        }
+        let end = write(operation, address: address, register: register, count: count, errno: errno, data: data, into: &bytes, at: bytes.count)
+        bytes.removeLast(bytes.count - end)
     }
 
     /// `t` appended as flat bytes.

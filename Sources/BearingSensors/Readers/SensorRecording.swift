@@ -26,14 +26,8 @@ public final class TransactionLog: Sendable {
     func append(_ op: I2CTransaction.Operation, address: UInt8, register: UInt8, count: UInt8, errno: Int32 = 0,
                 data: UnsafeRawBufferPointer) {
         pending.withLock { p in
-            let n = min(data.count, 255)
-            let end = p.count + TransactionBytes.headerSize + n
-            if end > p.bytes.count { p.bytes.append(contentsOf: repeatElement(0, count: max(end, 2 * p.bytes.count) - p.bytes.count)) }
-            let at = p.count
-            p.bytes.withUnsafeMutableBufferPointer { b in
-                TransactionBytes.write(op, address: address, register: register, count: count, errno: errno, data: data, to: b.baseAddress! + at)
-            }
-            p.count = end
+            p.count = TransactionBytes.write(op, address: address, register: register, count: count, errno: errno, data: data,
+                                             into: &p.bytes, at: p.count)
         }
     }
 
