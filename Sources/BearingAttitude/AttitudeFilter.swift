@@ -85,6 +85,12 @@ public struct AttitudeFilter: Sendable {
     /// Sensor → ENU with y magnetic north (9D); the same as `quaternion6D` until a magnetometer sample came.
     public var quaternion: Quaternion { headingRotation * quaternion6D }
 
+    /// How fast the heading turns with the gyroscope's `rate` (rad/s, the filter's frame), bias taken out:
+    /// rad/s clockwise seen from above. The vertical part of the rate in ENU, which the heading's own turn
+    /// (`headingRotation`, about the vertical) leaves alone.
+    @inlinable
+    public func headingRate(_ rate: Vector3) -> Double { -quaternion6D.rotatedZ(rate - gyroBias) }
+
     /// One standard deviation of the bias estimate in its worst direction, rad/s (a bound from the
     /// covariance's largest row sum).
     public var gyroBiasUncertainty: Double {

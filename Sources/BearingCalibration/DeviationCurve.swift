@@ -80,40 +80,41 @@ public struct PassiveDeviation: Sendable {
 
     public let settings: Settings
     private var sectors: [[(compass: Double, deviation: Double)]] = Array(repeating: [], count: 12)
+    /// Each sector's median observation, at its median compass heading (nil: fewer than `minimumPerSector`):
+    /// one vote per sector, kept as its sector changes.
+    private var medians: [(compass: Double, deviation: Double)?] = Array(repeating: nil, count: 12)
     /// The curve from what has been seen (nil: nothing usable yet).
     public private(set) var curve: DeviationCurve?
-    /// Before the full curve: the deviation to apply at each whole degree of compass heading.
-    private var interim: [Double]?
+    /// The deviation to apply, by compass heading (nil: nothing usable yet): the curve's once it has all five
+    /// terms, the sectors' own before (see above).
+    public private(set) var table: DeviationTable?
     /// Whether the latest epoch was one of going straight at speed (the guards of `add`, settled or not).
     public private(set) var straight = false
     /// Epochs taken, and set aside.
     public private(set) var taken = 0
     public private(set) var setAside = 0
 
-    /// The gyroscope's turn about the vertical so far (degrees, clockwise), and where it stood at the last epoch.
-    private var turn = 0.0
-    private var lastEpoch: (time: Double, turn: Double)?
+    /// The last epoch's time and the gyroscope's heading then.
+    private var lastEpoch: (time: Double, heading: Double)?
     /// Epochs before this time are not taken (nil: from `settling` after the next epoch).
     private var settledAt: Double?
 
     public init(settings: Settings = Settings()) { self.settings = settings }
 
-    /// The vehicle turned by `degrees` (clockwise, from the gyroscope) since the last call.
-    public mutating func turned(by degrees: Double) {
-        if degrees.isFinite { turn += degrees }
-    }
-
     /// One GNSS epoch at `time` (seconds): the compass heading then (degrees magnetic, before deviation), the
-    /// course and speed over ground, `eps`, and `variation` degrees east; the turn rate is the gyroscope's
-    /// turn since the epoch before. Returns whether it was taken.
+    /// gyroscope's heading then (`gyroHeading`, degrees: the attitude filter's 6D heading, which the magnetometer
+    /// never turns, from any start), the course and speed over ground, `eps`, and `variation` degrees east; the
+    /// turn rate is the gyroscope's heading's change since the epoch before (read once an epoch, not summed
+    /// every sample: at 2 °/s an epoch a second apart is far from ambiguous). Returns whether it was taken.
     @discardableResult
-    public mutating func epoch(time: Double, compass: Double, track: Double, speed: Double, eps: Double?, variation: Double) -> Bool {
+    public mutating func epoch(time: Double, compass: Double, gyroHeading: Double, track: Double, speed: Double, eps: Double?,
+                               variation: Double) -> Bool {
         straight = false
-        guard time.isFinite else { return false }
-        defer { lastEpoch = (time, turn) }
+        guard time.isFinite, gyroHeading.isFinite else { return false }
+        defer { lastEpoch = (time, gyroHeading) }
         if settledAt == nil { settledAt = time + settings.settling }
         guard let last = lastEpoch, time > last.time else { return false }
-        let turnRate = (turn - last.turn) / (time - last.time)
+        let turnRate = SwingSolver.wrap180(gyroHeading - last.heading) / (time - last.time)
         straight = goingStraight(track: track, speed: speed, turnRate: turnRate, eps: eps)
         guard time >= settledAt ?? time else { return false }
         return add(compass: compass, track: track, speed: speed, turnRate: turnRate, eps: eps, variation: variation)
@@ -152,6 +153,11 @@ public struct PassiveDeviation: Sendable {
         let s = SwingSolver.sector(c, 12)
         sectors[s].append((c, d))
         if sectors[s].count > settings.perSector { sectors[s].removeFirst() }
+        let obs = sectors[s]
+        if obs.count >= settings.minimumPerSector {
+            let devs = obs.map(\.deviation).sorted(), compasses = obs.map(\.compass).sorted()
+            medians[s] = (compasses[compasses.count / 2], devs[devs.count / 2])
+        }
         taken += 1
         refit()
         return true
@@ -159,55 +165,88 @@ public struct PassiveDeviation: Sendable {
 
     public mutating func reset() {
         sectors = Array(repeating: [], count: 12)
+        medians = Array(repeating: nil, count: 12)
         curve = nil
-        interim = nil
+        table = nil
     }
 
-    /// The deviation to apply at compass heading `degrees` (nil: nothing usable yet): the curve's once it has all
-    /// five terms, else the sectors' own (see above).
-    public func deviation(atCompassHeading degrees: Double) -> Double? {
-        if let interim, degrees.isFinite {
-            return interim[min(359, max(0, Int(AttitudeAngles.normalizedDegrees(degrees))))]
-        }
-        return curve?.deviation(atCompassHeading: degrees)
-    }
+    /// The deviation to apply at compass heading `degrees` (nil: nothing usable yet).
+    public func deviation(atCompassHeading degrees: Double) -> Double? { table?.deviation(atCompassHeading: degrees) }
 
     private mutating func refit() {
-        // Each sector's median observation, at the median compass heading: one vote per sector.
-        let medians: [(compass: Double, deviation: Double)] = sectors.compactMap { obs in
-            guard obs.count >= settings.minimumPerSector else { return nil }
-            let d = obs.map(\.deviation).sorted(), c = obs.map(\.compass).sorted()
-            return (c[c.count / 2], d[d.count / 2])
-        }
-        interim = nil
+        let medians = self.medians.compactMap { $0 }
         if medians.count >= settings.minimumSectors, let fit = SwingSolver.fitCurve(medians) {
-            curve = DeviationCurve(coefficients: fit.coefficients, uncertainties: fit.sigmas)
+            let full = DeviationCurve(coefficients: fit.coefficients, uncertainties: fit.sigmas)
+            curve = full
+            table = DeviationTable(full)
         } else if !medians.isEmpty {
             let a = medians.map(\.deviation).reduce(0, +) / Double(medians.count)
             curve = DeviationCurve(coefficients: [a, 0, 0, 0, 0])
-            interim = Self.interpolated(medians, elsewhere: a)
+            table = DeviationTable(sectors: medians, elsewhere: a)
+        } else {
+            curve = nil
+            table = nil
         }
     }
+}
 
-    /// Each whole degree's deviation from the sectors' medians: a median's own within 15° of it, linear between
-    /// two medians up to 60° apart, `elsewhere` beyond.
-    static func interpolated(_ medians: [(compass: Double, deviation: Double)], elsewhere: Double) -> [Double] {
-        let sorted = medians.sorted { $0.compass < $1.compass }
-        return (0..<360).map { degree in
-            let c = Double(degree) + 0.5
-            // The nearest median clockwise and anticlockwise of c, with their distances.
-            var below: (distance: Double, deviation: Double)?, above: (distance: Double, deviation: Double)?
-            for m in sorted {
-                let ahead = AttitudeAngles.normalizedDegrees(m.compass - c), behind = 360 - ahead
-                if above.map({ ahead < $0.distance }) ?? true { above = (ahead, m.deviation) }
-                if below.map({ behind < $0.distance }) ?? true { below = (behind, m.deviation) }
-            }
-            guard let below, let above else { return elsewhere }
-            if below.distance + above.distance <= 60 {
-                return below.deviation + (above.deviation - below.deviation) * below.distance / (below.distance + above.distance)
-            }
-            let nearest = below.distance <= above.distance ? below : above
-            return nearest.distance <= 15 ? nearest.deviation : elsewhere
+/// A deviation by compass heading, one value a whole degree, linear between: what the fusion stage applies
+/// per sample (a lookup, not the curve's sines) from the deviation learnt from driving.
+public struct DeviationTable: Equatable, Sendable {
+    /// `values[d]`: the deviation at compass heading d°, degrees east.
+    public let values: [Double]
+
+    public init(_ values: [Double]) {
+        precondition(values.count == 360)
+        self.values = values
+    }
+
+    /// The curve's deviation at each whole degree (sines by rotating a degree at a time: no trigonometry per entry).
+    public init(_ curve: DeviationCurve) {
+        let k = curve.coefficients.count == 5 ? curve.coefficients : [0, 0, 0, 0, 0]
+        let step = (sin: sin(Double.pi / 180), cos: cos(Double.pi / 180))
+        var (s, c) = (0.0, 1.0)
+        var values = [Double](repeating: 0, count: 360)
+        for d in 0..<360 {
+            values[d] = k[0] + k[1] * s + k[2] * c + k[3] * (2 * s * c) + k[4] * (c * c - s * s)
+            (s, c) = (s * step.cos + c * step.sin, c * step.cos - s * step.sin)
         }
+        self.values = values
+    }
+
+    /// From sectors' medians (compass heading, deviation): a median's own within 15° of it, linear between two
+    /// medians up to 60° apart, `elsewhere` beyond. One pass over the degrees, between neighbouring medians.
+    public init(sectors medians: [(compass: Double, deviation: Double)], elsewhere: Double) {
+        var values = [Double](repeating: elsewhere, count: 360)
+        let sorted = medians.filter { $0.compass.isFinite && $0.deviation.isFinite }
+            .map { (compass: AttitudeAngles.normalizedDegrees($0.compass), deviation: $0.deviation) }.sorted { $0.compass < $1.compass }
+        for (i, a) in sorted.enumerated() {
+            // From this median clockwise to the next (itself, once round, when it is the only one).
+            let b = sorted[(i + 1) % sorted.count]
+            let end = b.compass + (i + 1 == sorted.count ? 360 : 0), gap = end - a.compass
+            var d = Int(a.compass.rounded(.up))
+            while Double(d) < end {
+                let below = Double(d) - a.compass, above = end - Double(d)
+                let v: Double
+                if gap <= 60 {
+                    v = gap > 0 ? a.deviation + (b.deviation - a.deviation) * below / gap : a.deviation
+                } else {
+                    v = below <= 15 ? a.deviation : above <= 15 ? b.deviation : elsewhere
+                }
+                values[((d % 360) + 360) % 360] = v
+                d += 1
+            }
+        }
+        self.values = values
+    }
+
+    /// The deviation at compass heading `degrees` (0 for a heading that is not a number).
+    @inlinable
+    public func deviation(atCompassHeading degrees: Double) -> Double {
+        guard degrees.isFinite else { return 0 }
+        var h = degrees.truncatingRemainder(dividingBy: 360)
+        if h < 0 { h += 360 }
+        let i = min(359, Int(h)), f = h - Double(i)
+        return values[i] + (values[i == 359 ? 0 : i + 1] - values[i]) * f
     }
 }

@@ -35,7 +35,7 @@ public struct AttitudeAngles: Equatable, Sendable {
         let forward = q.rotate(Vector3(1, 0, 0))
         let right = q.rotate(Vector3(0, sideSign, 0))
         let down = q.rotate(Vector3(0, 0, sideSign))
-        heading = Self.normalizedDegrees(atan2(forward.x, forward.y) * 180 / .pi)
+        heading = Self.normalizedDegrees(Self.heading(forward: forward))
         pitch = asin(max(-1, min(1, forward.z))) * 180 / .pi
         // ENU z is up: the down components of the right and down axes are −z.
         roll = atan2(-right.z, -down.z) * 180 / .pi
@@ -52,6 +52,16 @@ public struct AttitudeAngles: Equatable, Sendable {
         // Forward-right-down axes are the forward-left-up ones turned half a turn about forward.
         return body == .forwardLeftUp ? flu : flu * Quaternion(w: 0, x: 1, y: 0, z: 0)
     }
+
+    /// The heading of `q`'s +x axis (forward in `flu` and `frd` alike), degrees clockwise from north, in
+    /// (−180, 180]: `heading` without the rest of the angles (one rotation, one arctangent).
+    @inlinable
+    public static func heading(_ q: Quaternion) -> Double {
+        heading(forward: q.rotate(Vector3(1, 0, 0)))
+    }
+
+    @inlinable
+    static func heading(forward: Vector3) -> Double { atan2(forward.x, forward.y) * 180 / .pi }
 
     /// `degrees` in [0, 360).
     public static func normalizedDegrees(_ degrees: Double) -> Double {

@@ -63,6 +63,11 @@ public struct Quaternion: Equatable, Hashable, Sendable, Codable, CustomStringCo
     }
 
     /// `q ⊗ (0, v) ⊗ q*` for a unit quaternion, without forming the products.
+    /// The z component of `rotate(v)` alone: the third row of the rotation matrix.
+    @inlinable public func rotatedZ(_ v: Vector3) -> Double {
+        2 * (x * z - w * y) * v.x + 2 * (y * z + w * x) * v.y + (1 - 2 * (x * x + y * y)) * v.z
+    }
+
     @inlinable public func rotate(_ v: Vector3) -> Vector3 {
         // v + 2w(u × v) + 2u × (u × v), u = (x, y, z).
         let tx = 2 * (y * v.z - z * v.y)

@@ -61,15 +61,20 @@ public struct AttitudeFusion: Sendable {
     public private(set) var online: OnlineMagnetometerCalibration?
     /// The deviation learnt from driving (`vehicle` car or rover; nil otherwise): it corrects the headings.
     public private(set) var driving: PassiveDeviation?
+    /// `driving`'s table, taken each time it may have changed (a fix, a restart): the per-sample lookup reads it
+    /// alone (no `didSet`: the gyroscope's turn changes `driving` every sample).
+    private var drivingTable: DeviationTable?
     /// The deviation curve from the deviation file (`bearing swing`'s); the one learnt from driving, once it
     /// has one, takes its place (it is measured on the same compass heading, after the same calibration).
     public private(set) var measuredDeviation: DeviationCurve?
-    /// The latest inertial sample's time: the gyroscope's turn since is the deviation from driving's, and a
-    /// fix arriving now reaches the samples' clock then.
+    /// The latest inertial sample's time (on land): a fix arriving now reaches the samples' clock then.
     private var lastInertial: Double?
     /// On land (`vehicle` car or rover): the vehicle's own acceleration, from the fixes' speed, taken out of the
     /// accelerometer before the filter (its "up" and online calibration's); nil otherwise.
     private var motion: VehicleAcceleration?
+    /// A car or rover: `driving` and `motion` are there (a flag, so that the per-sample path tests no optional
+    /// struct: that copied it).
+    private let onLand: Bool
     /// Online calibration's quality word, kept from its latest state (it changes only with an event).
     private var quality: String?
     /// Told of each change the online calibration makes (nil: the interference began or ended), with its
@@ -99,6 +104,7 @@ public struct AttitudeFusion: Sendable {
         self.auto = auto
         driving = vehicle.learnsFromDriving ? PassiveDeviation() : nil
         motion = vehicle.learnsFromDriving ? VehicleAcceleration() : nil
+        onLand = vehicle.learnsFromDriving
         onlineSettings = vehicle.learnsFromDriving ? .forLand : OnlineCalibrationSettings()
         filter = AttitudeFilter(parameters: parameters)
         self.parameters = parameters
@@ -123,6 +129,7 @@ public struct AttitudeFusion: Sendable {
         case .calibration(let c):
             calibration = c
             driving?.restart(at: nil)
+            drivingTable = nil
             if auto != .off {
                 online = OnlineMagnetometerCalibration(calibration: c?.correction, origin: c?.origin ?? .none, settings: onlineSettings)
                 if let r = local?.reference { online?.expect(field: r.norm, dip: r.dip) }
@@ -162,16 +169,13 @@ public struct AttitudeFusion: Sendable {
             let rate = s.angularRate.map { toLevel * $0 }
             // The vehicle's own acceleration out, for the filter only: ATT reports the specific force measured.
             var gravity = acc
-            if let rate, let motion { gravity = acc - motion.acceleration(at: t, angularRate: rate - filter.gyroBias) }
+            if onLand, let rate, let a = motion?.acceleration(at: t, angularRate: rate - filter.gyroBias) { gravity = acc - a }
             if (rate == nil) != withoutGyroscope {
                 withoutGyroscope = rate == nil
                 filter = AttitudeFilter(parameters: withoutGyroscope ? parametersWithoutGyroscope : parameters, magneticReference: referenceGiven)
             }
             if let rate { filter.updateGyroscope(rate, at: t) }
-            if let rate, driving != nil {
-                if let last = lastInertial, t > last { driving?.turned(by: -filter.quaternion.rotate(rate - filter.gyroBias).z * (t - last) * 180 / .pi) }
-            }
-            if motion != nil || driving != nil { lastInertial = t }
+            if onLand { lastInertial = t }
             filter.updateAccelerometer(gravity, at: t)
             if filter.hasMagnetometer, let field { emitted = attitude(s, acceleration: acc, angularRate: rate, field: field) }
         }
@@ -202,7 +206,10 @@ public struct AttitudeFusion: Sendable {
         for change in changes {
             // One that turns the heading more than a refinement would: the deviation from driving starts again.
             filter.adopt(change, field: online.field, local: local?.reference)
-            if change.turnsTheHeading { driving?.restart(at: time.unixTime) }
+            if change.turnsTheHeading {
+                driving?.restart(at: time.unixTime)
+                drivingTable = nil
+            }
             onOnlineEvent?(change, OnlineCalibrationState(online, mode: auto, time: time, wmm: local?.reference))
         }
         if changes.isEmpty && online.interference != was {
@@ -221,7 +228,9 @@ public struct AttitudeFusion: Sendable {
               let variation = local?.declination.value, filter.hasMagnetometer else { return }
         let time = stamp.unixTime
         let compass = AttitudeAngles(filter.quaternion, body: .forwardRightDown).heading
-        driving?.epoch(time: time, compass: compass, track: track, speed: speed, eps: f.eps, variation: variation)
+        let gyroHeading = AttitudeAngles.heading(filter.quaternion6D)
+        driving?.epoch(time: time, compass: compass, gyroHeading: gyroHeading, track: track, speed: speed, eps: f.eps, variation: variation)
+        drivingTable = driving?.table
         guard driving?.straight == true, auto == .track, !withoutGyroscope, var online else { return }
         let toSensor = magnetometerToLevel.transposed
         let up = toSensor * filter.quaternion6D.conjugate.rotate(Vector3(0, 0, 1))
@@ -247,13 +256,17 @@ public struct AttitudeFusion: Sendable {
     private func attitude(_ s: InertialSample, acceleration: Vector3, angularRate: Vector3?,
                           field: (value: Vector3, status: String)) -> Attitude {
         // The deviation in force at the compass heading turns the whole orientation about the vertical: the one
-        // learnt from driving, else the measured one. (Optional chaining: `if let` or `??` on these copied the
-        // whole fusion every sample, 1,370 instructions, in a release build.)
-        var deviation = driving?.deviation(atCompassHeading: AttitudeAngles(filter.quaternion, body: .forwardRightDown).heading)
-        if deviation == nil {
-            deviation = measuredDeviation?.deviation(atCompassHeading: AttitudeAngles(filter.quaternion, body: .forwardRightDown).heading)
+        // learnt from driving, else the measured one; the compass heading only where there is one. (Optional
+        // chaining: `if let` or `??` on these copied the whole fusion every sample, 1,370 instructions, in a
+        // release build.)
+        let compass = filter.quaternion
+        var deviation: Double?
+        if drivingTable != nil || measuredDeviation?.coefficients.isEmpty == false {
+            let heading = AttitudeAngles.heading(compass)
+            deviation = drivingTable?.deviation(atCompassHeading: heading)
+            if deviation == nil { deviation = measuredDeviation?.deviation(atCompassHeading: heading) }
         }
-        let magnetic = deviation.map { Quaternion.aboutZ(-$0 * .pi / 180) * filter.quaternion } ?? filter.quaternion
+        let magnetic = deviation.map { Quaternion.aboutZ(-$0 * .pi / 180) * compass } ?? compass
         let declination = trueNorth ? local?.declination : nil
         let q = declination == nil ? magnetic : (northTurn ?? .identity) * magnetic
         let angles = AttitudeAngles(q, body: .forwardRightDown)

@@ -127,7 +127,7 @@ struct AttitudeCommand: ParsableCommand {
                 }
             }
             let compass = AttitudeAngles(filter.filter.quaternion, body: axes).heading
-            driving.step(s, dt: dt, filter: &filter, compass: compass)
+            driving.step(s, filter: &filter, compass: compass)
             let q = filter.filter.quaternion
             let turn = declination + driving.deviation(at: compass)
             let oriented = turn == 0 ? q : q.trueNorth(declination: turn)
@@ -246,14 +246,14 @@ private struct DrivingDeviation {
         return out
     }
 
-    /// After one sample: the turn about the vertical (°, clockwise) and the epochs the sample has reached.
+    /// After one sample: the epochs it has reached (a swing also takes its rate of turn).
     /// On land an epoch going straight at speed also goes to a course-aided start of the calibration.
-    mutating func step(_ s: IMUSample, dt: Double, filter online: inout OnlineCalibratedFilter, compass: Double) {
+    mutating func step(_ s: IMUSample, filter online: inout OnlineCalibratedFilter, compass: Double) {
         guard passive || swing != nil else { return }
         let filter = online.filter
-        let turnRate = -filter.quaternion.rotate(s.gyroscope - filter.gyroBias).z * 180 / .pi
-        if passive, dt > 0, dt.isFinite { deviation.turned(by: turnRate * dt) }
-        swing?.attitude(time: s.time, compassHeading: compass, rateOfTurn: turnRate, variation: variation)
+        if swing != nil {
+            swing?.attitude(time: s.time, compassHeading: compass, rateOfTurn: filter.headingRate(s.gyroscope) * 180 / .pi, variation: variation)
+        }
         while next < epochs.count, epochs[next].time <= s.time {
             let e = epochs[next]
             next += 1
@@ -262,7 +262,8 @@ private struct DrivingDeviation {
                 if e.time >= swingFrom { swing?.epoch(time: e.time, speed: speed, track: track, eph: nil, eps: e.eps) }
                 continue
             }
-            let taken = deviation.epoch(time: e.time, compass: compass, track: track, speed: speed, eps: e.eps, variation: variation)
+            let taken = deviation.epoch(time: e.time, compass: compass, gyroHeading: AttitudeAngles.heading(filter.quaternion6D), track: track,
+                                        speed: speed, eps: e.eps, variation: variation)
             if deviation.straight { online.course(track, declination: variation, time: e.time) }
             guard taken else { continue }
             let level = deviation.curve == nil ? 0 : deviation.sectorsCovered >= deviation.settings.minimumSectors ? 2 : 1

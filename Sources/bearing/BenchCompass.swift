@@ -44,6 +44,10 @@ struct BenchCompass: ParsableCommand {
     /// Online magnetometer calibration on (`calibration.auto: track`) in the 9-axis loop: its per-sample work and
     /// its fits (every 10 s of sample time), amortized.
     @Flag var online = false
+    /// `vehicle: car` in the 9-axis loop: a fix a second (12 m/s along the board's heading, which holds still
+    /// instead of turning at 3 °/s), its speed taken out of the accelerometer, the deviation from driving
+    /// learnt and applied: the whole per-sample path of a car (without a turn, online calibration fits nothing).
+    @Option var vehicle: String = "none"
 
     /// Samples whose reads the replaying bus records (a multiple of 5, the magnetometer's period in samples).
     static let recorded = 1_000
@@ -69,7 +73,9 @@ struct BenchCompass: ParsableCommand {
         var t = 0.0
         let compass = VirtualCompass(turnRate: 3, noise: 0.2, clock: { t })
         compass.orientation = try Orientation(axes: "+X-Y-Z")
-        let board = VirtualIMU.board(earth: compass.earthField, heading: { 3 * $0 }, pitch: { 5 * sin($0) }, roll: { 10 * sin(0.7 * $0) })
+        // In a car the board goes straight, its fixes taken (and the replayed reads agree with them).
+        let turnRate = vehicle == "none" ? 3.0 : 0
+        let board = VirtualIMU.board(earth: compass.earthField, heading: { turnRate * $0 }, pitch: { 5 * sin($0) }, roll: { 10 * sin(0.7 * $0) })
         if imu {
             compass.board = { board.boardField(at: $0) }
             ChipModels.attachInertial(chip: "lsm6dsox", to: models) { board.motion(at: t) }
@@ -138,13 +144,21 @@ struct BenchCompass: ParsableCommand {
             }
             stage.cancel()
         } else if let gyro {
+            guard let vehicle = Vehicle(rawValue: vehicle) else { throw ValidationError("--vehicle \(self.vehicle): none, car, rover or boat") }
             var fusion = AttitudeFusion(imuOrientation: orientation, magnetometerOrientation: orientation, trueNorth: true,
-                                        auto: online ? .track : .off)
+                                        auto: online ? .track : .off, vehicle: vehicle)
             if online { fusion.step(.calibration(nil)) }
             fusion.step(.localField(field))
             for i in 0..<samples {
                 t = Double(i) * 0.01
                 let time = GPSTimestamp(unixTime: 1_780_000_000 + t)
+                if vehicle != .none, i % 100 == 0 {
+                    var fix = GPSFix(mode: .threeD, time: time, latitude: 50.8, longitude: -1.1)
+                    fix.speed = 12
+                    fix.track = Compass.normalize(turnRate * t + field.declination.value)
+                    fix.eps = 0.2
+                    fusion.step(.fix(fix))
+                }
                 if i % 5 == 0 {
                     let r = try driver.read()
                     recordSample(.magnetometer, time)
