@@ -61,8 +61,7 @@ public struct AttitudeFusion: Sendable {
     public private(set) var online: OnlineMagnetometerCalibration?
     /// The deviation learnt from driving (`vehicle` car or rover; nil otherwise): it corrects the headings.
     public private(set) var driving: PassiveDeviation?
-    /// `driving`'s table, taken each time it may have changed (a fix, a restart): the per-sample lookup reads it
-    /// alone (no `didSet`: the gyroscope's turn changes `driving` every sample).
+    /// `driving`'s table, taken each time it may change (a fix, a restart): the per-sample lookup reads it alone.
     private var drivingTable: DeviationTable?
     /// The deviation curve from the deviation file (`bearing swing`'s); the one learnt from driving, once it
     /// has one, takes its place (it is measured on the same compass heading, after the same calibration).
@@ -72,8 +71,7 @@ public struct AttitudeFusion: Sendable {
     /// On land (`vehicle` car or rover): the vehicle's own acceleration, from the fixes' speed, taken out of the
     /// accelerometer before the filter (its "up" and online calibration's); nil otherwise.
     private var motion: VehicleAcceleration?
-    /// A car or rover: `driving` and `motion` are there (a flag, so that the per-sample path tests no optional
-    /// struct: that copied it).
+    /// A car or rover: `driving` and `motion` are there.
     private let onLand: Bool
     /// Online calibration's quality word, kept from its latest state (it changes only with an event).
     private var quality: String?
