@@ -71,8 +71,6 @@ public struct AttitudeFusion: Sendable {
     /// On land (`vehicle` car or rover): the vehicle's own acceleration, from the fixes' speed, taken out of the
     /// accelerometer before the filter (its "up" and online calibration's); nil otherwise.
     private var motion: VehicleAcceleration?
-    /// A car or rover: `driving` and `motion` are there.
-    private let onLand: Bool
     /// Online calibration's quality word, kept from its latest state (it changes only with an event).
     private var quality: String?
     /// Told of each change the online calibration makes (nil: the interference began or ended), with its
@@ -102,7 +100,6 @@ public struct AttitudeFusion: Sendable {
         self.auto = auto
         driving = vehicle.learnsFromDriving ? PassiveDeviation() : nil
         motion = vehicle.learnsFromDriving ? VehicleAcceleration() : nil
-        onLand = vehicle.learnsFromDriving
         onlineSettings = vehicle.learnsFromDriving ? .forLand : OnlineCalibrationSettings()
         filter = AttitudeFilter(parameters: parameters)
         self.parameters = parameters
@@ -167,13 +164,13 @@ public struct AttitudeFusion: Sendable {
             let rate = s.angularRate.map { toLevel * $0 }
             // The vehicle's own acceleration out, for the filter only: ATT reports the specific force measured.
             var gravity = acc
-            if onLand, let rate, let a = motion?.acceleration(at: t, angularRate: rate - filter.gyroBias) { gravity = acc - a }
+            if let rate, let a = motion?.acceleration(at: t, angularRate: rate - filter.gyroBias) { gravity = acc - a }
             if (rate == nil) != withoutGyroscope {
                 withoutGyroscope = rate == nil
                 filter = AttitudeFilter(parameters: withoutGyroscope ? parametersWithoutGyroscope : parameters, magneticReference: referenceGiven)
             }
             if let rate { filter.updateGyroscope(rate, at: t) }
-            if onLand { lastInertial = t }
+            if motion != nil { lastInertial = t }
             filter.updateAccelerometer(gravity, at: t)
             if filter.hasMagnetometer, let field { emitted = attitude(s, acceleration: acc, angularRate: rate, field: field) }
         }
