@@ -244,8 +244,7 @@ public struct DeviationTable: Equatable, Sendable {
     @inlinable
     public func deviation(atCompassHeading degrees: Double) -> Double {
         guard degrees.isFinite else { return 0 }
-        var h = degrees.truncatingRemainder(dividingBy: 360)
-        if h < 0 { h += 360 }
+        let h = AttitudeAngles.normalizedDegrees(degrees)
         let i = min(359, Int(h)), f = h - Double(i)
         return values[i] + (values[i == 359 ? 0 : i + 1] - values[i]) * f
     }

@@ -64,6 +64,7 @@ public struct AttitudeAngles: Equatable, Sendable {
     static func heading(forward: Vector3) -> Double { atan2(forward.x, forward.y) * 180 / .pi }
 
     /// `degrees` in [0, 360).
+    @inlinable
     public static func normalizedDegrees(_ degrees: Double) -> Double {
         var d = degrees.truncatingRemainder(dividingBy: 360)
         if d < 0 { d += 360 }
