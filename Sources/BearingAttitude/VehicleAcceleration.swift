@@ -11,8 +11,9 @@ import BearingModel
 ///
 /// v̇ is the difference of the last two epochs' speeds (the receiver's Doppler speed at about 1 Hz: half an
 /// epoch late, within the filter's 3 s low-pass), and v runs on from the last epoch with it. Nothing is taken
-/// out more than `staleAfter` seconds after the last epoch; v̇ is zero across a gap in the epochs and for a
-/// change of speed no car makes (a GNSS jump). Reversing is taken as forward: slow, and brief. Pure.
+/// out more than `staleAfter` seconds after the last epoch (a fix repeated with the same time is not one); v̇
+/// is zero across a gap in the epochs and for a change of speed no car makes (a GNSS jump). Reversing is taken
+/// as forward: slow, and brief. Pure.
 public struct VehicleAcceleration: Sendable {
     /// Seconds after an epoch (on the samples' clock) that its speed is still used.
     public var staleAfter = 2.5
@@ -34,8 +35,10 @@ public struct VehicleAcceleration: Sendable {
             change = 0
             return
         }
+        // A fix whose time does not advance (gpsd repeating a frozen TPV) is no new epoch: its speed is stale.
+        if let last, fixTime <= last.fixTime { return }
         change = 0
-        if let last, fixTime > last.fixTime, fixTime - last.fixTime <= staleAfter {
+        if let last, fixTime - last.fixTime <= staleAfter {
             let a = (speed - last.speed) / (fixTime - last.fixTime)
             if abs(a) <= maximumAcceleration { change = a }
         }

@@ -46,6 +46,11 @@ final class VehicleAccelerationTests: XCTestCase {
         a.epoch(speed: 2, fixTime: 120, arrival: 20)
         a.epoch(speed: 0, fixTime: 121, arrival: 21)
         XCTAssertEqual(a.acceleration(at: 22, angularRate: Vector3(0, 0, 0.1)), Vector3(-2, 0, 0))
+        // A frozen TPV (gpsd repeating the same fix): no new epoch, so it goes stale as if none came.
+        a.epoch(speed: 10, fixTime: 200, arrival: 30)
+        for k in 1...4 { a.epoch(speed: 10, fixTime: 200, arrival: 30 + Double(k)) }
+        XCTAssertEqual(a.acceleration(at: 31, angularRate: Vector3(0, 0, 0.1)), Vector3(0, 1, 0))
+        XCTAssertEqual(a.acceleration(at: 34, angularRate: Vector3(0, 0, 0.1)), .zero, "stale: the repeats are not epochs")
     }
 
     /// A car pulling away at 1.5 m/s² for 8 s: the filter's pitch from the raw accelerometer is off by several
