@@ -53,7 +53,7 @@ struct AttitudeCommand: ParsableCommand {
         if let position, Calibrate.parsePosition(position) == nil {
             throw ValidationError("--position \(position): expected latitude,longitude[,height km], e.g. 52.1,4.3 or -33.9,151.2,0.05")
         }
-        if !["car", "rover", "boat"].contains(vehicle) {
+        if Self.vehicles[vehicle] == nil {
             throw ValidationError("--vehicle \(vehicle): allowed: car, rover, boat")
         }
         if !["track", "off"].contains(calibration) {
@@ -66,6 +66,9 @@ struct AttitudeCommand: ParsableCommand {
             throw ValidationError("--body \(body): allowed: \(BodyAxes.allCases.map(\.rawValue).joined(separator: ", "))")
         }
     }
+
+    /// The vehicles `--vehicle` takes (a board on no vehicle is the daemon's `none`: here a car is the default).
+    static let vehicles: [String: Vehicle] = ["car": .car, "rover": .rover, "boat": .boat]
 
     /// Degrees east to turn magnetic into true north, 0 when neither option is given.
     func trueNorthDeclination() -> Double {
@@ -104,8 +107,8 @@ struct AttitudeCommand: ParsableCommand {
             throw Self.badInput("\(samples): neither gyr_x,gyr_y,gyr_z nor mag_x,mag_y,mag_z columns: an accelerometer alone gives no attitude to follow")
         }
         // Without a gyroscope the samples' zero rates leave the strapdown still: an accelerometer-tilted compass.
-        let land = vehicle != "boat"
-        var online = calibration == "off" ? nil : OnlineMagnetometerCalibration(calibration: nil, origin: .none, settings: land ? .forLand : OnlineCalibrationSettings())
+        let vehicle = Self.vehicles[self.vehicle] ?? .car
+        var online = calibration == "off" ? nil : OnlineMagnetometerCalibration(calibration: nil, origin: .none, settings: vehicle.learnsFromDriving ? .forLand : OnlineCalibrationSettings())
         // The first fix: WMM's declination (true north, unless given) and its field for the calibration.
         if let first = track?.epochs.first {
             let year = WorldMagneticModel.decimalYear(unixSeconds: Date().timeIntervalSince1970)
@@ -223,11 +226,11 @@ private struct DrivingDeviation {
     var swing: SwingCollector?
     var swingFrom = -Double.infinity
 
-    init(epochs: [GNSSTrackFile.Epoch], vehicle: String, variation: Double) {
+    init(epochs: [GNSSTrackFile.Epoch], vehicle: Vehicle, variation: Double) {
         self.epochs = epochs
-        passive = vehicle != "boat" && !epochs.isEmpty
+        passive = vehicle.learnsFromDriving && !epochs.isEmpty
         self.variation = variation
-        if vehicle == "boat" && !epochs.isEmpty {
+        if !vehicle.learnsFromDriving && !epochs.isEmpty {
             swing = SwingCollector()
             Syscall.printToStandardError("--vehicle boat: in a current the course over ground is not the heading; the track is solved as a GNSS swing, with the current, at the end (bearing swing applies one)\n")
         }
@@ -250,9 +253,10 @@ private struct DrivingDeviation {
     /// On land an epoch going straight at speed also goes to a course-aided start of the calibration.
     mutating func step(_ s: IMUSample, filter online: inout OnlineCalibratedFilter, compass: Double) {
         guard passive || swing != nil else { return }
-        let filter = online.filter
+        // The filter's values are read where they are needed: a copy of the whole filter every sample would cost.
         if swing != nil {
-            swing?.attitude(time: s.time, compassHeading: compass, rateOfTurn: filter.headingRate(s.gyroscope) * 180 / .pi, variation: variation)
+            let rate = online.filter.headingRate(s.gyroscope)
+            swing?.attitude(time: s.time, compassHeading: compass, rateOfTurn: rate * 180 / .pi, variation: variation)
         }
         while next < epochs.count, epochs[next].time <= s.time {
             let e = epochs[next]
@@ -262,7 +266,7 @@ private struct DrivingDeviation {
                 if e.time >= swingFrom { swing?.epoch(time: e.time, speed: speed, track: track, eph: nil, eps: e.eps) }
                 continue
             }
-            let taken = deviation.epoch(time: e.time, compass: compass, gyroHeading: AttitudeAngles.heading(filter.quaternion6D), track: track,
+            let taken = deviation.epoch(time: e.time, compass: compass, gyroHeading: AttitudeAngles.heading(online.filter.quaternion6D), track: track,
                                         speed: speed, eps: e.eps, variation: variation)
             if deviation.straight { online.course(track, declination: variation, time: e.time) }
             guard taken else { continue }
