@@ -35,10 +35,11 @@ public struct VehicleAcceleration: Sendable {
             change = 0
             return
         }
-        // A fix whose time does not advance (gpsd repeating a frozen TPV) is no new epoch: its speed is stale.
-        if let last, fixTime <= last.fixTime { return }
+        // A fix repeated with the same time (gpsd repeating a frozen TPV) is no new epoch: its speed is stale.
+        // One from before the last (the receiver's clock stepped back) starts again from itself.
+        if let last, fixTime == last.fixTime { return }
         change = 0
-        if let last, fixTime - last.fixTime <= staleAfter {
+        if let last, fixTime > last.fixTime, fixTime - last.fixTime <= staleAfter {
             let a = (speed - last.speed) / (fixTime - last.fixTime)
             if abs(a) <= maximumAcceleration { change = a }
         }

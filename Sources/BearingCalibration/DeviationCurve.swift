@@ -111,6 +111,9 @@ public struct PassiveDeviation: Sendable {
                                variation: Double) -> Bool {
         straight = false
         guard time.isFinite, gyroHeading.isFinite else { return false }
+        // A fix repeated with the same time (a frozen TPV) is no new epoch; one from before the last (the
+        // receiver's clock stepped back) starts the turn rate again from itself.
+        if let last = lastEpoch, time == last.time { return false }
         defer { lastEpoch = (time, gyroHeading) }
         if settledAt == nil { settledAt = time + settings.settling }
         guard let last = lastEpoch, time > last.time else { return false }

@@ -51,6 +51,9 @@ final class VehicleAccelerationTests: XCTestCase {
         for k in 1...4 { a.epoch(speed: 10, fixTime: 200, arrival: 30 + Double(k)) }
         XCTAssertEqual(a.acceleration(at: 31, angularRate: Vector3(0, 0, 0.1)), Vector3(0, 1, 0))
         XCTAssertEqual(a.acceleration(at: 34, angularRate: Vector3(0, 0, 0.1)), .zero, "stale: the repeats are not epochs")
+        // The receiver's clock stepped back: a new start from that fix (no change of speed across the step).
+        a.epoch(speed: 8, fixTime: 150, arrival: 35)
+        XCTAssertEqual(a.acceleration(at: 35.5, angularRate: Vector3(0, 0, 0.1)), Vector3(0, 0.8, 0))
     }
 
     /// A car pulling away at 1.5 m/s² for 8 s: the filter's pitch from the raw accelerometer is off by several

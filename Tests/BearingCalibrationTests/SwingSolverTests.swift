@@ -180,6 +180,27 @@ final class PassiveDeviationTests: XCTestCase {
         XCTAssertNil(p.curve)
     }
 
+    /// A frozen TPV (gpsd repeating one fix while the car turns) is no epoch: the next real one measures its
+    /// turn from the last real one, so the turn made meanwhile sets it aside. A clock stepped back starts again.
+    func testARepeatedFixIsNoEpochAndAClockSteppedBackStartsAgain() {
+        var p = PassiveDeviation()
+        func epoch(_ t: Double, _ gyro: Double) -> Bool {
+            p.epoch(time: t, compass: 10, gyroHeading: gyro, track: 10, speed: 12, eps: nil, variation: 0)
+        }
+        for t in 0...40 { _ = epoch(Double(t), 10) }
+        let taken = p.taken
+        XCTAssertGreaterThan(taken, 0)
+        // Frozen at t 40 while the car turns 90° in 3 s.
+        for k in 1...3 { XCTAssertFalse(epoch(40, 10 + 30 * Double(k)), "a repeat of the fix at 40 s") }
+        XCTAssertFalse(epoch(44, 100), "the turn since the last real epoch: 22.5°/s")
+        XCTAssertFalse(p.straight)
+        XCTAssertEqual(p.taken, taken)
+        // The receiver's clock stepped back 30 s: the turn rate starts again from there.
+        XCTAssertFalse(epoch(14, 100))
+        XCTAssertTrue(epoch(15, 100))
+        XCTAssertEqual(p.taken, taken + 1)
+    }
+
     /// Before the full curve the deviation applied is each sector's own where the vehicle has been, interpolated
     /// between neighbours, and the mean elsewhere: one heading's left-over iron is not carried to the others.
     func testBeforeTheCurveEachHeadingGetsTheDeviationSeenThere() throws {
