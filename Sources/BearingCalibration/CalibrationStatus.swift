@@ -97,6 +97,16 @@ extension WireEncoding {
             if let error = d.error { o.string("error", error) }
             w.raw("deviation", o.finished())
         }
+        if let d = c.driving {
+            var o = fileState(d)
+            if let r = d.record {
+                o.string("kept", r.time)
+                o.int("sectors", r.sectors.filter { !$0.isEmpty }.count)
+                o.time("loaded", d.loaded)
+            }
+            if let error = d.error { o.string("error", error) }
+            w.raw("driving", o.finished())
+        }
         return w.finished()
     }
 
@@ -123,6 +133,8 @@ public struct CalibrationStatus: Equatable, Sendable {
     public var accelerometer: CalibrationFileState<AccelerometerCalibrationRecord>?
     public var level: CalibrationFileState<MountingLevelRecord>?
     public var deviation: CalibrationFileState<DeviationRecord>?
+    /// The deviation from driving kept by an earlier run, as read at start or on reload (a car or rover).
+    public var driving: CalibrationFileState<DrivingDeviationRecord>?
     /// Online calibration: its state now (nil: off), and why its kept file was last rejected.
     public var online: OnlineCalibrationState?
     public var onlineMode: AutoCalibrationMode = .off

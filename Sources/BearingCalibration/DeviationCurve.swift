@@ -156,14 +156,32 @@ public struct PassiveDeviation: Sendable {
         let s = SwingSolver.sector(c, 12)
         sectors[s].append((c, d))
         if sectors[s].count > settings.perSector { sectors[s].removeFirst() }
-        let obs = sectors[s]
-        if obs.count >= settings.minimumPerSector {
-            let devs = obs.map(\.deviation).sorted(), compasses = obs.map(\.compass).sorted()
-            medians[s] = (compasses[compasses.count / 2], devs[devs.count / 2])
-        }
+        updateMedian(s)
         taken += 1
         refit()
         return true
+    }
+
+    /// Each sector's observations (compass heading, deviation), oldest first: what `restore` takes back.
+    public var observations: [[(compass: Double, deviation: Double)]] { sectors }
+
+    /// Puts back observations kept from an earlier run (`DrivingDeviationRecord`): the sectors, their medians
+    /// and the curve are as they were. Twelve sectors; a sector's newest `perSector` are kept.
+    public mutating func restore(_ observations: [[(compass: Double, deviation: Double)]]) {
+        guard observations.count == 12 else { return }
+        reset()
+        for s in 0..<12 {
+            sectors[s] = Array(observations[s].suffix(settings.perSector))
+            updateMedian(s)
+        }
+        refit()
+    }
+
+    private mutating func updateMedian(_ s: Int) {
+        let obs = sectors[s]
+        guard obs.count >= settings.minimumPerSector else { return }
+        let devs = obs.map(\.deviation).sorted(), compasses = obs.map(\.compass).sorted()
+        medians[s] = (compasses[compasses.count / 2], devs[devs.count / 2])
     }
 
     public mutating func reset() {

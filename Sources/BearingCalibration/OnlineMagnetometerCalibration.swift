@@ -119,7 +119,10 @@ public struct CalibrationChange: Equatable, Sendable {
     /// Whether it turns the heading, not merely refines it: a step, a recall, or a hard iron moved by more than
     /// 1 % of the field (up to about 1.5° of heading at 65° dip). What was built on the calibration before it (the
     /// filter's settled heading, the deviation learnt from driving) then starts again.
-    public var turnsTheHeading: Bool { afterStep || recalled || fromCourse || offsetMoved > 0.01 * after.meanNorm }
+    public var turnsTheHeading: Bool { afterStep || recalled || fromCourse || Self.turnsTheHeading(offsetMoved: offsetMoved, field: after.meanNorm) }
+
+    /// Whether a hard iron moved by `offsetMoved` turns the heading of a field of magnitude `field` (µT).
+    public static func turnsTheHeading(offsetMoved: Double, field: Double) -> Bool { offsetMoved > 0.01 * field }
 
     /// One line for the journal: what changed, by how much, and why it was taken.
     public var summary: String {

@@ -70,6 +70,7 @@ public final class Agent: @unchecked Sendable {
     private let accelerometerCalibration = CurrentValueSubject<ActiveCalibration?, Never>(nil)
     private let mountingLevel = CurrentValueSubject<MountingLevel?, Never>(nil)
     private let deviationCurve = CurrentValueSubject<DeviationCurve?, Never>(nil)
+    private let keptDrivingDeviation = CurrentValueSubject<DrivingDeviationRecord?, Never>(nil)
     private var dataLog: DataLog?
     private var subscriptions: [AnyCancellable] = []
     private var started = false
@@ -244,10 +245,12 @@ public final class Agent: @unchecked Sendable {
         let hub = self.hub
         if let calibrations {
             let (magnetometer, accelerometer, level, deviation) = (magnetometerCalibration, accelerometerCalibration, mountingLevel, deviationCurve)
+            let driving = keptDrivingDeviation
             calibrations.onChange { [pipelineQueue, weak self] in
                 let status = calibrations.status
                 let agent = self
                 let active = calibrations.activeMagnetometer
+                let kept = calibrations.driving?.current
                 pipelineQueue.async {
                     agent?.recordCalibrations()
                     agent?.onlineState = nil
@@ -255,6 +258,7 @@ public final class Agent: @unchecked Sendable {
                     accelerometer.send(status.accelerometer?.record?.active)
                     level.send(status.level?.record.flatMap { try? $0.level() })
                     deviation.send(status.deviation?.record.flatMap { try? $0.curve() })
+                    driving.send(kept)
                     if let agent { hub.publishCalibration(agent.calibrationObject(status)) }
                 }
             }
@@ -354,12 +358,14 @@ public final class Agent: @unchecked Sendable {
         var fusion = AttitudeFusion(imuOrientation: config.imu.orientation, magnetometerOrientation: config.magnetometer.orientation,
                                     trueNorth: config.heading.trueNorth, auto: config.autoCalibration, vehicle: config.vehicle)
         fusion.onOnlineEvent = { [weak self] change, state in self?.onlineEvent(change, state) }
+        fusion.onDrivingDeviation = { [weak self] record in self?.keepDrivingDeviation(record) }
         CompassStages.fusedAttitudes(inertial: imuAdapter.samples.receive(on: q).eraseToAnyPublisher(), magnetic: samples,
                                      calibrations: magnetometerCalibration.eraseToAnyPublisher(),
                                      accelerometerCalibrations: accelerometerCalibration.eraseToAnyPublisher(),
                                      levels: mountingLevel.eraseToAnyPublisher(), localFields: fields(),
                                      fixes: config.vehicle.learnsFromDriving ? gpsAdapter.fixes.receive(on: q).eraseToAnyPublisher() : Empty().eraseToAnyPublisher(),
                                      deviations: deviationCurve.eraseToAnyPublisher(),
+                                     drivingDeviations: keptDrivingDeviation.eraseToAnyPublisher(),
                                      fusion: fusion)
             .sink { hub.publish(Report(.attitude($0)), from: .compass) }
             .store(in: &subscriptions)
@@ -404,6 +410,20 @@ public final class Agent: @unchecked Sendable {
             logger.info("magnetic interference passed", metadata: ["quality": "\(state.quality)"])
         }
         if let calibrations { hub.publishCalibration(calibrationObject(calibrations.status)) }
+    }
+
+    /// The deviation learnt from driving to keep (on the pipeline queue): written atomically off it, live only.
+    private func keepDrivingDeviation(_ record: DrivingDeviationRecord) {
+        guard case .live = feed, let store = calibrations?.driving else { return }
+        let logger = self.logger
+        onlineKeeper.async {
+            do {
+                try AtomicFile.write(Array(record.encoded()), to: store.path)
+                logger.info("deviation from driving kept", metadata: ["file": "\(store.path)"].merging(record.logMetadata) { $1 })
+            } catch {
+                logger.error("deviation from driving not kept: \(error); it stays in force until the daemon stops")
+            }
+        }
     }
 
     /// The data log and the journal's trace level see every object of the default chains and every state.
@@ -502,7 +522,8 @@ public final class Agent: @unchecked Sendable {
         guard case .live = feed, let recorder, let calibrations else { return }
         let files: [(String, String?)] = [("magnetometer", calibrations.magnetometer.path),
                                           ("accelerometer", calibrations.accelerometer?.path), ("level", calibrations.level?.path),
-                                          ("online", calibrations.online?.path), ("deviation", calibrations.deviation?.path)]
+                                          ("online", calibrations.online?.path), ("deviation", calibrations.deviation?.path),
+                                          ("driving", calibrations.driving?.path)]
         let t = clock.stamp()
         for (name, path) in files {
             let content = path.flatMap { try? AtomicFile.readText($0) }

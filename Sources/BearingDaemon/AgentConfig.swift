@@ -65,8 +65,8 @@ public struct AgentConfig: Equatable, Sendable {
     public var magnetometer = Magnetometer()
     public var imu = IMU()
     public var heading = Heading()
-    /// Online magnetometer calibration and the deviation curve (config `calibration.auto`, `calibration.auto_file`,
-    /// `calibration.deviation_file`).
+    /// Online magnetometer calibration and the deviation curves (config `calibration.auto`, `calibration.auto_file`,
+    /// `calibration.deviation_file`, `calibration.driving_file`).
     public var calibration = OnlineCalibration()
     /// What the compass is mounted in (config `vehicle`): on land the deviation is learnt from driving.
     public var vehicle: Vehicle = .none
@@ -136,6 +136,10 @@ public struct AgentConfig: Equatable, Sendable {
     /// The deviation curve's file: `calibration.deviation_file`, else `deviation.json` beside the magnetometer's
     /// calibration file.
     public var deviationPath: String { calibration.deviationFile ?? besideCalibration("deviation.json") }
+
+    /// Where the deviation learnt from driving is kept: `calibration.driving_file`, else `driving-deviation.json`
+    /// beside the magnetometer's calibration file.
+    public var drivingDeviationPath: String { calibration.drivingFile ?? besideCalibration("driving-deviation.json") }
 
     /// The accelerometer calibration file in use: `imu.calibration`, else `accelerometer.json` beside the
     /// magnetometer's calibration file.
@@ -406,6 +410,7 @@ extension AgentConfig {
         public var auto: AutoCalibrationMode?
         public var autoFile: String?
         public var deviationFile: String?
+        public var drivingFile: String?
         public init() {}
     }
 }
@@ -426,6 +431,9 @@ extension AgentConfig.OnlineCalibration {
               "where the online calibration is kept across restarts (written atomically at each change)"),
         .path("deviation_file", \.deviationFile, default: "`deviation.json` beside `magnetometer.calibration`",
               "the deviation curve that corrects the compass heading (with an IMU), as `bearing swing` writes it"),
+        .path("driving_file", \.drivingFile, default: "`driving-deviation.json` beside `magnetometer.calibration`",
+              "where the deviation learnt from driving (`vehicle` car or rover, with an IMU) is kept across restarts, "
+                + "with the calibration it was seen after (written atomically at each new sector and every 10 minutes while learning)"),
     ]
 }
 

@@ -13,6 +13,8 @@ public final class CalibrationFiles: Sendable {
     public let deviation: CalibrationFileStore<DeviationRecord>?
     /// The online calibration kept across restarts (nil: `calibration.auto` off).
     public let online: CalibrationFileStore<OnlineCalibrationRecord>?
+    /// The deviation learnt from driving, kept across restarts (nil: no IMU, or not a car or rover).
+    public let driving: CalibrationFileStore<DrivingDeviationRecord>?
 
     public init(config: AgentConfig, logger: Logger) {
         magnetometer = CalibrationStore(path: config.calibrationPath, expectedChip: config.magnetometer.reader.chip, logger: logger)
@@ -25,6 +27,8 @@ public final class CalibrationFiles: Sendable {
             level = nil
             deviation = nil
         }
+        driving = config.imu.enabled && config.vehicle.learnsFromDriving
+            ? CalibrationFileStore(path: config.drivingDeviationPath, expectedChip: nil, logger: logger) : nil
         online = config.autoCalibration == .off ? nil : CalibrationFileStore(path: config.autoCalibrationPath, expectedChip: config.magnetometer.reader.chip, logger: logger)
     }
 
@@ -35,6 +39,7 @@ public final class CalibrationFiles: Sendable {
         level?.onChange = body
         deviation?.onChange = body
         online?.onChange = body
+        driving?.onChange = body
     }
 
     /// Reloads every file; returns what was rejected (`reason; the mounting level in force is unchanged`),
@@ -50,6 +55,7 @@ public final class CalibrationFiles: Sendable {
         load(level)
         load(deviation)
         load(online)
+        load(driving)
         return rejected
     }
 
@@ -60,6 +66,7 @@ public final class CalibrationFiles: Sendable {
                                        accelerometer: accelerometer?.state, level: level?.state)
         status.onlineError = online?.state.error
         status.deviation = deviation?.state
+        status.driving = driving?.state
         return status
     }
 

@@ -184,6 +184,22 @@ extension OnlineCalibrationRecord: CalibrationFileContent {
     public var caution: String? { nil }
 }
 
+extension DrivingDeviationRecord: CalibrationFileContent {
+    public static let kind = "deviation from driving"
+    public static let without = "the deviation is learnt from driving afresh"
+
+    public static func load(_ data: Data, path: String) throws(CalibrationFitError) -> DrivingDeviationRecord {
+        try decode(data, source: path)
+    }
+
+    public var fittedChip: String? { nil }
+    public var inForce: String { "the deviation from driving kept \(time)" }
+    public var logMetadata: Logger.Metadata {
+        ["kept": "\(time)", "sectors": "\(sectors.filter { !$0.isEmpty }.count)", "observations": "\(sectors.map(\.count).reduce(0, +))"]
+    }
+    public var caution: String? { nil }
+}
+
 extension AccelerometerCalibrationRecord: CalibrationFileContent {
     public static let kind = "accelerometer calibration"
     public static let without = "the accelerometer is uncorrected; `bearing calibrate --accel` fits its offset and gains"

@@ -23,6 +23,8 @@ public enum FusionInput: Sendable {
     case fix(GPSFix)
     /// The deviation curve in force from now on (`bearing swing`'s; nil: none).
     case deviation(DeviationCurve?)
+    /// The deviation learnt from driving in an earlier run (`calibration.driving_file`; nil: none).
+    case drivingDeviation(DrivingDeviationRecord?)
 }
 
 /// The fused compass as a value: an `AttitudeFilter` fed with each sensor's samples at their own times,
@@ -63,6 +65,15 @@ public struct AttitudeFusion: Sendable {
     public private(set) var driving: PassiveDeviation?
     /// `driving`'s table, taken each time it may change (a fix, a restart): the per-sample lookup reads it alone.
     private var drivingTable: DeviationTable?
+    /// The latest deviation from driving kept (read at start, or written since): put back whenever the
+    /// calibration it was seen after is in force again.
+    private var keptDriving: DrivingDeviationRecord?
+    /// When `driving` was last kept (its fix time) and how many sectors and epochs it had then.
+    private var drivingKeptAt: (time: Double, sectors: Int, taken: Int)?
+    /// Seconds between keeping the deviation from driving while it learns (a new sector is kept at once).
+    public var drivingKeepInterval = 600.0
+    /// Told of the deviation from driving to keep (`keptDriving`'s new value), on the pipeline queue.
+    public var onDrivingDeviation: (@Sendable (DrivingDeviationRecord) -> Void)?
     /// The deviation curve from the deviation file (`bearing swing`'s); the one learnt from driving, once it
     /// has one, takes its place (it is measured on the same compass heading, after the same calibration).
     public private(set) var measuredDeviation: DeviationCurve?
@@ -131,6 +142,10 @@ public struct AttitudeFusion: Sendable {
                 quality = online?.quality(wmm: local?.reference)
             }
             updateReference()
+            restoreDriving()
+        case .drivingDeviation(let r):
+            keptDriving = r
+            if driving?.curve == nil { restoreDriving() }
         case .accelerometerCalibration(let c):
             accelerometerCalibration = c
         case .level(let l):
@@ -204,6 +219,8 @@ public struct AttitudeFusion: Sendable {
             if change.turnsTheHeading {
                 driving?.restart(at: time.unixTime)
                 drivingTable = nil
+                // An earlier calibration recalled: what was seen after it holds again.
+                restoreDriving()
             }
             onOnlineEvent?(change, OnlineCalibrationState(online, mode: auto, time: time, wmm: local?.reference))
         }
@@ -224,8 +241,10 @@ public struct AttitudeFusion: Sendable {
         let time = stamp.unixTime
         let compass = AttitudeAngles(filter.quaternion, body: .forwardRightDown).heading
         let gyroHeading = AttitudeAngles.heading(filter.quaternion6D)
-        driving?.epoch(time: time, compass: compass, gyroHeading: gyroHeading, track: track, speed: speed, eps: f.eps, variation: variation)
-        drivingTable = driving?.table
+        if driving?.epoch(time: time, compass: compass, gyroHeading: gyroHeading, track: track, speed: speed, eps: f.eps, variation: variation) == true {
+            drivingTable = driving?.table
+            keepDriving(at: stamp)
+        }
         guard driving?.straight == true, auto == .track, !withoutGyroscope, var online else { return }
         let toSensor = magnetometerToLevel.transposed
         let up = toSensor * filter.quaternion6D.conjugate.rotate(Vector3(0, 0, 1))
@@ -233,6 +252,28 @@ public struct AttitudeFusion: Sendable {
         let change = online.course(track, declination: variation, up: up, forward: toSensor * Vector3(1, 0, 0), time: time)
         self.online = online
         adopt(change.map { [$0] } ?? [], from: online, at: lastInertial.map { GPSTimestamp(unixTime: $0) } ?? stamp, interferenceWas: was)
+    }
+
+    /// The magnetometer correction in force: online calibration's, else the calibration file's.
+    private var correctionInForce: MagneticCalibration { online?.inForce ?? calibration?.correction ?? .identity }
+
+    /// Puts back the kept deviation from driving when the calibration in force is the one it was seen after.
+    private mutating func restoreDriving() {
+        guard driving != nil, let kept = keptDriving, kept.holds(under: correctionInForce, field: local?.reference.norm ?? 50),
+              let observations = try? kept.observations() else { return }
+        driving?.restore(observations)
+        drivingTable = driving?.table
+    }
+
+    /// Keeps the deviation from driving when it has a new sector, or every `drivingKeepInterval` while it learns.
+    private mutating func keepDriving(at stamp: GPSTimestamp) {
+        guard let driving, onDrivingDeviation != nil else { return }
+        let t = stamp.unixTime, sectors = driving.observations.filter { !$0.isEmpty }.count
+        if let last = drivingKeptAt, sectors == last.sectors, t - last.time < drivingKeepInterval || driving.taken == last.taken { return }
+        drivingKeptAt = (t, sectors, driving.taken)
+        let record = DrivingDeviationRecord(driving, after: correctionInForce, time: stamp.iso8601)
+        keptDriving = record
+        onDrivingDeviation?(record)
     }
 
     /// The online calibration's state now (nil when off).

@@ -125,16 +125,19 @@ public enum CompassStages {
         localFields: AnyPublisher<LocalField?, Never>,
         fixes: AnyPublisher<GPSFix, Never> = Empty().eraseToAnyPublisher(),
         deviations: AnyPublisher<DeviationCurve?, Never> = Just(nil).eraseToAnyPublisher(),
+        drivingDeviations: AnyPublisher<DrivingDeviationRecord?, Never> = Just(nil).eraseToAnyPublisher(),
         fusion: AttitudeFusion
     ) -> AnyPublisher<Attitude, Never> {
         // OpenCombine has no Merge: a flatMap over the inputs merges them, subscribing in this order (so the
-        // calibrations, level, deviation and field in force come before the first sample).
+        // calibrations, level, deviation and field in force, and the deviation from driving kept, come before the
+        // first sample).
         Publishers.Sequence<[AnyPublisher<FusionInput, Never>], Never>(sequence: [
             calibrations.map(FusionInput.calibration).eraseToAnyPublisher(),
             accelerometerCalibrations.map(FusionInput.accelerometerCalibration).eraseToAnyPublisher(),
             levels.map(FusionInput.level).eraseToAnyPublisher(),
             deviations.map(FusionInput.deviation).eraseToAnyPublisher(),
             localFields.map(FusionInput.localField).eraseToAnyPublisher(),
+            drivingDeviations.map(FusionInput.drivingDeviation).eraseToAnyPublisher(),
             fixes.map(FusionInput.fix).eraseToAnyPublisher(),
             magnetic.map(FusionInput.magnetic).eraseToAnyPublisher(),
             inertial.map(FusionInput.inertial).eraseToAnyPublisher(),

@@ -62,7 +62,7 @@ public enum Record: Equatable, Sendable {
     /// The config in force as YAML, secrets removed.
     case config(String)
     /// A calibration, level or board profile file's content by name ("magnetometer", "accelerometer",
-    /// "level", "board"); nil when there is none.
+    /// "level", "online", "deviation", "driving", "board"); nil when there is none.
     case calibration(name: String, content: String?)
     /// The transfers that found, identified and configured a sensor's chip, on bus `bus`.
     case sensorConnect(RecordedSensor, bus: String, transactions: [I2CTransaction])

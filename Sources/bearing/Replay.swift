@@ -136,7 +136,7 @@ struct ReplayCommand: AsyncParsableCommand {
                                         replacing: String?) throws -> [String: String] {
         let paths = ["magnetometer": "\(scratch)/calibration.json", "accelerometer": "\(scratch)/accelerometer.json",
                      "level": "\(scratch)/level.json", "online": "\(scratch)/auto-calibration.json",
-                     "deviation": "\(scratch)/deviation.json"]
+                     "deviation": "\(scratch)/deviation.json", "driving": "\(scratch)/driving-deviation.json"]
         let recorded = recording.calibrations
         do {
             for (name, path) in paths {
@@ -151,6 +151,7 @@ struct ReplayCommand: AsyncParsableCommand {
         c.imu.levelFile = paths["level"]
         c.calibration.autoFile = paths["online"]
         c.calibration.deviationFile = paths["deviation"]
+        c.calibration.drivingFile = paths["driving"]
         // A calibration given on the command line stays in force; the recording's changes apply otherwise.
         return replacing == nil ? paths : paths.filter { $0.key != "magnetometer" }
     }

@@ -70,6 +70,47 @@ final class OnlineCalibrationDaemonTests: XCTestCase {
         XCTAssertEqual(objects.last { cls($0) == "ATT" }?["mag_st"] as? String, "C")
     }
 
+    /// A car's deviation learnt from driving, kept by an earlier run under the calibration in force (none
+    /// here), is in ATT from the first attitude, before any fix; one edited into nonsense is refused, named,
+    /// and the daemon runs without it.
+    func testTheDeviationFromDrivingKeptByAnEarlierRunIsInForceFromTheStart() throws {
+        var p = PassiveDeviation()
+        for k in 0..<600 {
+            let compass = Double(k * 7 % 360)
+            p.add(compass: compass, track: compass + 3 + 2 * sin(compass * .pi / 180), speed: 12, turnRate: 0, eps: 0.2, variation: 0)
+        }
+        let good = String(decoding: DrivingDeviationRecord(p, after: .identity, time: "2026-11-27T10:00:00.000Z").encoded(), as: UTF8.self)
+        for (name, text) in [("driving-kept", good), ("driving-nonsense", good.replacingOccurrences(of: "bearing-driving-deviation-1", with: "bearing-driving-deviation-9"))] {
+            var path = ""
+            let rig = try DaemonRig(name, gps: false, configure: { c in
+                c.vehicle = .car
+                c.calibration.auto = .off
+                path = c.drivingDeviationPath
+                try? text.write(toFile: path, atomically: true, encoding: .utf8)
+            })
+            defer { rig.finish() }
+            let client = try SocketClient(path: rig.socketPath)
+            client.watch()
+            let objects = client.collect(timeout: 10) { cls($0) == "ATT" }
+            let a = try XCTUnwrap(objects.last { cls($0) == "ATT" }, "\(name): no ATT")
+            let driving = try XCTUnwrap(objects.last { cls($0) == "CALIBRATION" }?["driving"] as? [String: Any], "CALIBRATION's driving")
+            XCTAssertEqual(driving["file"] as? String, path)
+            if name == "driving-kept" {
+                XCTAssertEqual(driving["status"] as? String, "active")
+                XCTAssertEqual(driving["sectors"] as? Int, 12)
+                // The deviation at the compass heading (ATT's magnetic heading less it), as learnt.
+                let d = try XCTUnwrap(a["deviation"] as? Double, "ATT: \(a)")
+                let compass = try XCTUnwrap(a["mheading"] as? Double) - d
+                XCTAssertEqual(d, try XCTUnwrap(p.deviation(atCompassHeading: compass)), accuracy: 0.05)
+            } else {
+                XCTAssertNil(a["deviation"], "a refused file puts nothing in force")
+                XCTAssertEqual(driving["status"] as? String, "none")
+                let error = try XCTUnwrap(driving["error"] as? String)
+                XCTAssertTrue(error.contains(path) && error.contains("bearing-driving-deviation-9"), error)
+            }
+        }
+    }
+
     /// Slow (a turn and a half of the simulated board, 90 s): the daemon learns the simulator's iron, says so in
     /// CALIBRATION, and keeps it in its file.
     func testTheDaemonLearnsTheBoardsIronAndKeepsIt() throws {

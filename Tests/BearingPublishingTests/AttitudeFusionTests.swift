@@ -509,5 +509,34 @@ final class AttitudeFusionTests: XCTestCase {
         XCTAssertGreaterThan(none.rms, 3)
         XCTAssertEqual(try XCTUnwrap(car.deviation), -4, accuracy: 1)
         XCTAssertNil(none.deviation)
+
+        // Kept across a restart: what the first run kept puts the deviation in force from the next run's first
+        // attitude, before any fix; kept after another calibration, it is not used.
+        let chip = try Orientation(axes: "+X-Y-Z")
+        let keptRecords = Mutex<[DrivingDeviationRecord]>([])
+        var first = AttitudeFusion(imuOrientation: chip, magnetometerOrientation: chip, trueNorth: true, vehicle: .car)
+        first.onDrivingDeviation = { r in keptRecords.withLock { $0.append(r) } }
+        for input in feed { first.step(input) }
+        let records = keptRecords.withLock { $0 }
+        let kept = try XCTUnwrap(records.last)
+        XCTAssertGreaterThanOrEqual(records.count, 8, "a record at each new sector")
+        XCTAssertLessThan(records.count, 40, "not one a fix")
+        XCTAssertEqual(kept.sectors.filter { !$0.isEmpty }.count, 8, "the lap's eight headings")
+        func firstDeviation(_ record: DrivingDeviationRecord, calibration: ActiveCalibration?) -> Double? {
+            var f = AttitudeFusion(imuOrientation: chip, magnetometerOrientation: chip, trueNorth: true, vehicle: .car)
+            f.step(.calibration(calibration))
+            f.step(.drivingDeviation(try! DrivingDeviationRecord.decode(record.encoded(), source: "kept")))
+            for input in feed.prefix(400) {
+                switch input {
+                case .fix, .calibration: continue
+                default: f.step(input)
+                }
+                if let a = f.emitted { return a.deviation ?? .nan }
+            }
+            return nil
+        }
+        XCTAssertEqual(try XCTUnwrap(firstDeviation(kept, calibration: nil)), -4, accuracy: 1)
+        let other = ActiveCalibration(chip: "qmc5883l", correction: MagneticCalibration(offset: Vector3(3, 0, 0), matrix: .identity))
+        XCTAssertTrue(try XCTUnwrap(firstDeviation(kept, calibration: other)).isNaN, "kept under another calibration: not used")
     }
 }

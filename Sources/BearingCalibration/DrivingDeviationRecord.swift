@@ -1,0 +1,77 @@
+import BearingModel
+import FoundationEssentials
+
+/// The deviation learnt from driving, kept across restarts (`calibration.driving_file`, written atomically by
+/// the daemon): each 30° sector's observations (compass heading, deviation; oldest first) and the magnetometer
+/// calibration they were seen after. At start, and whenever that calibration is in force again, they are put
+/// back into `PassiveDeviation`: a car whose board boots with every trip starts with its curve.
+public struct DrivingDeviationRecord: Codable, Equatable, Sendable {
+    public static let currentFormat = "bearing-driving-deviation-1"
+
+    public var format: String
+    /// When it was written (UTC, ISO 8601).
+    public var time: String
+    /// The correction in force while the observations were seen: `calibrated = matrix · (raw − offset)`, µT.
+    public var offset: [Double]
+    public var matrix: [[Double]]
+    /// Twelve sectors of compass heading (0–30°, 30–60°, …), each a list of [compass, deviation] in degrees.
+    public var sectors: [[[Double]]]
+
+    public init(_ deviation: PassiveDeviation, after calibration: MagneticCalibration, time: String) {
+        format = Self.currentFormat
+        self.time = time
+        let o = calibration.offset
+        offset = [o.x, o.y, o.z]
+        matrix = calibration.matrix.rows.map { [$0.x, $0.y, $0.z] }
+        sectors = deviation.observations.map { $0.map { [$0.compass, $0.deviation] } }
+    }
+
+    /// The calibration they were seen after, checked as an online calibration's is.
+    public func calibration() throws(CalibrationFitError) -> MagneticCalibration {
+        guard format == Self.currentFormat else { throw CalibrationFitError("format \"\(format)\" is not \"\(Self.currentFormat)\"") }
+        let c = MagneticCalibration(offset: try CalibrationFileDecoding.vector(offset, "offset"), matrix: try CalibrationFileDecoding.matrix(matrix, "matrix"))
+        if let problem = OnlineCalibrationRecord.problem(c) { throw CalibrationFitError(problem) }
+        return c
+    }
+
+    /// The observations, checked: twelve sectors, each pair a compass heading in its sector and a deviation
+    /// within `PassiveDeviation.Settings.maximumDeviation`.
+    public func observations(settings: PassiveDeviation.Settings = .init()) throws(CalibrationFitError) -> [[(compass: Double, deviation: Double)]] {
+        guard sectors.count == 12 else { throw CalibrationFitError("\"sectors\" has \(sectors.count) sectors, not 12 (30° each)") }
+        var out: [[(compass: Double, deviation: Double)]] = []
+        for (s, sector) in sectors.enumerated() {
+            var kept: [(compass: Double, deviation: Double)] = []
+            for (i, pair) in sector.enumerated() {
+                let at = "\"sectors\"[\(s)][\(i)]"
+                guard pair.count == 2, pair.allSatisfy(\.isFinite) else { throw CalibrationFitError("\(at) must be [compass, deviation]: two finite numbers") }
+                guard pair[0] >= Double(30 * s), pair[0] < Double(30 * s + 30) else {
+                    throw CalibrationFitError("\(at): compass heading \(pair[0])° is not in sector \(s) (\(30 * s)–\(30 * s + 30)°)")
+                }
+                guard abs(pair[1]) <= settings.maximumDeviation else {
+                    throw CalibrationFitError("\(at): deviation \(pair[1])° is beyond ±\(settings.maximumDeviation)°")
+                }
+                kept.append((pair[0], pair[1]))
+            }
+            out.append(kept)
+        }
+        return out
+    }
+
+    /// Whether the observations hold under `calibration`: the one they were seen after, within a refinement
+    /// (the hard iron moved by no more than `CalibrationChange.turnsTheHeading` allows, the soft iron by 1 %).
+    public func holds(under calibration: MagneticCalibration, field: Double) -> Bool {
+        guard let seen = try? self.calibration() else { return false }
+        let rows = zip(seen.matrix.rows, calibration.matrix.rows)
+        return !CalibrationChange.turnsTheHeading(offsetMoved: (seen.offset - calibration.offset).length, field: field)
+            && rows.allSatisfy { a, b in let d = a - b; return max(abs(d.x), abs(d.y), abs(d.z)) <= 0.01 }
+    }
+
+    public static func decode(_ data: Data, source: String) throws(CalibrationFitError) -> DrivingDeviationRecord {
+        try CalibrationFileDecoding.decode(DrivingDeviationRecord.self, from: data, source: source, what: "a driving deviation file") { r throws(CalibrationFitError) in
+            _ = try r.calibration()
+            return try r.observations()
+        }
+    }
+
+    public func encoded() -> Data { CalibrationFileDecoding.encode(self) }
+}
