@@ -112,8 +112,11 @@ public struct PassiveDeviation: Sendable {
         straight = false
         guard time.isFinite, gyroHeading.isFinite else { return false }
         // A fix repeated with the same time (a frozen TPV) is no new epoch; one from before the last (the
-        // receiver's clock stepped back) starts the turn rate again from itself.
-        if let last = lastEpoch, time == last.time { return false }
+        // receiver's clock stepped back) starts again from itself, settling included.
+        if let last = lastEpoch {
+            if time == last.time { return false }
+            if time < last.time { settledAt = nil }
+        }
         defer { lastEpoch = (time, gyroHeading) }
         if settledAt == nil { settledAt = time + settings.settling }
         guard let last = lastEpoch, time > last.time else { return false }

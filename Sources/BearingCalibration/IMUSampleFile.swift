@@ -28,7 +28,7 @@ public struct IMUSampleFileError: Error, Equatable, CustomStringConvertible {
 /// optionally `mag_x,mag_y,mag_z` (in any order, other columns ignored), then one line per sample; blank
 /// lines and `#` comment lines are skipped, except that the keys of a `# bearing-samples chip=… device=…`
 /// line (Bearing's recordings) are kept in `metadata`. Units: t in seconds, strictly increasing; acc in m/s²; gyr in
-/// rad/s; mag in µT (any unit works for the filter). The units are checked on the whole file: the median
+/// rad/s; mag in µT (any unit works for the filter; online calibration needs µT: `magnetometerUnitProblem`). The units are checked on the whole file: the median
 /// |acc| must be about 9.8 (a file in g or mg is named as such), and a gyroscope whose quietest tenth of
 /// samples turns faster than 20 °/s, or whose 99th percentile exceeds 40 rad/s (beyond a 2000 °/s chip),
 /// is taken for °/s. Single rows are never judged: a fast translation reaches 10 g.
@@ -212,6 +212,26 @@ public struct IMUSampleFile: Sendable {
     }
 
     // MARK: Units
+
+    /// Why the magnetometer columns are not in µT, judged on the whole file (nil: they may be): online
+    /// calibration measures the field against WMM's in µT, though the filter takes any unit. A median |mag|
+    /// under 5 is gauss (the Earth's field is 0.22–0.67 G), one of 5,000 or more is nT; 150–2,000 could be mG
+    /// or µT behind a large hard iron, and is not judged.
+    public func magnetometerUnitProblem(source: String) -> IMUSampleFileError? {
+        let norms = samples.compactMap { $0.magnetometer?.length }.filter(\.isFinite).sorted()
+        guard !norms.isEmpty else { return nil }
+        let median = norms[norms.count / 2], shown = String(median.rounded(toPlaces: 3))
+        let columns = Self.magnetometerColumns.joined(separator: ",")
+        if median < 5 {
+            return IMUSampleFileError(source: source, column: columns,
+                "the median |mag| is \(shown): the magnetometer looks like it is in gauss; give µT (multiply by 100)")
+        }
+        if median >= 5000 {
+            return IMUSampleFileError(source: source, column: columns,
+                "the median |mag| is \(shown): the magnetometer looks like it is in nT; give µT (multiply by 0.001)")
+        }
+        return nil
+    }
 
     private static func checkUnits(_ file: IMUSampleFile, source: String) throws(IMUSampleFileError) {
         let accColumns = accelerometerColumns.joined(separator: ",")

@@ -108,6 +108,9 @@ struct AttitudeCommand: ParsableCommand {
         }
         // Without a gyroscope the samples' zero rates leave the strapdown still: an accelerometer-tilted compass.
         let vehicle = Self.vehicles[self.vehicle] ?? .car
+        if calibration != "off", let problem = file.magnetometerUnitProblem(source: samples) {
+            throw Self.badInput("\(problem.description); online calibration compares the field with WMM's in µT (--calibration off takes any unit)")
+        }
         var online = calibration == "off" ? nil : OnlineMagnetometerCalibration(calibration: nil, origin: .none, settings: vehicle.learnsFromDriving ? .forLand : OnlineCalibrationSettings())
         // The first fix: WMM's declination (true north, unless given) and its field for the calibration.
         if let first = track?.epochs.first {

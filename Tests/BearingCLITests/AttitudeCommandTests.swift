@@ -187,6 +187,25 @@ final class AttitudeCommandTests: XCTestCase {
         XCTAssertTrue(err.contains("in g; give m/s²"), err)
     }
 
+    /// Online calibration measures the field against WMM's in µT: a file in gauss is named, and runs with
+    /// `--calibration off` (the filter takes any unit).
+    func testAMagnetometerInGaussIsNamedUnlessCalibrationIsOff() throws {
+        let (path, _) = try writeRecording("in-gauss.csv", edit: { lines in
+            for i in lines.indices.dropFirst() {
+                var f = lines[i].components(separatedBy: ",")
+                for k in f.count - 3..<f.count { f[k] = String(format: "%.6g", Double(f[k])! / 100) }
+                lines[i] = f.joined(separator: ",")
+            }
+        })
+        let (status, out, err) = try runBearing(["attitude", "--samples", path])
+        XCTAssertEqual(status, 2, err)
+        XCTAssertTrue(out.isEmpty)
+        XCTAssertTrue(err.contains("\(path) column mag_x,mag_y,mag_z: the median |mag| is 0.") && err.contains("in gauss; give µT (multiply by 100)"), err)
+        let off = try runBearing(["attitude", "--samples", path, "--calibration", "off"])
+        XCTAssertEqual(off.0, 0, off.2)
+        XCTAssertGreaterThan(off.1.split(separator: "\n").count, 100)
+    }
+
     func testAMissingFileAndBadOptions() throws {
         let missing = try runBearing(["attitude", "--samples", directory.appendingPathComponent("none.csv").path])
         XCTAssertEqual(missing.0, 2, missing.2)

@@ -14,7 +14,7 @@ final class IMUSampleFileTests: XCTestCase {
     /// A turning, still-starting board as CSV (header `header`, columns in its order), with the
     /// accelerometer and gyroscope scaled (to make files in the wrong units).
     func csv(header: [String] = IMUSampleFile.header.components(separatedBy: ","), seconds: Double = 20,
-             accScale: Double = 1, gyroScale: Double = 1, lineEnding: String = "\n") -> String {
+             accScale: Double = 1, gyroScale: Double = 1, magScale: Double = 1, lineEnding: String = "\n") -> String {
         var imu = VirtualIMU(heading: { t in t < 5 ? 0 : 40 * (t - 5) })
         imu.roll = { t in 10 * sin(t) }
         imu.gyroNoise = 0.003
@@ -22,7 +22,7 @@ final class IMUSampleFileTests: XCTestCase {
         var text = header.joined(separator: ",") + lineEnding
         for r in imu.readings(duration: seconds) {
             let s = r.sample
-            let m = s.magnetometer ?? .zero
+            let m = (s.magnetometer ?? .zero) * magScale
             let values: [String: Double] = [
                 "t": s.time, "acc_x": s.accelerometer.x * accScale, "acc_y": s.accelerometer.y * accScale, "acc_z": s.accelerometer.z * accScale,
                 "gyr_x": s.gyroscope.x * gyroScale, "gyr_y": s.gyroscope.y * gyroScale, "gyr_z": s.gyroscope.z * gyroScale,
@@ -117,6 +117,18 @@ final class IMUSampleFileTests: XCTestCase {
         let inDegrees = error(csv(gyroScale: 180 / .pi))
         XCTAssertEqual(inDegrees?.column, "gyr_x,gyr_y,gyr_z")
         XCTAssertTrue(inDegrees?.problem.contains("looks like it is in °/s") ?? false, inDegrees?.description ?? "")
+    }
+
+    /// The filter takes the magnetometer in any unit, online calibration only in µT: gauss and nT are named.
+    func testAMagnetometerNotInMicroteslaIsNamed() throws {
+        XCTAssertNil(try IMUSampleFile.parse(csv(), source: "rec.csv").magnetometerUnitProblem(source: "rec.csv"))
+        let gauss = try IMUSampleFile.parse(csv(magScale: 0.01), source: "rec.csv").magnetometerUnitProblem(source: "rec.csv")
+        XCTAssertEqual(gauss?.column, "mag_x,mag_y,mag_z")
+        XCTAssertTrue(gauss?.problem.contains("looks like it is in gauss; give µT (multiply by 100)") ?? false, gauss?.description ?? "")
+        let nanotesla = try IMUSampleFile.parse(csv(magScale: 1000), source: "rec.csv").magnetometerUnitProblem(source: "rec.csv")
+        XCTAssertTrue(nanotesla?.problem.contains("in nT; give µT (multiply by 0.001)") ?? false, nanotesla?.description ?? "")
+        XCTAssertNil(try IMUSampleFile.parse(csv(magScale: 4), source: "rec.csv").magnetometerUnitProblem(source: "rec.csv"),
+                     "four times the field: µT behind a large hard iron, or mG; not judged")
     }
 
     /// Real fast translations reach about 10 g: single rows are never judged, only the file's median.

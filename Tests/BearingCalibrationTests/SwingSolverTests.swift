@@ -195,10 +195,10 @@ final class PassiveDeviationTests: XCTestCase {
         XCTAssertFalse(epoch(44, 100), "the turn since the last real epoch: 22.5°/s")
         XCTAssertFalse(p.straight)
         XCTAssertEqual(p.taken, taken)
-        // The receiver's clock stepped back 30 s: the turn rate starts again from there.
-        XCTAssertFalse(epoch(14, 100))
-        XCTAssertTrue(epoch(15, 100))
-        XCTAssertEqual(p.taken, taken + 1)
+        // The receiver's clock stepped back a day: the turn rate and the settling start again from there.
+        XCTAssertFalse(epoch(44 - 86_400, 100))
+        for t in 1...40 { _ = epoch(44 - 86_400 + Double(t), 100) }
+        XCTAssertEqual(p.taken, taken + 11, "from 30 s after the step")
     }
 
     /// Before the full curve the deviation applied is each sector's own where the vehicle has been, interpolated

@@ -1,4 +1,5 @@
 import BearingModel
+import BearingCalibration
 import BearingWire
 
 extension WireEncoding {
