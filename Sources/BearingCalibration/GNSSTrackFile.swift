@@ -63,15 +63,49 @@ public struct GNSSTrackFile: Sendable {
         // Speed and course from the positions where the file gives none: a central difference (the epochs either
         // side), the velocity *at* the epoch as a receiver's Doppler gives it (a backward one is half an epoch
         // late: 1° of course at 2 °/s of turn and 1 Hz); forward and backward at the ends.
-        for i in epochs.indices where epochs.count > 1 && (epochs[i].speed == nil || epochs[i].track == nil) {
+        let derived = epochs.indices.map { i -> (speed: Double, track: Double)? in
+            guard epochs.count > 1 else { return nil }
             let a = epochs[max(i - 1, 0)], b = epochs[min(i + 1, epochs.count - 1)]
             let r = 6_371_000.0, lat = (a.latitude + b.latitude) / 2 * .pi / 180
             let north = (b.latitude - a.latitude) * .pi / 180 * r
             let east = (b.longitude - a.longitude) * .pi / 180 * r * cos(lat)
-            let dt = b.time - a.time
-            if epochs[i].speed == nil { epochs[i].speed = (north * north + east * east).squareRoot() / dt }
-            if epochs[i].track == nil { epochs[i].track = AttitudeAngles.normalizedDegrees(atan2(east, north) * 180 / .pi) }
+            return ((north * north + east * east).squareRoot() / (b.time - a.time), AttitudeAngles.normalizedDegrees(atan2(east, north) * 180 / .pi))
+        }
+        try checkUnits(epochs, derived: derived, source: source)
+        for i in epochs.indices {
+            guard let d = derived[i] else { continue }
+            if epochs[i].speed == nil { epochs[i].speed = d.speed }
+            if epochs[i].track == nil { epochs[i].track = d.track }
         }
         return GNSSTrackFile(epochs: epochs)
+    }
+
+    /// The given speeds and tracks against the positions', judged on the whole file where the vehicle moves
+    /// at 3 m/s or more (single epochs are never judged: a GNSS glitch): speeds in km/h or knots, and tracks
+    /// in radians, are named.
+    private static func checkUnits(_ epochs: [Epoch], derived: [(speed: Double, track: Double)?], source: String) throws(IMUSampleFileError) {
+        var ratios: [Double] = [], degreesOff: [Double] = [], radiansOff: [Double] = []
+        for (e, d) in zip(epochs, derived) {
+            guard let d, d.speed >= 3 else { continue }
+            if let v = e.speed { ratios.append(v / d.speed) }
+            if let t = e.track {
+                degreesOff.append(abs(SwingSolver.wrap180(t - d.track)))
+                radiansOff.append(abs(SwingSolver.wrap180(t * 180 / .pi - d.track)))
+            }
+        }
+        func median(_ v: [Double]) -> Double { v.sorted()[v.count / 2] }
+        if ratios.count >= 10 {
+            let r = median(ratios), shown = String(printf: "%.2f", r)
+            if r > 3.2 && r < 4.0 {
+                throw IMUSampleFileError(source: source, column: "speed", "the speeds are \(shown) times the positions': they look like km/h; give m/s (divide by 3.6)")
+            }
+            if r > 1.75 && r < 2.15 {
+                throw IMUSampleFileError(source: source, column: "speed", "the speeds are \(shown) times the positions': they look like knots; give m/s (multiply by 0.514444)")
+            }
+        }
+        if degreesOff.count >= 10, median(degreesOff) > 30, median(radiansOff) < 10 {
+            throw IMUSampleFileError(source: source, column: "track",
+                "the tracks look like radians (as degrees they are \(String(printf: "%.0f", median(degreesOff)))° off the positions' course, as radians \(String(printf: "%.1f", median(radiansOff)))°); give degrees true")
+        }
     }
 }

@@ -39,7 +39,7 @@ struct AttitudeCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: "Latitude,longitude[,height km]: the declination from the embedded WMM there, today.") var position: String?
     @Option(help: "The sensor axes: flu (x forward, y left, z up) or frd (x forward, y right, z down).") var body: String = BodyAxes.forwardLeftUp.rawValue
     @Option(help: "Online magnetometer calibration: track (learn hard and soft iron as the samples go) or off.") var calibration: String = "track"
-    @Option(help: ArgumentHelp("GNSS epochs on the samples' clock (CSV: t,lat,lon[,speed,track,eps]): WMM at the first "
+    @Option(help: ArgumentHelp("GNSS epochs on the samples' clock (CSV: t,lat,lon[,speed,track,eps]: s, degrees, m/s, degrees true, m/s): WMM at the first "
         + "fix (true north, the field for calibration) and, for a land vehicle, the deviation learnt from driving.", valueName: "file")) var gnss: String?
     @Option(help: ArgumentHelp("Write the online calibration in force at the end to FILE, as the daemon keeps it "
         + "(calibration.auto_file's format; the daemon can start from it), atomically.", valueName: "file")) var saveCalibration: String?

@@ -252,4 +252,31 @@ final class PassiveDeviationTests: XCTestCase {
         XCTAssertEqual(refused("t,lat,lon\n0,95,0\n"), "g.csv line 2, column lat: not a position in degrees")
         XCTAssertEqual(refused(""), "g.csv: empty: expected a header naming t,lat,lon")
     }
+
+    /// Speeds in km/h or knots and tracks in radians are named, judged on the whole file against the positions;
+    /// a few glitches are not a units error.
+    func testGNSSSpeedAndTrackInOtherUnitsAreNamed() throws {
+        // A minute on a circle of 300 m at 12 m/s, a fix a second.
+        func track(speed: (Double) -> Double, course: (Double) -> Double, glitches: Bool = false) -> String {
+            var text = "t,lat,lon,speed,track\n"
+            for i in 0..<60 {
+                let a = 12.0 / 300 * Double(i), north = 300 * sin(a), east = 300 * (1 - cos(a))
+                // Turning right from north: the course is the angle turned.
+                let heading = AttitudeAngles.normalizedDegrees(a * 180 / .pi)
+                var v = speed(12), t = course(heading)
+                if glitches && i % 20 == 5 { v *= 3.6; t += 90 }
+                text += "\(i),\(51 + north / 111_195),\(east / (111_195 * cos(51 * Double.pi / 180))),\(v),\(t)\n"
+            }
+            return text
+        }
+        let good = try GNSSTrackFile.parse(track(speed: { $0 }, course: { $0 }, glitches: true), source: "g.csv")
+        XCTAssertEqual(good.epochs.count, 60)
+        func refused(_ text: String) -> String {
+            do { _ = try GNSSTrackFile.parse(text, source: "g.csv"); return "accepted" } catch { return error.description }
+        }
+        XCTAssertTrue(refused(track(speed: { $0 * 3.6 }, course: { $0 })).hasPrefix("g.csv column speed: the speeds are 3.60 times the positions': they look like km/h"))
+        XCTAssertTrue(refused(track(speed: { $0 / 0.514444 }, course: { $0 })).contains("they look like knots; give m/s (multiply by 0.514444)"))
+        let radians = refused(track(speed: { $0 }, course: { $0 * .pi / 180 }))
+        XCTAssertTrue(radians.hasPrefix("g.csv column track: the tracks look like radians"), radians)
+    }
 }
