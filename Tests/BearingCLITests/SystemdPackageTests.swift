@@ -105,9 +105,9 @@ final class SystemdPackageTests: XCTestCase {
         let deb = try package()
         let vm = repoRoot.appendingPathComponent("scripts/vm-systemd")
         let started = Date()
-        // The suite's own waits come to ~2 min, but `dpkg -i` over the system's root (9p, TCG) takes 30-60 s in
-        // scripts/trixie's root (560 packages) and 185-195 s (nearly all of it `dpkg --unpack`) on a 1100-package
-        // host, `dpkg -P` again as long: run's default 400 s is too short there. The timeout only stops a hung VM.
+        // The suite's own waits come to ~2 min; `dpkg -i` over the system's root (9p, TCG) takes ~30 s, as long
+        // as the suite keeps man-db's trigger (mandb over every man page: ~100 s of each `dpkg -i` and `dpkg -P`
+        // on a 1100-package host) switched off in the guest. The timeout only stops a hung VM.
         let timeout = ProcessInfo.processInfo.environment["VM_TIMEOUT"] ?? "1200"
         let (_, output) = try run(vm.appendingPathComponent("run").path, [
             vm.appendingPathComponent("suite.sh").path, deb.path, vm.appendingPathComponent("reader.py").path],

@@ -51,6 +51,11 @@ echo "SUITE-NOTE $(ls -l /dev/i2c-$bus)"
 # The guest's root is this container's, whose /usr/sbin/policy-rc.d (Docker's) exits 101 and so makes
 # deb-systemd-invoke refuse every start and stop. A Pi has none; neither does the guest.
 rm -f /usr/sbin/policy-rc.d
+# man-db's dpkg trigger reindexes every man page on the system (mandb) whenever a package adds or removes one:
+# under TCG that was ~100 s of each of `dpkg -i` and `dpkg -P` here (strace: the unpack itself takes ~20 s).
+# It is not what is tested; Debian's switch for it (man-db/auto-update false) is this file's absence. In
+# the guest's overlay only.
+rm -f /var/lib/man-db/auto-update
 deb=$(ls $share/bearing_*.deb)
 t0=$(now)
 dpkg -i "$deb" > "$out/dpkg-install.log" 2>&1
