@@ -68,8 +68,8 @@ public struct AttitudeFusion: Sendable {
     /// The latest deviation from driving kept (read at start, or written since): put back whenever the
     /// calibration it was seen after is in force again.
     private var keptDriving: DrivingDeviationRecord?
-    /// When `driving` was last kept (its fix time) and how many sectors and epochs it had then.
-    private var drivingKeptAt: (time: Double, sectors: Int, taken: Int)?
+    /// When `driving` was last kept (its fix time) and how many sectors held observations then.
+    private var drivingKeptAt: (time: Double, sectors: Int)?
     /// Seconds between keeping the deviation from driving while it learns (a new sector is kept at once).
     public var drivingKeepInterval = 600.0
     /// Told of the deviation from driving to keep (`keptDriving`'s new value), on the pipeline queue.
@@ -265,12 +265,13 @@ public struct AttitudeFusion: Sendable {
         drivingTable = driving?.table
     }
 
-    /// Keeps the deviation from driving when it has a new sector, or every `drivingKeepInterval` while it learns.
+    /// After an epoch taken: keeps the deviation from driving when a sector holds its first observation, and
+    /// every `drivingKeepInterval` seconds while it learns.
     private mutating func keepDriving(at stamp: GPSTimestamp) {
         guard let driving, onDrivingDeviation != nil else { return }
         let t = stamp.unixTime, sectors = driving.observations.filter { !$0.isEmpty }.count
-        if let last = drivingKeptAt, sectors == last.sectors, t - last.time < drivingKeepInterval || driving.taken == last.taken { return }
-        drivingKeptAt = (t, sectors, driving.taken)
+        if let last = drivingKeptAt, sectors == last.sectors, t - last.time < drivingKeepInterval { return }
+        drivingKeptAt = (t, sectors)
         let record = DrivingDeviationRecord(driving, after: correctionInForce, time: stamp.iso8601)
         keptDriving = record
         onDrivingDeviation?(record)
