@@ -25,7 +25,8 @@ public struct IMUSampleFileError: Error, Equatable, CustomStringConvertible {
 }
 
 /// An IMU recording as CSV text: a header naming the columns `t,acc_x,acc_y,acc_z,gyr_x,gyr_y,gyr_z` and
-/// optionally `mag_x,mag_y,mag_z` (in any order, other columns ignored), then one line per sample; blank
+/// optionally `mag_x,mag_y,mag_z` (in any order, other columns ignored), then one line per sample (a row with
+/// all three mag cells empty has no field sample: a magnetometer slower than the IMU); blank
 /// lines and `#` comment lines are skipped, except that the keys of a `# bearing-samples chip=… device=…`
 /// line (Bearing's recordings) are kept in `metadata`. Units: t in seconds, strictly increasing; acc in m/s²; gyr in
 /// rad/s; mag in µT (any unit works for the filter; online calibration needs µT: `magnetometerUnitProblem`). The units are checked on the whole file: the median
@@ -133,7 +134,10 @@ public struct IMUSampleFile: Sendable {
                 return .failure(IMUSampleFileError(source: source, line: lineNumber,
                     "\(fieldStarts.count) columns, the header names \(layout.names.count) (\(layout.names.joined(separator: ",")))"))
             }
-            for (k, column) in layout.wanted.enumerated() {
+            let m = layout.hasGyroscope ? 7 : 4
+            // A magnetometer slower than the IMU: a row with all three mag cells empty has no field sample.
+            let noField = layout.hasMagnetometer && layout.wanted[m...].allSatisfy { fieldStarts[$0] == fieldEnds[$0] }
+            for (k, column) in layout.wanted.enumerated() where !(noField && k >= m) {
                 let field = UnsafeBufferPointer(rebasing: bytes[fieldStarts[column]..<fieldEnds[column]])
                 guard let v = number(field), v.isFinite else {
                     let text = String(decoding: field, as: UTF8.self)
@@ -149,11 +153,10 @@ public struct IMUSampleFile: Sendable {
             }
             previousTime = time
             previousLine = lineNumber
-            let m = layout.hasGyroscope ? 7 : 4
             samples.append(IMUSample(time: time,
                                      accelerometer: Vector3(values[1], values[2], values[3]),
                                      gyroscope: layout.hasGyroscope ? Vector3(values[4], values[5], values[6]) : .zero,
-                                     magnetometer: layout.hasMagnetometer ? Vector3(values[m], values[m + 1], values[m + 2]) : nil))
+                                     magnetometer: layout.hasMagnetometer && !noField ? Vector3(values[m], values[m + 1], values[m + 2]) : nil))
         }
         guard let layout else {
             return .failure(IMUSampleFileError(source: source, "empty: expected a header line such as \(header) and one line per sample"))

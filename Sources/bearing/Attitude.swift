@@ -103,7 +103,7 @@ struct AttitudeCommand: ParsableCommand {
         var output = StreamedOutput()
         if !json { output.append("t,qw,qx,qy,qz,heading,pitch,roll\n") }
 
-        guard file.hasGyroscope || file.samples.first?.magnetometer != nil else {
+        guard file.hasGyroscope || file.hasMagnetometer else {
             throw Self.badInput("\(samples): neither gyr_x,gyr_y,gyr_z nor mag_x,mag_y,mag_z columns: an accelerometer alone gives no attitude to follow")
         }
         // Without a gyroscope the samples' zero rates leave the strapdown still: an accelerometer-tilted compass.

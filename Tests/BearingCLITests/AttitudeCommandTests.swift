@@ -187,6 +187,25 @@ final class AttitudeCommandTests: XCTestCase {
         XCTAssertTrue(err.contains("in g; give m/s²"), err)
     }
 
+    /// A magnetometer at a quarter of the IMU's rate, its other rows' mag cells empty: the same attitude.
+    func testAMagnetometerSlowerThanTheIMUGivesTheSameAttitude() throws {
+        let (path, readings) = try writeRecording("slow-mag.csv", edit: { lines in
+            for i in lines.indices.dropFirst() where i % 4 != 1 {
+                var f = lines[i].components(separatedBy: ",")
+                for k in f.count - 3..<f.count { f[k] = "" }
+                lines[i] = f.joined(separator: ",")
+            }
+        })
+        let (status, out, err) = try runBearing(["attitude", "--samples", path, "--json"])
+        XCTAssertEqual(status, 0, err)
+        let lines = try objects(out)
+        XCTAssertEqual(lines.count, readings.count)
+        for (k, o) in lines.enumerated() where readings[k].sample.time >= 5 {
+            let truth = 60 + 5 * readings[k].sample.time
+            XCTAssertEqual(headingDifference(o["heading"] as? Double ?? .nan, truth), 0, accuracy: 1, "t = \(readings[k].sample.time)")
+        }
+    }
+
     /// Online calibration measures the field against WMM's in µT: a file in gauss is named, and runs with
     /// `--calibration off` (the filter takes any unit).
     func testAMagnetometerInGaussIsNamedUnlessCalibrationIsOff() throws {

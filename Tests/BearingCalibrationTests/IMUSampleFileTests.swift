@@ -60,6 +60,33 @@ final class IMUSampleFileTests: XCTestCase {
         XCTAssertEqual(standard.samples[3].time, 0.03, accuracy: 1e-12)
     }
 
+    /// A magnetometer slower than the IMU: rows with all three mag cells empty have no field sample; a row
+    /// with only some of them empty is refused, naming the column.
+    func testRowsWithoutAFieldSampleLeaveTheMagCellsEmpty() throws {
+        var lines = csv().components(separatedBy: "\n")
+        for i in 1..<lines.count where !lines[i].isEmpty && i % 4 != 1 {
+            var f = lines[i].components(separatedBy: ",")
+            for k in 7...9 { f[k] = "" }
+            lines[i] = f.joined(separator: ",")
+        }
+        let thinned = try IMUSampleFile.parse(lines.joined(separator: "\n"), source: "slow-mag.csv")
+        let full = try IMUSampleFile.parse(csv(), source: "a.csv")
+        XCTAssertTrue(thinned.hasMagnetometer)
+        XCTAssertEqual(thinned.samples.count, full.samples.count)
+        XCTAssertEqual(thinned.samples.filter { $0.magnetometer != nil }.count, (full.samples.count + 3) / 4)
+        XCTAssertEqual(thinned.samples[4].magnetometer, full.samples[4].magnetometer)
+        XCTAssertNil(thinned.samples[5].magnetometer)
+        XCTAssertEqual(thinned.samples[5].accelerometer, full.samples[5].accelerometer)
+        var partial = lines
+        var f = partial[3].components(separatedBy: ",")
+        f[7] = "12.5"
+        partial[3] = f.joined(separator: ",")
+        let e = error(partial.joined(separator: "\n"))
+        XCTAssertEqual(e?.line, 4)
+        XCTAssertEqual(e?.column, "mag_y")
+        XCTAssertEqual(e?.problem, "is empty")
+    }
+
     func testWithoutMagColumnsTheFileIs6D() throws {
         let file = try IMUSampleFile.parse(csv(header: ["t", "acc_x", "acc_y", "acc_z", "gyr_x", "gyr_y", "gyr_z"]), source: "six.csv")
         XCTAssertFalse(file.hasMagnetometer)
