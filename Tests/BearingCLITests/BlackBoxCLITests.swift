@@ -190,3 +190,39 @@ extension BlackBoxCLITests {
         XCTAssertLessThan(changed, recorded, "a 2 s throttle publishes fewer ATT than the recorded 0.5 s one")
     }
 }
+
+extension BlackBoxCLITests {
+    /// `--wait-for-client`: the replay waits until a reader has sent its WATCH, then starts, and that reader
+    /// gets the replay's TPV and ATT from the first record (issue 37: it used to wait forever).
+    func testWaitForClientStartsWhenTheFirstClientWatches() throws {
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/blackbox")
+        let dir = temporaryDirectory("bb-wait")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let socket = dir.appendingPathComponent("s.sock").path
+        let (p, _, err) = try launchBearing(["replay", fixtures.appendingPathComponent("simulator-gpsd.bbx").path, "--fast",
+                                             "--wait-for-client", "--socket", socket])
+        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() } }
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline && !FileManager.default.fileExists(atPath: socket) { usleep(20_000) }
+        // Connected but not watching: the replay has not started.
+        let idle = try SocketClient(path: socket)
+        usleep(300_000)
+        XCTAssertTrue(p.isRunning, "the replay ended before anyone watched")
+        let client = try SocketClient(path: socket)
+        client.watch()
+        let objects = client.collect(timeout: 20) { _ in false }
+        let classes = objects.compactMap { $0["class"] as? String }
+        XCTAssertGreaterThan(classes.filter { $0 == "TPV" }.count, 0, "the watching reader got the replay's TPV")
+        XCTAssertGreaterThan(classes.filter { $0 == "ATT" }.count, 0, "and its ATT")
+        _ = idle
+        let end = Date().addingTimeInterval(20)
+        while p.isRunning && Date() < end { usleep(50_000) }
+        XCTAssertFalse(p.isRunning, "the replay ran to its end and stopped")
+        if !p.isRunning {
+            let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            XCTAssertEqual(p.terminationStatus, 0, log)
+            XCTAssertTrue(log.contains("sensor samples"), log)
+        }
+    }
+}
