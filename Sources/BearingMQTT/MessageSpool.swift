@@ -535,15 +535,9 @@ public final class MessageSpool {
     }
 
     private func scan() throws(SystemError) {
-        guard let dir = opendir(directory) else { throw SystemError("opendir", directory) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name.hasSuffix(".spool"), name.utf8.count == 26, name.utf8.prefix(20).allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
-                names.append(name)
-            }
+        let names = try Directory.names(directory).filter { name in
+            name.hasSuffix(".spool") && name.utf8.count == 26 && name.utf8.prefix(20).allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
         }
-        closedir(dir)
         var previous: UInt64 = 0
         for (n, name) in names.sorted().enumerated() {
             let path = "\(directory)/\(name)"

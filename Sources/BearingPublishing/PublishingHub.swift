@@ -21,6 +21,8 @@ public final class PublishingHub<S: Scheduler> {
     private let deliver: Deliver
     /// Sees every object of the default chains and every state object (the data log).
     public var observer: ((_ className: String, _ line: String) -> Void)?
+    /// Sees each WATCH once it is in force: the client and its options (a replay that waits for a reader).
+    public var watchObserver: ((_ client: ClientID, _ options: WatchOptions) -> Void)?
     public let release: String
 
     public private(set) var defaults: [StreamKey: [OperatorSpec]]
@@ -103,7 +105,11 @@ public final class PublishingHub<S: Scheduler> {
         if let to = unchainedRecipients["MAG"], !to.isEmpty { deliver(line, to) }
     }
 
-    public func hasWatchers(_ className: String) -> Bool { !(unchainedRecipients[className]?.isEmpty ?? true) }
+    /// Whether a client watches `className` now, chained (TPV, ATT, …) or not (STATE, CALIBRATION, MAG).
+    public func hasWatchers(_ className: String) -> Bool {
+        if let recipients = unchainedRecipients[className] { return !recipients.isEmpty }
+        return clients.values.contains { $0.options.wants(className) }
+    }
 
     private func publishUnchained(_ className: String, _ line: String) {
         if let to = unchainedRecipients[className], !to.isEmpty { deliver(line, to) }
@@ -176,6 +182,7 @@ public final class PublishingHub<S: Scheduler> {
             if options.wants("STATE") { for s in states { deliver(s.line, [client]) } }
             if options.wants("CALIBRATION"), let line = calibrationLine { deliver(line, [client]) }
         }
+        watchObserver?(client, options)
     }
 
     // MARK: Named pipelines

@@ -35,8 +35,11 @@ struct RecordCommand: AsyncParsableCommand {
             throw ValidationError("--duration \(duration): seconds, or a number with s, m or h, up to a week")
         }
         var c = try boardOptions.resolve()
-        let scratch = try ReplayCommand.scratchDirectory()
-        defer { ReplayCommand.removeScratch(scratch) }
+        let scratch: String
+        do { scratch = try Directory.makeTemporary(prefix: "/tmp/bearing-record-") } catch {
+            throw ExitStatus.failure("cannot make a directory for the recording's socket: \(error)")
+        }
+        defer { Directory.removeFlat(scratch) }
         c.keepToThisProcess(in: scratch)
         c.blackbox.enabled = true
         c.blackbox.continuous = false

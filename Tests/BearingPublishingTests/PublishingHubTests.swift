@@ -139,6 +139,28 @@ final class PublishingHubTests: XCTestCase {
         XCTAssertTrue(hub.hasWatchers("MAG"))
     }
 
+    /// Who watches what, chained classes included (a replay that waits for its first reader asks for TPV and
+    /// ATT), and the observer that sees each WATCH in force.
+    func testWatchersOfChainedClassesAndTheWatchObserver() {
+        var seen: [(ClientID, Bool)] = []
+        hub.watchObserver = { client, options in seen.append((client, options.wants("TPV"))) }
+        XCTAssertFalse(hub.hasWatchers("TPV"))
+        hub.connect(1)
+        XCTAssertFalse(hub.hasWatchers("TPV"), "connected is not watching")
+        watch(1, #"{"enable":true,"json":true,"classes":["SKY"]}"#)
+        XCTAssertFalse(hub.hasWatchers("TPV"))
+        XCTAssertTrue(hub.hasWatchers("SKY"))
+        hub.connect(2)
+        watch(2, #"{"enable":true,"json":true}"#)
+        XCTAssertTrue(hub.hasWatchers("TPV"))
+        XCTAssertTrue(hub.hasWatchers("ATT"))
+        XCTAssertFalse(hub.hasWatchers("MAG"), "MAG is opt-in")
+        XCTAssertEqual(seen.map(\.0), [1, 2])
+        XCTAssertEqual(seen.map(\.1), [false, true])
+        hub.disconnect(2)
+        XCTAssertFalse(hub.hasWatchers("TPV"))
+    }
+
     func testPollAndPipelinesAnswers() throws {
         hub.connect(1)
         hub.publish(fix(0), from: .gpsd)

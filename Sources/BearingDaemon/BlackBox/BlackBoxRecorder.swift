@@ -162,14 +162,7 @@ public final class BlackBoxRecorder: Sendable {
 
     /// Names in `directory` starting with `prefix` and ending `.bbx`, oldest first (names sort by time).
     static func files(_ directory: String, prefix: String) -> [String] {
-        guard let dir = opendir(directory) else { return [] }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let e = readdir(dir) {
-            let name = withUnsafeBytes(of: e.pointee.d_name) { raw in String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self) }
-            if name.hasPrefix(prefix) && name.hasSuffix(".bbx") { names.append(name) }
-        }
-        return names.sorted()
+        ((try? Directory.names(directory)) ?? []).filter { $0.hasPrefix(prefix) && $0.hasSuffix(".bbx") }.sorted()
     }
 
     /// Removes the oldest files beyond `keep`.
