@@ -21,18 +21,6 @@ import PackageDescription
 //   doors         BearingMarine (NMEA 0183, Signal K), BearingMQTT (client, door, spool, fleet records)
 //   the daemon    BearingDaemon: the agent, the socket and TCP doors, the data log; `Daemon`, one entry point
 //   the CLI       bearing: the ParsableCommands and their presentation
-// What every test target may use: the libraries, the shared test support, the fuzz checks and the test
-// schedulers (tests mirror the source targets; each imports what it tests).
-let testDependencies: [Target.Dependency] = [
-    "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingRecording",
-    "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors",
-    "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal",
-    "TestSupport", "FuzzChecks", "FuzzConfigChecks", "CGPS",
-    .product(name: "CombineSchedulers", package: "combine-schedulers"),
-    .product(name: "OpenCombine", package: "OpenCombine"),
-    .product(name: "OpenCombineDispatch", package: "OpenCombine"),
-]
-
 let package = Package(
     name: "Bearing",
     platforms: [.macOS(.v13)],
@@ -75,8 +63,9 @@ let package = Package(
         .target(name: "BearingAttitude", dependencies: ["BearingModel"]),
         .target(name: "BearingWire", dependencies: ["BearingModel", "CBearingSys"]),
         .target(name: "BearingCalibration", dependencies: ["BearingModel", "BearingAttitude", "BearingWire"]),
+        .target(name: "BearingCompass", dependencies: ["BearingModel", "BearingAttitude", "BearingCalibration"]),
         .target(name: "BearingPublishing", dependencies: [
-            "BearingModel", "BearingAttitude", "BearingWire", "BearingCalibration",
+            "BearingModel", "BearingWire",
             .product(name: "OpenCombine", package: "OpenCombine"),
             .product(name: "OpenCombineDispatch", package: "OpenCombine"),
         ]),
@@ -95,7 +84,7 @@ let package = Package(
             "BearingSensors", "BearingSimulator", "BearingClient",
         ]),
         .target(name: "BearingMarine", dependencies: [
-            "BearingModel", "BearingWire", "BearingPublishing", "BearingPOSIX", "BearingService", "BearingConfig",
+            "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingPOSIX", "BearingService", "BearingConfig",
             "BearingYAML", "BearingLog",
         ]),
         .target(name: "BearingMQTT", dependencies: [
@@ -103,17 +92,23 @@ let package = Package(
             "BearingConfig", "BearingYAML", "BearingLog",
         ]),
         .target(name: "BearingDaemon", dependencies: [
-            "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX",
+            "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCompass", "BearingCalibration", "BearingPOSIX",
             "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors",
             "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingRecording",
+            .product(name: "OpenCombine", package: "OpenCombine"),
+            .product(name: "OpenCombineDispatch", package: "OpenCombine"),
         ]),
         .executableTarget(
             name: "bearing",
             dependencies: [
-                "BearingDaemon", "BearingClient", "BearingTerminal", "BearingSimulator", "BearingSensors",
-                "BearingCalibration", "BearingCalibrationWorkflow", "BearingModel", "BearingAttitude", "BearingWire", "BearingPOSIX", "BearingI2C", "BearingMQTT",
-                "BearingConfig", "BearingService", "BearingLog", "BearingRecording",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"), "BearingAttitude", "BearingCalibration", "BearingCalibrationWorkflow", "BearingClient", "BearingCompass", "BearingConfig", "BearingDaemon", "BearingI2C", "BearingLog", "BearingMQTT", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingRecording", "BearingSensors", "BearingSimulator", "BearingTerminal", "BearingWire",
+            ]
+        ),
+        // The benchmark workloads (bench/), not shipped in the .deb (scripts/package builds bearing alone).
+        .executableTarget(
+            name: "bearing-bench",
+            dependencies: [
+                .product(name: "ArgumentParser", package: "swift-argument-parser"), "BearingAttitude", "BearingCalibration", "BearingCompass", "BearingDaemon", "BearingI2C", "BearingLog", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingRecording", "BearingSensors", "BearingSimulator", "BearingWire", "CBearingSys", .product(name: "OpenCombine", package: "OpenCombine"),
             ]
         ),
         // libFuzzer targets (scripts/fuzz builds them with -sanitize=fuzzer -DFUZZING); a plain build makes
@@ -156,25 +151,26 @@ let package = Package(
         // gpsfake rig, socket client, the built binary).
         .target(
             name: "TestSupport",
-            dependencies: ["BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCalibration", "BearingPOSIX", "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors", "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingDaemon", "BearingClient", "BearingTerminal", "BearingCalibrationWorkflow", "BearingRecording"],
+            dependencies: ["BearingAttitude", "BearingCalibration", "BearingCompass", "BearingDaemon", "BearingLog", "BearingMQTT", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingSimulator", "BearingWire"],
             path: "Tests/TestSupport"
         ),
-        .testTarget(name: "BearingModelTests", dependencies: testDependencies),
-        .testTarget(name: "BearingAttitudeTests", dependencies: testDependencies),
-        .testTarget(name: "BearingWireTests", dependencies: testDependencies),
-        .testTarget(name: "BearingCalibrationTests", dependencies: testDependencies),
-        .testTarget(name: "BearingPublishingTests", dependencies: testDependencies),
-        .testTarget(name: "BearingRecordingTests", dependencies: testDependencies),
-        .testTarget(name: "BearingPOSIXTests", dependencies: testDependencies),
-        .testTarget(name: "BearingServiceTests", dependencies: testDependencies),
-        .testTarget(name: "BearingGPSDTests", dependencies: testDependencies),
-        .testTarget(name: "BearingSensorsTests", dependencies: testDependencies),
-        .testTarget(name: "BearingMarineTests", dependencies: testDependencies),
-        .testTarget(name: "BearingMQTTTests", dependencies: testDependencies),
-        .testTarget(name: "BearingDaemonTests", dependencies: testDependencies),
-        .testTarget(name: "BearingClientTests", dependencies: testDependencies),
+        .testTarget(name: "BearingModelTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingMQTT", "BearingModel", "BearingWire"]),
+        .testTarget(name: "BearingAttitudeTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPublishing", "BearingSimulator", "BearingWire", "TestSupport"]),
+        .testTarget(name: "BearingWireTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPublishing", "BearingWire", "FuzzChecks", "TestSupport"]),
+        .testTarget(name: "BearingCalibrationTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingSensors", "BearingSimulator", "BearingWire"]),
+        .testTarget(name: "BearingPublishingTests", dependencies: ["BearingCalibration", "BearingDaemon", "BearingMQTT", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingSimulator", "BearingWire", .product(name: "CombineSchedulers", package: "combine-schedulers"), .product(name: "OpenCombine", package: "OpenCombine"), .product(name: "OpenCombineDispatch", package: "OpenCombine")]),
+        .testTarget(name: "BearingCompassTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingCompass", "BearingDaemon", "BearingModel", "BearingPublishing", "BearingSensors", "BearingSimulator", "BearingWire", .product(name: "OpenCombine", package: "OpenCombine")]),
+        .testTarget(name: "BearingRecordingTests", dependencies: ["BearingModel", "BearingRecording"]),
+        .testTarget(name: "BearingPOSIXTests", dependencies: ["BearingDaemon", "BearingModel", "BearingPOSIX", "BearingWire", "TestSupport"]),
+        .testTarget(name: "BearingServiceTests", dependencies: ["BearingLog", "BearingPOSIX", "BearingService", "TestSupport"]),
+        .testTarget(name: "BearingGPSDTests", dependencies: ["BearingGPSD", "BearingMQTT", "BearingModel", "CGPS", "TestSupport"]),
+        .testTarget(name: "BearingSensorsTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingCompass", "BearingDaemon", "BearingI2C", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingSensors", "BearingSimulator", "BearingWire", .product(name: "CombineSchedulers", package: "combine-schedulers"), .product(name: "OpenCombine", package: "OpenCombine"), "TestSupport"]),
+        .testTarget(name: "BearingMarineTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPublishing", "BearingWire", "TestSupport"]),
+        .testTarget(name: "BearingMQTTTests", dependencies: ["BearingConfig", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingWire", "FuzzChecks", "TestSupport"]),
+        .testTarget(name: "BearingDaemonTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingCompass", "BearingConfig", "BearingDaemon", "BearingLog", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingRecording", "BearingSensors", "BearingSimulator", "BearingWire", "BearingYAML", "FuzzChecks", "FuzzConfigChecks", "TestSupport"]),
+        .testTarget(name: "BearingClientTests", dependencies: ["BearingClient", "BearingDaemon", "BearingModel", "BearingPOSIX", "BearingWire", "TestSupport"]),
         .testTarget(name: "RepositoryTests", dependencies: ["TestSupport"]),
-        .testTarget(name: "BearingCLITests", dependencies: testDependencies, exclude: ["help"]),
+        .testTarget(name: "BearingCLITests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingCompass", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingRecording", "BearingSimulator", "BearingTerminal", "BearingWire", "TestSupport"], exclude: ["help"]),
     ],
     swiftLanguageModes: [.v6]
 )

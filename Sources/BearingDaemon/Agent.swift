@@ -1,3 +1,4 @@
+import BearingCompass
 import BearingAttitude
 import BearingModel
 import BearingWire

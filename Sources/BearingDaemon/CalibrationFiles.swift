@@ -1,3 +1,4 @@
+import BearingCompass
 import BearingCalibration
 import BearingPublishing
 import BearingLog

@@ -1,3 +1,4 @@
+import BearingCompass
 import BearingModel
 import BearingPublishing
 import BearingCalibration

@@ -31,13 +31,13 @@ public final class GPSPublisherAdapter: GPSDClientDelegate, Sendable {
         self.input = input
     }
 
-    public var fixes: AnyPublisher<GPSFix, Never> { fixSubject.eraseToAnyPublisher() }
-    public var skies: AnyPublisher<SkyView, Never> { skySubject.eraseToAnyPublisher() }
+    var fixes: AnyPublisher<GPSFix, Never> { fixSubject.eraseToAnyPublisher() }
+    var skies: AnyPublisher<SkyView, Never> { skySubject.eraseToAnyPublisher() }
     /// gpsd's ATT, GST, PPS and TOFF objects.
-    public var relayed: AnyPublisher<RelayedObject, Never> { relayedSubject.eraseToAnyPublisher() }
+    var relayed: AnyPublisher<RelayedObject, Never> { relayedSubject.eraseToAnyPublisher() }
     /// Replays the current state on subscription, then every change.
-    public var states: AnyPublisher<ConnectionState, Never> { stateSubject.eraseToAnyPublisher() }
-    public var failures: AnyPublisher<GPSDClientError, Never> { failureSubject.eraseToAnyPublisher() }
+    var states: AnyPublisher<ConnectionState, Never> { stateSubject.eraseToAnyPublisher() }
+    var failures: AnyPublisher<GPSDClientError, Never> { failureSubject.eraseToAnyPublisher() }
     public var currentState: ConnectionState { stateSubject.value }
 
     public func gpsdClient(_ client: GPSDClient, didReceive fix: GPSFix) {

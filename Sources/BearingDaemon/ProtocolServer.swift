@@ -12,7 +12,6 @@ import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
-import OpenCombineDispatch
 import Synchronization
 
 /// Joins the transport (bytes) to the hub (publishing): one `ClientSession` per connection turns bytes

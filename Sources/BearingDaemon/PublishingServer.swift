@@ -7,7 +7,6 @@ import BearingConfig
 import BearingLog
 import Dispatch
 import FoundationEssentials
-import OpenCombineDispatch
 import Synchronization
 #if canImport(Glibc)
 import Glibc

@@ -30,10 +30,10 @@ public final class SensorSubjects<Sample>: SensorReaderDelegate, Sendable {
         self.time = time
     }
 
-    public var samples: AnyPublisher<Sample, Never> { sampleSubject.eraseToAnyPublisher() }
+    var samples: AnyPublisher<Sample, Never> { sampleSubject.eraseToAnyPublisher() }
     /// Replays the current state on subscription, then every change.
-    public var states: AnyPublisher<ConnectionState, Never> { stateSubject.eraseToAnyPublisher() }
-    public var failures: AnyPublisher<SensorError, Never> { failureSubject.eraseToAnyPublisher() }
+    var states: AnyPublisher<ConnectionState, Never> { stateSubject.eraseToAnyPublisher() }
+    var failures: AnyPublisher<SensorError, Never> { failureSubject.eraseToAnyPublisher() }
     public var currentState: ConnectionState { stateSubject.value }
 
     public func sensorReader(didReceive sample: Sample) {

@@ -6,8 +6,6 @@ import BearingService
 import BearingLog
 import Dispatch
 import Synchronization
-@preconcurrency import OpenCombine
-import OpenCombineDispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -34,7 +32,7 @@ public final class MQTTDoor: Door {
     let fleetFile: String
     let savedFleet: FleetMessage?
     /// The chain runs feeding the spool, made as the door opens (see `Door`); touched on the pipeline queue.
-    nonisolated(unsafe) private var runs: [AnyCancellable] = []
+    nonisolated(unsafe) private var runs: [HubSubscription] = []
     /// The fleet payload in force ([]: the config's chains).
     private let inForce = Mutex<[UInt8]>([])
 
@@ -203,10 +201,10 @@ public final class MQTTDoor: Door {
     }
 
     /// The chain runs for `chains`, sending into the spool (on the pipeline queue).
-    private func feed(_ chains: [MQTTDataTopic: [OperatorSpec]]) -> [AnyCancellable] {
+    private func feed(_ chains: [MQTTDataTopic: [OperatorSpec]]) -> [HubSubscription] {
         chains.keys.sorted().map { [core, outbox, client, topics] topic in
             let name = topics.data(topic)
-            return core.hub.values(topic.stream, through: chains[topic]!).sink { report in
+            return core.hub.subscribe(topic.stream, through: chains[topic]!) { report in
                 outbox.append(name, report)
                 if let fix = report.fix { outbox.position(fix) }
                 client.wake()

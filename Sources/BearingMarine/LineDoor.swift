@@ -4,8 +4,6 @@ import BearingPOSIX
 import BearingService
 import BearingLog
 import Dispatch
-@preconcurrency import OpenCombine
-import OpenCombineDispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,7 +14,7 @@ import Glibc
 public final class LineDoor: Door {
     /// Sends one group of lines; called on the pipeline queue only.
     public typealias Emit = ([String]) -> Void
-    public typealias Feed = @Sendable (_ hub: PipelineHub, _ emit: @escaping Emit) -> [AnyCancellable]
+    public typealias Feed = @Sendable (_ hub: PipelineHub, _ emit: @escaping Emit) -> [HubSubscription]
 
     public let name: String
     /// The config section, for messages (`nmea0183`, `signalk`).
@@ -25,7 +23,7 @@ public final class LineDoor: Door {
     let core: PublishingCore
     let logger: Logger
     /// The chain runs and what they have sent; touched on the pipeline queue only.
-    nonisolated(unsafe) private var runs: [AnyCancellable] = []
+    nonisolated(unsafe) private var runs: [HubSubscription] = []
     nonisolated(unsafe) private let counts = DoorCounts()
 
     init(name: String, section: String, outputs: DoorOutputs, core: PublishingCore, logger: Logger, feed: Feed) throws {

@@ -1,10 +1,9 @@
 import BearingModel
+import BearingAttitude
 import BearingWire
 import BearingPublishing
 import BearingLog
 import Dispatch
-@preconcurrency import OpenCombine
-import OpenCombineDispatch
 
 extension LineDoor {
     /// The NMEA 0183 door: each sentence from its own chain run over the compass's ATT (RMC over gpsd's
@@ -13,18 +12,18 @@ extension LineDoor {
     public static func nmea0183(_ config: NMEA0183DoorConfig, core: PublishingCore, logger: Logger) throws -> LineDoor {
         try LineDoor(name: "NMEA 0183 door", section: "nmea0183", outputs: config.outputs, core: core, logger: logger) { hub, emit in
             let encoder = NMEA0183Encoder(talker: config.talker)
-            var runs: [AnyCancellable] = []
+            var runs: [HubSubscription] = []
             for group in NMEA0183DoorConfig.groups(config.sentences) {
                 if group.types == [.rmc] {
                     // The magnetic variation RMC carries: WMM at the fix, recomputed when the fix has moved ~1 km.
                     var declination = DeclinationState()
-                    runs.append(hub.values(StreamKey(.tpv, .gpsd), through: group.chain).sink { report in
+                    runs.append(hub.subscribe(StreamKey(.tpv, .gpsd), through: group.chain) { report in
                         guard let fix = report.fix else { return }
                         declination = declination.updated(with: fix, model: .wmm2025)
                         if let s = encoder.rmc(fix, variation: fix.hasPosition ? declination.current?.value : nil) { emit([s]) }
                     })
                 } else {
-                    runs.append(hub.values(StreamKey(.att, .compass), through: group.chain).sink { report in
+                    runs.append(hub.subscribe(StreamKey(.att, .compass), through: group.chain) { report in
                         guard case .attitude(let a) = report.payload else { return }
                         emit(group.types.compactMap { encoder.sentence($0, a) })
                     })

@@ -2,8 +2,6 @@ import BearingWire
 import BearingPublishing
 import BearingLog
 import Dispatch
-@preconcurrency import OpenCombine
-import OpenCombineDispatch
 
 extension LineDoor {
     /// The Signal K door: one delta per attitude its chain passes (heading, variation, attitude, rate of
@@ -14,10 +12,10 @@ extension LineDoor {
         try LineDoor(name: "Signal K door", section: "signalk", outputs: config.outputs, core: core, logger: logger) { hub, emit in
             let source = SignalKSource(label: config.source)
             return [
-                hub.values(StreamKey(.att, .compass), through: config.attitude).sink { report in
+                hub.subscribe(StreamKey(.att, .compass), through: config.attitude) { report in
                     if case .attitude(let a) = report.payload { emit([SignalKDelta.attitude(a, source: source)]) }
                 },
-                hub.values(StreamKey(.tpv, .gpsd), through: config.fix).sink { report in
+                hub.subscribe(StreamKey(.tpv, .gpsd), through: config.fix) { report in
                     if let f = report.fix, let delta = SignalKDelta.fix(f, source: source) { emit([delta]) }
                 },
             ]

@@ -1,4 +1,3 @@
-import BearingCalibration
 import BearingModel
 import BearingWire
 import OpenCombine
@@ -116,10 +115,11 @@ public final class PublishingHub<S: Scheduler> {
         observer?(className, line)
     }
 
-    /// The values of `key` through `chain`, for a reader inside the process (a door): a run of its own,
-    /// fed like every other, on this hub's context. Cancel the subscription to end it.
-    public func values(_ key: StreamKey, through chain: [OperatorSpec]) -> AnyPublisher<Report, Never> {
-        Pipeline.build(inputs[key]!.eraseToAnyPublisher(), chain, for: key.stream, scheduler: scheduler)
+    /// The values of `key` through `chain`, for a reader inside the process (a door): a run of its own, fed
+    /// like every other, on this hub's context; `receive` gets each value there. The run lasts until the
+    /// subscription is cancelled or released. Doors see no OpenCombine type: this is their whole API.
+    public func subscribe(_ key: StreamKey, through chain: [OperatorSpec], _ receive: @escaping (Report) -> Void) -> HubSubscription {
+        HubSubscription(Pipeline.build(inputs[key]!.eraseToAnyPublisher(), chain, for: key.stream, scheduler: scheduler).sink(receiveValue: receive))
     }
 
     // MARK: Clients
@@ -333,6 +333,17 @@ public final class PublishingHub<S: Scheduler> {
             map[className] = clients.keys.sorted().filter { clients[$0]!.options.wants(className) }
         }
         unchainedRecipients = map
+    }
+}
+
+/// A door's run on the hub (`PublishingHub.subscribe`): values flow until `cancel()` or release. Used on the
+/// hub's context only.
+public final class HubSubscription {
+    private var run: AnyCancellable?
+    init(_ run: AnyCancellable) { self.run = run }
+    public func cancel() {
+        run?.cancel()
+        run = nil
     }
 }
 

@@ -1,12 +1,10 @@
 import BearingWire
 import ArgumentParser
-import BearingDaemon
-import BearingSensors
 import BearingCalibration
+import BearingCalibrationWorkflow
 import BearingAttitude
 import BearingModel
 import BearingPOSIX
-import BearingPublishing
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
@@ -88,8 +86,6 @@ struct AttitudeCommand: ParsableCommand {
         } catch {
             throw Self.badInput("\(samples): cannot be read: \(error)")
         }
-        let axes = BodyAxes(rawValue: body) ?? .forwardLeftUp
-        var declination = trueNorthDeclination()
         var track: GNSSTrackFile?
         if let gnss {
             do {
@@ -102,82 +98,55 @@ struct AttitudeCommand: ParsableCommand {
         }
         var output = StreamedOutput()
         if !json { output.append("t,qw,qx,qy,qz,heading,pitch,roll\n") }
-
         guard file.hasGyroscope || file.hasMagnetometer else {
             throw Self.badInput("\(samples): neither gyr_x,gyr_y,gyr_z nor mag_x,mag_y,mag_z columns: an accelerometer alone gives no attitude to follow")
         }
-        // Without a gyroscope the samples' zero rates leave the strapdown still: an accelerometer-tilted compass.
-        let vehicle = Self.vehicles[self.vehicle] ?? .car
-        if calibration != "off", let problem = file.magnetometerUnitProblem(source: samples) {
-            throw Self.badInput("\(problem.description); online calibration compares the field with WMM's in µT (--calibration off takes any unit)")
-        }
-        var online = calibration == "off" ? nil : OnlineMagnetometerCalibration(calibration: nil, origin: .none, settings: vehicle.learnsFromDriving ? .forLand : OnlineCalibrationSettings())
-        // The first fix: WMM's declination (true north, unless given) and its field for the calibration.
-        if let first = track?.epochs.first {
-            let year = WorldMagneticModel.decimalYear(unixSeconds: Date().timeIntervalSince1970)
-            let field = WorldMagneticModel.wmm2025.field(latitude: first.latitude, longitude: first.longitude, heightKm: 0, year: year)
-            if self.declination == nil && position == nil { declination = field.declination }
-            online?.expect(field: field.totalIntensity / 1000, dip: field.inclination)
-        }
-        var filter = OnlineCalibratedFilter(filter: AttitudeFilter(parameters: file.hasGyroscope ? AttitudeFilterParameters() : .withoutGyroscope),
-                                            calibration: online, hasGyroscope: file.hasGyroscope)
-        var driving = DrivingDeviation(epochs: track?.epochs ?? [], vehicle: vehicle, variation: declination)
-        for i in file.samples.indices {
-            let dt = AttitudeFilter.replayInterval(file.samples, i)
-            let s = driving.compensated(file.samples[i], filter: filter.filter)
-            filter.update(s, dt: dt)
-            for (time, outcome) in filter.takeOutcomes() {
-                if case .accepted(let change) = outcome {
-                    Syscall.printToStandardError("t \(JSONObjectWriter.shortest(time)) s: \(change.summary)\n")
-                    if change.turnsTheHeading { driving.calibrationChanged(at: time) }
-                }
-            }
-            let compass = AttitudeAngles(filter.filter.quaternion, body: axes).heading
-            driving.step(s, filter: &filter, compass: compass)
-            let q = filter.filter.quaternion
-            let turn = declination + driving.deviation(at: compass)
-            let oriented = turn == 0 ? q : q.trueNorth(declination: turn)
-            let angles = AttitudeAngles(oriented, body: axes)
-            let t = file.samples[i].time
+        var options = OfflineAttitude.Options()
+        options.axes = BodyAxes(rawValue: body) ?? .forwardLeftUp
+        options.declination = declination != nil || position != nil ? trueNorthDeclination() : nil
+        options.calibrate = calibration != "off"
+        options.vehicle = Self.vehicles[vehicle] ?? .car
+        if let problem = OfflineAttitude.unitProblem(file, source: samples, options: options) { throw Self.badInput(problem) }
+        let json = self.json
+        let outcome = try OfflineAttitude.run(file, track: track, options: options, now: Date().timeIntervalSince1970,
+                                              note: { Syscall.printToStandardError($0) }) { o in
+            let (q, angles) = (o.quaternion, o.angles)
             if json {
                 var w = JSONObjectWriter()
-                w.number("t", t)
-                w.fixedArray("quat_enu", oriented.w, oriented.x, oriented.y, oriented.z, 7)
+                w.number("t", o.time)
+                w.fixedArray("quat_enu", q.w, q.x, q.y, q.z, 7)
                 w.fixed("heading", angles.heading, 3)
                 w.fixed("roll", angles.roll, 3)
                 w.fixed("pitch", angles.pitch, 3)
                 output.append(w.finished())
             } else {
-                output.append(JSONObjectWriter.shortest(t))
-                for v in [oriented.w, oriented.x, oriented.y, oriented.z] { output.append(","); output.appendFixed(v, 7) }
+                output.append(JSONObjectWriter.shortest(o.time))
+                for v in [q.w, q.x, q.y, q.z] { output.append(","); output.appendFixed(v, 7) }
                 for v in [angles.heading, angles.pitch, angles.roll] { output.append(","); output.appendFixed(v, 3) }
             }
             output.append("\n")
             try output.flushIfFull()
         }
         try output.flush()
-        driving.report()
-        if let path = saveCalibration, let online = filter.calibration, let last = file.samples.last {
-            try Self.save(online, time: GPSTimestamp(unixTime: last.time), to: path)
+        switch outcome.swing {
+        case .success(let result)?: Syscall.printToStandardError("GNSS swing over the track:\n\(Swing.report(result))\n")
+        case .failure(let error)?: Syscall.printToStandardError("GNSS swing over the track: \(error.message)\n")
+        case nil: break
         }
-    }
-
-    /// Writes what `online` learnt as the daemon keeps it, stamped with the last sample's time; says so on
-    /// standard error, or why nothing was written.
-    static func save(_ online: OnlineMagnetometerCalibration, time: GPSTimestamp, to path: String) throws {
-        guard online.origin == .auto else {
-            Syscall.printToStandardError("no calibration learnt from these samples: \(path) not written\n")
-            return
+        if let driving = outcome.driving { Syscall.printToStandardError("deviation from driving at the end: \(driving)\n") }
+        if let path = saveCalibration, let online = outcome.calibration, let last = file.samples.last {
+            guard let bytes = OfflineAttitude.record(online, time: GPSTimestamp(unixTime: last.time)) else {
+                Syscall.printToStandardError("no calibration learnt from these samples: \(path) not written\n")
+                return
+            }
+            do {
+                try AtomicFile.write(bytes, to: path)
+            } catch {
+                Syscall.printToStandardError("Error: \(path): the calibration cannot be written: \(error)\n")
+                throw ExitCode(1)
+            }
+            Syscall.printToStandardError("calibration written to \(path)\n")
         }
-        let state = OnlineCalibrationState(online, mode: .track, time: time, wmm: nil)
-        let record = OnlineCalibrationRecord(state: state, chip: nil, baseline: nil, time: time.iso8601)
-        do {
-            try AtomicFile.write(Array(record.encoded()), to: path)
-        } catch {
-            Syscall.printToStandardError("Error: \(path): the calibration cannot be written: \(error)\n")
-            throw ExitCode(1)
-        }
-        Syscall.printToStandardError("calibration written to \(path)\n")
     }
 
     static func badInput(_ message: String) -> ExitCode {
@@ -209,106 +178,5 @@ private struct StreamedOutput {
             throw ExitCode(1)
         }
         buffer.removeAll(keepingCapacity: true)
-    }
-}
-
-/// `--gnss`: the track's epochs, as the samples reach them, into the deviation from driving on land
-/// (`PassiveDeviation`, as the daemon's fusion stage learns it; its curve corrects the headings from then on),
-/// or for a boat into a GNSS swing (`SwingCollector`, as `bearing swing` runs it), solved at the end with the
-/// current, from 60 s after the last calibration change that turned the heading. On land the epochs' speeds
-/// also take the vehicle's own acceleration out of the accelerometer (`VehicleAcceleration`), as the daemon does.
-private struct DrivingDeviation {
-    let epochs: [GNSSTrackFile.Epoch]
-    let passive: Bool
-    let variation: Double
-    var next = 0
-    var nextSpeed = 0
-    var motion = VehicleAcceleration()
-    var deviation = PassiveDeviation()
-    var told: Int?
-    var swing: SwingCollector?
-    var swingFrom = -Double.infinity
-
-    init(epochs: [GNSSTrackFile.Epoch], vehicle: Vehicle, variation: Double) {
-        self.epochs = epochs
-        passive = vehicle.learnsFromDriving && !epochs.isEmpty
-        self.variation = variation
-        if !vehicle.learnsFromDriving && !epochs.isEmpty {
-            swing = SwingCollector()
-            Syscall.printToStandardError("--vehicle boat: in a current the course over ground is not the heading; the track is solved as a GNSS swing, with the current, at the end (bearing swing applies one)\n")
-        }
-    }
-
-    /// The sample with the vehicle's acceleration (on land, from the epochs it has reached) taken out.
-    mutating func compensated(_ s: IMUSample, filter: AttitudeFilter) -> IMUSample {
-        guard passive else { return s }
-        while nextSpeed < epochs.count, epochs[nextSpeed].time <= s.time {
-            let e = epochs[nextSpeed]
-            nextSpeed += 1
-            if let speed = e.speed { motion.epoch(speed: speed, fixTime: e.time, arrival: e.time) }
-        }
-        var out = s
-        out.accelerometer = s.accelerometer - motion.acceleration(at: s.time, angularRate: s.gyroscope - filter.gyroBias)
-        return out
-    }
-
-    /// After one sample: the epochs it has reached (a swing also takes its rate of turn).
-    /// On land an epoch going straight at speed also goes to a course-aided start of the calibration.
-    mutating func step(_ s: IMUSample, filter online: inout OnlineCalibratedFilter, compass: Double) {
-        guard passive || swing != nil else { return }
-        // The filter's values are read where they are needed: a copy of the whole filter every sample would cost.
-        if swing != nil {
-            let rate = online.filter.headingRate(s.gyroscope)
-            swing?.attitude(time: s.time, compassHeading: compass, rateOfTurn: rate * 180 / .pi, variation: variation)
-        }
-        while next < epochs.count, epochs[next].time <= s.time {
-            let e = epochs[next]
-            next += 1
-            guard let speed = e.speed, let track = e.track else { continue }
-            if swing != nil {
-                if e.time >= swingFrom { swing?.epoch(time: e.time, speed: speed, track: track, eph: nil, eps: e.eps) }
-                continue
-            }
-            let taken = deviation.epoch(time: e.time, compass: compass, gyroHeading: AttitudeAngles.heading(online.filter.quaternion6D), track: track,
-                                        speed: speed, eps: e.eps, variation: variation)
-            if deviation.straight { online.course(track, declination: variation, time: e.time) }
-            guard taken else { continue }
-            let level = deviation.curve == nil ? 0 : deviation.sectorsCovered >= deviation.settings.minimumSectors ? 2 : 1
-            if level != (told ?? 0) {
-                told = level
-                Syscall.printToStandardError("t \(JSONObjectWriter.shortest(e.time)) s: deviation from driving: \(describe())\n")
-            }
-        }
-    }
-
-    /// The deviation to add at compass heading `compass`.
-    func deviation(at compass: Double) -> Double { deviation.deviation(atCompassHeading: compass) ?? 0 }
-
-    /// A new magnetometer calibration: the deviation left over is another.
-    mutating func calibrationChanged(at time: Double) {
-        deviation.restart(at: time)
-        told = nil
-        if swing != nil {
-            swing = SwingCollector()
-            swingFrom = time + 60
-        }
-    }
-
-    func describe() -> String {
-        guard let c = deviation.curve else { return "none yet" }
-        let terms = zip(DeviationCurve.names, c.coefficients).map { String(printf: "%@ %.2f°", $0, $1) }.joined(separator: ", ")
-        return "\(terms) (\(deviation.sectorsCovered) of 12 sectors; \(deviation.taken) epochs taken, \(deviation.setAside) set aside)"
-    }
-
-    func report() {
-        if let swing {
-            do throws(SwingError) {
-                Syscall.printToStandardError("GNSS swing over the track:\n\(Swing.report(try swing.solve()))\n")
-            } catch {
-                Syscall.printToStandardError("GNSS swing over the track: \(error.message)\n")
-            }
-        }
-        guard passive else { return }
-        Syscall.printToStandardError("deviation from driving at the end: \(describe())\n")
     }
 }

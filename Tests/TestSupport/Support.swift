@@ -1,3 +1,5 @@
+import BearingAttitude
+import BearingCompass
 import BearingModel
 import BearingWire
 import BearingPublishing

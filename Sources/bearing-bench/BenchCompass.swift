@@ -1,4 +1,6 @@
 import ArgumentParser
+import BearingAttitude
+import BearingCompass
 import BearingSimulator
 import BearingSensors
 import BearingCalibration
@@ -33,7 +35,7 @@ import Glibc
 /// `AttitudeFusion`: subjects, `CompassStages.fusedAttitudes` (the merge, the `scan` that copies the fusion
 /// state, the `compactMap`) and a sink writing each ATT: what OpenCombine adds per sample.
 struct BenchCompass: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "bench-compass", shouldDisplay: false)
+    static let configuration = CommandConfiguration(commandName: "bench-compass")
 
     @Option var samples: Int = 10_000
     @Flag var imu = false

@@ -16,7 +16,7 @@ import Glibc
 /// (glibc's `mallinfo2`: allocated bytes, mmapped blocks included) and VmRSS before and after, as JSON.
 /// The heap figure is the ring's memory; RSS moves with what the allocator keeps or returns besides.
 struct BenchBlackBox: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "bench-blackbox", shouldDisplay: false)
+    static let configuration = CommandConfiguration(commandName: "bench-blackbox")
 
     @Argument var file: String
     @Option var minutes: Double = 30
@@ -26,7 +26,7 @@ struct BenchBlackBox: ParsableCommand {
         let stream = recording.events.filter { $0.record.key == nil }
         let keys = recording.events.filter { $0.record.key != nil }
         guard let first = stream.first?.time, let last = stream.last?.time, last > first else {
-            throw ExitStatus.failure("\(file): no stream records to loop")
+            throw BenchFailure.failure("\(file): no stream records to loop")
         }
         let span = last - first + 10_000
         // Once through a small recorder first: the code and the allocator's arenas are then warm, and

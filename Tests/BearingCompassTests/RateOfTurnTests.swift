@@ -1,3 +1,4 @@
+import BearingCompass
 import BearingModel
 import BearingAttitude
 import BearingPublishing

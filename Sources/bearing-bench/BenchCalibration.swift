@@ -11,7 +11,7 @@ import Glibc
 /// sphere with 1% noise, fitted `runs` times (algebraic fit, refinement, cluster thinning, outlier
 /// rounds and the half-sample fits behind the heading-error figure). Prints the median time.
 struct BenchCalibration: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "bench-calibration", shouldDisplay: false)
+    static let configuration = CommandConfiguration(commandName: "bench-calibration")
 
     @Option var samples: Int = 10_000
     @Option var runs: Int = 5

@@ -1,3 +1,6 @@
+import BearingAttitude
+import BearingCompass
+import BearingDaemon
 import BearingModel
 import BearingPublishing
 import BearingCalibration

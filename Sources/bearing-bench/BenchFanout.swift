@@ -14,7 +14,7 @@ import Glibc
 /// own (`--mode own`) or on one of three named pipelines (`--mode named`), fed TPV at 10 Hz and ATT at
 /// 50 Hz for `--seconds`. Prints this process's CPU time, RSS and the hub's chain runs as JSON.
 struct BenchFanout: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "bench-fanout", shouldDisplay: false)
+    static let configuration = CommandConfiguration(commandName: "bench-fanout")
 
     @Option var socket: String
     @Option var clients: Int = 100

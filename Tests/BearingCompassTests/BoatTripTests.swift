@@ -1,4 +1,7 @@
 @testable import BearingCalibration
+import BearingAttitude
+import BearingCompass
+import BearingDaemon
 import BearingModel
 import BearingPublishing
 import BearingSensors

@@ -1,0 +1,67 @@
+import BearingModel
+
+/// A declination in force: degrees east and where it came from.
+public struct Declination: Equatable, Sendable {
+    public var value: Double
+    public var source: DeclinationSource
+    public init(_ value: Double, _ source: DeclinationSource) {
+        self.value = value
+        self.source = source
+    }
+}
+
+/// The WMM field where the board is: the declination in force and the field's norm (µT) and dip, the
+/// reference the attitude filter judges magnetic disturbances by.
+public struct LocalField: Equatable, Sendable {
+    public var declination: Declination
+    public var reference: MagneticFieldReference
+    public init(declination: Declination, reference: MagneticFieldReference) {
+        self.declination = declination
+        self.reference = reference
+    }
+
+    /// The WMM field at a position and time, `source` saying where the position came from.
+    public static func wmm(_ model: WorldMagneticModel, latitude: Double, longitude: Double, heightKm: Double, year: Double,
+                           source: DeclinationSource) -> LocalField {
+        let f = model.field(latitude: latitude, longitude: longitude, heightKm: heightKm, year: year)
+        return LocalField(declination: Declination(f.declination, source),
+                          reference: MagneticFieldReference(norm: f.totalIntensity / 1000, dip: f.inclination))
+    }
+}
+
+/// What the declination stage remembers: the WMM value at the last position it was computed for.
+/// Recomputed only when the position moves by about 1 km or the date by a day: declination changes far
+/// more slowly than that.
+public struct DeclinationState: Equatable, Sendable {
+    public private(set) var current: Declination?
+    /// The field's norm and dip at the same place, for the attitude filter.
+    public private(set) var reference: MagneticFieldReference?
+    private var at: (lat: Double, lon: Double, year: Double)?
+
+    public init(fallback: Declination? = nil, reference: MagneticFieldReference? = nil) {
+        current = fallback
+        self.reference = fallback == nil ? nil : reference
+    }
+
+    public static func == (a: Self, b: Self) -> Bool { a.current == b.current && a.reference == b.reference }
+
+    /// Declination and reference together, when both are known.
+    public var field: LocalField? {
+        guard let current, let reference else { return nil }
+        return LocalField(declination: current, reference: reference)
+    }
+
+    public func updated(with fix: GPSFix, model: WorldMagneticModel) -> DeclinationState {
+        guard fix.mode >= .twoD, let lat = fix.latitude, let lon = fix.longitude, let time = fix.time else { return self }
+        let year = WorldMagneticModel.decimalYear(unixSeconds: time.unixTime)
+        if current?.source == .fix, let p = at, abs(p.lat - lat) < 0.01, abs(p.lon - lon) < 0.01, abs(p.year - year) < 1 / 365 {
+            return self
+        }
+        var s = self
+        let f = LocalField.wmm(model, latitude: lat, longitude: lon, heightKm: (fix.altHAE ?? 0) / 1000, year: year, source: .fix)
+        s.current = f.declination
+        s.reference = f.reference
+        s.at = (lat, lon, year)
+        return s
+    }
+}
