@@ -77,12 +77,12 @@ let package = Package(
         .target(name: "BearingGPSD", dependencies: ["CGPS", "BearingPOSIX", "BearingModel", "BearingWire"]),
         .target(name: "BearingSensors", dependencies: ["BearingModel", "BearingI2C", "BearingPOSIX", "BearingRecording"]),
         .target(name: "BearingSimulator", dependencies: ["BearingModel", "BearingWire", "BearingI2C", "BearingPOSIX"]),
-        .target(name: "BearingTerminal", dependencies: ["BearingModel", "BearingCalibration"]),
         .target(name: "BearingClient", dependencies: ["BearingModel", "BearingWire", "BearingPOSIX"]),
         .target(name: "BearingCalibrationWorkflow", dependencies: [
             "BearingModel", "BearingAttitude", "BearingWire", "BearingCalibration", "BearingPOSIX", "BearingI2C",
             "BearingSensors", "BearingSimulator", "BearingClient",
         ]),
+        .target(name: "BearingTerminal", dependencies: ["BearingModel", "BearingWire", "BearingPOSIX", "BearingCalibration", "BearingCalibrationWorkflow"]),
         .target(name: "BearingMarine", dependencies: [
             "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingPOSIX", "BearingService", "BearingConfig",
             "BearingYAML", "BearingLog",
@@ -101,7 +101,7 @@ let package = Package(
         .executableTarget(
             name: "bearing",
             dependencies: [
-                .product(name: "ArgumentParser", package: "swift-argument-parser"), "BearingAttitude", "BearingCalibration", "BearingCalibrationWorkflow", "BearingClient", "BearingCompass", "BearingConfig", "BearingDaemon", "BearingI2C", "BearingLog", "BearingMQTT", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingRecording", "BearingSensors", "BearingSimulator", "BearingTerminal", "BearingWire",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"), "BearingAttitude", "BearingCalibration", "BearingCalibrationWorkflow", "BearingClient", "BearingConfig", "BearingDaemon", "BearingI2C", "BearingLog", "BearingMQTT", "BearingModel", "BearingPOSIX", "BearingRecording", "BearingSensors", "BearingSimulator", "BearingTerminal", "BearingWire",
             ]
         ),
         // The benchmark workloads (bench/), not shipped in the .deb (scripts/package builds bearing alone).
@@ -151,9 +151,11 @@ let package = Package(
         // gpsfake rig, socket client, the built binary).
         .target(
             name: "TestSupport",
-            dependencies: ["BearingAttitude", "BearingCalibration", "BearingCompass", "BearingDaemon", "BearingLog", "BearingMQTT", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingSimulator", "BearingWire"],
+            dependencies: ["BearingAttitude", "BearingCalibration", "BearingCompass", "BearingDaemon", "BearingLog", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingSimulator", "BearingWire"],
             path: "Tests/TestSupport"
         ),
+        // The whole-daemon rig (gpsfake, mosquitto, the built binary), for the tests that need it alone.
+        .target(name: "DaemonTestRig", dependencies: ["BearingDaemon", "BearingMQTT", "BearingModel", "BearingPOSIX", "BearingSimulator", "TestSupport"], path: "Tests/DaemonTestRig"),
         .testTarget(name: "BearingModelTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingMQTT", "BearingModel", "BearingWire"]),
         .testTarget(name: "BearingAttitudeTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPublishing", "BearingSimulator", "BearingWire", "TestSupport"]),
         .testTarget(name: "BearingWireTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPublishing", "BearingWire", "FuzzChecks", "TestSupport"]),
@@ -167,10 +169,10 @@ let package = Package(
         .testTarget(name: "BearingSensorsTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingCompass", "BearingDaemon", "BearingI2C", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingSensors", "BearingSimulator", "BearingWire", .product(name: "CombineSchedulers", package: "combine-schedulers"), .product(name: "OpenCombine", package: "OpenCombine"), "TestSupport"]),
         .testTarget(name: "BearingMarineTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPublishing", "BearingWire", "TestSupport"]),
         .testTarget(name: "BearingMQTTTests", dependencies: ["BearingConfig", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingWire", "FuzzChecks", "TestSupport"]),
-        .testTarget(name: "BearingDaemonTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingCompass", "BearingConfig", "BearingDaemon", "BearingLog", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingRecording", "BearingSensors", "BearingSimulator", "BearingWire", "BearingYAML", "FuzzChecks", "FuzzConfigChecks", "TestSupport"]),
+        .testTarget(name: "BearingDaemonTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingCompass", "BearingConfig", "BearingDaemon", "BearingLog", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingRecording", "BearingSensors", "BearingSimulator", "BearingWire", "BearingYAML", "DaemonTestRig", "FuzzChecks", "FuzzConfigChecks", "TestSupport"]),
         .testTarget(name: "BearingClientTests", dependencies: ["BearingClient", "BearingDaemon", "BearingModel", "BearingPOSIX", "BearingWire", "TestSupport"]),
         .testTarget(name: "RepositoryTests", dependencies: ["TestSupport"]),
-        .testTarget(name: "BearingCLITests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingCompass", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingRecording", "BearingSimulator", "BearingTerminal", "BearingWire", "TestSupport"], exclude: ["help"]),
+        .testTarget(name: "BearingCLITests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingCompass", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingRecording", "BearingSimulator", "BearingTerminal", "BearingWire", "DaemonTestRig", "TestSupport"], exclude: ["help"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -52,14 +52,15 @@ public final class PoseCollection {
     public let orientation: Orientation
     public let calibrator: AccelerometerCalibrator
 
+    /// `model`: the accelerometer model to fit (nil: the best the poses support), for the live preview.
     public init(reader: InertialReader.Configuration, recorder: SampleRecorder?, progress: any CollectionProgress, timeout: Double, orientation: Orientation,
-         calibrator: AccelerometerCalibrator) {
+         model: CalibrationModel?) {
         self.reader = reader
         self.recorder = recorder
         self.progress = progress
         self.timeout = timeout
         self.orientation = orientation
-        self.calibrator = calibrator
+        self.calibrator = AccelerometerCalibrator(model: model)
     }
 
     public func run() -> Result {

@@ -1,5 +1,6 @@
 import BearingWire
 import ArgumentParser
+import BearingTerminal
 import BearingCalibration
 import BearingCalibrationWorkflow
 import BearingAttitude
@@ -96,7 +97,7 @@ struct AttitudeCommand: ParsableCommand {
                 throw Self.badInput("\(gnss): cannot be read: \(error)")
             }
         }
-        var output = StreamedOutput()
+        var output = StandardOutputBuffer()
         if !json { output.append("t,qw,qx,qy,qz,heading,pitch,roll\n") }
         guard file.hasGyroscope || file.hasMagnetometer else {
             throw Self.badInput("\(samples): neither gyr_x,gyr_y,gyr_z nor mag_x,mag_y,mag_z columns: an accelerometer alone gives no attitude to follow")
@@ -125,11 +126,11 @@ struct AttitudeCommand: ParsableCommand {
                 for v in [angles.heading, angles.pitch, angles.roll] { output.append(","); output.appendFixed(v, 3) }
             }
             output.append("\n")
-            try output.flushIfFull()
+            if !output.flushIfFull() { throw ExitCode(1) }
         }
-        try output.flush()
+        if !output.flush() { throw ExitCode(1) }
         switch outcome.swing {
-        case .success(let result)?: Syscall.printToStandardError("GNSS swing over the track:\n\(Swing.report(result))\n")
+        case .success(let result)?: Syscall.printToStandardError("GNSS swing over the track:\n\(SwingReport.text(result))\n")
         case .failure(let error)?: Syscall.printToStandardError("GNSS swing over the track: \(error.message)\n")
         case nil: break
         }
@@ -152,31 +153,5 @@ struct AttitudeCommand: ParsableCommand {
     static func badInput(_ message: String) -> ExitCode {
         Syscall.printToStandardError("Error: \(message)\n")
         return ExitCode(2)
-    }
-}
-
-/// Text for standard output, written in blocks of about 64 KiB as it is made.
-private struct StreamedOutput {
-    private var buffer: [UInt8] = []
-    private static let blockSize = 1 << 16
-
-    init() { buffer.reserveCapacity(Self.blockSize + 256) }
-
-    mutating func append(_ s: String) { buffer.append(contentsOf: s.utf8) }
-    mutating func appendFixed(_ v: Double, _ decimals: Int) { JSONObjectWriter.appendFixed(v, decimals: decimals, to: &buffer) }
-
-    mutating func flushIfFull() throws {
-        if buffer.count >= Self.blockSize { try flush() }
-    }
-
-    /// Writes what is buffered; a closed pipe (the reader went away) ends the command quietly.
-    mutating func flush() throws {
-        guard !buffer.isEmpty else { return }
-        do {
-            try Syscall.writeStandardOutput(buffer)
-        } catch {
-            throw ExitCode(1)
-        }
-        buffer.removeAll(keepingCapacity: true)
     }
 }

@@ -1,6 +1,5 @@
 import ArgumentParser
 import BearingModel
-import BearingPublishing
 
 @main
 struct Bearing: AsyncParsableCommand {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BearingTerminal
 import BearingCalibrationWorkflow
 import BearingDaemon
 import BearingCalibration

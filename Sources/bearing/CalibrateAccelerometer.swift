@@ -1,4 +1,5 @@
 import ArgumentParser
+import BearingTerminal
 import BearingCalibrationWorkflow
 import BearingSensors
 import BearingCalibration
@@ -23,7 +24,7 @@ extension Calibrate {
         let config = try boardOptions.resolve()
         let socketPath = source.socketPath(config)
         let progress = Progress(json: json, plain: plain)
-        let calibrator = AccelerometerCalibrator(model: model.flatMap(CalibrationModel.init(rawValue:)))
+        let model = self.model.flatMap(CalibrationModel.init(rawValue:))
 
         let collected: PoseCollection.Result
         if let samples {
@@ -38,7 +39,7 @@ extension Calibrate {
             let recorder: SampleRecorder?
             do { recorder = try record.map { try SampleRecorder(path: $0) } } catch { throw CalibrateError("--record: \(error)") }
             let session = PoseCollection(reader: try InertialInput.reader(config.imu, bus: source.busPath), recorder: recorder, progress: progress,
-                                         timeout: timeout, orientation: config.imu.orientation, calibrator: calibrator)
+                                         timeout: timeout, orientation: config.imu.orientation, model: model)
             collected = session.run()
             recorder?.close()
             if let failure = recorder?.failure {
@@ -48,27 +49,12 @@ extension Calibrate {
             }
         }
         if collected.samples == 0 { throw CalibrateError("no samples from the accelerometer: \(collected.status)") }
-        let fit: AccelerometerFit
-        do { fit = try calibrator.fit(collected.poses) } catch { throw CalibrateError(error.message) }
+        let fit = try collected.fit(model: model)
 
-        let verdict: CalibrationVerdict
-        if noSave {
-            verdict = .skip("--no-save")
-        } else if !fit.passes && !force {
-            verdict = .refuse("the fit misses the bar (\(fit.failures.joined(separator: "; "))); hold the board stiller or in more poses, or --force",
-                              status: CalibrationGrading.belowTheBar)
-        } else if let chip = collected.chip {
-            verdict = .save(chip: chip, units: AccelerometerCalibrationRecord.metresPerSecondSquared)
-        } else {
-            verdict = .refuse("the chip is unknown (\(samples ?? "the recording") has no \"\(SampleFile.recordingMarker) chip=…\" line); give --chip NAME",
-                              status: CalibrationGrading.cannotSave)
-        }
+        let verdict = CalibrationGrading(noSave: noSave, force: force).verdict(fit, chip: collected.chip, recording: samples)
         var saved: String?
         if case .save(let chip, _) = verdict {
-            let target = output ?? config.accelerometerCalibrationPath
-            let record = AccelerometerCalibrationRecord(fit: fit, chip: chip, device: collected.device, time: GPSTimestamp.now())
-            try CalibrationSaving.writeFile(record.encoded(), to: target)
-            saved = target
+            saved = try CalibrationSaving.write(fit, chip: chip, device: collected.device, to: output ?? config.accelerometerCalibrationPath)
         }
         let daemon = saved == nil ? nil : CalibrationSaving.askDaemonToReload(socketPath, part: "accelerometer")
         AccelerometerReport(fit: fit, collected: collected, orientation: config.imu.orientation, saved: saved, notSaved: verdict.notSaved,

@@ -3,7 +3,6 @@ import ArgumentParser
 import BearingAttitude
 import BearingModel
 import BearingPOSIX
-import BearingPublishing
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc

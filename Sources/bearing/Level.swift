@@ -1,5 +1,6 @@
 import ArgumentParser
 import BearingCalibrationWorkflow
+import BearingTerminal
 import BearingDaemon
 import BearingCalibration
 import BearingModel
@@ -59,28 +60,9 @@ struct Level: ParsableCommand {
             Syscall.printToStandardError("Error: \(error.message)\n")
             throw ExitCode(Self.refused)
         }
-        var warnings: [String] = []
-        if input.accelerometerCalibration == nil {
-            warnings.append("the accelerometer is uncalibrated: its offset (tens of mg) reads as up to a few tenths of a degree of tilt; `bearing calibrate --accel` first")
-        }
-        let g = AccelerometerCalibrator.standardGravity
-        let off = (pose.specificForce.length - g) / g * 100
-        if abs(off) > 2 {
-            warnings.append(String(printf: "|f| is %.3f m/s², %+.1f%% off g: is the accelerometer calibrated, and in m/s²?", pose.specificForce.length, off))
-        }
-        var notSaved: String?
-        var saved: String?
-        if let refusal = level.refusal(force: force) {
-            notSaved = refusal
-        } else if noSave {
-            notSaved = "--no-save"
-        } else {
-            let target = output ?? input.daemonFile ?? config.levelPath
-            let record = MountingLevelRecord(level: level, pose: pose, device: input.device, accelerometerCalibration: input.accelerometerCalibration,
-                                             warnings: warnings, time: GPSTimestamp.now())
-            try CalibrationSaving.writeFile(record.encoded(), to: target)
-            saved = target
-        }
+        let warnings = LevelFinishing.warnings(input, pose: pose)
+        let (saved, notSaved) = try LevelFinishing(force: force, noSave: noSave)
+            .save(level, pose: pose, input: input, warnings: warnings, to: output ?? input.daemonFile ?? config.levelPath)
         let daemon = saved == nil ? nil : CalibrationSaving.askDaemonToReload(socketPath, part: "level")
         LevelReport(level: level, pose: pose, input: input, warnings: warnings, saved: saved, notSaved: notSaved, daemon: daemon).print(json: json)
         if level.refusal(force: force) != nil { throw ExitCode(Self.refused) }
@@ -98,80 +80,5 @@ struct Level: ParsableCommand {
         return LevelSources.sensor(try InertialInput.reader(config.imu, bus: source.busPath), duration: duration, timeout: timeout,
                                    calibration: try LevelSources.accelerometerCalibration(accelCalibration, defaultPath: config.accelerometerCalibrationPath),
                                    orientation: config.imu.orientation, progress: progress)
-    }
-}
-
-/// The result of `bearing level`: a few readable lines, or (`--json`) one JSON object.
-struct LevelReport {
-    var level: MountingLevel
-    var pose: StaticPose
-    var input: LevelInput
-    var warnings: [String]
-    var saved: String?
-    var notSaved: String?
-    var daemon: String?
-
-    func print(json: Bool) {
-        guard !json else { return Swift.print(jsonText) }
-        let f = pose.specificForce
-        var lines = [String(printf: "mounting level: roll %.2f°, pitch %.2f° (tilt %.2f°), from %.1f s still (%d samples, %@)",
-                            level.roll, level.pitch, level.tilt, pose.duration, pose.samples, input.source)]
-        lines.append(String(printf: "  specific force (%.4f, %.4f, %.4f) m/s², |f| %.4f m/s² (board frame, not levelled)", f.x, f.y, f.z, f.length))
-        lines.append("  accelerometer calibration: " + (input.accelerometerCalibration.map { "fitted \($0)" } ?? "none"))
-        if let p = input.previous { lines.append(String(printf: "  replaces the level in force: roll %.2f°, pitch %.2f°", p.roll, p.pitch)) }
-        for w in warnings { lines.append("  warning: \(w)") }
-        lines += CalibrationSaving.outcomeLines(saved: saved, notSaved: notSaved, daemon: daemon)
-        Swift.print(lines.joined(separator: "\n"))
-    }
-
-    /// The `--json` object; every key is present (null when it does not apply).
-    struct Result: Encodable {
-        struct Angles: Encodable { var roll, pitch: Double }
-        var `class` = "LEVEL_RESULT"
-        var roll, pitch, tilt: Double
-        var specific_force: [Double]
-        var magnitude, duration: Double
-        var samples: Int
-        var source: String
-        var device, accelerometer_calibration: String?
-        var previous: Angles?
-        var warnings: [String]
-        var saved, not_saved, daemon: String?
-
-        func encode(to encoder: Encoder) throws {
-            enum K: String, CodingKey {
-                case `class`, roll, pitch, tilt, specific_force, magnitude, duration, samples, source, device, accelerometer_calibration
-                case previous, warnings, saved, not_saved, daemon
-            }
-            var c = encoder.container(keyedBy: K.self)
-            try c.encode(self.class, forKey: .class)
-            try c.encode(roll, forKey: .roll)
-            try c.encode(pitch, forKey: .pitch)
-            try c.encode(tilt, forKey: .tilt)
-            try c.encode(specific_force, forKey: .specific_force)
-            try c.encode(magnitude, forKey: .magnitude)
-            try c.encode(duration, forKey: .duration)
-            try c.encode(samples, forKey: .samples)
-            try c.encode(source, forKey: .source)
-            try c.encode(device, forKey: .device)
-            try c.encode(accelerometer_calibration, forKey: .accelerometer_calibration)
-            try c.encode(previous, forKey: .previous)
-            try c.encode(warnings, forKey: .warnings)
-            try c.encode(saved, forKey: .saved)
-            try c.encode(not_saved, forKey: .not_saved)
-            try c.encode(daemon, forKey: .daemon)
-        }
-    }
-
-    var jsonText: String {
-        let f = pose.specificForce
-        let result = Result(roll: level.roll, pitch: level.pitch, tilt: level.tilt, specific_force: [f.x, f.y, f.z], magnitude: f.length,
-                            duration: pose.duration, samples: pose.samples, source: input.source, device: input.device,
-                            accelerometer_calibration: input.accelerometerCalibration,
-                            previous: input.previous.map { Result.Angles(roll: $0.roll, pitch: $0.pitch) }, warnings: warnings,
-                            saved: saved, not_saved: notSaved, daemon: daemon)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: (try? encoder.encode(result)) ?? Data("{}".utf8), as: UTF8.self)
     }
 }

@@ -60,26 +60,7 @@ struct Probe: ParsableCommand {
         }
         guard read else { return }
         var failed = false
-        for f in chips {
-            guard let type = MagnetometerChips.driver(named: f.chip!) else { continue }
-            let d = type.init(bus: i2c, address: f.driverAddress ?? f.address)
-            var s = MagnetometerSettings()
-            s.rate = rate
-            do {
-                try d.identify()
-                let chosen = try d.configure(s)
-                let r = try d.read()
-                var extra = ""
-                if let offset = (d as? MMC5983MA)?.bridgeOffset {
-                    extra = String(printf: " bridge offset x %.3f y %.3f z %.3f µT", offset.x, offset.y, offset.z)
-                }
-                print(String(printf: "read %@ %@: x %.3f y %.3f z %.3f µT |B| %.3f µT%@ (%@)%@", f.chip!, I2CError.hex(d.address),
-                             r.field.x, r.field.y, r.field.z, r.field.length, r.overflow ? " OVERFLOW" : "", chosen.description, extra))
-            } catch {
-                print("read \(f.chip!) \(I2CError.hex(d.address)): failed: \(error)")
-                failed = true
-            }
-        }
+        for f in chips { if let r = ProbeRead.magnetometer(f, bus: i2c, rate: rate) { print(r); failed = failed || r.failed } }
         if readInertial(inertial, i2c) { failed = true }
         if failed { throw ExitCode(1) }
     }
@@ -87,27 +68,7 @@ struct Probe: ParsableCommand {
     /// Configures and reads each identified accelerometer/gyroscope once; returns whether one failed.
     func readInertial(_ found: [ProbeFinding], _ i2c: I2CBus) -> Bool {
         var failed = false
-        for f in found {
-            guard let type = InertialChips.driver(named: f.inertialChip!) else { continue }
-            let d = type.init(bus: i2c, address: f.address)
-            var s = InertialSettings()
-            s.rate = rate
-            do {
-                try d.identify()
-                let chosen = try d.configure(s)
-                let r = try d.read()
-                let a = r.acceleration
-                let gyro = r.angularRate.map { String(printf: " gyro x %.4f y %.4f z %.4f rad/s", $0.x, $0.y, $0.z) } ?? ""
-                let temperature = r.temperature.map { String(printf: " temperature %.1f °C", $0) } ?? ""
-                let flags = (r.accelerationSaturated ? " ACCEL SATURATED" : "") + (r.angularRateSaturated ? " GYRO SATURATED" : "")
-                print(String(printf: "read %@ %@: accel x %.3f y %.3f z %.3f m/s² |a| %.3f%@%@%@ (%@)",
-                             f.inertialChip!, I2CError.hex(d.address), a.x, a.y, a.z, a.length, gyro,
-                             temperature, flags, chosen.description))
-            } catch {
-                print("read \(f.inertialChip!) \(I2CError.hex(d.address)): failed: \(error)")
-                failed = true
-            }
-        }
+        for f in found { if let r = ProbeRead.inertial(f, bus: i2c, rate: rate) { print(r); failed = failed || r.failed } }
         return failed
     }
 }

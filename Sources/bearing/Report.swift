@@ -1,4 +1,5 @@
 import ArgumentParser
+import BearingClient
 import BearingConfig
 import BearingDaemon
 import BearingModel

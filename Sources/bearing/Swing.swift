@@ -1,4 +1,5 @@
 import ArgumentParser
+import BearingTerminal
 import BearingCalibration
 import BearingCalibrationWorkflow
 import BearingClient
@@ -54,9 +55,9 @@ struct Swing: ParsableCommand {
         limits.minimumSpeed = minimumSpeed
         var collector = SwingCollector(limits: limits)
         if let log {
-            try Self.read(log: log, into: &collector)
+            try SwingSources.read(log: log, into: &collector)
         } else {
-            try Self.collect(socketPath: socketPath, duration: duration, into: &collector)
+            try SwingSources.collect(socketPath: socketPath, duration: duration, into: &collector)
         }
         let result: SwingResult
         do throws(SwingError) {
@@ -64,7 +65,7 @@ struct Swing: ParsableCommand {
         } catch {
             throw ExitStatus.refused("swing: \(error.message); the deviation curve in force is unchanged")
         }
-        print(Self.report(result))
+        print(SwingReport.text(result))
         guard !noSave else { return }
         guard yes || Self.confirm("Apply this curve? [y/N] ") else {
             print("not applied\(isatty(0) == 1 ? "" : " (no terminal to ask on: give --yes)"); the deviation curve in force is unchanged")
@@ -78,89 +79,6 @@ struct Swing: ParsableCommand {
             let reply = CalibrationSaving.askDaemonToReload(socketPath, part: "deviation")
             print(reply.map { "the daemon \($0)" } ?? "the daemon is not running at \(socketPath): it loads the curve when it starts")
         }
-    }
-
-    /// ATT and TPV lines of a data log (other lines, and lines that are not JSON, are passed over).
-    static func read(log path: String, into collector: inout SwingCollector) throws {
-        let text: String
-        do { text = try AtomicFile.readText(path) } catch { throw ExitStatus.failure("cannot read \(path): \(error)") }
-        for line in text.split(separator: "\n") {
-            guard let m = try? WireMessage(line: String(line)) else { continue }
-            take(m, into: &collector)
-        }
-    }
-
-    /// Every fused ATT (no smoothing, no throttle) and TPV from the daemon until the swing is complete or
-    /// `duration` has passed; progress on standard error.
-    static func collect(socketPath: String, duration: Double, into collector: inout SwingCollector) throws {
-        let client = BearingClient(.unix(socketPath))
-        let change = WatchChange(enable: true, json: true, classes: .some(["ATT", "TPV"]), pipelines: [.att: [], .tpv: []])
-        let start = Syscall.monotonicSeconds()
-        var told = -Double.infinity
-        let live = isatty(2) == 1
-        var refusal: String?
-        do throws(BearingClientError) {
-            try client.connect()
-            try client.send(.watch(change))
-            while refusal == nil, !collector.isComplete, Syscall.monotonicSeconds() - start < duration {
-                if let m = try client.next(timeout: 1) {
-                    refusal = m.errorMessage
-                    take(m, into: &collector)
-                }
-                let now = Syscall.monotonicSeconds()
-                if now - told >= (live ? 1 : 10) {
-                    told = now
-                    Syscall.printToStandardError(live ? "\r\u{1B}[K\(collector.progress)" : "\(collector.progress)\n")
-                }
-            }
-        } catch {
-            throw ExitStatus.failure("swing: \(error) (is the daemon running at \(socketPath)?)")
-        }
-        Syscall.printToStandardError("\(live ? "\r\u{1B}[K" : "")\(collector.progress)\n")
-        if let refusal { throw ExitStatus.failure("swing: the agent replied: \(refusal)") }
-    }
-
-    /// One object into the swing: ATT's compass heading (mheading less the deviation it carries), rate of turn
-    /// (°/min) and variation (heading − mheading); TPV's speed, track, eph and eps. Only Bearing's own compass's
-    /// ATT (its device `i2c:…`): a GNSS compass's, relayed from gpsd, is another instrument.
-    static func take(_ m: WireMessage, into collector: inout SwingCollector) {
-        switch m.className {
-        case "ATT":
-            guard m.string("device")?.hasPrefix("i2c:") == true, let t = m.time?.unixTime, let mheading = m.number("mheading"),
-                  let rot = m.number("rot") else { return }
-            let variation = m.number("heading").map { SwingSolver.wrap180($0 - mheading) }
-            collector.attitude(time: t, compassHeading: mheading - (m.number("deviation") ?? 0), rateOfTurn: rot / 60, variation: variation)
-        case "TPV":
-            guard let f = m.fix, f.mode >= .twoD, let t = f.time?.unixTime, let speed = f.speed, let track = f.track else { return }
-            collector.epoch(time: t, speed: speed, track: track, eph: f.eph, eps: f.eps)
-        default:
-            return
-        }
-    }
-
-    static func report(_ r: SwingResult) -> String {
-        var lines: [String] = []
-        let c = r.curve
-        let sigmas = c.uncertainties ?? [Double](repeating: .nan, count: 5)
-        lines.append("deviation curve (degrees, east positive; magnetic = compass + deviation):")
-        for (name, (value, sigma)) in zip(DeviationCurve.names, zip(c.coefficients, sigmas)) {
-            lines.append(String(printf: "  %@ %+7.2f ± %.2f", name, value, sigma))
-        }
-        lines.append("  compass  " + stride(from: 0, to: 360, by: 30).map { String(printf: "%5d", $0) }.joined())
-        lines.append("  dev      " + stride(from: 0, to: 360, by: 30).map { String(printf: "%5.1f", c.deviation(atCompassHeading: Double($0))) }.joined())
-        if r.currentSolved {
-            lines.append(String(printf: "current %.2f m/s setting %.0f° (east %.2f ± %.2f, north %.2f ± %.2f)", r.currentSpeed, r.currentSet,
-                                r.current.east, r.currentSigma.east, r.current.north, r.currentSigma.north))
-        } else {
-            lines.append("current not solved (--no-current)")
-        }
-        lines.append(String(printf: "speed through the water %.2f ± %.2f m/s; gyroscope drift %.4f °/s", r.speed, r.speedSigma, r.gyroDrift))
-        lines.append(String(printf: "residuals: velocity %.2f m/s RMS, curve %.2f° RMS; %d of %d epochs used, %d of 12 sectors",
-                            r.velocityResidual, r.deviationResidual, r.used, r.epochs, r.sectorsCovered))
-        if !r.rejected.isEmpty {
-            lines.append("set aside: " + r.rejected.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))
-        }
-        return lines.joined(separator: "\n")
     }
 
     static func confirm(_ question: String) -> Bool {

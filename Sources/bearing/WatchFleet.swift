@@ -1,14 +1,11 @@
-import BearingDaemon
-import BearingModel
-import BearingWire
-import BearingPOSIX
 import BearingMQTT
+import BearingPOSIX
+import BearingTerminal
+import BearingWire
 import Synchronization
 
-/// `bearing watch --mqtt URL`: a fleet's devices, live, from their broker: each device's status, SPOOL, fleet
-/// pipelines status and data messages, one readable line each, prefixed with the device's name. A broker that
-/// is down is tried again for ever; one that refuses the credentials or whose TLS fails on a setting ends it
-/// with an error naming the option to change.
+/// `bearing watch --mqtt URL`: each message of the fleet (`FleetSubscriber`) as one readable line, prefixed
+/// with the device's name, or with `--json` its topic and payload.
 struct FleetWatcher {
     /// The broker, credentials and TLS files (`MQTTWatchOptions`).
     let configuration: MQTTClient.Configuration
@@ -19,96 +16,34 @@ struct FleetWatcher {
 
     func run() throws {
         Syscall.lineBufferStandardOutput()
-        let printer = FleetPrinter(root: root, json: json, count: count)
-        var configuration = configuration
-        configuration.retryMax = 10
-        let client = try MQTTClient(configuration: configuration, delegate: printer)
-        client.start()
-        printer.waitUntilDone()
-        client.stop()
-        if let reason = printer.refusalReason {
-            throw WatchError(reason.contains("\(configuration.broker)") ? reason : "\(configuration.broker): \(reason)")
-        }
-    }
-}
-
-/// Prints what the broker delivers, on the client's thread; counts toward `count`; done after `count`
-/// messages or at a refusal that trying again cannot fix.
-final class FleetPrinter: MQTTClientDelegate {
-    let root: String
-    let json: Bool
-    let count: Int?
-    private let printed = Mutex(0)
-    private let done = ConditionLock()
-    private let finished = Mutex(false)
-    private let refusedWith = Mutex<String?>(nil)
-
-    init(root: String, json: Bool, count: Int?) {
-        self.root = root
-        self.json = json
-        self.count = count
-    }
-
-    func waitUntilDone() {
-        done.lock()
-        while !finished.withLock({ $0 }) { _ = done.wait(until: .infinity) }
-        done.unlock()
-    }
-
-    func mqttClient(_ client: MQTTClient, didConnect session: MQTTSession) {
-        Syscall.printToStandardError("bearing watch: connected to \(client.configuration.broker)\n")
-        for part in ["status", "tpv", "att", "sky", "spool", "pipelines/status"] {
-            do { try session.subscribe("\(root)/+/\(part)") } catch { Syscall.printToStandardError("bearing watch: \(error)\n") }
+        let (json, count) = (self.json, self.count)
+        let printed = Mutex(0)
+        do {
+            try FleetSubscriber.run(configuration, root: root, notice: { Syscall.printToStandardError("bearing watch: \($0)\n") }) { message in
+                let line = Self.line(message, json: json)
+                // Messages delivered together may go past `count`: those are not printed.
+                let n = printed.withLock { n -> Int? in
+                    if let count, n >= count { return nil }
+                    n += 1
+                    return n
+                }
+                guard let n else { return false }
+                print(line)
+                return count.map { n < $0 } ?? true
+            }
+        } catch let refusal as FleetSubscriber.Refusal {
+            throw WatchError(refusal.description)
         }
     }
 
-    /// Why the connection failed for good (the client's reason, naming the option to change), once done.
-    var refusalReason: String? { refusedWith.withLock { $0 } }
-
-    func mqttClient(_ client: MQTTClient, didDisconnect reason: String, refusal: MQTTRefusal?, attempt: Int, retryIn: Double) {
-        guard refusal == nil else {
-            refusedWith.withLock { $0 = reason }
-            return finish()
-        }
-        Syscall.printToStandardError("bearing watch: \(reason); again in \(String(printf: "%.1f", retryIn)) s\n")
-    }
-
-    func mqttClient(_ client: MQTTClient, didReceive message: MQTTMessage, session: MQTTSession) {
-        let parts = message.topic.dropFirst(root.count + 1).split(separator: "/", maxSplits: 1)
-        guard parts.count == 2 else { return }
-        let device = String(parts[0]), kind = String(parts[1])
+    static func line(_ message: FleetSubscriber.Message, json: Bool) -> String {
         let text = String(decoding: message.payload, as: UTF8.self)
-        let line: String
-        if json {
-            line = "\(message.topic) \(text)"
-        } else if kind == "status" {
-            line = "\(device)  \(text)\(message.retained ? " (retained)" : "")"
-        } else if let m = try? WireMessage(line: text) {
+        if json { return "\(message.topic) \(text)" }
+        if message.kind == "status" { return "\(message.device)  \(text)\(message.retained ? " (retained)" : "")" }
+        if let m = try? WireMessage(line: text) {
             let seq = m.number("seq").map { "  #\(Int($0))" } ?? ""
-            line = "\(device)  \(WatchFormatter.line(m))\(seq)"
-        } else {
-            line = "\(device)  \(kind): \(text.prefix(200))"
+            return "\(message.device)  \(WatchFormatter.line(m))\(seq)"
         }
-        // Messages delivered together may go past `count`: those are not printed.
-        let n = printed.withLock { n -> Int? in
-            if let count, n >= count { return nil }
-            n += 1
-            return n
-        }
-        guard let n else { return }
-        print(line)
-        if let count, n >= count { finish() }
+        return "\(message.device)  \(message.kind): \(text.prefix(200))"
     }
-
-    private func finish() {
-        done.lock()
-        finished.withLock { $0 = true }
-        done.broadcast()
-        done.unlock()
-    }
-
-    func mqttClient(_ client: MQTTClient, maySend session: MQTTSession) {}
-    func mqttClient(_ client: MQTTClient, didAcknowledge mid: Int32, session: MQTTSession) {}
-    func mqttClientTick(_ client: MQTTClient, session: MQTTSession?) {}
-    func mqttClient(_ client: MQTTClient, willClose session: MQTTSession) {}
 }

@@ -3,6 +3,7 @@ import BearingCalibration
 import BearingPOSIX
 import BearingSimulator
 import Foundation
+import DaemonTestRig
 import TestSupport
 import XCTest
 #if canImport(Glibc)

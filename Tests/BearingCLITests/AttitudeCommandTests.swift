@@ -6,6 +6,7 @@ import BearingSimulator
 import BearingDaemon
 import BearingCalibration
 import Foundation
+import DaemonTestRig
 import TestSupport
 import XCTest
 

@@ -3,6 +3,7 @@ import BearingPOSIX
 import BearingRecording
 import BearingDaemon
 import Foundation
+import DaemonTestRig
 import TestSupport
 import XCTest
 

@@ -4,6 +4,7 @@ import BearingCalibration
 import BearingSimulator
 import BearingDaemon
 import Foundation
+import DaemonTestRig
 import TestSupport
 import XCTest
 #if canImport(Glibc)

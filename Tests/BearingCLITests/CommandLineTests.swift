@@ -1,5 +1,6 @@
 import BearingModel
 import Foundation
+import DaemonTestRig
 import TestSupport
 import XCTest
 #if canImport(Glibc)

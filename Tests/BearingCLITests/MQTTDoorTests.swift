@@ -4,6 +4,7 @@ import BearingPOSIX
 import BearingMQTT
 import BearingDaemon
 import Foundation
+import DaemonTestRig
 import TestSupport
 import XCTest
 #if canImport(Glibc)

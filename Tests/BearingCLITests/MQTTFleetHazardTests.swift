@@ -2,6 +2,7 @@ import BearingModel
 import BearingPOSIX
 import BearingMQTT
 import Foundation
+import DaemonTestRig
 import TestSupport
 import XCTest
 #if canImport(Glibc)

@@ -2,6 +2,7 @@ import BearingModel
 import BearingPOSIX
 import BearingMarine
 import Foundation
+import DaemonTestRig
 import TestSupport
 import XCTest
 #if canImport(Glibc)

@@ -2,6 +2,7 @@ import BearingCalibration
 import BearingModel
 import BearingSimulator
 import Foundation
+import DaemonTestRig
 import TestSupport
 import XCTest
 

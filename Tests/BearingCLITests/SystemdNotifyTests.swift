@@ -1,6 +1,7 @@
 import BearingModel
 import BearingDaemon
 import Foundation
+import DaemonTestRig
 import TestSupport
 import XCTest
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 import Foundation
+import DaemonTestRig
 import TestSupport
 import XCTest
 

@@ -3,6 +3,7 @@ import BearingModel
 import BearingPOSIX
 import BearingRecording
 import Foundation
+import DaemonTestRig
 import TestSupport
 import Synchronization
 import XCTest

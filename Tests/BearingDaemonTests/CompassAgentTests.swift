@@ -3,6 +3,7 @@ import BearingAttitude
 import BearingSimulator
 import BearingDaemon
 import Foundation
+import DaemonTestRig
 import TestSupport
 import XCTest
 #if canImport(Glibc)

@@ -1,6 +1,7 @@
 import BearingModel
 import BearingWire
 import Foundation
+import DaemonTestRig
 import TestSupport
 import XCTest
 

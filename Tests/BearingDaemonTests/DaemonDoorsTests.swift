@@ -6,6 +6,7 @@ import BearingPOSIX
 import BearingSimulator
 import BearingDaemon
 import Foundation
+import DaemonTestRig
 import TestSupport
 import XCTest
 #if canImport(Glibc)

@@ -2,6 +2,7 @@ import BearingCalibration
 import BearingDaemon
 import BearingModel
 import Foundation
+import DaemonTestRig
 import TestSupport
 import XCTest
 

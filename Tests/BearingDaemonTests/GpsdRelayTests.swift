@@ -2,6 +2,7 @@ import BearingModel
 import BearingWire
 import BearingDaemon
 import Foundation
+import DaemonTestRig
 import TestSupport
 import XCTest
 

@@ -3,6 +3,7 @@ import BearingDaemon
 import BearingModel
 import BearingSimulator
 import Foundation
+import DaemonTestRig
 import TestSupport
 import XCTest
 

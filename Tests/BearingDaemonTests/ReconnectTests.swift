@@ -1,4 +1,5 @@
 import Foundation
+import DaemonTestRig
 import TestSupport
 import XCTest
 #if canImport(Glibc)
@@ -9,7 +10,7 @@ import Glibc
 final class ReconnectTests: XCTestCase {
     /// A long track that keeps its fix until near the end.
     func writeTrack(_ dir: URL, epochs: Int) throws -> URL {
-        try TestSupport.writeTrack(in: dir) {
+        try DaemonTestRig.writeTrack(in: dir) {
             $0.epochs = epochs
             $0.lossStart = 0.9
             $0.lossEnd = 0.95

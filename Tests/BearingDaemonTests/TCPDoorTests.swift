@@ -3,6 +3,7 @@ import BearingWire
 import BearingPOSIX
 import BearingDaemon
 import Foundation
+import DaemonTestRig
 import TestSupport
 import XCTest
 #if canImport(Glibc)

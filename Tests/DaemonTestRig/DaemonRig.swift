@@ -3,6 +3,7 @@ import BearingPOSIX
 import BearingSimulator
 import BearingDaemon
 import Foundation
+import TestSupport
 import XCTest
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,3 @@
-import BearingClient
 import BearingPOSIX
 import FoundationEssentials
 #if canImport(Glibc)
@@ -6,11 +5,11 @@ import Glibc
 #endif
 
 /// Fetching the daemon's black-box ring over its UNIX socket (`?BLACKBOX;`).
-enum BlackBoxFetch {
-    struct Failure: Error, CustomStringConvertible { var description: String }
+public enum BlackBoxFetch {
+    public struct Failure: Error, CustomStringConvertible { public var description: String }
 
     /// The ring as a recording file; throws naming what failed (no daemon, black box off, a bad reply).
-    static func ring(socketPath: String) throws -> [UInt8] {
+    public static func ring(socketPath: String) throws -> [UInt8] {
         let client = BearingClient(.unix(socketPath))
         try client.connect()
         defer { client.disconnect() }

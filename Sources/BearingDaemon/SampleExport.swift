@@ -1,4 +1,3 @@
-import BearingDaemon
 import BearingModel
 import BearingPOSIX
 import BearingRecording
@@ -8,11 +7,11 @@ import BearingSensors
 /// `bearing replay --export-samples`: a recording's IMU samples, each with the latest magnetometer
 /// sample, as the CSV `bearing attitude --samples` reads — read through the real chip drivers from the
 /// recorded bus transfers, in the chips' own axes, uncalibrated.
-enum SampleExport {
-    struct Failure: Error, CustomStringConvertible { var description: String }
+public enum SampleExport {
+    public struct Failure: Error, CustomStringConvertible { public var description: String }
 
     /// Writes the CSV; returns the rows written.
-    static func write(_ recording: Recording, to path: String) throws -> Int {
+    public static func write(_ recording: Recording, to path: String) throws -> Int {
         let config = try ConfigOrigin(recorded: recording.environment, yaml: recording.configText).resolve()
         let magnetometer = MagnetometerReader.replay(config.magnetometer.reader)
         let imu = InertialReader.replay(config.imu.reader)

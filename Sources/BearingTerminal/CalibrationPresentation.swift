@@ -1,5 +1,4 @@
 import BearingCalibrationWorkflow
-import BearingTerminal
 import BearingCalibration
 import BearingModel
 import BearingPOSIX
@@ -10,23 +9,23 @@ import Glibc
 
 /// Where progress goes: the terminal (redrawn in place), or plain lines when not a terminal. With
 /// --json it goes to stderr, leaving stdout to the JSON object.
-final class Progress: CollectionProgress {
-    let stream: UnsafeMutablePointer<FILE>
-    let live: Bool
+public final class Progress: CollectionProgress {
+    public let stream: UnsafeMutablePointer<FILE>
+    public let live: Bool
     private var drawn = 0
 
-    init(json: Bool, plain: Bool) {
+    public init(json: Bool, plain: Bool) {
         stream = json ? Syscall.standardError : Syscall.standardOutput
         live = !plain && isatty(fileno(stream)) == 1
     }
 
-    func note(_ text: String) {
+    public func note(_ text: String) {
         fputs(text + "\n", stream)
         fflush(stream)
     }
 
     /// Replaces the previous frame (terminal) or prints one line (plain).
-    func frame(_ lines: [String], plainLine: String) {
+    public func frame(_ lines: [String], plainLine: String) {
         if live {
             var out = drawn > 0 ? "\u{1B}[\(drawn)A\u{1B}[J" : ""
             out += lines.joined(separator: "\n") + "\n"
@@ -40,7 +39,7 @@ final class Progress: CollectionProgress {
 
     /// One frame of the collection: status, coverage bar, the map of the sphere's regions, the figures of
     /// the latest fit and a hint for the biggest gap.
-    func collecting(samples count: Int, fit: CalibrationFit?, status: String, elapsed: Double, timeout: Double,
+    public func collecting(samples count: Int, fit: CalibrationFit?, status: String, elapsed: Double, timeout: Double,
                     orientation: Orientation, southern: Bool) {
         let counts = fit?.regionCounts ?? Array(repeating: 0, count: SphereRegions.count)
         let covered = counts.filter { $0 >= 3 }.count
@@ -57,7 +56,7 @@ final class Progress: CollectionProgress {
     }
 
     /// The figures with ✓/✗ against MotionCal's bar.
-    static func figures(_ f: CalibrationFigures) -> String {
+    public static func figures(_ f: CalibrationFigures) -> String {
         func mark(_ ok: Bool) -> String { ok ? "✓" : "✗" }
         let heading = f.headingError.isFinite ? String(printf: "≈%.2f°", f.headingError) : "n/a (too few samples)"
         return String(printf: "gaps %.1f %@  variance %.2f%% %@  wobble %.2f%% %@  fit error %.2f%% %@  heading error %@",
@@ -68,15 +67,23 @@ final class Progress: CollectionProgress {
 }
 
 /// Step 5 of `calibrate`: the result, as a readable summary on stdout or (`--json`) one JSON object.
-struct CalibrationReport {
-    var fitted: FittedCalibration
-    var samples: CalibrationSamples
-    var saved: String?
-    var notSaved: String?
+public struct CalibrationReport {
+    public var fitted: FittedCalibration
+    public var samples: CalibrationSamples
+    public var saved: String?
+    public var notSaved: String?
     /// The daemon's answer to the reload request.
-    var daemon: String?
+    public var daemon: String?
 
-    func print(json: Bool) {
+    public init(fitted: FittedCalibration, samples: CalibrationSamples, saved: String?, notSaved: String?, daemon: String?) {
+        self.fitted = fitted
+        self.samples = samples
+        self.saved = saved
+        self.notSaved = notSaved
+        self.daemon = daemon
+    }
+
+    public func print(json: Bool) {
         if json {
             Swift.print(jsonText)
         } else {
@@ -151,7 +158,7 @@ struct CalibrationReport {
         return String(decoding: (try? encoder.encode(result)) ?? Data("{}".utf8), as: UTF8.self)
     }
 
-    var summary: String {
+    public var summary: String {
         let fit = fitted.fit
         let units = samples.units
         let u = units == CalibrationRecord.microtesla ? " µT" : (units.map { " \($0)" } ?? "")

@@ -7,16 +7,25 @@ import Glibc
 #endif
 
 /// The result of `calibrate --accel`: a readable summary with every pose, or (`--json`) one JSON object.
-struct AccelerometerReport {
-    var fit: AccelerometerFit
-    var collected: PoseCollection.Result
-    var orientation: Orientation
-    var saved: String?
-    var notSaved: String?
+public struct AccelerometerReport {
+    public var fit: AccelerometerFit
+    public var collected: PoseCollection.Result
+    public var orientation: Orientation
+    public var saved: String?
+    public var notSaved: String?
     /// The daemon's answer to the reload request.
-    var daemon: String?
+    public var daemon: String?
 
-    func print(json: Bool) {
+    public init(fit: AccelerometerFit, collected: PoseCollection.Result, orientation: Orientation, saved: String?, notSaved: String?, daemon: String?) {
+        self.fit = fit
+        self.collected = collected
+        self.orientation = orientation
+        self.saved = saved
+        self.notSaved = notSaved
+        self.daemon = daemon
+    }
+
+    public func print(json: Bool) {
         if json {
             Swift.print(jsonText)
         } else {
@@ -24,9 +33,9 @@ struct AccelerometerReport {
         }
     }
 
-    static let milliG = 1000 / AccelerometerCalibrator.standardGravity
+    public static let milliG = 1000 / AccelerometerCalibrator.standardGravity
 
-    var summary: String {
+    public var summary: String {
         let c = fit.correction, f = fit.figures
         func mark(_ ok: Bool) -> String { ok ? "✓" : "✗" }
         var lines = ["accelerometer calibration: \(fit.model.rawValue) fit to \(f.poses) still poses of \(collected.samples) samples"
