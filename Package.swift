@@ -171,8 +171,14 @@ let package = Package(
         .testTarget(name: "BearingMQTTTests", dependencies: ["BearingConfig", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingWire", "FuzzChecks", "TestSupport"]),
         .testTarget(name: "BearingDaemonTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingCompass", "BearingConfig", "BearingDaemon", "BearingLog", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingRecording", "BearingSensors", "BearingSimulator", "BearingWire", "BearingYAML", "DaemonTestRig", "FuzzChecks", "FuzzConfigChecks", "TestSupport"]),
         .testTarget(name: "BearingClientTests", dependencies: ["BearingClient", "BearingDaemon", "BearingModel", "BearingPOSIX", "BearingWire", "TestSupport"]),
+        .testTarget(name: "BearingYAMLTests", dependencies: ["BearingModel", "BearingYAML"]),
+        .testTarget(name: "BearingConfigTests", dependencies: ["BearingConfig", "BearingModel", "BearingWire", "BearingYAML"]),
+        .testTarget(name: "BearingI2CTests", dependencies: ["BearingI2C"]),
+        .testTarget(name: "BearingSimulatorTests", dependencies: ["BearingI2C", "BearingModel", "BearingSensors", "BearingSimulator"]),
+        .testTarget(name: "BearingCalibrationWorkflowTests", dependencies: ["BearingCalibration", "BearingCalibrationWorkflow", "BearingModel", "BearingSimulator"]),
+        .testTarget(name: "BearingTerminalTests", dependencies: ["BearingTerminal", "BearingWire"]),
         .testTarget(name: "RepositoryTests", dependencies: ["TestSupport"]),
-        .testTarget(name: "BearingCLITests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingCompass", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingRecording", "BearingSimulator", "BearingTerminal", "BearingWire", "DaemonTestRig", "TestSupport"], exclude: ["help"]),
+        .testTarget(name: "BearingCLITests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingCompass", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingRecording", "BearingSimulator", "BearingWire", "DaemonTestRig", "TestSupport"], exclude: ["help"]),
     ],
     swiftLanguageModes: [.v6]
 )
