@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// The result of `calibrate --accel`: a readable summary with every pose, or (`--json`) one JSON object.
-public struct AccelerometerReport {
+public struct AccelerometerReport: FitReport {
     public var fit: AccelerometerFit
     public var collected: PoseCollection.Result
     public var orientation: Orientation
@@ -25,13 +25,6 @@ public struct AccelerometerReport {
         self.daemon = daemon
     }
 
-    public func print(json: Bool) {
-        if json {
-            Swift.print(jsonText)
-        } else {
-            Swift.print(([summary] + CalibrationSaving.outcomeLines(saved: saved, notSaved: notSaved, daemon: daemon)).joined(separator: "\n"))
-        }
-    }
 
     public static let milliG = 1000 / AccelerometerCalibrator.standardGravity
 
@@ -127,7 +120,7 @@ public struct AccelerometerReport {
                       passes: fit.passes, failures: fit.failures, warnings: fit.warnings, saved: saved, not_saved: notSaved, daemon: daemon)
     }
 
-    var jsonText: String {
+    public var jsonText: String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return String(decoding: (try? encoder.encode(result)) ?? Data("{}".utf8), as: UTF8.self)

@@ -67,7 +67,7 @@ public final class Progress: CollectionProgress {
 }
 
 /// Step 5 of `calibrate`: the result, as a readable summary on stdout or (`--json`) one JSON object.
-public struct CalibrationReport {
+public struct CalibrationReport: FitReport {
     public var fitted: FittedCalibration
     public var samples: CalibrationSamples
     public var saved: String?
@@ -83,13 +83,6 @@ public struct CalibrationReport {
         self.daemon = daemon
     }
 
-    public func print(json: Bool) {
-        if json {
-            Swift.print(jsonText)
-        } else {
-            Swift.print(([summary] + CalibrationSaving.outcomeLines(saved: saved, notSaved: notSaved, daemon: daemon)).joined(separator: "\n"))
-        }
-    }
 
     /// The `--json` object. Encoded with JSONEncoder, which writes the shortest digits that read back
     /// exactly (JSONSerialization rounds to 15).
@@ -152,7 +145,7 @@ public struct CalibrationReport {
             warnings: fit.warnings, saved: saved, not_saved: notSaved, daemon: daemon)
     }
 
-    var jsonText: String {
+    public var jsonText: String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return String(decoding: (try? encoder.encode(result)) ?? Data("{}".utf8), as: UTF8.self)
@@ -179,5 +172,21 @@ public struct CalibrationReport {
         lines.append("  " + Progress.figures(fit.figures))
         for w in fit.warnings { lines.append("  warning: \(w)") }
         return lines.joined(separator: "\n")
+    }
+}
+
+/// A fit's result as calibrate and `calibrate --accel` print it: the summary and where it went, or (`--json`)
+/// one JSON object.
+public protocol FitReport {
+    var summary: String { get }
+    var jsonText: String { get }
+    var saved: String? { get }
+    var notSaved: String? { get }
+    var daemon: String? { get }
+}
+
+extension FitReport {
+    public func print(json: Bool) {
+        Swift.print(json ? jsonText : ([summary] + CalibrationSaving.outcomeLines(saved: saved, notSaved: notSaved, daemon: daemon)).joined(separator: "\n"))
     }
 }
