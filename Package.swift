@@ -9,18 +9,22 @@ import PackageDescription
 //   (no I/O,      BearingAttitude     the attitude filter, WMM2025, rate of turn
 //    no threads)  BearingWire         gpsd's JSON dialect, client requests, the operator-spec vocabulary
 //                 BearingCalibration  magnetometer, accelerometer and level fits and their records
-//                 BearingPublishing   pipelines, hub, stages (the only target built on OpenCombine)
+//                 BearingCompass      the fusion stage (AttitudeFusion): pure state, no OpenCombine
+//                 BearingPublishing   the hub: pipelines, the queue, the clock, named and per-client chains
 //                 BearingRecording    the black box's records, file format, frame codec and ring
 //   I/O           BearingLog, BearingYAML, BearingPOSIX (syscalls wrapped once), BearingService (the
 //                 service group, the Door protocol), BearingI2C (the bus protocol, /dev/i2c-N),
 //                 BearingConfig (YAML to typed config: key tables, errors naming the key), BearingGPSD
 //                 (the libgps delegate), BearingSensors (chip drivers, readers), BearingSimulator (register
-//                 models, NMEA tracks, the simulated buses), BearingTerminal, BearingClient (the client
-//                 library: wire and POSIX only)
-//   workflows     BearingCalibrationWorkflow (calibrate and level: collection, grading, fitting, saving)
+//                 models, NMEA tracks, the simulated buses), BearingClient (the client library: wire and
+//                 POSIX only)
+//   workflows     BearingCalibrationWorkflow (calibrate, level, swing, attitude: collection, grading, fitting,
+//                 saving), BearingTerminal (the CLI's presentation, tested in-process)
 //   doors         BearingMarine (NMEA 0183, Signal K), BearingMQTT (client, door, spool, fleet records)
-//   the daemon    BearingDaemon: the agent, the socket and TCP doors, the data log; `Daemon`, one entry point
-//   the CLI       bearing: the ParsableCommands and their presentation
+//   the daemon    BearingDaemon: the agent and its wiring (with CompassStages; OpenCombine here and in the hub
+//                 only), the socket and TCP doors, the data log, replay; `Daemon`, one entry point
+//                 BearingDiagnostics: `bearing report`'s collector
+//   the CLI       bearing: the ParsableCommands and their presentation; bearing-bench: the benchmarks' workloads
 let package = Package(
     name: "Bearing",
     platforms: [.macOS(.v13)],
@@ -98,10 +102,14 @@ let package = Package(
             .product(name: "OpenCombine", package: "OpenCombine"),
             .product(name: "OpenCombineDispatch", package: "OpenCombine"),
         ]),
+        // `bearing report`'s collector: the daemon's config and files, external commands (Subprocess), tar.
+        .target(name: "BearingDiagnostics", dependencies: [
+            "BearingModel", "BearingPOSIX", "BearingConfig", "BearingClient", "BearingMQTT", "BearingDaemon",
+        ]),
         .executableTarget(
             name: "bearing",
             dependencies: [
-                .product(name: "ArgumentParser", package: "swift-argument-parser"), "BearingAttitude", "BearingCalibration", "BearingCalibrationWorkflow", "BearingClient", "BearingConfig", "BearingDaemon", "BearingI2C", "BearingLog", "BearingMQTT", "BearingModel", "BearingPOSIX", "BearingRecording", "BearingSensors", "BearingSimulator", "BearingTerminal", "BearingWire",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"), "BearingAttitude", "BearingCalibration", "BearingCalibrationWorkflow", "BearingClient", "BearingDaemon", "BearingDiagnostics", "BearingI2C", "BearingLog", "BearingMQTT", "BearingModel", "BearingPOSIX", "BearingRecording", "BearingSensors", "BearingSimulator", "BearingTerminal", "BearingWire",
             ]
         ),
         // The benchmark workloads (bench/), not shipped in the .deb (scripts/package builds bearing alone).
@@ -176,6 +184,7 @@ let package = Package(
         .testTarget(name: "BearingI2CTests", dependencies: ["BearingI2C"]),
         .testTarget(name: "BearingSimulatorTests", dependencies: ["BearingI2C", "BearingModel", "BearingSensors", "BearingSimulator"]),
         .testTarget(name: "BearingCalibrationWorkflowTests", dependencies: ["BearingCalibration", "BearingCalibrationWorkflow", "BearingModel", "BearingSimulator"]),
+        .testTarget(name: "BearingDiagnosticsTests", dependencies: ["BearingDiagnostics", "BearingPOSIX"]),
         .testTarget(name: "BearingTerminalTests", dependencies: ["BearingTerminal", "BearingWire"]),
         .testTarget(name: "RepositoryTests", dependencies: ["TestSupport"]),
         .testTarget(name: "BearingCLITests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingCompass", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingRecording", "BearingSimulator", "BearingWire", "DaemonTestRig", "TestSupport"], exclude: ["help"]),
