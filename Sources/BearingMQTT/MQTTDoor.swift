@@ -321,6 +321,11 @@ final class MQTTOutbox: MQTTClientDelegate {
         }
     }
 
+    /// A test's slow disk under the spool (`MessageSpool.beforeWrite`).
+    func slowDiskForTesting(_ stall: @escaping @Sendable () -> Void) {
+        state.withLock { $0.spool.beforeWrite = stall }
+    }
+
     /// Keeps the newest position for Home Assistant's tracker (on the pipeline queue).
     func position(_ fix: GPSFix) {
         guard discovery != nil, let p = HomeAssistantDiscovery.position(fix) else { return }

@@ -62,6 +62,8 @@ public final class MessageSpool {
     /// Messages given a number that will never be sent: dropped past the bound, unwritable, or in a
     /// corrupt segment; and numbers reserved and skipped after a power cut. Kept across restarts.
     public private(set) var dropped: UInt64 = 0
+    /// Runs before each line's write: a test's slow disk (a stalled SD card), at the file, not in the logic.
+    var beforeWrite: (@Sendable () -> Void)?
     /// The highest number handed to the broker (sent, perhaps not acknowledged) since opening: a message up
     /// to it that goes past the bound was sent, so it is not counted as dropped.
     public private(set) var sent: UInt64 = 0
@@ -233,6 +235,7 @@ public final class MessageSpool {
     /// Appends `line` to the current segment in one `write`; a short write is cut off again, so the file
     /// stays whole lines. Returns the error, if any.
     private func writeLine(_ line: [UInt8]) -> SystemError? {
+        beforeWrite?()
         let i = segments.count - 1
         let path = segments[i].path
         let n = line.withUnsafeBytes { write(appendFD, $0.baseAddress, $0.count) }
