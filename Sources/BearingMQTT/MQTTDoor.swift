@@ -205,9 +205,8 @@ public final class MQTTDoor: Door {
         chains.keys.sorted().map { [core, outbox, client, topics] topic in
             let name = topics.data(topic)
             return core.hub.subscribe(topic.stream, through: chains[topic]!) { report in
-                outbox.append(name, report)
                 if let fix = report.fix { outbox.position(fix) }
-                client.wake()
+                outbox.append(name, report) { client.wake() }
             }
         }
     }
@@ -244,8 +243,10 @@ struct FleetMessage: Sendable {
     var saved = false
 }
 
-/// The spool and what is in flight, shared by the pipeline queue (appending) and the client's thread
-/// (sending, acknowledging); the mutex serialises them.
+/// The spool and what is in flight, shared by the door's writer (appending) and the client's thread (sending,
+/// acknowledging); the mutex serialises them. The pipeline queue only hands values to the writer: numbering,
+/// encoding and the disk's writes and syncs happen on the writer's own serial queue, in the order the values
+/// came, so a slow SD card delays no reader of the pipeline.
 final class MQTTOutbox: MQTTClientDelegate {
     struct State {
         var spool: MessageSpool
@@ -300,10 +301,38 @@ final class MQTTOutbox: MQTTClientDelegate {
         self.logger = logger
     }
 
-    /// Numbers and spools one message, the number written by the encoder (on the pipeline queue).
-    func append(_ topic: String, _ report: Report) {
+    /// The spool's own serial context (see the type's comment).
+    private let writer = DispatchQueue(label: "bearing.mqtt.spool")
+    /// Values handed to `writer` and not spooled yet, and those dropped because too many were waiting.
+    private let waiting = Atomic<Int>(0)
+    private let droppedWaiting = Atomic<Int>(0)
+    /// How many values may wait for a stalled disk (about 2 minutes of a 100 Hz ATT stream, a few MB); past
+    /// it a value is dropped at once and counted in the spool's `dropped`, as a failed write is.
+    static let maxWaiting = 10_000
+
+    /// Hands one message to the writer (on the pipeline queue); `then` runs once it is spooled.
+    func append(_ topic: String, _ report: Report, then: @escaping @Sendable () -> Void) {
+        guard waiting.add(1, ordering: .relaxed).newValue <= Self.maxWaiting else {
+            waiting.subtract(1, ordering: .relaxed)
+            droppedWaiting.add(1, ordering: .relaxed)
+            return
+        }
+        writer.async { [self] in
+            spool(topic, report)
+            waiting.subtract(1, ordering: .relaxed)
+            then()
+        }
+    }
+
+    /// Waits until every message handed to the writer is spooled.
+    func flush() { writer.sync {} }
+
+    /// Numbers and spools one message, the number written by the encoder (on the writer).
+    private func spool(_ topic: String, _ report: Report) {
+        let lost = UInt64(droppedWaiting.exchange(0, ordering: .relaxed))
         let outcome: (error: SystemError?, recovered: Bool) = state.withLock { s in
             guard !s.closed else { return (nil, false) }
+            s.spool.countDropped(lost)
             do throws(SystemError) {
                 try s.spool.append(topic: topic) { report.line(seq: $0) }
                 defer { s.appendFailure = nil }
@@ -356,6 +385,7 @@ final class MQTTOutbox: MQTTClientDelegate {
     }
 
     func close() {
+        flush()
         let notes: [String] = state.withLock { s in
             guard !s.closed else { return [] }
             s.closed = true

@@ -62,6 +62,14 @@ public final class MessageSpool {
     /// Messages given a number that will never be sent: dropped past the bound, unwritable, or in a
     /// corrupt segment; and numbers reserved and skipped after a power cut. Kept across restarts.
     public private(set) var dropped: UInt64 = 0
+    /// Counts `n` messages dropped before they were numbered (the door's writer fell too far behind a stalled
+    /// disk): a subscriber sees them in `dropped`, with no gap in the numbers.
+    public func countDropped(_ n: UInt64) {
+        guard n > 0 else { return }
+        dropped = Self.sum(dropped, n)
+        stateDirty = true
+    }
+
     /// Runs before each line's write: a test's slow disk (a stalled SD card), at the file, not in the logic.
     var beforeWrite: (@Sendable () -> Void)?
     /// The highest number handed to the broker (sent, perhaps not acknowledged) since opening: a message up
