@@ -10,7 +10,7 @@ public final class ReplaySession: Sendable {
     public struct Options: Sendable {
         /// Pace at this many times the recorded rate; nil: as fast as the CPU allows.
         public var speed: Double?
-        /// Start once a reader has sent a WATCH for TPV or ATT.
+        /// Start once a reader has sent its WATCH (enable and json).
         public var waitForClient = false
         /// Keep serving after the recording ends, until `shutdown()` or a signal.
         public var stay = false
@@ -121,9 +121,9 @@ public final class ReplaySession: Sendable {
         let agent = daemon.agent, daemon = self.daemon, recording = self.recording, logger = self.logger
         let (options, calibrationPaths) = (self.options, self.calibrationPaths)
         if options.waitForClient {
-            // Set on the pipeline queue, where the hub lives; a WATCH that asks for TPV or ATT opens the gate.
+            // Set on the pipeline queue, where the hub lives; the first WATCH that enables JSON opens the gate.
             agent.server.entry.run {
-                agent.server.hub.watchObserver = { _, o in if o.wants("TPV") || o.wants("ATT") { self.started.store(true, ordering: .releasing) } }
+                agent.server.hub.watchObserver = { _, o in if o.enable && o.json { self.started.store(true, ordering: .releasing) } }
             }
         }
         let outcome = Mutex<ReplaySummary?>(nil)
