@@ -9,7 +9,8 @@ import PackageDescription
 //   (no I/O,      BearingAttitude     the attitude filter, WMM2025, rate of turn
 //    no threads)  BearingWire         gpsd's JSON dialect, client requests, the operator-spec vocabulary
 //                 BearingCalibration  magnetometer, accelerometer and level fits and their records
-//                 BearingCompass      the fusion stage (AttitudeFusion): pure state, no OpenCombine
+//                 BearingCompass      the compass's stages (magnetometer alone, AttitudeFusion, WMM at the fix):
+//                                     values fed one input at a time, no OpenCombine
 //                 BearingPublishing   the hub: pipelines, the queue, the clock, named and per-client chains
 //                 BearingRecording    the black box's records, file format, frame codec and ring
 //   I/O           BearingLog, BearingYAML, BearingPOSIX (syscalls wrapped once), BearingService (the
@@ -21,8 +22,8 @@ import PackageDescription
 //   workflows     BearingCalibrationWorkflow (calibrate, level, swing, attitude: collection, grading, fitting,
 //                 saving), BearingTerminal (the CLI's presentation, tested in-process)
 //   doors         BearingMarine (NMEA 0183, Signal K), BearingMQTT (client, door, spool, fleet records)
-//   the daemon    BearingDaemon: the agent and its wiring (with CompassStages; OpenCombine here and in the hub
-//                 only), the socket and TCP doors, the data log, replay; `Daemon`, one entry point
+//   the daemon    BearingDaemon: the agent and its wiring (the hub's sources into the compass's stages; no
+//                 OpenCombine: that is the hub's alone), the socket and TCP doors, the data log, replay; `Daemon`, one entry point
 //                 BearingDiagnostics: `bearing report`'s collector
 //   the CLI       bearing: the ParsableCommands and their presentation; bearing-bench: the benchmarks' workloads
 let package = Package(
@@ -99,8 +100,6 @@ let package = Package(
             "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCompass", "BearingCalibration", "BearingPOSIX",
             "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors",
             "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingRecording",
-            .product(name: "OpenCombine", package: "OpenCombine"),
-            .product(name: "OpenCombineDispatch", package: "OpenCombine"),
         ]),
         // `bearing report`'s collector: the daemon's config and files, external commands (Subprocess), tar.
         .target(name: "BearingDiagnostics", dependencies: [
@@ -116,7 +115,7 @@ let package = Package(
         .executableTarget(
             name: "bearing-bench",
             dependencies: [
-                .product(name: "ArgumentParser", package: "swift-argument-parser"), "BearingAttitude", "BearingCalibration", "BearingCompass", "BearingDaemon", "BearingI2C", "BearingLog", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingRecording", "BearingSensors", "BearingSimulator", "BearingWire", "CBearingSys", .product(name: "OpenCombine", package: "OpenCombine"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"), "BearingAttitude", "BearingCalibration", "BearingCompass", "BearingDaemon", "BearingI2C", "BearingLog", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingRecording", "BearingSensors", "BearingSimulator", "BearingWire", "CBearingSys",
             ]
         ),
         // libFuzzer targets (scripts/fuzz builds them with -sanitize=fuzzer -DFUZZING); a plain build makes
@@ -169,7 +168,7 @@ let package = Package(
         .testTarget(name: "BearingWireTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPublishing", "BearingWire", "FuzzChecks", "TestSupport"]),
         .testTarget(name: "BearingCalibrationTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingSensors", "BearingSimulator", "BearingWire"]),
         .testTarget(name: "BearingPublishingTests", dependencies: ["BearingCalibration", "BearingDaemon", "BearingMQTT", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingSimulator", "BearingWire", .product(name: "CombineSchedulers", package: "combine-schedulers"), .product(name: "OpenCombine", package: "OpenCombine"), .product(name: "OpenCombineDispatch", package: "OpenCombine")]),
-        .testTarget(name: "BearingCompassTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingCompass", "BearingDaemon", "BearingModel", "BearingPublishing", "BearingSensors", "BearingSimulator", "BearingWire", .product(name: "OpenCombine", package: "OpenCombine")]),
+        .testTarget(name: "BearingCompassTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingCompass", "BearingModel", "BearingPublishing", "BearingSensors", "BearingSimulator", "BearingWire", .product(name: "OpenCombine", package: "OpenCombine")]),
         .testTarget(name: "BearingRecordingTests", dependencies: ["BearingModel", "BearingRecording"]),
         .testTarget(name: "BearingPOSIXTests", dependencies: ["BearingDaemon", "BearingModel", "BearingPOSIX", "BearingWire", "TestSupport"]),
         .testTarget(name: "BearingServiceTests", dependencies: ["BearingLog", "BearingPOSIX", "BearingService", "TestSupport"]),

@@ -15,8 +15,6 @@ import BearingRecording
 import BearingConfig
 import Dispatch
 import FoundationEssentials
-@preconcurrency import OpenCombine
-import OpenCombineDispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,12 +22,12 @@ import Glibc
 /// The daemon's wiring, read top to bottom:
 ///
 /// 1. sources on their own threads (`GPSDClient`, `MagnetometerReader`, `InertialReader`) report to
-///    adapters, which send into subjects;
-/// 2. every value enters the one pipeline queue (`receive(on: PipelineEntry)`: a `sync` block on the queue,
-///    run on the source's thread, no hop) — ordering, draining at shutdown and thread-safety have that one
-///    answer whatever the config;
-/// 3. the compass stages (calibration, orientation, declination) turn samples into attitudes; with an
-///    accelerometer + gyroscope, one `AttitudeFusion` stage takes both sensors' samples instead;
+///    adapters, which send into the hub's sources (`PipelineSource`, `PipelineState`);
+/// 2. every value enters the one pipeline queue (`PipelineInput` through `PipelineEntry`: a `sync` block on
+///    the queue, run on the source's thread, no hop) — ordering, draining at shutdown and thread-safety have
+///    that one answer whatever the config;
+/// 3. the compass stages (`MagnetometerStage`: calibration, orientation, declination) turn samples into
+///    attitudes; with an accelerometer + gyroscope, one `FusionStage` takes both sensors' samples instead;
 /// 4. the `PublishingHub` runs the default, named and per-client operator chains and routes lines;
 /// 5. the `SocketTransport` writes them to clients; the data log and journal take the default chains.
 ///
@@ -66,14 +64,11 @@ public final class Agent: @unchecked Sendable {
     public let calibrations: CalibrationFiles?
     /// The magnetometer's calibration in force.
     public var calibration: CalibrationStore? { calibrations?.magnetometer }
-    /// What the files hold, for the stages; only sent to on the pipeline queue.
-    private let magnetometerCalibration = CurrentValueSubject<ActiveCalibration?, Never>(nil)
-    private let accelerometerCalibration = CurrentValueSubject<ActiveCalibration?, Never>(nil)
-    private let mountingLevel = CurrentValueSubject<MountingLevel?, Never>(nil)
-    private let deviationCurve = CurrentValueSubject<DeviationCurve?, Never>(nil)
-    private let keptDrivingDeviation = CurrentValueSubject<DrivingDeviationRecord?, Never>(nil)
+    /// The compass stage: the magnetometer's alone, or with an IMU the fusion's. Only touched on the pipeline queue.
+    private var magnetometerStage: MagnetometerStage?
+    private var fusionStage: FusionStage?
     private var dataLog: DataLog?
-    private var subscriptions: [AnyCancellable] = []
+    private var subscriptions: [HubSubscription] = []
     private var started = false
 
     /// Each only touched on the pipeline queue, where state changes arrive.
@@ -215,38 +210,28 @@ public final class Agent: @unchecked Sendable {
     }
 
     private func wire() {
-        let q = PipelineEntry(pipelineQueue)
+        let q = server.entry
         let hub = self.hub
         hub.observer = { [weak self] className, line in self?.record(className, line) }
 
-        gpsAdapter.fixes.receive(on: q)
-            .sink { hub.publish(Report(.fix($0)), from: .gpsd) }
-            .store(in: &subscriptions)
-        gpsAdapter.skies.receive(on: q)
-            .sink { hub.publish(Report(.sky($0)), from: .gpsd) }
-            .store(in: &subscriptions)
-        gpsAdapter.relayed.receive(on: q)
-            .sink { hub.publish(Report(.relayed($0)), from: .gpsd) }
-            .store(in: &subscriptions)
-        gpsAdapter.states.receive(on: q).removeDuplicates()
-            .sink { [weak self] state in
-                guard let self else { return }
-                self.publishState(state, log: &self.gpsdLog, endpoint: self.config.gpsd.endpoint)
-            }
-            .store(in: &subscriptions)
-        gpsAdapter.failures.receive(on: q)
-            .sink { [weak self] failure in self?.logger.warning("gpsd: \(failure.message)", metadata: ["gpsd": "\(failure.endpoint)"]) }
-            .store(in: &subscriptions)
+        subscriptions.append(gpsAdapter.fixes.subscribe(on: q) { hub.publish(Report(.fix($0)), from: .gpsd) })
+        subscriptions.append(gpsAdapter.skies.subscribe(on: q) { hub.publish(Report(.sky($0)), from: .gpsd) })
+        subscriptions.append(gpsAdapter.relayed.subscribe(on: q) { hub.publish(Report(.relayed($0)), from: .gpsd) })
+        subscriptions.append(gpsAdapter.states.subscribe(on: q) { [weak self] state in
+            guard let self else { return }
+            self.publishState(state, log: &self.gpsdLog, endpoint: self.config.gpsd.endpoint)
+        })
+        subscriptions.append(gpsAdapter.failures.subscribe(on: q) { [weak self] failure in
+            self?.logger.warning("gpsd: \(failure.message)", metadata: ["gpsd": "\(failure.endpoint)"])
+        })
 
         if reader != nil { wireCompass() }
     }
 
     private func wireCompass() {
-        let q = PipelineEntry(pipelineQueue)
+        let q = server.entry
         let hub = self.hub
         if let calibrations {
-            let (magnetometer, accelerometer, level, deviation) = (magnetometerCalibration, accelerometerCalibration, mountingLevel, deviationCurve)
-            let driving = keptDrivingDeviation
             calibrations.onChange { [pipelineQueue, weak self] in
                 let status = calibrations.status
                 let agent = self
@@ -255,35 +240,46 @@ public final class Agent: @unchecked Sendable {
                 pipelineQueue.async {
                     agent?.recordCalibrations()
                     agent?.onlineState = nil
-                    magnetometer.send(active)
-                    accelerometer.send(status.accelerometer?.record?.active)
-                    level.send(status.level?.record.flatMap { try? $0.level() })
-                    deviation.send(status.deviation?.record.flatMap { try? $0.curve() })
-                    driving.send(kept)
+                    agent?.calibrationsChanged(magnetometer: active, status: status, driving: kept)
                     if let agent { hub.publishCalibration(agent.calibrationObject(status)) }
                 }
             }
         }
-        let samples = magAdapter.samples.receive(on: q).eraseToAnyPublisher()
         // Raw samples for `bearing calibrate` and other clients that list MAG, formatted only then.
-        samples.sink { sample in
+        subscriptions.append(magAdapter.samples.subscribe(on: q) { sample in
             if hub.hasWatchers("MAG") { hub.publishMAG(WireEncoding.mag(sample)) }
-        }
-        .store(in: &subscriptions)
+        })
         // With `chip: auto` the chip is known only now: a calibration fitted for another one is dropped.
-        samples.first().sink { [weak self] sample in
-            self?.magnetometerChip = sample.chip
-            self?.calibration?.dropIfMismatched(chip: sample.chip, sensor: "magnetometer")
-        }
-        .store(in: &subscriptions)
+        subscriptions.append(magAdapter.samples.subscribe(on: q) { [weak self] sample in
+            guard let self, self.magnetometerChip == nil else { return }
+            self.magnetometerChip = sample.chip
+            self.calibration?.dropIfMismatched(chip: sample.chip, sensor: "magnetometer")
+        })
 
         if imuReader != nil {
-            wireFusion(samples)
+            wireFusion()
         } else {
-            wireMagnetometerOnly(samples)
+            wireMagnetometerOnly()
         }
 
         wireReports(magAdapter, name: "magnetometer", log: \.magnetometerLog, lastFailure: \.lastMagFailure) { [reader] in reader?.endpoint ?? "" }
+    }
+
+    /// The calibration files changed (on the pipeline queue): what they hold is in force in the compass stage from
+    /// the next sample on, in this order.
+    private func calibrationsChanged(magnetometer: ActiveCalibration?, status: CalibrationStatus, driving: DrivingDeviationRecord?) {
+        if magnetometerStage != nil { magnetometerStage?.calibration = magnetometer }
+        guard fusionStage != nil else { return }
+        fuse(.calibration(magnetometer))
+        fuse(.accelerometerCalibration(status.accelerometer?.record?.active))
+        fuse(.level(status.level?.record.flatMap { try? $0.level() }))
+        fuse(.deviation(status.deviation?.record.flatMap { try? $0.curve() }))
+        fuse(.drivingDeviation(driving))
+    }
+
+    /// One input into the fusion stage; the attitude it gives goes to the ATT chains. On the pipeline queue.
+    private func fuse(_ input: FusionInput) {
+        if let attitude = fusionStage?.step(input) { hub.publish(Report(.attitude(attitude)), from: .compass) }
     }
 
     /// A sensor's STATE (published and logged) and failures: a sensor that keeps failing the same way is
@@ -292,88 +288,87 @@ public final class Agent: @unchecked Sendable {
                                      log: ReferenceWritableKeyPath<Agent, SourceStateLog>,
                                      lastFailure: ReferenceWritableKeyPath<Agent, String?>,
                                      endpoint: @escaping () -> String) {
-        let q = PipelineEntry(pipelineQueue)
-        adapter.states.receive(on: q).removeDuplicates()
-            .sink { [weak self] state in
-                guard let self else { return }
-                if state == .connected { self[keyPath: lastFailure] = nil }
-                self.publishState(state, log: &self[keyPath: log], endpoint: endpoint())
-            }
-            .store(in: &subscriptions)
-        adapter.failures.receive(on: q)
-            .sink { [weak self] failure in
-                guard let self else { return }
-                let text = failure.description
-                if text == self[keyPath: lastFailure] { self.logger.debug("\(name): \(text)") } else { self.logger.warning("\(name): \(text)") }
-                self[keyPath: lastFailure] = text
-            }
-            .store(in: &subscriptions)
+        let q = server.entry
+        subscriptions.append(adapter.states.subscribe(on: q) { [weak self] state in
+            guard let self else { return }
+            if state == .connected { self[keyPath: lastFailure] = nil }
+            self.publishState(state, log: &self[keyPath: log], endpoint: endpoint())
+        })
+        subscriptions.append(adapter.failures.subscribe(on: q) { [weak self] failure in
+            guard let self else { return }
+            let text = failure.description
+            if text == self[keyPath: lastFailure] { self.logger.debug("\(name): \(text)") } else { self.logger.warning("\(name): \(text)") }
+            self[keyPath: lastFailure] = text
+        })
     }
 
-    /// The magnetometer alone: calibration, orientation, heading for a level board, declination.
-    private func wireMagnetometerOnly(_ samples: AnyPublisher<MagneticSample, Never>) {
-        let q = PipelineEntry(pipelineQueue)
+    /// The magnetometer alone (`MagnetometerStage`): calibration, orientation, heading for a level board,
+    /// declination from the fix (`WMMStage`), or the fallback position's.
+    private func wireMagnetometerOnly() {
+        let q = server.entry
         let hub = self.hub
-        let declinations: AnyPublisher<Declination?, Never>
+        var declination: WMMStage<Declination?>?
         if config.heading.trueNorth {
             let fallback = config.heading.fallbackPosition.map { p -> Declination in
                 let year = WorldMagneticModel.decimalYear(unixSeconds: self.startTime.unixTime)
                 return Declination(WorldMagneticModel.wmm2025.field(latitude: p.x, longitude: p.y, heightKm: p.z, year: year).declination, .fallback)
             }
-            // Not shared: a shared stream would not replay the fallback to a late subscriber. The WMM is
-            // evaluated once per kilometre moved, so the log's own copy costs nothing to speak of.
-            declinations = CompassStages.declinations(gpsAdapter.fixes.receive(on: q).eraseToAnyPublisher(), model: .wmm2025, fallback: fallback)
-            declinations.sink { [weak self] d in
-                if let d, d.source == .fix { self?.logger.debug("declination \(String(printf: "%.2f", d.value))° from the GPS fix (WMM2025)") }
-            }
-            .store(in: &subscriptions)
-        } else {
-            declinations = Just(nil).eraseToAnyPublisher()
+            declination = .declinations(model: .wmm2025, fallback: fallback)
         }
-        // The calibration subjects are only ever sent to on the pipeline queue (see onChange above), so they need
-        // no hop of their own: a calibration loaded before the reader starts is in force for the very first sample.
-        CompassStages.attitudes(samples, calibrations: magnetometerCalibration.eraseToAnyPublisher(), declinations: declinations,
-                                orientation: config.magnetometer.orientation)
-            .sink { hub.publish(Report(.attitude($0)), from: .compass) }
-            .store(in: &subscriptions)
+        // No calibration is in force yet: the files are loaded when the sources start, after the wiring, and
+        // come through `calibrationsChanged` on the pipeline queue, before the first sample.
+        magnetometerStage = MagnetometerStage(orientation: config.magnetometer.orientation, declination: declination?.current)
+        if var declination {
+            subscriptions.append(gpsAdapter.fixes.subscribe(on: q) { [weak self] fix in
+                guard let self, declination.take(fix) else { return }
+                let d = declination.current
+                if let d, d.source == .fix { self.logger.debug("declination \(String(printf: "%.2f", d.value))° from the GPS fix (WMM2025)") }
+                self.magnetometerStage?.declination = d
+            })
+        }
+        subscriptions.append(magAdapter.samples.subscribe(on: q) { [weak self] sample in
+            guard let attitude = self?.magnetometerStage?.attitude(sample) else { return }
+            hub.publish(Report(.attitude(attitude)), from: .compass)
+        })
     }
 
-    /// Magnetometer and accelerometer + gyroscope: both sensors' samples and the WMM field at the fix (or
-    /// the fallback position) enter one `AttitudeFusion` on the pipeline queue, which gives an attitude per
-    /// inertial sample; the ATT chains (`pipeline.att`) throttle them.
-    private func wireFusion(_ samples: AnyPublisher<MagneticSample, Never>) {
-        let q = PipelineEntry(pipelineQueue)
-        let hub = self.hub
+    /// Magnetometer and accelerometer + gyroscope (`FusionStage`): both sensors' samples, the WMM field at the
+    /// fix (or the fallback position) and the files in force enter one `AttitudeFusion` on the pipeline queue,
+    /// which gives an attitude per inertial sample; the ATT chains (`pipeline.att`) throttle them.
+    private func wireFusion() {
+        let q = server.entry
         let fallback = config.heading.fallbackPosition.map { p in
             LocalField.wmm(.wmm2025, latitude: p.x, longitude: p.y, heightKm: p.z,
                            year: WorldMagneticModel.decimalYear(unixSeconds: self.startTime.unixTime), source: .fallback)
         }
-        // Not shared, as in the magnetometer-only path: each subscriber gets the fallback first.
-        let fields = { CompassStages.localFields(self.gpsAdapter.fixes.receive(on: q).eraseToAnyPublisher(), model: .wmm2025, fallback: fallback) }
-        fields().sink { [weak self] f in
-            if let f, f.declination.source == .fix {
-                self?.logger.debug("declination \(String(printf: "%.2f", f.declination.value))°, field \(String(printf: "%.1f", f.reference.norm)) µT dipping \(String(printf: "%.1f", f.reference.dip))° at the GPS fix (WMM2025)")
-            }
-        }
-        .store(in: &subscriptions)
+        var field = WMMStage<LocalField?>.localFields(model: .wmm2025, fallback: fallback)
         var fusion = AttitudeFusion(imuOrientation: config.imu.orientation, magnetometerOrientation: config.magnetometer.orientation,
                                     trueNorth: config.heading.trueNorth, auto: config.autoCalibration, vehicle: config.vehicle)
         fusion.onOnlineEvent = { [weak self] change, state in self?.onlineEvent(change, state) }
         fusion.onDrivingDeviation = { [weak self] record in self?.keepDrivingDeviation(record) }
-        CompassStages.fusedAttitudes(inertial: imuAdapter.samples.receive(on: q).eraseToAnyPublisher(), magnetic: samples,
-                                     calibrations: magnetometerCalibration.eraseToAnyPublisher(),
-                                     accelerometerCalibrations: accelerometerCalibration.eraseToAnyPublisher(),
-                                     levels: mountingLevel.eraseToAnyPublisher(), localFields: fields(),
-                                     fixes: config.vehicle.learnsFromDriving ? gpsAdapter.fixes.receive(on: q).eraseToAnyPublisher() : Empty().eraseToAnyPublisher(),
-                                     deviations: deviationCurve.eraseToAnyPublisher(),
-                                     drivingDeviations: keptDrivingDeviation.eraseToAnyPublisher(),
-                                     fusion: fusion)
-            .sink { hub.publish(Report(.attitude($0)), from: .compass) }
-            .store(in: &subscriptions)
+        fusionStage = FusionStage(fusion)
+        // Nothing from the files is in force yet (see wireMagnetometerOnly); the field is the fallback's.
+        fusionStage?.start(calibration: nil, localField: field.current)
+        let learnsFromDriving = config.vehicle.learnsFromDriving
+        subscriptions.append(gpsAdapter.fixes.subscribe(on: q) { [weak self] fix in
+            guard let self else { return }
+            if field.take(fix) {
+                if let f = field.current, f.declination.source == .fix {
+                    self.logger.debug("declination \(String(printf: "%.2f", f.declination.value))°, field \(String(printf: "%.1f", f.reference.norm)) µT dipping \(String(printf: "%.1f", f.reference.dip))° at the GPS fix (WMM2025)")
+                }
+                self.fuse(.localField(field.current))
+            }
+            if learnsFromDriving { self.fuse(.fix(fix)) }
+        })
+        subscriptions.append(magAdapter.samples.subscribe(on: q) { [weak self] sample in self?.fuse(.magnetic(sample)) })
+        subscriptions.append(imuAdapter.samples.subscribe(on: q) { [weak self] sample in self?.fuse(.inertial(sample)) })
         // With `imu.chip: auto` the chip is known only now: an accelerometer calibration for another one is dropped.
-        imuAdapter.samples.receive(on: q).first()
-            .sink { [weak self] sample in self?.calibrations?.accelerometer?.dropIfMismatched(chip: sample.chip, sensor: "accelerometer") }
-            .store(in: &subscriptions)
+        var imuChipSeen = false
+        subscriptions.append(imuAdapter.samples.subscribe(on: q) { [weak self] sample in
+            guard !imuChipSeen else { return }
+            imuChipSeen = true
+            self?.calibrations?.accelerometer?.dropIfMismatched(chip: sample.chip, sensor: "accelerometer")
+        })
 
         wireReports(imuAdapter, name: "imu", log: \.imuLog, lastFailure: \.lastIMUFailure) { [imuReader] in imuReader?.endpoint ?? "" }
     }

@@ -6,16 +6,15 @@ import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
-@preconcurrency import OpenCombine
 
-/// A sensor reader's reports as subjects: samples, link state (replayed to each new subscriber) and
+/// A sensor reader's reports as the hub's sources (`PipelineSource`, `PipelineState`): samples, link state (replayed to each new subscriber) and
 /// failures. It is the reader's delegate: each call enters the pipeline (`PipelineInput`: stamped and
-/// recorded, with the bus transfers behind it) and is forwarded into its subject.
-/// Sendable: OpenCombine's subjects lock themselves (the compiler takes them on trust: `@preconcurrency import`).
+/// recorded, with the bus transfers behind it) and is forwarded into its source.
 public final class SensorSubjects<Sample>: SensorReaderDelegate, Sendable {
-    private let sampleSubject = OrderedSubject<Sample>()
-    private let stateSubject: CurrentValueSubject<ConnectionState, Never>
-    private let failureSubject = OrderedSubject<SensorError>()
+    let samples = PipelineSource<Sample>()
+    /// Gives the current state on subscription, then every change.
+    let states: PipelineState<ConnectionState>
+    let failures = PipelineSource<SensorError>()
     private let sensor: RecordedSensor
     private let input: PipelineInput
     private let transactions: TransactionLog?
@@ -23,21 +22,17 @@ public final class SensorSubjects<Sample>: SensorReaderDelegate, Sendable {
 
     init(_ sensor: RecordedSensor, input: PipelineInput, transactions: TransactionLog?, time: @escaping @Sendable (Sample) -> GPSTimestamp,
          initialState: ConnectionState = .stopped) {
-        stateSubject = CurrentValueSubject(initialState)
+        states = PipelineState(initialState)
         self.sensor = sensor
         self.input = input
         self.transactions = transactions
         self.time = time
     }
 
-    var samples: AnyPublisher<Sample, Never> { sampleSubject.eraseToAnyPublisher() }
-    /// Replays the current state on subscription, then every change.
-    var states: AnyPublisher<ConnectionState, Never> { stateSubject.eraseToAnyPublisher() }
-    var failures: AnyPublisher<SensorError, Never> { failureSubject.eraseToAnyPublisher() }
-    public var currentState: ConnectionState { stateSubject.value }
+    public var currentState: ConnectionState { states.value }
 
     public func sensorReader(didReceive sample: Sample) {
-        input.enterSample(sensor, time: time(sample), transfers: transactions) { sampleSubject.send(sample) }
+        input.enterSample(sensor, time: time(sample), transfers: transactions) { samples.send(sample) }
     }
 
     public func sensorReader(didChangeState state: ConnectionState) {
@@ -47,18 +42,18 @@ public final class SensorSubjects<Sample>: SensorReaderDelegate, Sendable {
             guard let transactions else { return [] }
             let done = transactions.take()
             return state == .connected ? [.sensorConnect(sensor, bus: transactions.busPath, transactions: done)] : []
-        }) { stateSubject.send(state) }
+        }) { states.send(state) }
     }
 
     public func sensorReader(didFail error: SensorError) {
         input.enter({
             transactions?.drain { _ in }
             return .sensorFailure(sensor, message: error.description)
-        }) { failureSubject.send(error) }
+        }) { failures.send(error) }
     }
 
     /// A replayed failure, as recorded: logged as live, without the error's structure.
     func replayFailure(_ message: String) {
-        failureSubject.send(.unsupported(chip: "recorded", message))
+        failures.send(.unsupported(chip: "recorded", message))
     }
 }

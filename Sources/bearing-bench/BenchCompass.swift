@@ -12,8 +12,8 @@ import BearingPublishing
 import BearingRecording
 import BearingDaemon
 import BearingLog
+import Dispatch
 import FoundationEssentials
-import OpenCombine
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -32,8 +32,8 @@ import Glibc
 /// on a board, where the chip computes its values and the kernel moves the bytes).
 ///
 /// With `--pipeline` (9-axis), the samples go through the daemon's own stage instead of a loop around
-/// `AttitudeFusion`: subjects, `CompassStages.fusedAttitudes` (the merge, the `scan` that copies the fusion
-/// state, the `compactMap`) and a sink writing each ATT: what OpenCombine adds per sample.
+/// `AttitudeFusion`: the hub's sources (`PipelineSource`: the adapters' subjects, entered on the pipeline
+/// queue), the daemon's `FusionStage` and a callback writing each ATT: what the wiring adds per sample.
 struct BenchCompass: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "bench-compass")
 
@@ -124,27 +124,30 @@ struct BenchCompass: ParsableCommand {
             _ = line.withUTF8 { Glibc.write(fds[0], $0.baseAddress, $0.count) }
         }
         if let gyro, pipeline {
-            let inertial = PassthroughSubject<InertialSample, Never>()
-            let magnetic = PassthroughSubject<MagneticSample, Never>()
-            let fusion = AttitudeFusion(imuOrientation: orientation, magnetometerOrientation: orientation, trueNorth: true)
-            let stage = CompassStages.fusedAttitudes(
-                inertial: inertial.eraseToAnyPublisher(), magnetic: magnetic.eraseToAnyPublisher(),
-                calibrations: Just(nil).eraseToAnyPublisher(), localFields: Just(field).eraseToAnyPublisher(), fusion: fusion)
-                .sink { write(WireEncoding.att($0)) }
+            // As the daemon wires it: the sensors' sources (the hub's), entered on the pipeline queue, each value into
+            // one FusionStage, each attitude written.
+            let entry = PipelineEntry(DispatchQueue(label: "bench.pipeline"))
+            let inertial = PipelineSource<InertialSample>(), magnetic = PipelineSource<MagneticSample>()
+            var stage = FusionStage(AttitudeFusion(imuOrientation: orientation, magnetometerOrientation: orientation, trueNorth: true))
+            stage.start(calibration: nil, localField: field)
+            let runs = [magnetic.subscribe(on: entry) { if let a = stage.step(.magnetic($0)) { write(WireEncoding.att(a)) } },
+                        inertial.subscribe(on: entry) { if let a = stage.step(.inertial($0)) { write(WireEncoding.att(a)) } }]
             for i in 0..<samples {
                 t = Double(i) * 0.01
                 let time = GPSTimestamp(unixTime: 1_780_000_000 + t)
                 if i % 5 == 0 {
                     let r = try driver.read()
                     recordSample(.magnetometer, time)
-                    magnetic.send(MagneticSample(time: time, device: "bench", chip: "qmc5883l", field: r.field, overflow: r.overflow))
+                    let sample = MagneticSample(time: time, device: "bench", chip: "qmc5883l", field: r.field, overflow: r.overflow)
+                    entry.run { magnetic.send(sample) }
                 }
                 let r = try gyro.read()
                 recordSample(.imu, time)
-                inertial.send(InertialSample(time: time, device: "bench", chip: "lsm6dsx", acceleration: r.acceleration,
-                                             angularRate: r.angularRate, temperature: r.temperature))
+                let sample = InertialSample(time: time, device: "bench", chip: "lsm6dsx", acceleration: r.acceleration,
+                                            angularRate: r.angularRate, temperature: r.temperature)
+                entry.run { inertial.send(sample) }
             }
-            stage.cancel()
+            runs.forEach { $0.cancel() }
         } else if let gyro {
             guard let vehicle = Vehicle(rawValue: vehicle) else { throw ValidationError("--vehicle \(self.vehicle): none, car, rover or boat") }
             var fusion = AttitudeFusion(imuOrientation: orientation, magnetometerOrientation: orientation, trueNorth: true,

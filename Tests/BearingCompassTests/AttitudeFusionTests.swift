@@ -1,13 +1,12 @@
 import BearingAttitude
 import BearingCompass
+import BearingPublishing
+import OpenCombine
 import BearingModel
 import BearingWire
-import BearingPublishing
 import BearingCalibration
 import BearingSensors
 import BearingSimulator
-import BearingDaemon
-import OpenCombine
 import XCTest
 import Synchronization
 
@@ -149,21 +148,13 @@ final class AttitudeFusionTests: XCTestCase {
         XCTAssertNotNil(last?.quaternion)
     }
 
-    func testThePublisherStageFusesSamplesArrivingThroughSubjects() throws {
-        let inertial = PassthroughSubject<InertialSample, Never>()
-        let magnetic = PassthroughSubject<MagneticSample, Never>()
-        let calibrations = CurrentValueSubject<ActiveCalibration?, Never>(nil)
-        let fields = CurrentValueSubject<LocalField?, Never>(Self.sydney)
+    func testTheStageFusesSamplesArrivingOneByOne() throws {
+        var stage = FusionStage(fusion())
+        stage.start(calibration: nil, localField: Self.sydney)
         var out: [Attitude] = []
-        let c = CompassStages.fusedAttitudes(inertial: inertial.eraseToAnyPublisher(), magnetic: magnetic.eraseToAnyPublisher(),
-                                             calibrations: calibrations.eraseToAnyPublisher(), localFields: fields.eraseToAnyPublisher(),
-                                             fusion: fusion())
-            .sink { out.append($0) }
-        defer { c.cancel() }
         for input in inputs(heeledBoard(), seconds: 5) {
             switch input {
-            case .inertial(let s): inertial.send(s)
-            case .magnetic(let s): magnetic.send(s)
+            case .inertial, .magnetic: if let a = stage.step(input) { out.append(a) }
             default: break
             }
         }
@@ -289,26 +280,18 @@ final class AttitudeFusionTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(after).magneticHeading, 100, accuracy: 0.5)
     }
 
-    func testThePublisherStageTakesTheLevelAndAccelerometerCalibrationInForce() throws {
-        let inertial = PassthroughSubject<InertialSample, Never>()
-        let magnetic = PassthroughSubject<MagneticSample, Never>()
-        let levels = CurrentValueSubject<MountingLevel?, Never>(MountingLevel(roll: 5, pitch: -3))
-        let accelerometer = CurrentValueSubject<ActiveCalibration?, Never>(
-            ActiveCalibration(chip: "lsm6dsx", correction: AccelerometerCorrection(offset: Self.accOffset, matrix: Self.accDistortion.inverse!)))
+    func testTheStageTakesTheLevelAndAccelerometerCalibrationInForce() throws {
+        var stage = FusionStage(fusion())
+        stage.start(calibration: nil,
+                    accelerometerCalibration: ActiveCalibration(chip: "lsm6dsx", correction: AccelerometerCorrection(offset: Self.accOffset, matrix: Self.accDistortion.inverse!)),
+                    level: MountingLevel(roll: 5, pitch: -3), localField: Self.sydney)
         var out: [Attitude] = []
-        let c = CompassStages.fusedAttitudes(inertial: inertial.eraseToAnyPublisher(), magnetic: magnetic.eraseToAnyPublisher(),
-                                             calibrations: Just(nil).eraseToAnyPublisher(),
-                                             accelerometerCalibrations: accelerometer.eraseToAnyPublisher(), levels: levels.eraseToAnyPublisher(),
-                                             localFields: Just(Self.sydney).eraseToAnyPublisher(), fusion: fusion())
-            .sink { out.append($0) }
-        defer { c.cancel() }
         var board = heeledBoard()
         board.roll = { _ in 5 }
         board.pitch = { _ in -3 }
         for input in distorted(inputs(board, seconds: 8)) {
             switch input {
-            case .inertial(let s): inertial.send(s)
-            case .magnetic(let s): magnetic.send(s)
+            case .inertial, .magnetic: if let a = stage.step(input) { out.append(a) }
             default: break
             }
         }

@@ -1,12 +1,9 @@
 @testable import BearingCalibration
 import BearingAttitude
 import BearingCompass
-import BearingDaemon
 import BearingModel
-import BearingPublishing
 import BearingSensors
 import BearingSimulator
-import OpenCombine
 import Synchronization
 import XCTest
 
@@ -14,8 +11,8 @@ import XCTest
 /// boat at 5 kn through the water in a 1 kn cross current, rolling ±10° in waves, its compass 2° off the boat's
 /// axis behind a 20 µT hard iron and 5 % soft iron, the hard iron jumping by 10 µT at minute 15. The virtual
 /// board's motion and field are sensed by an LSM6DSOX and a QMC5883L at register level, read by their drivers
-/// (100 Hz and 20 Hz), and fused by the daemon's own stage (`CompassStages.fusedAttitudes`, fed through
-/// subjects). Online calibration (`track`) learns the iron; a swing at the start (two slow circles) against
+/// (100 Hz and 20 Hz), and fused by the daemon's own stage (`FusionStage`, fed one
+/// sample at a time). Online calibration (`track`) learns the iron; a swing at the start (two slow circles) against
 /// GNSS gives the deviation curve and the current.
 final class BoatTripTests: XCTestCase {
     static let start = 1_790_000_000.0
@@ -70,13 +67,9 @@ final class BoatTripTests: XCTestCase {
             if change != nil { changes.withLock { $0.append(state.time.unixTime - Self.start) } }
             lastState.withLock { $0 = state }
         }
-        let inertial = PassthroughSubject<InertialSample, Never>(), magnetic = PassthroughSubject<MagneticSample, Never>()
+        var stage = FusionStage(fusion)
+        stage.start(calibration: nil, localField: Self.solent)
         var latest: Attitude?
-        let stage = CompassStages.fusedAttitudes(inertial: inertial.eraseToAnyPublisher(), magnetic: magnetic.eraseToAnyPublisher(),
-                                                 calibrations: Just(nil).eraseToAnyPublisher(),
-                                                 localFields: Just(Self.solent).eraseToAnyPublisher(), fusion: fusion)
-            .sink { latest = $0 }
-        defer { stage.cancel() }
         var swing: [SwingSample] = []
         var truthObservations: [(compass: Double, deviation: Double)] = []
         var turned = 0.0, lastTime: Double?
@@ -86,8 +79,8 @@ final class BoatTripTests: XCTestCase {
             t = tk
             let r = try imu.read()
             latest = nil
-            inertial.send(InertialSample(time: GPSTimestamp(unixTime: Self.start + tk), device: "imu", chip: "lsm6dsx",
-                                         acceleration: r.acceleration, angularRate: r.angularRate, temperature: r.temperature))
+            latest = stage.step(.inertial(InertialSample(time: GPSTimestamp(unixTime: Self.start + tk), device: "imu", chip: "lsm6dsx",
+                                         acceleration: r.acceleration, angularRate: r.angularRate, temperature: r.temperature)))
             if let a = latest, let q = a.quaternion, let rate = a.angularRate {
                 if let last = lastTime { turned -= q.rotate(rate).z * (tk - last) }
                 lastTime = tk
@@ -95,8 +88,8 @@ final class BoatTripTests: XCTestCase {
             if k % 5 == 0 {
                 t = tk + 0.003
                 let m = try magnetometer.read()
-                magnetic.send(MagneticSample(time: GPSTimestamp(unixTime: Self.start + t), device: "mag", chip: "qmc5883l",
-                                             field: m.field, overflow: m.overflow))
+                _ = stage.step(.magnetic(MagneticSample(time: GPSTimestamp(unixTime: Self.start + t), device: "mag", chip: "qmc5883l",
+                                             field: m.field, overflow: m.overflow)))
                 t = tk
             }
             guard k % 100 == 0, let a = latest, let h = a.heading else { continue }

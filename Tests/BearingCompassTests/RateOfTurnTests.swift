@@ -1,10 +1,7 @@
 import BearingCompass
 import BearingModel
 import BearingAttitude
-import BearingPublishing
 import BearingSimulator
-import BearingDaemon
-import OpenCombine
 import XCTest
 
 /// Rate of turn (ATT `rot`, °/min, + to starboard) on a simulated steady turn: from the gyroscope in the
@@ -77,11 +74,8 @@ extension AttitudeFusionTests {
                                           field: Vector3(20 * cos(h), -20 * sin(h), 40)))
             truths.append(120)
         }
-        var out: [Attitude] = []
-        let c = CompassStages.attitudes(Publishers.Sequence(sequence: samples).eraseToAnyPublisher(), calibrations: Just(nil).eraseToAnyPublisher(),
-                                        declinations: Just(nil).eraseToAnyPublisher(), orientation: .identity)
-            .sink { out.append($0) }
-        defer { c.cancel() }
+        var stage = MagnetometerStage(orientation: .identity)
+        let out = samples.map { stage.attitude($0) }
         XCTAssertEqual(out.count, 200)
         XCTAssertNil(out[5].rateOfTurn, "not known before half a window (1 s) of headings")
         let settled = try out[12..<150].map { try XCTUnwrap($0.rateOfTurn) }

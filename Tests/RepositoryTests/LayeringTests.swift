@@ -152,7 +152,7 @@ final class LayeringTests: XCTestCase {
             let imported = try Self.imports(in: t.path)
             if imported["OpenCombine"] != nil || imported["OpenCombineDispatch"] != nil { users.append(name) }
         }
-        XCTAssertEqual(users.sorted(), ["BearingDaemon", "BearingPublishing", "bearing-bench"])
+        XCTAssertEqual(users.sorted(), ["BearingPublishing"])
         let combineTypes = try NSRegularExpression(pattern: #"\b(AnyPublisher|AnyCancellable|PassthroughSubject|CurrentValueSubject|Publisher|Cancellable|OCombine)\b"#)
         for target in ["BearingMarine", "BearingMQTT", "BearingCompass", "BearingClient", "BearingDiagnostics", "bearing"] {
             for (_, text) in try Self.sources(of: target) {
