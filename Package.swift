@@ -21,9 +21,11 @@ import PackageDescription
 //                 POSIX only)
 //   workflows     BearingCalibrationWorkflow (calibrate, level, swing, attitude: collection, grading, fitting,
 //                 saving), BearingTerminal (the CLI's presentation, tested in-process)
-//   doors         BearingMarine (NMEA 0183, Signal K), BearingMQTT (client, door, spool, fleet records)
+//   doors         BearingSocketDoor (the UNIX socket and TCP door, gpsd's JSON), BearingMarine (NMEA 0183,
+//                 Signal K), BearingMQTT (client, door, spool, fleet records)
 //   the daemon    BearingDaemon: the agent and its wiring (the hub's sources into the compass's stages; no
-//                 OpenCombine: that is the hub's alone), the socket and TCP doors, the data log, replay; `Daemon`, one entry point
+//                 OpenCombine: that is the hub's alone), the data log, replay; `Daemon`, one entry point: the agent
+//                 and the doors in one service group
 //                 BearingDiagnostics: `bearing report`'s collector
 //   the CLI       bearing: the ParsableCommands and their presentation; bearing-bench: the benchmarks' workloads
 let package = Package(
@@ -88,6 +90,10 @@ let package = Package(
             "BearingSensors", "BearingSimulator", "BearingClient",
         ]),
         .target(name: "BearingTerminal", dependencies: ["BearingModel", "BearingWire", "BearingPOSIX", "BearingCalibration", "BearingCalibrationWorkflow"]),
+        // The socket and TCP door (gpsd's JSON dialect): its readers are the hub's clients.
+        .target(name: "BearingSocketDoor", dependencies: [
+            "BearingModel", "BearingWire", "BearingPublishing", "BearingPOSIX", "BearingService", "BearingConfig", "BearingLog",
+        ]),
         .target(name: "BearingMarine", dependencies: [
             "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingPOSIX", "BearingService", "BearingConfig",
             "BearingYAML", "BearingLog",
@@ -99,7 +105,7 @@ let package = Package(
         .target(name: "BearingDaemon", dependencies: [
             "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCompass", "BearingCalibration", "BearingPOSIX",
             "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors",
-            "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingRecording",
+            "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingSocketDoor", "BearingRecording",
         ]),
         // `bearing report`'s collector: the daemon's config and files, external commands (Subprocess), tar.
         .target(name: "BearingDiagnostics", dependencies: [
@@ -115,7 +121,7 @@ let package = Package(
         .executableTarget(
             name: "bearing-bench",
             dependencies: [
-                .product(name: "ArgumentParser", package: "swift-argument-parser"), "BearingAttitude", "BearingCalibration", "BearingCompass", "BearingDaemon", "BearingI2C", "BearingLog", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingRecording", "BearingSensors", "BearingSimulator", "BearingWire", "CBearingSys",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"), "BearingAttitude", "BearingCalibration", "BearingCompass", "BearingDaemon", "BearingI2C", "BearingLog", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingRecording", "BearingSensors", "BearingSimulator", "BearingSocketDoor", "BearingWire", "CBearingSys",
             ]
         ),
         // libFuzzer targets (scripts/fuzz builds them with -sanitize=fuzzer -DFUZZING); a plain build makes
@@ -158,7 +164,7 @@ let package = Package(
         // gpsfake rig, socket client, the built binary).
         .target(
             name: "TestSupport",
-            dependencies: ["BearingAttitude", "BearingCalibration", "BearingCompass", "BearingDaemon", "BearingLog", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingSimulator", "BearingWire"],
+            dependencies: ["BearingAttitude", "BearingCalibration", "BearingCompass", "BearingDaemon", "BearingI2C", "BearingLog", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingService", "BearingSimulator", "BearingSocketDoor", "BearingWire"],
             path: "Tests/TestSupport"
         ),
         // The whole-daemon rig (gpsfake, mosquitto, the built binary), for the tests that need it alone.
@@ -175,9 +181,10 @@ let package = Package(
         .testTarget(name: "BearingGPSDTests", dependencies: ["BearingGPSD", "BearingMQTT", "BearingModel", "CGPS", "TestSupport"]),
         .testTarget(name: "BearingSensorsTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingCompass", "BearingDaemon", "BearingI2C", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingSensors", "BearingSimulator", "BearingWire", .product(name: "CombineSchedulers", package: "combine-schedulers"), .product(name: "OpenCombine", package: "OpenCombine"), "TestSupport"]),
         .testTarget(name: "BearingMarineTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPublishing", "BearingWire", "TestSupport"]),
-        .testTarget(name: "BearingMQTTTests", dependencies: ["BearingConfig", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingWire", "FuzzChecks", "TestSupport"]),
-        .testTarget(name: "BearingDaemonTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingCompass", "BearingConfig", "BearingDaemon", "BearingLog", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingRecording", "BearingSensors", "BearingSimulator", "BearingWire", "BearingYAML", "DaemonTestRig", "FuzzChecks", "FuzzConfigChecks", "TestSupport"]),
-        .testTarget(name: "BearingClientTests", dependencies: ["BearingClient", "BearingDaemon", "BearingModel", "BearingPOSIX", "BearingWire", "TestSupport"]),
+        .testTarget(name: "BearingMQTTTests", dependencies: ["BearingConfig", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingWire", "FuzzChecks", "TestSupport"]),
+        .testTarget(name: "BearingDaemonTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingCompass", "BearingConfig", "BearingDaemon", "BearingLog", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingRecording", "BearingSensors", "BearingSimulator", "BearingSocketDoor", "BearingWire", "BearingYAML", "DaemonTestRig", "FuzzChecks", "FuzzConfigChecks", "TestSupport"]),
+        .testTarget(name: "BearingClientTests", dependencies: ["BearingClient", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingSocketDoor", "BearingWire", "TestSupport"]),
+        .testTarget(name: "BearingSocketDoorTests", dependencies: ["BearingModel", "BearingPublishing", "BearingSocketDoor", "BearingWire", "TestSupport"]),
         .testTarget(name: "BearingYAMLTests", dependencies: ["BearingModel", "BearingYAML"]),
         .testTarget(name: "BearingConfigTests", dependencies: ["BearingConfig", "BearingModel", "BearingWire", "BearingYAML"]),
         .testTarget(name: "BearingI2CTests", dependencies: ["BearingI2C"]),

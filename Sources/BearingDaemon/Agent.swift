@@ -13,6 +13,7 @@ import BearingSensors
 import BearingMarine
 import BearingRecording
 import BearingConfig
+import BearingSocketDoor
 import Dispatch
 import FoundationEssentials
 #if canImport(Glibc)
@@ -37,10 +38,11 @@ public final class Agent: @unchecked Sendable {
 
     public let config: AgentConfig
     private let logger: Logger
-    /// Chains, routing, protocol and sockets; its queue is the one serial context for the pipelines.
-    public let server: PublishingServer
-    private var pipelineQueue: DispatchQueue { server.queue }
-    private var hub: PipelineHub { server.hub }
+    /// The publishing core every door is a client of: the hub (chains, routing) and its queue, the one serial
+    /// context for the pipelines.
+    public let core: PublishingCore
+    private var pipelineQueue: DispatchQueue { core.queue }
+    private var hub: PipelineHub { core.hub }
 
     let gpsAdapter: GPSPublisherAdapter
     let gpsd: GPSDClient
@@ -54,7 +56,7 @@ public final class Agent: @unchecked Sendable {
     /// The black box; nil when it is off, and in a replay.
     public let recorder: BlackBoxRecorder?
     /// The pipeline's clock: live, or the replay's.
-    public var clock: PipelineClock { server.core.clock }
+    public var clock: PipelineClock { core.clock }
     let input: PipelineInput
     /// How the config was made, for the black box; set before `start()`.
     public var origin: ConfigOrigin?
@@ -129,12 +131,9 @@ public final class Agent: @unchecked Sendable {
         }
         imuReader = config.magnetometer.enabled && config.imu.enabled
             ? InertialReader(configuration: config.imu.reader, openBus: recording(.imu), now: GPSTimestamp.now) : nil
-        var sc = PublishingServer.Configuration(socket: config.socket, defaults: config.pipelines)
-        sc.named = config.namedPipelines
-        sc.devices = ["gpsd://\(config.gpsd.endpoint)"] + (reader.map { [$0.endpoint] } ?? []) + (imuReader.map { [$0.endpoint] } ?? [])
-        sc.pipelineStore = config.pipelineStore
-        server = PublishingServer(configuration: sc, logger: logger, calibration: calibrations, clock: clock, blackBox: recorder)
-        input = PipelineInput(entry: server.entry, clock: clock, recorder: recorder)
+        let devices = ["gpsd://\(config.gpsd.endpoint)"] + (reader.map { [$0.endpoint] } ?? []) + (imuReader.map { [$0.endpoint] } ?? [])
+        core = PublishingCore(defaults: config.pipelines, named: config.namedPipelines, devices: devices, release: Release.wireRelease, clock: clock)
+        input = PipelineInput(entry: core.entry, clock: clock, recorder: recorder)
         gpsAdapter = GPSPublisherAdapter(input: input, initialState: .connecting(attempt: 0), echoes: config.nmea0183.echoGuard)
         magAdapter = SensorSubjects(.magnetometer, input: input, transactions: recorder?.magnetometerTransactions, time: { $0.time },
                                     initialState: .connecting(attempt: 0))
@@ -153,27 +152,38 @@ public final class Agent: @unchecked Sendable {
     /// the date of a fallback position's declination.
     let startTime: GPSTimestamp
 
-    /// Opens the listeners and the data log, wires the stages and the hub, starts the sources. Throws
-    /// (having started nothing) when a socket or the data log cannot be opened.
+    /// Opens the data log, wires the stages and the hub, starts the sources. Throws (having started nothing)
+    /// when the data log cannot be opened. The doors (the socket's too) are the `Daemon`'s.
     public func start() throws {
         try startPublishing()
         startSources()
     }
 
-    /// The first half of `start()`: the data log, the listeners and the wiring, no source yet — so that the
-    /// doors can subscribe before the first value comes (`Daemon` opens them in between).
+    /// The first half of `start()`: the data log and the wiring, no source yet — so that the doors can
+    /// subscribe before the first value comes (`Daemon` opens them in between).
     public func startPublishing() throws {
         if let path = config.log.dataLog {
             dataLog = try DataLog(path: path, logger: logger)
         }
-        do {
-            try server.start()
-        } catch {
-            dataLog?.close()
-            throw error
-        }
         wire()
         started = true
+    }
+
+    /// What the socket door's readers may ask beyond the hub: the calibration in force (reloaded on request) and
+    /// the black box's ring.
+    public var socketRequests: SocketDoor.Requests {
+        var r = SocketDoor.Requests()
+        if let calibrations {
+            r.calibration = { reload in
+                if reload {
+                    let rejected = calibrations.reload(reason: "client request")
+                    if !rejected.isEmpty { return .failure(SocketDoor.CalibrationRefused(rejected)) }
+                }
+                return .success(WireEncoding.calibration(calibrations.status))
+            }
+        }
+        if let recorder { r.blackBox = { (Int(RecordingFormat.version), recorder.ringFile()) } }
+        return r
     }
 
     /// The second half of `start()`: the black box's key records, then gpsd and the sensors (none in a
@@ -210,7 +220,7 @@ public final class Agent: @unchecked Sendable {
     }
 
     private func wire() {
-        let q = server.entry
+        let q = core.entry
         let hub = self.hub
         hub.observer = { [weak self] className, line in self?.record(className, line) }
 
@@ -229,7 +239,7 @@ public final class Agent: @unchecked Sendable {
     }
 
     private func wireCompass() {
-        let q = server.entry
+        let q = core.entry
         let hub = self.hub
         if let calibrations {
             calibrations.onChange { [pipelineQueue, weak self] in
@@ -288,7 +298,7 @@ public final class Agent: @unchecked Sendable {
                                      log: ReferenceWritableKeyPath<Agent, SourceStateLog>,
                                      lastFailure: ReferenceWritableKeyPath<Agent, String?>,
                                      endpoint: @escaping () -> String) {
-        let q = server.entry
+        let q = core.entry
         subscriptions.append(adapter.states.subscribe(on: q) { [weak self] state in
             guard let self else { return }
             if state == .connected { self[keyPath: lastFailure] = nil }
@@ -305,7 +315,7 @@ public final class Agent: @unchecked Sendable {
     /// The magnetometer alone (`MagnetometerStage`): calibration, orientation, heading for a level board,
     /// declination from the fix (`WMMStage`), or the fallback position's.
     private func wireMagnetometerOnly() {
-        let q = server.entry
+        let q = core.entry
         let hub = self.hub
         var declination: WMMStage<Declination?>?
         if config.heading.trueNorth {
@@ -336,7 +346,7 @@ public final class Agent: @unchecked Sendable {
     /// fix (or the fallback position) and the files in force enter one `AttitudeFusion` on the pipeline queue,
     /// which gives an attitude per inertial sample; the ATT chains (`pipeline.att`) throttle them.
     private func wireFusion() {
-        let q = server.entry
+        let q = core.entry
         let fallback = config.heading.fallbackPosition.map { p in
             LocalField.wmm(.wmm2025, latitude: p.x, longitude: p.y, heightKm: p.z,
                            year: WorldMagneticModel.decimalYear(unixSeconds: self.startTime.unixTime), source: .fallback)
@@ -450,10 +460,9 @@ public final class Agent: @unchecked Sendable {
     }
 
     /// Stops in order: the sources, then the pipeline queue drains (time-based operators are cancelled),
-    /// then the clients get what was queued for them and the sockets close, then the data log flushes.
+    /// then the data log flushes.
     public func stop() {
         stopSources()
-        stopServer()
         closeDataLog()
     }
 
@@ -461,8 +470,6 @@ public final class Agent: @unchecked Sendable {
     public enum Part: String, CaseIterable, Sendable {
         /// The data log: flushed and closed last.
         case dataLog = "data log"
-        /// The publishing server: clients get what was queued, the sockets close.
-        case server = "socket server"
         /// gpsd and the magnetometer: stopped first, then the pipeline queue drains.
         case sources = "sources"
     }
@@ -470,7 +477,6 @@ public final class Agent: @unchecked Sendable {
     public func stop(_ part: Part) {
         switch part {
         case .sources: stopSources()
-        case .server: stopServer()
         case .dataLog: closeDataLog()
         }
     }
@@ -527,8 +533,6 @@ public final class Agent: @unchecked Sendable {
         }
     }
 
-    private func stopServer() { server.stop() }
-
     private func closeDataLog() {
         dataLog?.close()
         if started { logger.info("stopped") }
@@ -537,9 +541,6 @@ public final class Agent: @unchecked Sendable {
 
     /// The socket path in use.
     public var socketPath: String { config.socket.path }
-
-    /// Connections now.
-    public var clientCount: Int { server.clientCount }
 
     /// Counts probes the pipeline queue has run (see `probePipeline`); guarded by `probeLock`.
     private var pipelineProbes: UInt64 = 0
@@ -550,13 +551,11 @@ public final class Agent: @unchecked Sendable {
         pipelineQueue.async { [self] in probeLock.withLock { pipelineProbes &+= 1 } }
     }
 
-    /// What each part shows of its progress, for the watchdog: the pipeline queue's probes, the socket
-    /// loop's turns (it turns at least once a second), and whether a source thread has been inside one
+    /// What each part shows of its progress, for the watchdog: the pipeline queue's probes, and whether a source thread has been inside one
     /// read for long.
     public var liveness: [Liveness.Evidence] {
         var out: [Liveness.Evidence] = [
             .progress("pipeline queue", probeLock.withLock { pipelineProbes }),
-            .progress("socket loop", UInt64(server.transportStatistics?.turns ?? 0)),
             .call("gpsd client", since: gpsd.inCallSince),
         ]
         if let reader { out.append(.call("magnetometer reader", since: reader.inCallSince)) }
@@ -571,12 +570,12 @@ public final class Agent: @unchecked Sendable {
     }
     #endif
 
-    /// One line for `systemctl status`: each source's state and how many readers are connected.
-    public var statusLine: String {
+    /// One line for `systemctl status`: each source's state and how many readers (`readers`, the socket door's)
+    /// are connected.
+    public func statusLine(readers n: Int) -> String {
         var parts = ["gpsd \(gpsAdapter.currentState.name)"]
         if reader != nil { parts.append("magnetometer \(magAdapter.currentState.name)") }
         if imuReader != nil { parts.append("imu \(imuAdapter.currentState.name)") }
-        let n = clientCount
         parts.append("\(n) reader\(n == 1 ? "" : "s")")
         return parts.joined(separator: ", ")
     }

@@ -3,6 +3,7 @@ import BearingLog
 import BearingPOSIX
 import BearingService
 import BearingSimulator
+import BearingSocketDoor
 import Dispatch
 import FoundationEssentials
 import Synchronization
@@ -16,6 +17,9 @@ import Glibc
 /// tests run it in-process on the simulated bus.
 public final class Daemon: Sendable {
     public let agent: Agent
+    /// The socket and TCP door, whose readers are the hub's clients.
+    public let socket: SocketDoor
+    /// Every door the config turns on, the socket door last (the first stopped after the sources).
     public let doors: [any Door]
     private let notifier: SystemdNotification
     private let group: ServiceGroup
@@ -32,7 +36,7 @@ public final class Daemon: Sendable {
         agent.origin = origin
         try agent.startPublishing()
         do {
-            doors = try Doors.open(config, server: agent.server, logger: logger)
+            (socket, doors) = try Doors.open(config, core: agent.core, requests: agent.socketRequests, logger: logger)
         } catch {
             agent.stop()
             throw error
@@ -40,13 +44,13 @@ public final class Daemon: Sendable {
         // The doors subscribe before the first value: they see what the socket's readers see from the start.
         agent.startSources()
         // One service per part and per door; a service group shuts services down in reverse order, each after
-        // the one before it has returned: the sources, then the socket server, then the doors, then the data log.
+        // the one before it has returned: the sources, then the socket door, then the other doors, then the data log.
         // Made here, so that a `shutdown()` before `run()` is kept.
         func part(_ p: Agent.Part) -> (name: String, service: any Service) { (p.rawValue, AgentPartService(agent: agent, part: p)) }
         group = ServiceGroup(
-            services: [part(.dataLog)] + doors.map { (name: $0.name, service: $0 as any Service) } + [part(.server), part(.sources)]
+            services: [part(.dataLog)] + doors.map { (name: $0.name, service: $0 as any Service) } + [part(.sources)]
                 // Last in the list, so the first to hear of a shutdown: it sends STOPPING=1.
-                + [(name: "systemd notification", service: NotifyService(notifier: notifier, agent: agent))],
+                + [(name: "systemd notification", service: NotifyService(notifier: notifier, agent: agent, socket: socket))],
             signals: signals, logger: logger)
         self.agent = agent
         self.notifier = notifier
@@ -54,13 +58,13 @@ public final class Daemon: Sendable {
 
     /// Serves until a signal in `signals` or `shutdown()`, then stops every service, last started first.
     public func run() async throws {
-        let notifier = self.notifier, agent = self.agent
+        let notifier = self.notifier, agent = self.agent, socket = self.socket
         // SIGHUP reopens the data log (logrotate's postrotate sends it) and reloads the calibration file.
         let hup = await ServiceGroup.signalSource(SIGHUP) {
             notifier.tell { try $0.reloading(status: "reloading: data log reopened, calibration file read again") }
             agent.reopenLogs()
             agent.reloadCalibration(reason: "SIGHUP")
-            notifier.ready(agent.statusLine)
+            notifier.ready(agent.statusLine(readers: socket.clientCount))
         }
         defer { hup.cancel() }
         // SIGUSR1 saves the black box's ring into its directory.
@@ -71,6 +75,9 @@ public final class Daemon: Sendable {
         defer { usr1.cancel() }
         try await group.run()
     }
+
+    /// One line for `systemctl status`: each source's state and how many readers the socket door has.
+    public var statusLine: String { agent.statusLine(readers: socket.clientCount) }
 
     /// Begins a graceful shutdown, as SIGTERM does; `run()` returns when every service has stopped.
     public func shutdown() {
@@ -144,9 +151,10 @@ struct AgentPartService: Service {
 struct NotifyService: Service {
     let notifier: SystemdNotification
     let agent: Agent
+    let socket: SocketDoor
 
     func run(until shutdown: ShutdownEvent) async throws {
-        notifier.ready(agent.statusLine)
+        notifier.ready(agent.statusLine(readers: socket.clientCount))
         #if DEBUG || BEARING_FAULT_INJECTION
         // Fault injection for the watchdog tests: "pipeline" wedges the pipeline queue now, "pipeline-on-sigusr2"
         // when SIGUSR2 comes (so that the instance systemd restarts runs normally).
@@ -178,7 +186,7 @@ struct NotifyService: Service {
             while true {
                 if watchdog != nil {
                     agent.probePipeline()
-                    let stuck = liveness.stuck(agent.liveness, now: Syscall.monotonicSeconds())
+                    let stuck = liveness.stuck(agent.liveness + [socket.liveness], now: Syscall.monotonicSeconds())
                     if stuck.isEmpty {
                         notifier.tell { try $0.watchdog() }
                     } else if stuck != reported {
@@ -191,10 +199,10 @@ struct NotifyService: Service {
                 sinceStatus += tick
                 if sinceStatus >= 2 {
                     sinceStatus = 0
-                    notifier.updateStatus(agent.statusLine)
+                    notifier.updateStatus(agent.statusLine(readers: socket.clientCount))
                 }
             }
         }
-        notifier.tell { try $0.stopping(status: "stopping: sources, then the socket server, then the data log") }
+        notifier.tell { try $0.stopping(status: "stopping: sources, then the socket door, then the other doors and the data log") }
     }
 }

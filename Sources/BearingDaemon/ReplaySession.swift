@@ -122,8 +122,8 @@ public final class ReplaySession: Sendable {
         let (options, calibrationPaths) = (self.options, self.calibrationPaths)
         if options.waitForClient {
             // Set on the pipeline queue, where the hub lives; the first WATCH that enables JSON opens the gate.
-            agent.server.entry.run {
-                agent.server.hub.watchObserver = { _, o in if o.enable && o.json { self.started.store(true, ordering: .releasing) } }
+            agent.core.entry.run {
+                agent.core.hub.watchObserver = { _, o in if o.enable && o.json { self.started.store(true, ordering: .releasing) } }
             }
         }
         let outcome = Mutex<ReplaySummary?>(nil)

@@ -116,7 +116,7 @@ public final class Replayer {
         summary.damagedTail = recording.damagedTail
         guard let first = recording.events.first?.time else { return summary }
         let started = Syscall.monotonicSeconds()
-        let entry = agent.server.entry, clock = agent.clock
+        let entry = agent.core.entry, clock = agent.clock
         for (i, event) in recording.events.enumerated() {
             if shouldStop() { break }
             if let speed {

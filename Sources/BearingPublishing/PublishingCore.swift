@@ -16,15 +16,20 @@ public final class PublishingCore: Sendable {
     /// The pipeline's clock: live, or a replay's.
     public let clock: PipelineClock
 
-    /// `deliver` takes each line for the socket's clients (called on `queue`).
-    public init(defaults: [StreamKey: [OperatorSpec]], named: [NamedPipeline], devices: [String], release: String,
-                queue: DispatchQueue = DispatchQueue(label: "bearing.pipeline"), clock: PipelineClock = PipelineClock(),
-                deliver: @escaping PipelineHub.Deliver) {
+    /// The hub's clients (the readers of the socket door) are served once a door calls `serveClients`.
+    public init(defaults: [StreamKey: [OperatorSpec]], named: [NamedPipeline] = [], devices: [String] = [], release: String,
+                queue: DispatchQueue = DispatchQueue(label: "bearing.pipeline"), clock: PipelineClock = PipelineClock()) {
         self.queue = queue
         self.clock = clock
         entry = PipelineEntry(queue)
         hub = PublishingHub(defaults: defaults, named: named, devices: devices, release: release,
-                            scheduler: PipelineScheduler(entry: entry, clock: clock), deliver: deliver)
+                            scheduler: PipelineScheduler(entry: entry, clock: clock))
+    }
+
+    /// The door whose readers are the hub's clients (WATCH, POLL, per-client chains) takes their lines: `deliver`
+    /// is called on `queue` with each line and the clients it is for.
+    public func serveClients(_ deliver: @escaping PipelineHub.Deliver) {
+        entry.run { hub.deliver = deliver }
     }
 
     /// One unfiltered value, from any thread; published before this returns.

@@ -17,7 +17,9 @@ public final class PublishingHub<S: Scheduler> {
     public typealias Deliver = (_ line: String, _ clients: [ClientID]) -> Void
 
     public let scheduler: S
-    private let deliver: Deliver
+    /// Where the clients' lines go: the socket door's transport, once it serves (`PublishingCore.serveClients`);
+    /// until then a client cannot have connected, and nothing is delivered.
+    public var deliver: Deliver
     /// Sees every object of the default chains and every state object (the data log).
     public var observer: ((_ className: String, _ line: String) -> Void)?
     /// Sees each WATCH once it is in force: the client and its options (a replay that waits for a reader).
@@ -63,7 +65,7 @@ public final class PublishingHub<S: Scheduler> {
     private var devices: [String]
 
     public init(defaults: [StreamKey: [OperatorSpec]], named: [NamedPipeline] = [], devices: [String] = [],
-                release: String, scheduler: S, deliver: @escaping Deliver) {
+                release: String, scheduler: S, deliver: @escaping Deliver = { _, _ in }) {
         self.defaults = defaults
         self.scheduler = scheduler
         self.deliver = deliver

@@ -1,5 +1,7 @@
 import ArgumentParser
 import BearingDaemon
+import BearingPublishing
+import BearingSocketDoor
 import BearingModel
 import BearingWire
 import BearingPOSIX
@@ -9,7 +11,7 @@ import FoundationEssentials
 import Glibc
 #endif
 
-/// The publishing core's cost per delivered message, for `bench/fanout`: a `PublishingServer` on a real
+/// The publishing core's cost per delivered message, for `bench/fanout`: a `SocketDoor` on a `PublishingCore`, on a real
 /// UNIX socket, `--clients` readers in another process (bench/fanout-readers.py) each with a chain of its
 /// own (`--mode own`) or on one of three named pipelines (`--mode named`), fed TPV at 10 Hz and ATT at
 /// 50 Hz for `--seconds`. Prints this process's CPU time, RSS and the hub's chain runs as JSON.
@@ -34,13 +36,12 @@ struct BenchFanout: ParsableCommand {
         s.writeInterval = writeInterval
         var defaults: [StreamKey: [OperatorSpec]] = [:]
         for key in StreamKey.all { defaults[key] = [] }
-        var c = PublishingServer.Configuration(socket: s, defaults: defaults)
-        c.named = (0..<3).map { i in
+        let named = (0..<3).map { i in
             NamedPipeline(name: "n\(i)", chains: [.tpv: [.dedupe(.time)], .att: [.dedupe(.time)]], origin: .config)
         }
         let logger = Logger(label: "bench", level: .error)
-        let server = PublishingServer(configuration: c, logger: logger)
-        try server.start()
+        let core = PublishingCore(defaults: defaults, named: named, release: Release.wireRelease)
+        let server = try SocketDoor.open(SocketDoor.Configuration(socket: s), core: core, logger: logger)
         defer { server.stop() }
         print("{\"ready\":true}")
         fflush(Syscall.standardOutput)

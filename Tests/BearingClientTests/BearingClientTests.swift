@@ -1,7 +1,8 @@
 import BearingModel
 import BearingWire
 import BearingPOSIX
-import BearingDaemon
+import BearingPublishing
+import BearingSocketDoor
 import BearingClient
 import Foundation
 import TestSupport
@@ -16,12 +17,12 @@ final class BearingClientTests: XCTestCase {
 
     var socketPath: String { dir.appendingPathComponent("b.sock").path }
 
-    func startServer() throws -> PublishingServer {
-        var socket = AgentConfig.Socket()
+    func startServer() throws -> SocketDoor {
+        var socket = SocketSettings()
         socket.path = socketPath
         var passthrough: [StreamKey: [OperatorSpec]] = [:]
         for key in StreamKey.all { passthrough[key] = [] }
-        let server = PublishingServer(configuration: .init(socket: socket, defaults: passthrough), logger: testLogger())
+        let server = SocketDoor(configuration: .init(socket: socket), core: PublishingCore(defaults: passthrough, release: Release.wireRelease), logger: testLogger())
         try server.start()
         return server
     }
@@ -66,7 +67,7 @@ final class BearingClientTests: XCTestCase {
     }
 
     func testWatchCarriesOnAcrossAnAgentRestart() throws {
-        var server: PublishingServer? = try startServer()
+        var server: SocketDoor? = try startServer()
         let received = NSCondition()
         nonisolated(unsafe) var times: [Int64] = []
         nonisolated(unsafe) var reconnects = 0

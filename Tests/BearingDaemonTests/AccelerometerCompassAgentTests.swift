@@ -24,7 +24,7 @@ final class AccelerometerCompassAgentTests: XCTestCase {
         // The AGR's magnetometer replaced by one that senses the board's field; the IMU found by probing.
         let bus = stillBoardBus(heading: 250, roll: -20, pitch: 4, field: field, imu: "lsm303agr", magnetometer: "lis2mdl")
         let c = makeFusedAgentConfig(dir: dir, magnetometer: "lis2mdl", imu: nil, imuRate: 50, fallback: Self.fallback)
-        let agent = Agent(config: c, logger: testLogger(), openBus: { _ in bus })
+        let agent = ServedAgent(config: c, logger: testLogger(), openBus: { _ in bus })
         try agent.start()
         defer { agent.stop() }
         let client = try SocketClient(path: agent.socketPath)

@@ -109,9 +109,9 @@ final class BlackBoxReplayTests: XCTestCase {
         let replayNMEA = try RawTCPReader(port: nmeaPort)
         // The door accepts on its own thread: give it the moment it takes, so the replay's first sentences reach it.
         usleep(500_000)
-        let hub = replay.agent.server.hub
+        let hub = replay.agent.core.hub
         let deadline = Syscall.monotonicSeconds() + 10
-        while Syscall.monotonicSeconds() < deadline, !replay.agent.server.queue.sync(execute: { hub.hasWatchers("TPV") }) { usleep(10_000) }
+        while Syscall.monotonicSeconds() < deadline, !replay.agent.core.queue.sync(execute: { hub.hasWatchers("TPV") }) { usleep(10_000) }
         // The reader reads while the replay runs, as fast as it goes (a socket reader that falls behind is
         // bounded and told of it by OVERFLOW: a long recording replays faster than a reader that waits).
         let replayBuffer = Mutex<[String]>([])

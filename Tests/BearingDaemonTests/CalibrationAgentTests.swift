@@ -49,9 +49,9 @@ final class CalibrationAgentTests: XCTestCase {
         try record.encoded().write(to: URL(fileURLWithPath: path))
     }
 
-    func start(_ c: AgentConfig) throws -> (Agent, SocketClient) {
+    func start(_ c: AgentConfig) throws -> (ServedAgent, SocketClient) {
         let bus = simulatedBus()
-        let agent = Agent(config: c, logger: testLogger(), openBus: { _ in bus })
+        let agent = ServedAgent(config: c, logger: testLogger(), openBus: { _ in bus })
         try agent.start()
         let client = try SocketClient(path: agent.socketPath)
         return (agent, client)

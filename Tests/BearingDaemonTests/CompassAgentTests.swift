@@ -35,8 +35,8 @@ final class CompassAgentTests: XCTestCase {
         return bus
     }
 
-    func start(_ config: AgentConfig, bus: SimulatedI2CBus) throws -> (Agent, SocketClient) {
-        let agent = Agent(config: config, logger: testLogger(), openBus: { _ in bus })
+    func start(_ config: AgentConfig, bus: SimulatedI2CBus) throws -> (ServedAgent, SocketClient) {
+        let agent = ServedAgent(config: config, logger: testLogger(), openBus: { _ in bus })
         try agent.start()
         let client = try SocketClient(path: agent.socketPath)
         client.watch()

@@ -4,6 +4,7 @@ import BearingPOSIX
 import BearingMarine
 import BearingMQTT
 import BearingDaemon
+import BearingPublishing
 import Foundation
 import TestSupport
 import XCTest
@@ -255,14 +256,14 @@ extension ConfigTests {
         config.mqtt.username = "u"
         config.mqtt.passwordFile = dir.appendingPathComponent("nope").path
         config.mqtt.spoolDirectory = dir.appendingPathComponent("spool").path
-        let server = PublishingServer(configuration: .init(socket: config.socket, defaults: config.pipelines), logger: testLogger())
-        XCTAssertThrowsError(try Doors.open(config, server: server, logger: testLogger())) { error in
+        let core = PublishingCore(defaults: config.pipelines, release: Release.wireRelease)
+        XCTAssertThrowsError(try Doors.open(config, core: core, requests: .init(), logger: testLogger())) { error in
             XCTAssertTrue("\(error)".contains("mqtt.password_file \(dir.path)/nope: No such file or directory"), "\(error)")
         }
         config.mqtt.passwordFile = nil
         config.mqtt.spoolDirectory = dir.appendingPathComponent("nope/spool").path
         try Data().write(to: dir.appendingPathComponent("nope"))
-        XCTAssertThrowsError(try Doors.open(config, server: server, logger: testLogger())) { error in
+        XCTAssertThrowsError(try Doors.open(config, core: core, requests: .init(), logger: testLogger())) { error in
             XCTAssertTrue("\(error)".contains("mqtt.spool.directory \(dir.path)/nope/spool"), "\(error)")
         }
     }
@@ -274,8 +275,8 @@ extension ConfigTests {
         let port = try XCTUnwrap(TCPSocket.boundPort(taken))
         var config = makeAgentConfig(gpsdPort: freePort(), dir: temporaryDirectory("door-port"))
         config.nmea0183.outputs.tcp = [.init(host: "127.0.0.1", port: port)]
-        let server = PublishingServer(configuration: .init(socket: config.socket, defaults: config.pipelines), logger: testLogger())
-        XCTAssertThrowsError(try Doors.open(config, server: server, logger: testLogger())) { error in
+        let core = PublishingCore(defaults: config.pipelines, release: Release.wireRelease)
+        XCTAssertThrowsError(try Doors.open(config, core: core, requests: .init(), logger: testLogger())) { error in
             let text = "\(error)"
             XCTAssertTrue(text.contains("nmea0183.tcp 127.0.0.1:\(port): the port is in use"), text)
             XCTAssertTrue(text.contains("ss -ltnp"), text)
@@ -284,7 +285,7 @@ extension ConfigTests {
         // The door's other listener, opened before the failing one, is closed again.
         let free = freePort()
         config.nmea0183.outputs.tcp = [.init(host: "127.0.0.1", port: free), .init(host: "127.0.0.1", port: port)]
-        XCTAssertThrowsError(try Doors.open(config, server: server, logger: testLogger()))
+        XCTAssertThrowsError(try Doors.open(config, core: core, requests: .init(), logger: testLogger()))
         XCTAssertNoThrow(try { let fd = try TCPSocket.listen(host: "127.0.0.1", port: free); close(fd) }(), "port \(free) was left open")
     }
 }

@@ -563,6 +563,6 @@ final class DaemonLifecycleTests: XCTestCase {
             return first
         }
         XCTAssertTrue(returned, "run() did not return within 10 s of a shutdown() asked for before it")
-        XCTAssertFalse(FileManager.default.fileExists(atPath: daemon.agent.server.socketPath), "the socket file stays after the run")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: daemon.socket.socketPath), "the socket file stays after the run")
     }
 }

@@ -23,7 +23,7 @@ final class FusedCompassAgentTests: XCTestCase {
         // Heading 100° magnetic, heeled 20° to starboard, nose 3° up.
         let config = makeFusedAgentConfig(dir: dir, magnetometer: "qmc5883l", imu: "lsm6dsx", fallback: Self.fallback)
         let bus = stillBoardBus(heading: 100, roll: 20, pitch: 3, field: field, imu: "lsm6dsox", magnetometer: "qmc5883l")
-        let agent = Agent(config: config, logger: testLogger(), openBus: { _ in bus })
+        let agent = ServedAgent(config: config, logger: testLogger(), openBus: { _ in bus })
         try agent.start()
         defer { agent.stop() }
         let client = try SocketClient(path: agent.socketPath)

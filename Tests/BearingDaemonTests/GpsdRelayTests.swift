@@ -34,7 +34,7 @@ final class GpsdRelayTests: XCTestCase {
         let dir = temporaryDirectory("relay")
         defer { try? FileManager.default.removeItem(at: dir) }
         let port = freePort()
-        let agent = Agent(config: makeAgentConfig(gpsdPort: port, dir: dir, passthrough: false), logger: testLogger())
+        let agent = ServedAgent(config: makeAgentConfig(gpsdPort: port, dir: dir, passthrough: false), logger: testLogger())
         try agent.start()
         defer { agent.stop() }
         let client = try SocketClient(path: agent.socketPath)
@@ -87,7 +87,7 @@ final class GpsdRelayTests: XCTestCase {
         let dir = temporaryDirectory("relaychain")
         defer { try? FileManager.default.removeItem(at: dir) }
         let port = freePort()
-        let agent = Agent(config: makeAgentConfig(gpsdPort: port, dir: dir), logger: testLogger())
+        let agent = ServedAgent(config: makeAgentConfig(gpsdPort: port, dir: dir), logger: testLogger())
         try agent.start()
         defer { agent.stop() }
         let client = try SocketClient(path: agent.socketPath)

@@ -83,7 +83,7 @@ final class LevelAgentTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: dir) }
         let c = config(dir: dir)
         XCTAssertEqual(c.levelPath, dir.appendingPathComponent("state/level.json").path, "beside the magnetometer's calibration")
-        let agent = Agent(config: c, logger: testLogger(), openBus: { [bus = bus(roll: 5, pitch: -3)] _ in bus })
+        let agent = ServedAgent(config: c, logger: testLogger(), openBus: { [bus = bus(roll: 5, pitch: -3)] _ in bus })
         try agent.start()
         defer { agent.stop() }
         let client = try SocketClient(path: agent.socketPath)
@@ -133,7 +133,7 @@ final class LevelAgentTests: XCTestCase {
         XCTAssertEqual(c.accelerometerCalibrationPath, c.imu.calibrationFile)
         try writeAccelerometerCalibration(c.accelerometerCalibrationPath)
         try writeLevel(c.levelPath, roll: 0, pitch: 0)
-        let agent = Agent(config: c, logger: testLogger(), openBus: { [bus = bus(roll: 0, pitch: 0, distorted: true)] _ in bus })
+        let agent = ServedAgent(config: c, logger: testLogger(), openBus: { [bus = bus(roll: 0, pitch: 0, distorted: true)] _ in bus })
         try agent.start()
         defer { agent.stop() }
         let client = try SocketClient(path: agent.socketPath)

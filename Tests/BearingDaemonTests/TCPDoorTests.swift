@@ -15,7 +15,7 @@ import Glibc
 final class TCPDoorTests: XCTestCase {
     var dir: URL!
     var fake: GPSFake?
-    var agent: Agent?
+    var agent: ServedAgent?
     var tcpPort = 0
 
     override func setUpWithError() throws {
@@ -27,7 +27,7 @@ final class TCPDoorTests: XCTestCase {
         c.socket.tcp = ("127.0.0.1", tcpPort)
         c.pipelines[StreamKey(.tpv, .gpsd)] = []
         c.heading.fallbackPosition = Vector3(50.8, -1.1, 0)
-        let a = Agent(config: c, logger: testLogger())
+        let a = ServedAgent(config: c, logger: testLogger())
         try a.start()
         agent = a
         // A long track, paced at 0.1 s per sentence, so the clients attach while it plays.

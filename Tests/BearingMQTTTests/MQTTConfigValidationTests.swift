@@ -3,6 +3,7 @@ import BearingModel
 @testable import BearingMarine
 @testable import BearingMQTT
 @testable import BearingDaemon
+import BearingPublishing
 import Foundation
 import TestSupport
 import XCTest
@@ -73,13 +74,13 @@ final class MQTTConfigValidationTests: XCTestCase {
         var config = makeAgentConfig(gpsdPort: freePort(), dir: dir)
         config.mqtt.spoolDirectory = dir.appendingPathComponent("spool").path
         config.mqtt.fleetTopic = "bearing/\(device)/pipelines/status"
-        let server = PublishingServer(configuration: .init(socket: config.socket, defaults: config.pipelines), logger: testLogger())
+        let core = PublishingCore(defaults: config.pipelines, release: Release.wireRelease)
         let broker = MQTTBroker(host: "127.0.0.1", port: freePort(), tls: false)
-        XCTAssertThrowsError(try MQTTDoor(config.mqtt, broker: broker, core: server.core, logger: testLogger(), machineIDFile: machineID.path)) { error in
+        XCTAssertThrowsError(try MQTTDoor(config.mqtt, broker: broker, core: core, logger: testLogger(), machineIDFile: machineID.path)) { error in
             XCTAssertTrue("\(error)".contains("mqtt.fleet_topic bearing/\(device)/pipelines/status: this device publishes to it"), "\(error)")
         }
         config.mqtt.fleetTopic = "bearing/fleet/pipelines"
-        XCTAssertNoThrow(try MQTTDoor(config.mqtt, broker: broker, core: server.core, logger: testLogger(), machineIDFile: machineID.path).close())
+        XCTAssertNoThrow(try MQTTDoor(config.mqtt, broker: broker, core: core, logger: testLogger(), machineIDFile: machineID.path).close())
     }
 
     // MARK: Item 7: strings handed to C
@@ -121,13 +122,13 @@ final class MQTTConfigValidationTests: XCTestCase {
         config.mqtt.username = "u"
         config.mqtt.passwordFile = file.path
         config.mqtt.spoolDirectory = dir.appendingPathComponent("spool").path
-        let server = PublishingServer(configuration: .init(socket: config.socket, defaults: config.pipelines), logger: testLogger())
+        let core = PublishingCore(defaults: config.pipelines, release: Release.wireRelease)
         let broker = MQTTBroker(host: "127.0.0.1", port: freePort(), tls: false)
-        XCTAssertThrowsError(try MQTTDoor(config.mqtt, broker: broker, core: server.core, logger: testLogger())) { error in
+        XCTAssertThrowsError(try MQTTDoor(config.mqtt, broker: broker, core: core, logger: testLogger())) { error in
             XCTAssertEqual("\(error)", "mqtt.password_file \(file.path): the password has a NUL byte")
         }
         try Data("abcd\n".utf8).write(to: file)
-        XCTAssertNoThrow(try MQTTDoor(config.mqtt, broker: broker, core: server.core, logger: testLogger()).close())
+        XCTAssertNoThrow(try MQTTDoor(config.mqtt, broker: broker, core: core, logger: testLogger()).close())
     }
 
     // MARK: Item 10: config errors

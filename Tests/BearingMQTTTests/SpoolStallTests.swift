@@ -1,5 +1,6 @@
 @testable import BearingMQTT
 import BearingDaemon
+import BearingPublishing
 import BearingModel
 import BearingPOSIX
 import BearingWire
@@ -17,9 +18,9 @@ final class SpoolStallTests: XCTestCase {
         config.mqtt.spoolDirectory = dir.appendingPathComponent("spool").path
         config.mqtt.device = "stall"
         config.mqtt.topics = [.tpv: []]
-        let server = PublishingServer(configuration: .init(socket: config.socket, defaults: config.pipelines), logger: testLogger())
+        let core = PublishingCore(defaults: config.pipelines, release: Release.wireRelease)
         // No broker: the door only spools (its client is never started).
-        let door = try MQTTDoor(config.mqtt, broker: MQTTBroker(host: "127.0.0.1", port: freePort(), tls: false), core: server.core,
+        let door = try MQTTDoor(config.mqtt, broker: MQTTBroker(host: "127.0.0.1", port: freePort(), tls: false), core: core,
                                 logger: testLogger(), machineIDFile: "/nonexistent")
         let stalled = Mutex(false)
         door.outbox.slowDiskForTesting {
@@ -29,15 +30,15 @@ final class SpoolStallTests: XCTestCase {
         let count = 60
         let start = Syscall.monotonicSeconds()
         let arrivals = Mutex<[Double]>([])
-        let reader = server.core.queue.sync {
-            server.core.hub.subscribe(StreamKey(.tpv, .gpsd), through: []) { _ in arrivals.withLock { $0.append(Syscall.monotonicSeconds()) } }
+        let reader = core.queue.sync {
+            core.hub.subscribe(StreamKey(.tpv, .gpsd), through: []) { _ in arrivals.withLock { $0.append(Syscall.monotonicSeconds()) } }
         }
         // A value every 20 ms, on schedule, from the source's own thread.
         for i in 0..<count {
             let due = start + Double(i) * 0.02
             while Syscall.monotonicSeconds() < due { usleep(1_000) }
             let fix = GPSFix(mode: .threeD, time: GPSTimestamp(seconds: 1_790_000_000 + Int64(i)), latitude: 50.8, longitude: -1.3)
-            server.core.publish(Report(.fix(fix)), from: .gpsd)
+            core.publish(Report(.fix(fix)), from: .gpsd)
         }
         let got = arrivals.withLock { $0 }
         XCTAssertEqual(got.count, count)
@@ -46,7 +47,7 @@ final class SpoolStallTests: XCTestCase {
         print(String(printf: "readers with the spool's disk stalled 2 s: lateness median %.1f ms, p99 %.1f ms, max %.1f ms",
                      median * 1000, p99 * 1000, worst * 1000))
         XCTAssertLessThan(worst, 0.1, "a reader waited for the spool's disk: lateness max \(worst) s")
-        server.core.queue.sync { reader.cancel() }
+        core.queue.sync { reader.cancel() }
         door.close()
 
         // Nothing lost: every value spooled, in order, numbered from 1 without a gap.

@@ -8,6 +8,10 @@ import BearingPOSIX
 import BearingLog
 import BearingSimulator
 import BearingDaemon
+import BearingI2C
+import BearingService
+import BearingSocketDoor
+import Synchronization
 import Foundation
 import XCTest
 #if canImport(Glibc)
@@ -141,8 +145,8 @@ public func makeAgentConfig(gpsdPort: Int, dir: URL, passthrough: Bool = true) -
 
 
 /// An agent started on `config` and a client of its socket that is already watching.
-public func startWatchedAgent(_ config: AgentConfig) throws -> (Agent, SocketClient) {
-    let agent = Agent(config: config, logger: testLogger())
+public func startWatchedAgent(_ config: AgentConfig) throws -> (ServedAgent, SocketClient) {
+    let agent = ServedAgent(config: config, logger: testLogger())
     try agent.start()
     do {
         let client = try SocketClient(path: agent.socketPath)
@@ -336,4 +340,46 @@ public func mountTmpfs(_ url: URL, size: String) throws -> () -> Void {
         try? umount.run()
         umount.waitUntilExit()
     }
+}
+
+/// An agent and its socket door, started and stopped together as the daemon's group does (the other doors left
+/// out): what the agent tests read through the socket.
+public final class ServedAgent: Sendable {
+    public let agent: Agent
+    private let door: Mutex<SocketDoor?> = Mutex(nil)
+
+    public init(config: AgentConfig, logger: Logger,
+                openBus: @escaping @Sendable (String) throws(I2CError) -> I2CBus = { path throws(I2CError) in try LinuxI2CBus(path: path) }) {
+        agent = Agent(config: config, logger: logger, openBus: openBus)
+    }
+
+    /// The socket door (nil before `start()`).
+    public var socket: SocketDoor? { door.withLock { $0 } }
+
+    /// The agent's wiring, the socket door's listeners, then the sources, as `Daemon` starts them.
+    public func start() throws {
+        try agent.startPublishing()
+        do {
+            let d = try SocketDoor.open(SocketDoor.Configuration(socket: agent.config.socket, pipelineStore: agent.config.pipelineStore),
+                                        core: agent.core, logger: testLogger(), requests: agent.socketRequests)
+            door.withLock { $0 = d }
+        } catch {
+            agent.stop()
+            throw error
+        }
+        agent.startSources()
+    }
+
+    /// The sources, then the socket door, then the data log, as the daemon's group stops them.
+    public func stop() {
+        agent.stop(.sources)
+        socket?.stop()
+        agent.stop(.dataLog)
+    }
+
+    public var socketPath: String { agent.socketPath }
+    public var statusLine: String { agent.statusLine(readers: socket?.clientCount ?? 0) }
+    public var liveness: [Liveness.Evidence] { agent.liveness + (socket.map { [$0.liveness] } ?? []) }
+    @discardableResult
+    public func reloadCalibration(reason: String) -> String? { agent.reloadCalibration(reason: reason) }
 }

@@ -1,6 +1,7 @@
 import BearingModel
 import BearingWire
-import BearingDaemon
+import BearingPublishing
+import BearingSocketDoor
 import Foundation
 import TestSupport
 import XCTest
@@ -9,24 +10,24 @@ import Glibc
 #endif
 
 /// The publishing server over real UNIX sockets: bad input, stalled readers, the socket file itself.
-final class PublishingServerTests: XCTestCase {
+final class SocketDoorTests: XCTestCase {
     var dir: URL!
     override func setUp() { dir = temporaryDirectory("server") }
     override func tearDown() { try? FileManager.default.removeItem(at: dir) }
 
-    func makeServer(queue: Int = 256, maxClients: Int = 64, path: String? = nil) -> PublishingServer {
-        var socket = AgentConfig.Socket()
+    func makeServer(queue: Int = 256, maxClients: Int = 64, path: String? = nil) -> SocketDoor {
+        var socket = SocketSettings()
         socket.path = path ?? dir.appendingPathComponent("s.sock").path
         socket.clientQueue = queue
         socket.maxClients = maxClients
         var passthrough: [StreamKey: [OperatorSpec]] = [:]
         for key in StreamKey.all { passthrough[key] = [] }
-        let server = PublishingServer(configuration: .init(socket: socket, defaults: passthrough), logger: testLogger())
-        server.publishState(source: "gpsd", line: #"{"class":"STATE","source":"gpsd","state":"connected"}"#)
+        let server = SocketDoor(configuration: .init(socket: socket), core: PublishingCore(defaults: passthrough, release: Release.wireRelease), logger: testLogger())
+        server.core.publishState(source: "gpsd", line: #"{"class":"STATE","source":"gpsd","state":"connected"}"#)
         return server
     }
 
-    func watching(_ server: PublishingServer, _ extra: String = "") throws -> SocketClient {
+    func watching(_ server: SocketDoor, _ extra: String = "") throws -> SocketClient {
         let c = try SocketClient(path: server.socketPath)
         XCTAssertEqual(c.collect(timeout: 5) { _ in true }.first.map(cls), "VERSION")
         c.watch(extra)

@@ -1,10 +1,10 @@
 import BearingModel
 import BearingWire
 import BearingPublishing
-import BearingCalibration
 import BearingPOSIX
 import BearingConfig
 import BearingLog
+import BearingService
 import Dispatch
 import FoundationEssentials
 import Synchronization
@@ -12,54 +12,83 @@ import Synchronization
 import Glibc
 #endif
 
-/// The publishing side of the agent, whatever feeds it: the hub (chains and routing) on the pipeline
-/// queue, the protocol sessions, and the transport on the UNIX socket and the optional TCP door.
-/// The agent's sources call `publish`; tests drive it the same way.
-public final class PublishingServer: Sendable {
+/// The socket door: the UNIX socket and the optional loopback TCP door, in gpsd's JSON dialect. Its readers
+/// are the hub's clients (WATCH, POLL, their own chains): the door serves them from the `PublishingCore` it is
+/// given (`serveClients`), as the other doors subscribe to it, and it is one service of the daemon's group.
+/// Each connection's bytes become requests (`ProtocolServer`) answered on the pipeline queue; the requests that
+/// reach outside the hub (a calibration reload, the black box) go to `Requests`, which the daemon fills in.
+public final class SocketDoor: Door, Sendable {
     public struct Configuration: Sendable {
-        public var socket: AgentConfig.Socket
-        public var defaults: [StreamKey: [OperatorSpec]]
-        public var named: [NamedPipeline] = []
-        public var devices: [String] = []
-        public var release: String = Release.wireRelease
+        public var socket: SocketSettings
         /// Where client-defined pipelines are kept; nil keeps them in memory only.
         public var pipelineStore: String?
 
-        public init(socket: AgentConfig.Socket, defaults: [StreamKey: [OperatorSpec]]) {
+        public init(socket: SocketSettings, pipelineStore: String? = nil) {
             self.socket = socket
-            self.defaults = defaults
+            self.pipelineStore = pipelineStore
         }
     }
 
+    /// What the door's readers may ask of the daemon beyond the hub; nil: not there (no magnetometer, the black
+    /// box off), and the reader is told so.
+    public struct Requests: Sendable {
+        /// `?CALIBRATION;`: the CALIBRATION object in force, after a reload when `reload` (a reload that is
+        /// refused gives its reasons, and what was in force stays).
+        public var calibration: (@Sendable (_ reload: Bool) -> Result<String, CalibrationRefused>)?
+        /// `?BLACKBOX;`: the ring as one recording file, and its format's version.
+        public var blackBox: (@Sendable () -> (format: Int, bytes: [UInt8]))?
+
+        public init(calibration: (@Sendable (_ reload: Bool) -> Result<String, CalibrationRefused>)? = nil,
+                    blackBox: (@Sendable () -> (format: Int, bytes: [UInt8]))? = nil) {
+            self.calibration = calibration
+            self.blackBox = blackBox
+        }
+    }
+
+    /// A calibration reload refused: each file's reason.
+    public struct CalibrationRefused: Error, Sendable {
+        public var reasons: [String]
+        public init(_ reasons: [String]) { self.reasons = reasons }
+    }
+
+    public let name = "socket"
     public let configuration: Configuration
     /// The hub and its serial context, which every door subscribes to.
     public let core: PublishingCore
     /// The one serial context for the pipelines; `hub` is touched only there.
     public var queue: DispatchQueue { core.queue }
     public var hub: PipelineHub { core.hub }
-    /// How values enter `queue` from the sources' threads (see `PipelineEntry`).
-    public var entry: PipelineEntry { core.entry }
     private let logger: Logger
-    private let calibration: CalibrationFiles?
-    private let blackBox: BlackBoxRecorder?
+    private let requests: Requests
     private let box = TransportBox()
     /// The protocol server (kept alive: the transport holds its delegate weakly), and whether `stop()` has
     /// run (a second call logs nothing again).
     private let lifecycle = Mutex<(protocolServer: ProtocolServer?, stopped: Bool)>((nil, false))
 
-    public init(configuration: Configuration, logger: Logger, calibration: CalibrationFiles? = nil,
-                queue: DispatchQueue = DispatchQueue(label: "bearing.pipeline"), clock: PipelineClock = PipelineClock(),
-                blackBox: BlackBoxRecorder? = nil) {
+    /// Serves `core`'s clients from now on; `start()` opens the listeners.
+    public init(configuration: Configuration, core: PublishingCore, logger: Logger, requests: Requests = Requests()) {
         self.configuration = configuration
-        self.blackBox = blackBox
+        self.core = core
         self.logger = logger
-        self.calibration = calibration
+        self.requests = requests
         let box = self.box
-        core = PublishingCore(defaults: configuration.defaults, named: configuration.named, devices: configuration.devices,
-                              release: configuration.release, queue: queue, clock: clock) { line, clients in
-            box.transport?.send(line, to: clients)
-        }
+        core.serveClients { line, clients in box.transport?.send(line, to: clients) }
     }
+
+    /// Opens the listeners and starts serving (`start()`); throws (having opened nothing) when one cannot be opened.
+    public static func open(_ configuration: Configuration, core: PublishingCore, logger: Logger, requests: Requests = Requests()) throws -> SocketDoor {
+        let door = SocketDoor(configuration: configuration, core: core, logger: logger, requests: requests)
+        try door.start()
+        return door
+    }
+
+    /// Serves until the group's shutdown, then closes (`stop()`).
+    public func run(until shutdown: ShutdownEvent) async throws {
+        await shutdown.wait()
+        stop()
+    }
+
+    public func close() { stop() }
 
     /// Opens the listeners and starts serving; throws (having opened nothing) when one cannot be opened.
     public func start() throws {
@@ -76,7 +105,7 @@ public final class PublishingServer: Sendable {
         let server = ProtocolServer(transport: transport, queue: queue, hub: hub, logger: logger,
                                     maxRequestBytes: configuration.socket.maxRequestBytes,
                                     pipelineWriters: Self.uids(configuration.socket.pipelineWriters, logger: logger),
-                                    namedStore: store, calibration: calibration, blackBox: blackBox)
+                                    namedStore: store, requests: requests)
         transport.delegate = server
         lifecycle.withLock { $0.protocolServer = server }
         box.transport = transport
@@ -85,7 +114,7 @@ public final class PublishingServer: Sendable {
             try transport.start()
         } catch {
             for l in listeners {
-                close(l.fd)
+                Glibc.close(l.fd)
                 if let p = l.unlinkPath { unlink(p) }
             }
             throw error
@@ -112,15 +141,12 @@ public final class PublishingServer: Sendable {
     public var clientCount: Int { box.transport?.clientCount ?? 0 }
     /// Writes, drops, evictions, refusals and loop turns so far; nil before `start()`.
     public var transportStatistics: SocketTransport.Statistics? { box.transport?.statistics }
+    /// For the watchdog: the socket loop's turns (it turns at least once a second).
+    public var liveness: Liveness.Evidence { .progress("socket loop", UInt64(transportStatistics?.turns ?? 0)) }
 
-    /// One unfiltered value, from any thread; published before this returns.
+    /// One unfiltered value, from any thread, into the core; published before this returns.
     public func publish(_ report: Report, from source: StreamSource) {
         core.publish(report, from: source)
-    }
-
-    /// A source's STATE object, from any thread.
-    public func publishState(source: String, line: String) {
-        core.publishState(source: source, line: line)
     }
 
     /// The UNIX socket (with its mode and group) and, when configured, the TCP door.
@@ -131,7 +157,7 @@ public final class PublishingServer: Sendable {
         var listeners = [Listener(fd: fd, kind: .unix, name: s.path, unlinkPath: s.path)]
         func abandon() {
             for l in listeners {
-                close(l.fd)
+                Glibc.close(l.fd)
                 if let p = l.unlinkPath { unlink(p) }
             }
         }

@@ -1,6 +1,7 @@
 import BearingModel
 import BearingWire
-import BearingDaemon
+import BearingPublishing
+import BearingSocketDoor
 import Foundation
 import TestSupport
 import XCTest
@@ -15,23 +16,23 @@ final class PipelineRequestTests: XCTestCase {
     override func setUp() { dir = temporaryDirectory("pipelines") }
     override func tearDown() { try? FileManager.default.removeItem(at: dir) }
 
-    func makeServer() -> PublishingServer {
-        var socket = AgentConfig.Socket()
+    func makeServer() -> SocketDoor {
+        var socket = SocketSettings()
         socket.path = dir.appendingPathComponent("s.sock").path
         var defaults: [StreamKey: [OperatorSpec]] = [:]
         for key in StreamKey.all { defaults[key] = [] }
         defaults[StreamKey(.tpv, .gpsd)] = [.minMode(.threeD)]
-        var c = PublishingServer.Configuration(socket: socket, defaults: defaults)
-        c.named = [NamedPipeline(name: "cfg", chains: [.tpv: [.sample(every: 100)]], origin: .config)]
-        c.pipelineStore = dir.appendingPathComponent("state/pipelines.json").path
-        return PublishingServer(configuration: c, logger: testLogger())
+        let core = PublishingCore(defaults: defaults, named: [NamedPipeline(name: "cfg", chains: [.tpv: [.sample(every: 100)]], origin: .config)],
+                                  release: Release.wireRelease)
+        return SocketDoor(configuration: .init(socket: socket, pipelineStore: dir.appendingPathComponent("state/pipelines.json").path),
+                          core: core, logger: testLogger())
     }
 
     func fix(_ i: Int, mode: FixMode = .threeD) -> Report {
         Report(.fix(GPSFix(mode: mode, time: GPSTimestamp(seconds: 1_700_000_000 + Int64(i)), latitude: 50, longitude: -1)))
     }
 
-    func client(_ server: PublishingServer, _ watch: String) throws -> SocketClient {
+    func client(_ server: SocketDoor, _ watch: String) throws -> SocketClient {
         let c = try SocketClient(path: server.socketPath)
         XCTAssertEqual(c.message(timeout: 5)?.className, "VERSION")
         c.send("?WATCH=\(watch);\n")

@@ -1,12 +1,9 @@
 import BearingModel
 import BearingWire
 import BearingPublishing
-import BearingCalibration
 import BearingPOSIX
 import BearingConfig
 import BearingLog
-import BearingRecording
-import BearingMQTT
 import Dispatch
 import FoundationEssentials
 #if canImport(Glibc)
@@ -28,16 +25,14 @@ final class ProtocolServer: SocketTransportDelegate, Sendable {
     /// Who may define or delete named pipelines at run time (uids; root always may).
     private let pipelineWriters: Set<UInt32>
     private let namedStore: NamedPipelineStore?
-    private let calibration: CalibrationFiles?
-    private let blackBox: BlackBoxRecorder?
+    private let requests: SocketDoor.Requests
 
     /// Each connection's session and peer; touched on the transport thread only (the lock is never contended).
     private let connections = Mutex<[ClientID: (session: ClientSession, peer: Peer)]>([:])
 
     init(transport: SocketTransport, queue: DispatchQueue, hub: PipelineHub, logger: Logger,
-         maxRequestBytes: Int, pipelineWriters: Set<UInt32>, namedStore: NamedPipelineStore?, calibration: CalibrationFiles?,
-         blackBox: BlackBoxRecorder?) {
-        self.blackBox = blackBox
+         maxRequestBytes: Int, pipelineWriters: Set<UInt32>, namedStore: NamedPipelineStore?, requests: SocketDoor.Requests) {
+        self.requests = requests
         self.transport = transport
         self.queue = queue
         self.hub = hub
@@ -45,7 +40,6 @@ final class ProtocolServer: SocketTransportDelegate, Sendable {
         self.maxRequestBytes = maxRequestBytes
         self.pipelineWriters = pipelineWriters
         self.namedStore = namedStore
-        self.calibration = calibration
     }
 
     func transport(_ t: SocketTransport, didAccept client: ClientID, peer: Peer) {
@@ -84,18 +78,15 @@ final class ProtocolServer: SocketTransportDelegate, Sendable {
     private func handle(_ request: ClientRequest, from client: ClientID, peer: Peer?) {
         switch request {
         case .calibration(let reload):
-            guard let calibration else {
+            guard let calibration = requests.calibration else {
                 hub.reply(client, WireEncoding.error("CALIBRATION: no magnetometer is configured"))
                 return
             }
-            if reload {
-                let rejected = calibration.reload(reason: "client request")
-                if !rejected.isEmpty {
-                    hub.reply(client, WireEncoding.error("CALIBRATION: reload rejected: \(rejected.joined(separator: "; "))"))
-                    return
-                }
+            switch calibration(reload) {
+            case .success(let line): hub.reply(client, line)
+            case .failure(let refused):
+                hub.reply(client, WireEncoding.error("CALIBRATION: reload rejected: \(refused.reasons.joined(separator: "; "))"))
             }
-            hub.reply(client, WireEncoding.calibration(calibration.status))
         case .definePipeline(let p):
             guard mayChange(p.name, client, peer) else { return }
             hub.define(p)
@@ -118,12 +109,12 @@ final class ProtocolServer: SocketTransportDelegate, Sendable {
                 hub.reply(client, WireEncoding.error("BLACKBOX: over the UNIX socket only"))
                 return
             }
-            guard let blackBox else {
+            guard let blackBox = requests.blackBox else {
                 hub.reply(client, WireEncoding.error("BLACKBOX: the black box is off (blackbox.enabled: false)"))
                 return
             }
-            let file = blackBox.ringFile()
-            hub.reply(client, JSONValue.map([("class", .string("BLACKBOX")), ("format", .number(Double(RecordingFormat.version))),
+            let (format, file) = blackBox()
+            hub.reply(client, JSONValue.map([("class", .string("BLACKBOX")), ("format", .number(Double(format))),
                                              ("bytes", .number(Double(file.count))), ("data", .string(Data(file).base64EncodedString()))]).json)
             logger.info("black box sent", metadata: ["bytes": "\(file.count)", "to": "\(peer.map { "\($0)" } ?? "?")"])
         default:
