@@ -65,14 +65,12 @@ public final class SocketDoor: Door, Sendable {
     /// run (a second call logs nothing again).
     private let lifecycle = Mutex<(protocolServer: ProtocolServer?, stopped: Bool)>((nil, false))
 
-    /// Serves `core`'s clients from now on; `start()` opens the listeners.
+    /// A door on `core`; `start()` opens the listeners and serves the hub's clients from then on.
     public init(configuration: Configuration, core: PublishingCore, logger: Logger, requests: Requests = Requests()) {
         self.configuration = configuration
         self.core = core
         self.logger = logger
         self.requests = requests
-        let box = self.box
-        core.serveClients { line, clients in box.transport?.send(line, to: clients) }
     }
 
     /// Opens the listeners and starts serving (`start()`); throws (having opened nothing) when one cannot be opened.
@@ -109,6 +107,9 @@ public final class SocketDoor: Door, Sendable {
         transport.delegate = server
         lifecycle.withLock { $0.protocolServer = server }
         box.transport = transport
+        // The hub's clients are this transport's from now on (before it, none can have connected): straight to
+        // it, no lock on the way.
+        core.serveClients { line, clients in transport.send(line, to: clients) }
         if let store { loadStoredPipelines(store) }
         do {
             try transport.start()
@@ -233,7 +234,7 @@ public final class SocketDoor: Door, Sendable {
     }
 }
 
-/// Lets the hub's delivery closure reach the transport created later in `start()`.
+/// The transport `start()` creates, for the counts and `stop()`.
 private final class TransportBox: Sendable {
     private let value = Mutex<SocketTransport?>(nil)
     var transport: SocketTransport? {
