@@ -49,6 +49,6 @@ public final class GPSPublisherAdapter: GPSDClientDelegate, Sendable {
         input.enter({ .gpsdFailure(error.message) }) { failures.send(error) }
     }
     public func gpsdClient(_ client: GPSDClient, didRead message: UnsafeBufferPointer<UInt8>, deliver: () -> Void) {
-        input.enter({ .gpsd(Array(message)) }, deliver)
+        input.enterMessage({ .gpsd(Array(message)) }, deliver)
     }
 }

@@ -28,6 +28,21 @@ public final class PipelineInput: Sendable {
         }
     }
 
+    /// A gpsd message: stamped before its values are delivered, encoded into the black box after (the readers
+    /// do not wait for the coding), in its place among the records (`BlackBoxRecorder.append(_:around:)`).
+    func enterMessage(_ record: () -> Record, _ deliver: () -> Void) {
+        entry.run {
+            if clock.mode == .live {
+                let t = clock.stamp()
+                if let recorder {
+                    recorder.append(RecordedEvent(time: t, record()), around: deliver)
+                    return
+                }
+            }
+            deliver()
+        }
+    }
+
     /// A sensor sample: recorded from the transfers its bus made (the hot path: no record value).
     func enterSample(_ sensor: RecordedSensor, time: GPSTimestamp, transfers: TransactionLog?, _ deliver: () -> Void) {
         entry.run {

@@ -53,4 +53,30 @@ final class BlackBoxSegmentsTests: XCTestCase {
         XCTAssertGreaterThan(samples, count / 8)
         XCTAssertEqual(last, UInt64(count - 1) * 1_000, "the newest is kept")
     }
+
+    /// A gpsd message is encoded after its delivery (the readers do not wait for its coding) but in its place: a
+    /// record made during the delivery (a failure the message reports) comes after it, one made from another
+    /// thread meanwhile (a save) sees it, and the next message is coded against it.
+    func testAMessageRecordedAroundItsDeliveryKeepsItsPlace() throws {
+        let recorder = BlackBoxRecorder(config: BlackBoxConfig(), logger: testLogger())
+        let tpv = Array(#"{"class":"TPV","mode":3,"lat":50.1}"#.utf8), error = Array(#"{"class":"ERROR","message":"x"}"#.utf8)
+        var order: [String] = []
+        recorder.append(RecordedEvent(time: 1, .gpsd(tpv))) { order.append("delivered") }
+        recorder.append(RecordedEvent(time: 2, .gpsd(error))) {
+            order.append("delivered")
+            recorder.append(RecordedEvent(time: 2, .gpsdFailure("gpsd replied with an ERROR")))
+        }
+        var saved: Recording?
+        recorder.append(RecordedEvent(time: 3, .gpsd(tpv))) { saved = try? Recording(bytes: recorder.ringFile()) }
+        recorder.append(RecordedEvent(time: 4, .timer(due: 4)))
+        let events = try Recording(bytes: recorder.ringFile()).events
+        XCTAssertEqual(order, ["delivered", "delivered"])
+        XCTAssertEqual(events.map(\.time), [1, 2, 2, 3, 4])
+        guard case .gpsd(let second) = events[1].record, case .gpsdFailure = events[2].record, case .gpsd(let third) = events[3].record else {
+            return XCTFail("\(events)")
+        }
+        XCTAssertEqual(second, error)
+        XCTAssertEqual(third, tpv)
+        XCTAssertEqual(saved?.events.map(\.time), [1, 2, 2, 3], "a save during a delivery holds the message being delivered")
+    }
 }

@@ -32,6 +32,9 @@ public final class BlackBoxRecorder: Sendable {
         /// Key records in the frame being built.
         var frameKeys: [RecordedEvent] = []
         var ring: RecordingRing
+        /// A record held while its values are delivered (`append(_:around:)`): encoded when the delivery ends,
+        /// or before any record that comes during it, so the order is the pipeline's either way.
+        var held: RecordedEvent?
     }
 
     /// A frame per half second of records: what a `kill -9` or power cut can lose of a continuous
@@ -52,43 +55,72 @@ public final class BlackBoxRecorder: Sendable {
     /// Records one event (on the pipeline queue). A record more than a second after the frame's first
     /// closes the frame first.
     public func append(_ event: RecordedEvent) {
-        let closed: (frame: [UInt8], first: UInt64, keys: [RecordedEvent])? = state.withLock { s in
-            var closed: (frame: [UInt8], first: UInt64, keys: [RecordedEvent])?
-            if let first = s.encoder.firstTime, event.time &- first >= Self.frameSpan {
-                closed = Self.close(&s)
-            }
-            s.encoder.append(event)
-            if event.record.key != nil { s.frameKeys.append(event) }
+        let closed = state.withLock { s in Self.encodeHeld(&s) + Self.encode(event, &s) }
+        for c in closed { segments?.write(c.frame, keys: c.keys, first: c.first) }
+    }
+
+    /// Records `event`, which `deliver` (run now) hands on: encoded after the delivery, so that the readers do not
+    /// wait for it (a gpsd message's coding against the one before it is the black box's costliest step), yet in
+    /// its place: a record made during the delivery (a failure it reports) is encoded after it.
+    public func append(_ event: RecordedEvent, around deliver: () -> Void) {
+        let closed = state.withLock { s in
+            let closed = Self.encodeHeld(&s)
+            s.held = event
             return closed
         }
-        if let closed { segments?.write(closed.frame, keys: closed.keys, first: closed.first) }
+        for c in closed { segments?.write(c.frame, keys: c.keys, first: c.first) }
+        deliver()
+        let rest = state.withLock { s in Self.encodeHeld(&s) }
+        for c in rest { segments?.write(c.frame, keys: c.keys, first: c.first) }
+    }
+
+    private typealias Closed = (frame: [UInt8], first: UInt64, keys: [RecordedEvent])
+
+    /// One event into the frame (closing the frame first when the event is a frame's span after its first).
+    private static func encode(_ event: RecordedEvent, _ s: inout State) -> [Closed] {
+        var closed: [Closed] = []
+        if let first = s.encoder.firstTime, event.time &- first >= frameSpan, let c = close(&s) {
+            closed.append(c)
+        }
+        s.encoder.append(event)
+        if event.record.key != nil { s.frameKeys.append(event) }
+        return closed
+    }
+
+    /// The held record, if any, into the frame.
+    private static func encodeHeld(_ s: inout State) -> [Closed] {
+        guard let held = s.held else { return [] }
+        s.held = nil
+        return encode(held, &s)
     }
 
     /// Records a sensor sample from its reader's transaction log, which is left empty (on the pipeline queue):
     /// the hot path, making no record value and no array.
     public func appendSample(_ sensor: RecordedSensor, time: GPSTimestamp, transfers: TransactionLog, at recordTime: UInt64) {
-        let closed: (frame: [UInt8], first: UInt64, keys: [RecordedEvent])? = state.withLock { s in
-            var closed: (frame: [UInt8], first: UInt64, keys: [RecordedEvent])?
-            if let first = s.encoder.firstTime, recordTime &- first >= Self.frameSpan {
-                closed = Self.close(&s)
+        let closed = state.withLock { s in
+            var closed = Self.encodeHeld(&s)
+            if let first = s.encoder.firstTime, recordTime &- first >= Self.frameSpan, let c = Self.close(&s) {
+                closed.append(c)
             }
             transfers.drain { s.encoder.appendSample(sensor, time: time, transfers: $0, at: recordTime) }
             return closed
         }
-        if let closed { segments?.write(closed.frame, keys: closed.keys, first: closed.first) }
+        for c in closed { segments?.write(c.frame, keys: c.keys, first: c.first) }
     }
 
     /// Closes the frame being built if it began more than a frame span before `now` (a quiet pipeline
     /// still gets its records to disk within about a second).
     public func closeFrame(ifOlderThan now: UInt64) {
-        let closed = state.withLock { s -> (frame: [UInt8], first: UInt64, keys: [RecordedEvent])? in
-            guard let first = s.encoder.firstTime, now &- first >= Self.frameSpan else { return nil }
-            return Self.close(&s)
+        let closed = state.withLock { s -> [Closed] in
+            var closed = Self.encodeHeld(&s)
+            guard let first = s.encoder.firstTime, now &- first >= Self.frameSpan, let c = Self.close(&s) else { return closed }
+            closed.append(c)
+            return closed
         }
-        if let closed { segments?.write(closed.frame, keys: closed.keys, first: closed.first) }
+        for c in closed { segments?.write(c.frame, keys: c.keys, first: c.first) }
     }
 
-    private static func close(_ s: inout State) -> (frame: [UInt8], first: UInt64, keys: [RecordedEvent])? {
+    private static func close(_ s: inout State) -> Closed? {
         guard let first = s.encoder.firstTime, let frame = s.encoder.finishFrame() else { return nil }
         let keys = s.frameKeys
         s.frameKeys.removeAll()
@@ -98,8 +130,8 @@ public final class BlackBoxRecorder: Sendable {
 
     /// The ring as a recording file, the frame being built included.
     public func ringFile() -> [UInt8] {
-        let closed = state.withLock { s -> (frame: [UInt8], first: UInt64, keys: [RecordedEvent])? in Self.close(&s) }
-        if let closed { segments?.write(closed.frame, keys: closed.keys, first: closed.first) }
+        let closed = state.withLock { s in Self.encodeHeld(&s) + (Self.close(&s).map { [$0] } ?? []) }
+        for c in closed { segments?.write(c.frame, keys: c.keys, first: c.first) }
         return state.withLock { $0.ring.file() }
     }
 
@@ -144,8 +176,8 @@ public final class BlackBoxRecorder: Sendable {
 
     /// Waits for continuous segments to be written (at shutdown and in tests).
     public func flush() {
-        let closed = state.withLock { s -> (frame: [UInt8], first: UInt64, keys: [RecordedEvent])? in Self.close(&s) }
-        if let closed { segments?.write(closed.frame, keys: closed.keys, first: closed.first) }
+        let closed = state.withLock { s in Self.encodeHeld(&s) + (Self.close(&s).map { [$0] } ?? []) }
+        for c in closed { segments?.write(c.frame, keys: c.keys, first: c.first) }
         segments?.drain()
     }
 
