@@ -201,6 +201,12 @@ public final class MessageSpool {
     /// the file; what was spooled before stays.
     @discardableResult
     public func append(topic: String, payload: (UInt64) -> String) throws(SystemError) -> UInt64 {
+        try append(topic: topic, payloadBytes: { seq, out in out.append(contentsOf: payload(seq).utf8) })
+    }
+
+    /// `append(topic:payload:)` with the payload appended as bytes to the line being built (`Report.appendLine`):
+    /// encoded once, straight into the line.
+    public func append(topic: String, payloadBytes payload: (UInt64, inout [UInt8]) -> Void) throws(SystemError) -> UInt64 {
         let seq = nextSeq
         guard seq <= SpoolRecord.maxSeq else {
             throw SystemError("append", "\(directory): the sequence numbers are used up (the last is \(SpoolRecord.maxSeq))", errno: EOVERFLOW)
@@ -211,7 +217,7 @@ public final class MessageSpool {
         }
         nextSeq += 1
         stateDirty = true
-        let line = SpoolRecord(seq: seq, topic: topic, payload: payload(seq)).line
+        let line = SpoolRecord.line(seq: seq, topic: topic) { payload(seq, &$0) }
         do throws(SystemError) {
             try makeRoom(for: line.count)
             if appendFD < 0 || segments.isEmpty || segments[segments.count - 1].bytes + line.count > segmentBytes && segments[segments.count - 1].records > 0 {

@@ -53,10 +53,22 @@ public struct SpoolRecord: Equatable, Sendable {
 
     /// The line, newline included.
     public var line: [UInt8] {
-        var bytes = Array("\(seq)\t\(topic)\t\(payload)".utf8)
+        SpoolRecord.line(seq: seq, topic: topic) { $0.append(contentsOf: payload.utf8) }
+    }
+
+    /// A record's line, newline included, built as bytes: `payload` appends the payload's (one line of gpsd JSON,
+    /// as `Report.appendLine` writes it) to the line's, so the payload is encoded once, into the line itself.
+    public static func line(seq: UInt64, topic: String, payload: (inout [UInt8]) -> Void) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(topic.utf8.count + 400)
+        bytes.append(contentsOf: String(seq).utf8)
+        bytes.append(UInt8(ascii: "\t"))
+        bytes.append(contentsOf: topic.utf8)
+        bytes.append(UInt8(ascii: "\t"))
+        payload(&bytes)
         let crc = CRC32.checksum(bytes)
         bytes.append(UInt8(ascii: "\t"))
-        bytes += Array(CRC32.hex(crc).utf8)
+        bytes.append(contentsOf: CRC32.hex(crc).utf8)
         bytes.append(UInt8(ascii: "\n"))
         return bytes
     }

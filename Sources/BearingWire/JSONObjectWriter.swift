@@ -146,6 +146,12 @@ struct JSONBytes: ~Copyable, ByteSink {
         capacity = larger
     }
 
+    /// The bytes, with `last` appended, after `out`'s.
+    func append(appending last: UInt8, to out: inout [UInt8]) {
+        out.append(contentsOf: UnsafeBufferPointer(start: base, count: count))
+        out.append(last)
+    }
+
     /// The bytes as a `String`, with `last` appended.
     func string(appending last: UInt8) -> String {
         String(unsafeUninitializedCapacity: count + 1) { buffer in
@@ -272,6 +278,9 @@ public struct JSONObjectWriter: ~Copyable {
     }
 
     public consuming func finished() -> String { bytes.string(appending: UInt8(ascii: "}")) }
+
+    /// The object's bytes appended to `out`: for a door that sends bytes (the MQTT spool's line), no `String` between.
+    public consuming func finished(appendingTo out: inout [UInt8]) { bytes.append(appending: UInt8(ascii: "}"), to: &out) }
 
     /// The decimal digits of `v`, most significant first.
     static func appendDigits<Sink: ByteSink & ~Copyable>(_ v: UInt, to out: inout Sink) {

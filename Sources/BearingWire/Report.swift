@@ -74,6 +74,9 @@ public final class Report: @unchecked Sendable {
     /// The line an MQTT message carries: numbered `seq` right after `class` (written afresh, not cached).
     public func line(seq: UInt64) -> String { WireEncoding.encode(payload, keep: keep, seq: seq) }
 
+    /// `line(seq:)`'s bytes appended to `out`, made once (the MQTT spool writes them into its line).
+    public func appendLine(seq: UInt64, to out: inout [UInt8]) { WireEncoding.encode(payload, keep: keep, seq: seq, appendingTo: &out) }
+
     public var time: GPSTimestamp? {
         switch payload {
         case .fix(let f): return f.time

@@ -11,6 +11,10 @@ public enum WireEncoding {
     public static let protocolMinor = 14
 
     public static func tpv(_ f: GPSFix, keep: Set<String>? = nil, seq: UInt64? = nil) -> String {
+        tpvWriter(f, keep: keep, seq: seq).finished()
+    }
+
+    static func tpvWriter(_ f: GPSFix, keep: Set<String>?, seq: UInt64?) -> JSONObjectWriter {
         var w = JSONObjectWriter(class: "TPV", keep: keep, seq: seq)
         w.string("device", f.device)
         w.int("status", f.status)
@@ -36,10 +40,14 @@ public enum WireEncoding {
         w.fixed("geoidSep", f.geoidSeparation, 3)
         w.fixed("eph", f.eph, 3)
         w.fixed("sep", f.sep, 3)
-        return w.finished()
+        return w
     }
 
     public static func sky(_ s: SkyView, keep: Set<String>? = nil, seq: UInt64? = nil) -> String {
+        skyWriter(s, keep: keep, seq: seq).finished()
+    }
+
+    static func skyWriter(_ s: SkyView, keep: Set<String>?, seq: UInt64?) -> JSONObjectWriter {
         var w = JSONObjectWriter(class: "SKY", keep: keep, seq: seq)
         w.string("device", s.device)
         w.time("time", s.time)
@@ -52,7 +60,7 @@ public enum WireEncoding {
         w.fixed("pdop", s.pdop, 2)
         w.int("nSat", s.satellites.count)
         w.int("uSat", s.usedCount)
-        if let keep, !keep.contains("satellites") { return w.finished() }
+        if let keep, !keep.contains("satellites") { return w }
         var list = "["
         for (i, sat) in s.satellites.enumerated() {
             if i > 0 { list += "," }
@@ -68,7 +76,7 @@ public enum WireEncoding {
         }
         list += "]"
         w.raw("satellites", list)
-        return w.finished()
+        return w
     }
 
     /// gpsd's `ATT` object for a compass: `heading` (true) and `mheading` (magnetic) in degrees, the
@@ -82,6 +90,10 @@ public enum WireEncoding {
     /// Bearing's `quat`, `[w,x,y,z]`, the board → ENU rotation (y true north when the declination is
     /// known, else magnetic). Without those sensors these fields are absent and the line is as before.
     public static func att(_ a: Attitude, keep: Set<String>? = nil, seq: UInt64? = nil) -> String {
+        attWriter(a, keep: keep, seq: seq).finished()
+    }
+
+    static func attWriter(_ a: Attitude, keep: Set<String>?, seq: UInt64?) -> JSONObjectWriter {
         var w = JSONObjectWriter(class: "ATT", keep: keep, seq: seq)
         w.string("device", a.device)
         w.time("time", a.time)
@@ -116,7 +128,7 @@ public enum WireEncoding {
         w.fixed("declination", a.declination, 2)
         w.string("decl_src", a.declinationSource?.rawValue)
         if let q = a.quaternion { w.fixedArray("quat", q.w, q.x, q.y, q.z, 6) }
-        return w.finished()
+        return w
     }
 
     /// Bearing's `MAG` object: one raw magnetometer sample, µT in the chip's axes, before calibration
@@ -185,6 +197,17 @@ public enum WireEncoding {
         case .sky(let s): return sky(s, keep: keep, seq: seq)
         case .attitude(let a): return att(a, keep: keep, seq: seq)
         case .relayed(let r): return relayed(r, keep: keep, seq: seq)
+        }
+    }
+
+    /// `encode`'s bytes appended to `out`, made once: the same bytes as `Array(encode(…).utf8)`, with no `String` made
+    /// (gpsd's relayed objects are kept as the text gpsd sent, and copied).
+    public static func encode(_ payload: Report.Payload, keep: Set<String>? = nil, seq: UInt64? = nil, appendingTo out: inout [UInt8]) {
+        switch payload {
+        case .fix(let f): tpvWriter(f, keep: keep, seq: seq).finished(appendingTo: &out)
+        case .sky(let s): skyWriter(s, keep: keep, seq: seq).finished(appendingTo: &out)
+        case .attitude(let a): attWriter(a, keep: keep, seq: seq).finished(appendingTo: &out)
+        case .relayed(let r): out.append(contentsOf: relayed(r, keep: keep, seq: seq).utf8)
         }
     }
 

@@ -17,6 +17,8 @@ final class FleetTests: XCTestCase {
         let r = SpoolRecord(seq: 42, topic: "bearing/x/att", payload: #"{"class":"ATT","seq":42,"heading":12.5}"#)
         let line = r.line
         XCTAssertEqual(line.last, UInt8(ascii: "\n"))
+        let body = "42\tbearing/x/att\t" + r.payload
+        XCTAssertEqual(line, Array((body + "\t" + CRC32.hex(CRC32.checksum(Array(body.utf8))) + "\n").utf8), "SEQ, TOPIC, PAYLOAD, CRC of the three")
         XCTAssertEqual(try SpoolRecord.parse(line.dropLast()).get(), r)
 
         var flipped = line
