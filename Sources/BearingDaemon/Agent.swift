@@ -278,7 +278,7 @@ public final class Agent: @unchecked Sendable {
     /// The calibration files changed (on the pipeline queue): what they hold is in force in the compass stage from
     /// the next sample on, in this order.
     private func calibrationsChanged(magnetometer: ActiveCalibration?, status: CalibrationStatus, driving: DrivingDeviationRecord?) {
-        if magnetometerStage != nil { magnetometerStage?.calibration = magnetometer }
+        magnetometerStage?.calibration = magnetometer
         guard fusionStage != nil else { return }
         fuse(.calibration(magnetometer))
         fuse(.accelerometerCalibration(status.accelerometer?.record?.active))

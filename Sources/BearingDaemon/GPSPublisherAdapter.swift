@@ -11,7 +11,7 @@ import Glibc
 
 /// Implements the gpsd client's delegate protocol and forwards each call into the hub's sources
 /// (`PipelineSource`, `PipelineState`), which the stages and chains subscribe to. Each message libgps read enters the pipeline whole (`PipelineInput`:
-/// stamped, recorded as gpsd wrote it), then its values are forwarded. The state publisher replays the current state to each new subscriber.
+/// stamped, recorded as gpsd wrote it), then its values are forwarded. `states` gives the current state to each new subscriber.
 /// Values gpsd decoded from Bearing's own NMEA door (`echoes`) are dropped here, before anything sees them.
 public final class GPSPublisherAdapter: GPSDClientDelegate, Sendable {
     let fixes = PipelineSource<GPSFix>()
