@@ -258,6 +258,10 @@ final class MQTTOutbox: MQTTClientDelegate {
         /// Since when the broker is unreachable (monotonic), the drops then (all, and past the bound), whether
         /// drops past the bound were logged, and the reasons logged.
         var outage: (since: Double, dropped: UInt64, unconfirmed: UInt64, pastBound: UInt64, dropsLogged: Bool, reasons: Set<String>)?
+        /// After an outage, until its backlog is sent: the drops when the link came back. The spool is still at
+        /// its bound then, so the oldest segment may go before it is acknowledged (more so on a slow board);
+        /// those drops belong to the outage and are logged with it.
+        var backlog: (dropped: UInt64, unconfirmed: UInt64)?
         /// The errno of the state saves failing, logged once until one succeeds.
         var saveFailure: Int32?
         /// The errno of the append failures being dropped, logged once until appends succeed again.
@@ -379,6 +383,13 @@ final class MQTTOutbox: MQTTClientDelegate {
         logger.warning("MQTT: \(refusal.message); \(MQTTOutbox.inForce(inForce))")
     }
 
+    /// The line for drops made while an outage's backlog was being sent (nil: none).
+    static func backlogDrops(dropped: UInt64, unconfirmed: UInt64) -> String? {
+        guard dropped + unconfirmed > 0 else { return nil }
+        let unsure = unconfirmed == 0 ? "" : " (and \(unconfirmed) in flight, dropped unconfirmed: the broker may have them)"
+        return "\(dropped) more dropped while the outage's backlog was sent (the spool was still full)\(unsure)"
+    }
+
     /// What stays in force after a refusal: `version` (nil: the config's chains).
     static func inForce(_ version: String?) -> String {
         version.map { "version \($0) stays in force" } ?? "the config's chains stay in force"
@@ -406,6 +417,7 @@ final class MQTTOutbox: MQTTClientDelegate {
             s.lastSent = s.spool.acknowledged
             s.publishedDropped = nil
             s.spool.rewind()
+            if s.outage != nil { s.backlog = (s.spool.dropped, s.spool.unconfirmed) }
             defer { s.outage = nil }
             return (s.outage, s.spool.pending, s.spool.dropped, s.spool.unconfirmed)
         }
@@ -432,6 +444,7 @@ final class MQTTOutbox: MQTTClientDelegate {
             s.connected = false
             s.inFlight = [:]
             guard s.outage != nil else {
+                s.backlog = nil
                 s.outage = (Syscall.monotonicSeconds(), s.spool.dropped, s.spool.unconfirmed, s.spool.droppedPastBound, false, [reason])
                 return (true, true)
             }
@@ -517,6 +530,13 @@ final class MQTTOutbox: MQTTClientDelegate {
             if let o = s.outage, !o.dropsLogged, s.spool.droppedPastBound > o.pastBound {
                 s.outage?.dropsLogged = true
                 drops = (s.spool.droppedPastBound - o.pastBound, s.spool.maxBytes)
+            }
+            // The outage's backlog is sent (no more than a window waits): the drops since the link came back.
+            if s.connected, let b = s.backlog, s.spool.pending <= UInt64(window) {
+                s.backlog = nil
+                if let more = Self.backlogDrops(dropped: s.spool.dropped - b.dropped, unconfirmed: s.spool.unconfirmed - b.unconfirmed) {
+                    notes.append(more)
+                }
             }
             var object: String?
             // Published at least once per connection, and again when the drops change.

@@ -195,7 +195,9 @@ final class MQTTDoorTests: XCTestCase {
         let audit = SequenceAudit(sequenceNumbers(sub.messages(on: "bearing/b1/att").map(\.payload)))
         print("MQTT spool bound 256 KiB, 12 s outage at ~100 messages/s: \(audit); SPOOL dropped \(dropped), unconfirmed \(unconfirmed)")
         XCTAssertGreaterThan(dropped, 100, "the bound was exceeded: \(log)")
-        XCTAssertLessThanOrEqual(unconfirmed, 32, "at most the window was in flight when the broker went")
+        // At most the window (32) was in flight when the broker went, and at most another window when the
+        // spool, still at its bound after the link came back, dropped its oldest segment while sending it.
+        XCTAssertLessThanOrEqual(unconfirmed, 64, "at most a window in flight at each drop of the outage")
         XCTAssertGreaterThanOrEqual(UInt64(audit.missing.count), dropped, "every counted drop is a gap: \(audit)")
         XCTAssertLessThanOrEqual(UInt64(audit.missing.count), dropped + unconfirmed, "every gap is counted, as dropped or unconfirmed: \(audit)")
         XCTAssertEqual(audit.highest, last)
@@ -203,7 +205,21 @@ final class MQTTDoorTests: XCTestCase {
         let reported = sub.messages(on: "bearing/b1/spool").last?.payload ?? ""
         XCTAssertTrue(reported.contains("\"dropped\":\(dropped),\"unconfirmed\":\(unconfirmed)") || dropped == 0, "SPOOL on the broker: \(reported)")
         XCTAssertEqual(log.components(separatedBy: "MQTT spool: full").count - 1, 1, "logged once for the outage: \(log)")
-        XCTAssertTrue(log.contains("\(dropped) dropped meanwhile"), log)
+        // The drops the log reports for the outage add up to the spool's: those until the link came back, and
+        // those while its backlog was sent (on a slow machine the spool, still full, may drop its oldest
+        // segment before the broker acknowledges it; CI at 906cdd5 saw 650 logged of more counted).
+        let meanwhile = numbers(in: log, before: " dropped meanwhile")
+        let more = numbers(in: log, before: " more dropped while the outage's backlog was sent")
+        XCTAssertEqual(meanwhile.count, 1, log)
+        XCTAssertLessThanOrEqual(more.count, 1, log)
+        XCTAssertEqual(meanwhile.reduce(0, +) + more.reduce(0, +), dropped, log)
+    }
+
+    /// The whole numbers just before each `suffix` in `text`.
+    func numbers(in text: String, before suffix: String) -> [UInt64] {
+        text.components(separatedBy: suffix).dropLast().compactMap { part in
+            UInt64(String(part.reversed().prefix { $0.isNumber }.reversed()))
+        }
     }
 
     /// A spool segment with a bad line (a bad card, a hand edit) is named in the log, set aside, never sent;
