@@ -86,7 +86,7 @@ let package = Package(
         .target(name: "BearingSimulator", dependencies: ["BearingModel", "BearingWire", "BearingI2C", "BearingPOSIX"]),
         .target(name: "BearingClient", dependencies: ["BearingModel", "BearingWire", "BearingPOSIX"]),
         .target(name: "BearingCalibrationWorkflow", dependencies: [
-            "BearingModel", "BearingAttitude", "BearingWire", "BearingCalibration", "BearingPOSIX", "BearingI2C",
+            "BearingModel", "BearingAttitude", "BearingWire", "BearingCalibration", "BearingCompass", "BearingPOSIX", "BearingI2C",
             "BearingSensors", "BearingSimulator", "BearingClient",
         ]),
         .target(name: "BearingTerminal", dependencies: ["BearingModel", "BearingWire", "BearingPOSIX", "BearingCalibration", "BearingCalibrationWorkflow"]),
@@ -170,7 +170,7 @@ let package = Package(
         // The whole-daemon rig (gpsfake, mosquitto, the built binary), for the tests that need it alone.
         .target(name: "DaemonTestRig", dependencies: ["BearingDaemon", "BearingMQTT", "BearingModel", "BearingPOSIX", "BearingSimulator", "TestSupport"], path: "Tests/DaemonTestRig"),
         .testTarget(name: "BearingModelTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingMQTT", "BearingModel", "BearingWire"]),
-        .testTarget(name: "BearingAttitudeTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPublishing", "BearingSimulator", "BearingWire", "TestSupport"]),
+        .testTarget(name: "BearingAttitudeTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingCalibrationWorkflow", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPublishing", "BearingSimulator", "BearingWire", "TestSupport"]),
         .testTarget(name: "BearingWireTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPublishing", "BearingWire", "FuzzChecks", "TestSupport"]),
         .testTarget(name: "BearingCalibrationTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingSensors", "BearingSimulator", "BearingWire"]),
         .testTarget(name: "BearingPublishingTests", dependencies: ["BearingCalibration", "BearingDaemon", "BearingMQTT", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingSimulator", "BearingWire", .product(name: "CombineSchedulers", package: "combine-schedulers"), .product(name: "OpenCombine", package: "OpenCombine"), .product(name: "OpenCombineDispatch", package: "OpenCombine")]),
@@ -182,7 +182,7 @@ let package = Package(
         .testTarget(name: "BearingSensorsTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingCompass", "BearingDaemon", "BearingI2C", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingSensors", "BearingSimulator", "BearingWire", .product(name: "CombineSchedulers", package: "combine-schedulers"), .product(name: "OpenCombine", package: "OpenCombine"), "TestSupport"]),
         .testTarget(name: "BearingMarineTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPublishing", "BearingWire", "TestSupport"]),
         .testTarget(name: "BearingMQTTTests", dependencies: ["BearingConfig", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingWire", "FuzzChecks", "TestSupport"]),
-        .testTarget(name: "BearingDaemonTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingCompass", "BearingConfig", "BearingDaemon", "BearingLog", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingRecording", "BearingSensors", "BearingSimulator", "BearingSocketDoor", "BearingWire", "BearingYAML", "DaemonTestRig", "FuzzChecks", "FuzzConfigChecks", "TestSupport"]),
+        .testTarget(name: "BearingDaemonTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingCalibrationWorkflow", "BearingCompass", "BearingConfig", "BearingDaemon", "BearingLog", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingRecording", "BearingSensors", "BearingSimulator", "BearingSocketDoor", "BearingWire", "BearingYAML", "DaemonTestRig", "FuzzChecks", "FuzzConfigChecks", "TestSupport"]),
         .testTarget(name: "BearingClientTests", dependencies: ["BearingClient", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingSocketDoor", "BearingWire", "TestSupport"]),
         .testTarget(name: "BearingSocketDoorTests", dependencies: ["BearingModel", "BearingPublishing", "BearingSocketDoor", "BearingWire", "TestSupport"]),
         .testTarget(name: "BearingYAMLTests", dependencies: ["BearingModel", "BearingYAML"]),

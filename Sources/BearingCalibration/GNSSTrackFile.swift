@@ -16,9 +16,20 @@ public struct GNSSTrackFile: Sendable {
         public var speed: Double?
         public var track: Double?
         public var eps: Double?
+
+        public init(time: Double, latitude: Double, longitude: Double, speed: Double? = nil, track: Double? = nil, eps: Double? = nil) {
+            self.time = time
+            self.latitude = latitude
+            self.longitude = longitude
+            self.speed = speed
+            self.track = track
+            self.eps = eps
+        }
     }
 
     public var epochs: [Epoch]
+
+    public init(epochs: [Epoch]) { self.epochs = epochs }
 
     public static func parse(_ text: String, source: String) throws(IMUSampleFileError) -> GNSSTrackFile {
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false).enumerated().filter { _, l in

@@ -3,30 +3,42 @@ import BearingCalibration
 import BearingModel
 import BearingWire
 import BearingPOSIX
+import BearingCompass
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// `bearing attitude`'s workflow, out of the CLI: the attitude filter the daemon uses over a sample file
-/// (`IMUSampleFile`), with online calibration from nothing known and, with a GNSS track, the deviation learnt
-/// from driving on land or a GNSS swing for a boat. Each sample's attitude goes to `emit`; changes and progress
-/// to `note`, as lines for the user.
+/// `bearing attitude`'s workflow, out of the CLI: the daemon's own fusion stage (`FusionStage`, the
+/// `AttitudeFusion` the daemon runs with `calibration.auto: track`) over a sample file (`IMUSampleFile`), fed
+/// as the daemon is fed: each row's field sample, then its inertial sample, at the row's time; with a GNSS
+/// track, each epoch as a fix once the samples reach it, with the WMM field at it (`WMMStage`), so a land
+/// vehicle learns its deviation from driving and takes its acceleration out of the accelerometer exactly as the
+/// daemon does. A boat's track is solved as a GNSS swing at the end (`SwingCollector`, as `bearing swing`
+/// runs it). Each sample's attitude goes to `emit`; changes and progress to `note`, as lines for the user.
 public struct OfflineAttitude {
     public struct Options {
         public var axes: BodyAxes = .forwardLeftUp
-        /// Degrees east to turn magnetic into true north; nil: 0, or WMM's at the track's first fix.
+        /// Degrees east to turn magnetic into true north, in place of WMM's; nil: WMM's at the track's fix
+        /// (or at `position`), else magnetic north.
         public var declination: Double?
+        /// Latitude, longitude (degrees) and height (km) of the board: the daemon's `heading.fallback_position`,
+        /// the WMM field there until the track's first fix.
+        public var position: Vector3?
         /// Online calibration (false: the samples fused as they are).
         public var calibrate = true
         public var vehicle: Vehicle = .car
         public init() {}
     }
 
-    /// One sample's attitude: its time, the quaternion turned to the north in force, and its angles.
+    /// One sample's attitude: its time, the quaternion turned to the north in force, and its angles; the
+    /// daemon's ATT for it (board axes x forward, y right, z down), nil while the fusion has none (before
+    /// the first field sample, or a file without a magnetometer: then the filter's orientation is given).
     public struct Output {
         public var time: Double
         public var quaternion: Quaternion
         public var angles: AttitudeAngles
+        public var attitude: Attitude?
     }
 
     /// What the run leaves: the calibration learnt (nil: off), a boat's swing over the track, the deviation
@@ -37,6 +49,69 @@ public struct OfflineAttitude {
         public var driving: String?
     }
 
+    /// One row of the file as the daemon's sensors would give it: its field sample (nil when the row has none)
+    /// and its inertial sample (without an angular rate when the file has no gyroscope), stamped `base` + t.
+    public struct Row: Sendable {
+        public var magnetic: MagneticSample?
+        public var inertial: InertialSample
+    }
+
+    /// The device and chip names the file's samples carry (the `# bearing-samples` line's chip, else "file").
+    public static let device = "file"
+
+    /// The rows of `file` as sensor samples, times shifted by `base` whole seconds (the WMM's date is the
+    /// samples' date: a file's clock usually starts at 0).
+    public static func rows(_ file: IMUSampleFile, base: Int64) -> [Row] {
+        let chip = file.metadata["chip"] ?? "file"
+        return file.samples.map { s in
+            let t = stamp(s.time, base: base)
+            let magnetic = s.magnetometer.map { MagneticSample(time: t, device: device, chip: chip, field: $0) }
+            return Row(magnetic: magnetic, inertial: InertialSample(time: t, device: device, chip: chip, acceleration: s.accelerometer,
+                                                                    angularRate: file.hasGyroscope ? s.gyroscope : nil))
+        }
+    }
+
+    /// `base` whole seconds plus `t` seconds, to the nanosecond.
+    public static func stamp(_ t: Double, base: Int64) -> GPSTimestamp {
+        let whole = t.rounded(.down)
+        var seconds = base + Int64(whole), nanoseconds = Int32(((t - whole) * 1e9).rounded())
+        if nanoseconds >= 1_000_000_000 { seconds += 1; nanoseconds -= 1_000_000_000 }
+        return GPSTimestamp(seconds: seconds, nanoseconds: nanoseconds)
+    }
+
+    /// A track epoch as gpsd's fix (2D, its time on the samples' clock).
+    public static func fix(_ e: GNSSTrackFile.Epoch, base: Int64) -> GPSFix {
+        var f = GPSFix(mode: .twoD, time: stamp(e.time, base: base), latitude: e.latitude, longitude: e.longitude)
+        f.speed = e.speed
+        f.track = e.track
+        f.eps = e.eps
+        return f
+    }
+
+    /// The file's axes → the daemon's board frame (x forward, y right, z down).
+    public static func orientation(_ axes: BodyAxes) -> Orientation {
+        switch axes {
+        case .forwardRightDown: return .identity
+        case .forwardLeftUp: return try! Orientation(axes: "+X-Y-Z")
+        }
+    }
+
+    /// The daemon's fusion stage as `bearing attitude` runs it: the vehicle's online calibration (or none),
+    /// both sensors in the file's axes.
+    public static func stage(_ options: Options) -> FusionStage {
+        let toBoard = orientation(options.axes)
+        return FusionStage(AttitudeFusion(imuOrientation: toBoard, magnetometerOrientation: toBoard, trueNorth: true,
+                                          auto: options.calibrate ? .track : .off, vehicle: options.vehicle))
+    }
+
+    /// The WMM field the run starts with (at `position`, on the samples' date), as the daemon's fallback.
+    public static func fallbackField(_ options: Options, base: Int64) -> LocalField? {
+        options.position.map { p in
+            LocalField.wmm(.wmm2025, latitude: p.x, longitude: p.y, heightKm: p.z,
+                           year: WorldMagneticModel.decimalYear(unixSeconds: Double(base)), source: .fallback)
+        }
+    }
+
     /// Refuses a file whose magnetometer is not in µT when online calibration needs it (nil: fine).
     public static func unitProblem(_ file: IMUSampleFile, source: String, options: Options) -> String? {
         guard options.calibrate, let problem = file.magnetometerUnitProblem(source: source) else { return nil }
@@ -45,44 +120,68 @@ public struct OfflineAttitude {
 
     public static func run(_ file: IMUSampleFile, track: GNSSTrackFile?, options: Options, now: Double,
                            note: @escaping (String) -> Void, emit: (Output) throws -> Void) rethrows -> Outcome {
-        let axes = options.axes
-        var declination = options.declination ?? 0
-        // Without a gyroscope the samples' zero rates leave the strapdown still: an accelerometer-tilted compass.
-        let vehicle = options.vehicle
-        var online = !options.calibrate ? nil : OnlineMagnetometerCalibration(calibration: nil, origin: .none, settings: vehicle.learnsFromDriving ? .forLand : OnlineCalibrationSettings())
-        // The first fix: WMM's declination (true north, unless given) and its field for the calibration.
-        if let first = track?.epochs.first {
-            let year = WorldMagneticModel.decimalYear(unixSeconds: now)
-            let field = WorldMagneticModel.wmm2025.field(latitude: first.latitude, longitude: first.longitude, heightKm: 0, year: year)
-            if options.declination == nil { declination = field.declination }
-            online?.expect(field: field.totalIntensity / 1000, dip: field.inclination)
-        }
-        var filter = OnlineCalibratedFilter(filter: AttitudeFilter(parameters: file.hasGyroscope ? AttitudeFilterParameters() : .withoutGyroscope),
-                                            calibration: online, hasGyroscope: file.hasGyroscope)
-        var driving = DrivingDeviation(epochs: track?.epochs ?? [], vehicle: vehicle, variation: declination, note: note)
-        for i in file.samples.indices {
-            let dt = AttitudeFilter.replayInterval(file.samples, i)
-            let s = driving.compensated(file.samples[i], filter: filter.filter)
-            filter.update(s, dt: dt)
-            for (time, outcome) in filter.takeOutcomes() {
-                if case .accepted(let change) = outcome {
-                    note("t \(JSONObjectWriter.shortest(time)) s: \(change.summary)\n")
-                    if change.turnsTheHeading { driving.calibrationChanged(at: time) }
+        let base = Int64(now.rounded(.down))
+        let toBoard = orientation(options.axes)
+        // The file's axes from the board's: the daemon's quaternion (board → east-north-up) turned to the file's.
+        let fromFile = options.axes == .forwardLeftUp ? Quaternion(w: 0, x: 1, y: 0, z: 0) : .identity
+        let given = options.declination
+        var stage = stage(options)
+        let changes = Mutex<[(time: GPSTimestamp, change: CalibrationChange)]>([])
+        var fusion = stage.fusion
+        fusion.onOnlineEvent = { change, state in if let change { changes.withLock { $0.append((state.time, change)) } } }
+        stage = FusionStage(fusion)
+        var field = WMMStage<LocalField?>.localFields(model: .wmm2025, fallback: fallbackField(options, base: base).map { override($0, given) })
+        stage.start(calibration: nil, localField: field.current)
+        let epochs = track?.epochs ?? []
+        let learnsFromDriving = options.vehicle.learnsFromDriving
+        var progress = Progress(epochs: epochs, vehicle: options.vehicle, note: note)
+        var next = 0
+        for (i, row) in rows(file, base: base).enumerated() {
+            let t = file.samples[i].time
+            while next < epochs.count, epochs[next].time <= t {
+                let e = epochs[next]
+                next += 1
+                var taken = field
+                if stage.take(fix(e, base: base), field: &taken, learnsFromDriving: learnsFromDriving), given != nil {
+                    // The declination given replaces WMM's: the field as it came, then with it.
+                    _ = stage.step(.localField(taken.current.map { override($0, given) }))
                 }
+                field = taken
+                progress.epoch(e, stage: stage, variation: given ?? field.current?.declination.value ?? 0)
             }
-            let compass = AttitudeAngles(filter.filter.quaternion, body: axes).heading
-            driving.step(s, filter: &filter, compass: compass)
-            let q = filter.filter.quaternion
-            let turn = declination + driving.deviation(at: compass)
-            let oriented = turn == 0 ? q : q.trueNorth(declination: turn)
-            try emit(Output(time: file.samples[i].time, quaternion: oriented, angles: AttitudeAngles(oriented, body: axes)))
+            if let m = row.magnetic { _ = stage.step(.magnetic(m)) }
+            let attitude = stage.step(.inertial(row.inertial))
+            for c in changes.withLock({ c in defer { c = [] }; return c }) {
+                note("t \(JSONObjectWriter.shortest(c.time.unixTime - Double(base))) s: \(c.change.summary)\n")
+                if c.change.turnsTheHeading { progress.calibrationChanged(at: c.time.unixTime - Double(base)) }
+            }
+            var q: Quaternion
+            if let a = attitude, let aq = a.quaternion {
+                // A declination given with no field to carry it (no track, no position) turns it here.
+                q = a.declination == nil ? given.map { aq.trueNorth(declination: $0) } ?? aq : aq
+            } else {
+                q = stage.fusion.filter.quaternion
+                if let d = given ?? field.current?.declination.value { q = q.trueNorth(declination: d) }
+            }
+            progress.sample(file.samples[i], board: toBoard.matrix, stage: stage, variation: given ?? field.current?.declination.value ?? 0)
+            let oriented = q * fromFile
+            try emit(Output(time: t, quaternion: oriented, angles: AttitudeAngles(oriented, body: options.axes), attitude: attitude))
         }
-        let (swing, drivingText) = driving.finish()
-        return Outcome(calibration: filter.calibration, swing: swing, driving: drivingText)
+        let swing = progress.finish()
+        return Outcome(calibration: stage.fusion.online, swing: swing,
+                       driving: learnsFromDriving && !epochs.isEmpty ? Progress.describe(stage.fusion.driving) : nil)
     }
 
-    /// What `online` learnt, as the daemon keeps it (calibration.auto_file's format), stamped `time`; nil
-    /// when nothing was learnt.
+    /// `field` with the declination given in place of WMM's (nil: as it is).
+    static func override(_ field: LocalField, _ declination: Double?) -> LocalField {
+        guard let declination else { return field }
+        var f = field
+        f.declination = Declination(declination, field.declination.source)
+        return f
+    }
+
+    /// What the daemon keeps of `online` (calibration.auto_file's format), stamped `time`; nil when nothing
+    /// was learnt.
     public static func record(_ online: OnlineMagnetometerCalibration, time: GPSTimestamp) -> [UInt8]? {
         guard online.origin == .auto else { return nil }
         let state = OnlineCalibrationState(online, mode: .track, time: time, wmm: nil)
@@ -90,83 +189,51 @@ public struct OfflineAttitude {
     }
 }
 
-/// `--gnss`: the track's epochs, as the samples reach them, into the deviation from driving on land
-/// (`PassiveDeviation`, as the daemon's fusion stage learns it; its curve corrects the headings from then on),
-/// or for a boat into a GNSS swing (`SwingCollector`, as `bearing swing` runs it), solved at the end with the
-/// current, from 60 s after the last calibration change that turned the heading. On land the epochs' speeds
-/// also take the vehicle's own acceleration out of the accelerometer (`VehicleAcceleration`), as the daemon does.
-struct DrivingDeviation {
-    let epochs: [GNSSTrackFile.Epoch]
-    let passive: Bool
-    let variation: Double
-    var next = 0
-    var nextSpeed = 0
-    var motion = VehicleAcceleration()
-    var deviation = PassiveDeviation()
-    var told: Int?
+/// What `bearing attitude` tells beside the attitudes: on land the deviation from driving as it is learnt (the
+/// fusion stage learns it), and for a boat the GNSS swing (`SwingCollector`, as `bearing swing` runs it), solved at
+/// the end with the current, from 60 s after the last calibration change that turned the heading.
+struct Progress {
+    let note: (String) -> Void
     var swing: SwingCollector?
     var swingFrom = -Double.infinity
-    let note: (String) -> Void
+    var told: Int?
 
-    init(epochs: [GNSSTrackFile.Epoch], vehicle: Vehicle, variation: Double, note: @escaping (String) -> Void) {
-        self.epochs = epochs
+    init(epochs: [GNSSTrackFile.Epoch], vehicle: Vehicle, note: @escaping (String) -> Void) {
         self.note = note
-        passive = vehicle.learnsFromDriving && !epochs.isEmpty
-        self.variation = variation
         if !vehicle.learnsFromDriving && !epochs.isEmpty {
             swing = SwingCollector()
             note("--vehicle boat: in a current the course over ground is not the heading; the track is solved as a GNSS swing, with the current, at the end (bearing swing applies one)\n")
         }
     }
 
-    /// The sample with the vehicle's acceleration (on land, from the epochs it has reached) taken out.
-    mutating func compensated(_ s: IMUSample, filter: AttitudeFilter) -> IMUSample {
-        guard passive else { return s }
-        while nextSpeed < epochs.count, epochs[nextSpeed].time <= s.time {
-            let e = epochs[nextSpeed]
-            nextSpeed += 1
-            if let speed = e.speed { motion.epoch(speed: speed, fixTime: e.time, arrival: e.time) }
-        }
-        var out = s
-        out.accelerometer = s.accelerometer - motion.acceleration(at: s.time, angularRate: s.gyroscope - filter.gyroBias)
-        return out
-    }
-
-    /// After one sample: the epochs it has reached (a swing also takes its rate of turn).
-    /// On land an epoch going straight at speed also goes to a course-aided start of the calibration.
-    mutating func step(_ s: IMUSample, filter online: inout OnlineCalibratedFilter, compass: Double) {
-        guard passive || swing != nil else { return }
-        // The filter's values are read where they are needed: a copy of the whole filter every sample would cost.
+    /// After an epoch reached the fusion: a boat's swing takes it; on land, the deviation's progress is told
+    /// when it changes.
+    mutating func epoch(_ e: GNSSTrackFile.Epoch, stage: FusionStage, variation: Double) {
         if swing != nil {
-            let rate = online.filter.headingRate(s.gyroscope)
-            swing?.attitude(time: s.time, compassHeading: compass, rateOfTurn: rate * 180 / .pi, variation: variation)
+            if e.time >= swingFrom, let speed = e.speed, let track = e.track {
+                swing?.epoch(time: e.time, speed: speed, track: track, eph: nil, eps: e.eps)
+            }
+            return
         }
-        while next < epochs.count, epochs[next].time <= s.time {
-            let e = epochs[next]
-            next += 1
-            guard let speed = e.speed, let track = e.track else { continue }
-            if swing != nil {
-                if e.time >= swingFrom { swing?.epoch(time: e.time, speed: speed, track: track, eph: nil, eps: e.eps) }
-                continue
-            }
-            let taken = deviation.epoch(time: e.time, compass: compass, gyroHeading: AttitudeAngles.heading(online.filter.quaternion6D), track: track,
-                                        speed: speed, eps: e.eps, variation: variation)
-            if deviation.straight { online.course(track, declination: variation, time: e.time) }
-            guard taken else { continue }
-            let level = deviation.curve == nil ? 0 : deviation.sectorsCovered >= deviation.settings.minimumSectors ? 2 : 1
-            if level != (told ?? 0) {
-                told = level
-                note("t \(JSONObjectWriter.shortest(e.time)) s: deviation from driving: \(describe())\n")
-            }
+        guard let driving = stage.fusion.driving else { return }
+        let level = driving.curve == nil ? 0 : driving.sectorsCovered >= driving.settings.minimumSectors ? 2 : 1
+        if driving.taken > 0, level != (told ?? 0) {
+            told = level
+            note("t \(JSONObjectWriter.shortest(e.time)) s: deviation from driving: \(Self.describe(driving))\n")
         }
     }
 
-    /// The deviation to add at compass heading `compass`.
-    func deviation(at compass: Double) -> Double { deviation.deviation(atCompassHeading: compass) ?? 0 }
+    /// After a sample: a boat's swing takes the compass heading (before deviation) and the rate of turn.
+    mutating func sample(_ s: IMUSample, board: Matrix3, stage: FusionStage, variation: Double) {
+        guard swing != nil else { return }
+        let filter = stage.fusion.filter
+        let compass = AttitudeAngles(filter.quaternion, body: .forwardRightDown).heading
+        swing?.attitude(time: s.time, compassHeading: compass, rateOfTurn: filter.headingRate(board * s.gyroscope) * 180 / .pi,
+                        variation: variation)
+    }
 
-    /// A new magnetometer calibration: the deviation left over is another.
+    /// A new magnetometer calibration: a swing starts again a minute later (the fusion restarts the deviation).
     mutating func calibrationChanged(at time: Double) {
-        deviation.restart(at: time)
         told = nil
         if swing != nil {
             swing = SwingCollector()
@@ -174,18 +241,15 @@ struct DrivingDeviation {
         }
     }
 
-    func describe() -> String {
-        guard let c = deviation.curve else { return "none yet" }
+    static func describe(_ deviation: PassiveDeviation?) -> String {
+        guard let deviation, let c = deviation.curve else { return "none yet" }
         let terms = zip(DeviationCurve.names, c.coefficients).map { String(printf: "%@ %.2f°", $0, $1) }.joined(separator: ", ")
         return "\(terms) (\(deviation.sectorsCovered) of 12 sectors; \(deviation.taken) epochs taken, \(deviation.setAside) set aside)"
     }
 
-    /// The swing over the track, solved (a boat's), and the deviation from driving at the end (on land).
-    func finish() -> (swing: Result<SwingResult, SwingError>?, driving: String?) {
-        var solved: Result<SwingResult, SwingError>?
-        if let swing {
-            do throws(SwingError) { solved = .success(try swing.solve()) } catch { solved = .failure(error) }
-        }
-        return (solved, passive ? describe() : nil)
+    /// The swing over the track, solved (a boat's).
+    func finish() -> Result<SwingResult, SwingError>? {
+        guard let swing else { return nil }
+        do throws(SwingError) { return .success(try swing.solve()) } catch { return .failure(error) }
     }
 }

@@ -90,6 +90,16 @@ public struct FusionStage: Sendable {
         return rate.add(a)
     }
 
+    /// A fix, as the daemon takes it: first the WMM field at it, when the fix has moved it (`field`), then, on
+    /// land (`learnsFromDriving`), the fix itself. Returns whether the field in force changed.
+    @discardableResult
+    public mutating func take(_ fix: GPSFix, field: inout WMMStage<LocalField?>, learnsFromDriving: Bool) -> Bool {
+        let moved = field.take(fix)
+        if moved { _ = step(.localField(field.current)) }
+        if learnsFromDriving { _ = step(.fix(fix)) }
+        return moved
+    }
+
     /// What a run starts with, in this order: the calibrations, the level, the deviation and the field in force,
     /// and the deviation from driving kept (each one that is not nil or not given is still an input: nil is
     /// "none in force").

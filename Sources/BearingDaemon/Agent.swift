@@ -361,14 +361,10 @@ public final class Agent: @unchecked Sendable {
         fusionStage?.start(calibration: nil, localField: field.current)
         let learnsFromDriving = config.vehicle.learnsFromDriving
         subscriptions.append(gpsAdapter.fixes.subscribe(on: q) { [weak self] fix in
-            guard let self else { return }
-            if field.take(fix) {
-                if let f = field.current, f.declination.source == .fix {
-                    self.logger.debug("declination \(String(printf: "%.2f", f.declination.value))°, field \(String(printf: "%.1f", f.reference.norm)) µT dipping \(String(printf: "%.1f", f.reference.dip))° at the GPS fix (WMM2025)")
-                }
-                self.fuse(.localField(field.current))
-            }
-            if learnsFromDriving { self.fuse(.fix(fix)) }
+            // Neither input gives an attitude (only inertial samples do): nothing to publish.
+            guard let self, self.fusionStage?.take(fix, field: &field, learnsFromDriving: learnsFromDriving) == true,
+                  let f = field.current, f.declination.source == .fix else { return }
+            self.logger.debug("declination \(String(printf: "%.2f", f.declination.value))°, field \(String(printf: "%.1f", f.reference.norm)) µT dipping \(String(printf: "%.1f", f.reference.dip))° at the GPS fix (WMM2025)")
         })
         subscriptions.append(magAdapter.samples.subscribe(on: q) { [weak self] sample in self?.fuse(.magnetic(sample)) })
         subscriptions.append(imuAdapter.samples.subscribe(on: q) { [weak self] sample in self?.fuse(.inertial(sample)) })

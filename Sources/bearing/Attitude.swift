@@ -16,8 +16,8 @@ struct AttitudeCommand: ParsableCommand {
         commandName: "attitude",
         abstract: "Orientation from a recording of gyroscope, accelerometer and magnetometer samples.",
         discussion: """
-            Runs the attitude filter the daemon uses (VQF's method, default parameters) over the samples of \
-            FILE and writes one line per sample: the quaternion that rotates sensor-frame vectors into \
+            Runs the daemon's own fusion stage (VQF's method, default parameters) over the samples of \
+            FILE, fed as the daemon is, and writes one line per sample: the quaternion that rotates sensor-frame vectors into \
             east-north-up, and heading (clockwise from north, of the sensor's +x axis), pitch (+x up positive) \
             and roll (right side down positive), in degrees. North is magnetic unless --declination or \
             --position is given; then heading and quaternion are turned to true north. Without mag columns \
@@ -35,11 +35,11 @@ struct AttitudeCommand: ParsableCommand {
     @Flag(help: "One JSON object per sample: t, quat_enu [w,x,y,z], heading, roll, pitch (else CSV lines).") var json = false
     // Unconditional: the value may start with a minus (west, south).
     @Option(parsing: .unconditional, help: "Declination in degrees, east positive: reference heading and quaternion to true north.") var declination: Double?
-    @Option(parsing: .unconditional, help: "Latitude,longitude[,height km]: the declination from the embedded WMM there, today.") var position: String?
+    @Option(parsing: .unconditional, help: "Latitude,longitude[,height km]: the board's position, as the daemon's heading.fallback_position: the embedded WMM's field there, today (true north, and the field's strength and dip for online calibration) until the track's first fix.") var position: String?
     @Option(help: "The sensor axes: flu (x forward, y left, z up) or frd (x forward, y right, z down).") var body: String = BodyAxes.forwardLeftUp.rawValue
     @Option(help: "Online magnetometer calibration: track (learn hard and soft iron as the samples go) or off.") var calibration: String = "track"
-    @Option(help: ArgumentHelp("GNSS epochs on the samples' clock (CSV: t,lat,lon[,speed,track,eps]: s, degrees, m/s, degrees true, m/s): WMM at the first "
-        + "fix (true north, the field for calibration) and, for a land vehicle, the deviation learnt from driving.", valueName: "file")) var gnss: String?
+    @Option(help: ArgumentHelp("GNSS epochs on the samples' clock (CSV: t,lat,lon[,speed,track,eps]: s, degrees, m/s, degrees true, m/s): WMM at each "
+        + "fix, as the daemon takes them (true north, the field for calibration) and, for a land vehicle, the deviation learnt from driving.", valueName: "file")) var gnss: String?
     @Option(help: ArgumentHelp("Write the online calibration in force at the end to FILE, as the daemon keeps it "
         + "(calibration.auto_file's format; the daemon can start from it), atomically.", valueName: "file")) var saveCalibration: String?
     @Option(help: "car, rover or boat: on land the course over ground at speed is the heading (no current), and with --gnss the speed takes the vehicle's acceleration out of the accelerometer and the first straight epochs give the hard iron; a boat's track is solved as a GNSS swing, with the current, at the end.") var vehicle: String = "car"
@@ -69,14 +69,6 @@ struct AttitudeCommand: ParsableCommand {
     /// The vehicles `--vehicle` takes (a board on no vehicle is the daemon's `none`: here a car is the default).
     static let vehicles: [String: Vehicle] = ["car": .car, "rover": .rover, "boat": .boat]
 
-    /// Degrees east to turn magnetic into true north, 0 when neither option is given.
-    func trueNorthDeclination() -> Double {
-        if let declination { return declination }
-        guard let p = position.flatMap(Calibrate.parsePosition) else { return 0 }
-        let year = WorldMagneticModel.decimalYear(unixSeconds: Date().timeIntervalSince1970)
-        return WorldMagneticModel.wmm2025.field(latitude: p.x, longitude: p.y, heightKm: p.z, year: year).declination
-    }
-
     func run() throws {
         Syscall.ignoreSIGPIPE()
         let file: IMUSampleFile
@@ -104,7 +96,8 @@ struct AttitudeCommand: ParsableCommand {
         }
         var options = OfflineAttitude.Options()
         options.axes = BodyAxes(rawValue: body) ?? .forwardLeftUp
-        options.declination = declination != nil || position != nil ? trueNorthDeclination() : nil
+        options.declination = declination
+        options.position = position.flatMap(Calibrate.parsePosition)
         options.calibrate = calibration != "off"
         options.vehicle = Self.vehicles[vehicle] ?? .car
         if let problem = OfflineAttitude.unitProblem(file, source: samples, options: options) { throw Self.badInput(problem) }

@@ -5,6 +5,7 @@
 @testable import BearingCalibration
 @testable import BearingMarine
 @testable import BearingMQTT
+import BearingCalibrationWorkflow
 import BearingDaemon
 import Foundation
 import TestSupport
@@ -106,6 +107,43 @@ final class BROADTrialTests: XCTestCase {
         XCTAssertLessThan(mean.heading, Self.fusionBestMean.heading)
         XCTAssertLessThan(mean.total, Self.madgwickBestMean.total)
         XCTAssertLessThan(mean.heading, Self.madgwickBestMean.heading)
+    }
+
+    /// `bearing attitude --samples` as a user runs it (its defaults: a car's online calibration from nothing
+    /// known, no track), and as a boat: what it prints, scored against the truth.
+    func testWhatBearingAttitudePrints() throws {
+        let directory = try requireSharedData("broad")
+        var lines: [String] = []
+        var sums: [Vehicle: (Double, Double)] = [:]
+        let vehicles: [Vehicle] = [.car, .boat]
+        for trial in Self.trials {
+            let samplesURL = directory.appendingPathComponent("\(trial.name).samples.csv.gz")
+            let truthURL = directory.appendingPathComponent("\(trial.name).truth.csv.gz")
+            let file = try IMUSampleFile.parse(try gunzip(samplesURL), source: samplesURL.lastPathComponent)
+            let reference = try truth(try gunzip(truthURL), source: truthURL.lastPathComponent)
+            guard reference.count == file.samples.count else { XCTFail("\(trial.name): one truth row per sample"); continue }
+            var line = pad(trial.name)
+            for vehicle in vehicles {
+                var options = OfflineAttitude.Options()
+                options.vehicle = vehicle
+                var errors = AttitudeErrorRMS()
+                var i = 0
+                _ = OfflineAttitude.run(file, track: nil, options: options, now: 1_790_000_000, note: { _ in }) { o in
+                    if reference[i].moving { errors.add(estimate: o.quaternion, reference: reference[i].q) }
+                    i += 1
+                }
+                XCTAssertEqual(i, file.samples.count, "\(trial.name): one attitude per sample")
+                sums[vehicle, default: (0, 0)].0 += errors.totalDegrees
+                sums[vehicle, default: (0, 0)].1 += errors.headingDegrees
+                line += String(format: " %6.2f %7.2f  ", errors.totalDegrees, errors.headingDegrees)
+            }
+            lines.append(line)
+        }
+        let n = Double(Self.trials.count)
+        print("BROAD through bearing attitude (OfflineAttitude), RMSE in degrees over the movement phase: --vehicle car | boat")
+        print(pad("trial") + "  total heading    total heading")
+        for line in lines { print(line) }
+        print(pad("mean") + vehicles.map { String(format: " %6.2f %7.2f  ", sums[$0]!.0 / n, sums[$0]!.1 / n) }.joined())
     }
 
     /// Online hard- and soft-iron calibration from a cold start (nothing known of the board), against the same
