@@ -268,7 +268,8 @@ public struct AttitudeFusion: Sendable {
     /// After an epoch taken: keeps the deviation from driving when a sector holds its first observation, and
     /// every `drivingKeepInterval` seconds while it learns.
     private mutating func keepDriving(at stamp: GPSTimestamp) {
-        guard let driving, onDrivingDeviation != nil else { return }
+        // Kept whether or not anyone is told: what the fusion does never depends on who listens.
+        guard let driving else { return }
         let t = stamp.unixTime, sectors = driving.observations.filter { !$0.isEmpty }.count
         if let last = drivingKeptAt, sectors == last.sectors, t - last.time < drivingKeepInterval { return }
         drivingKeptAt = (t, sectors)
