@@ -219,8 +219,9 @@ public struct AttitudeFusion: Sendable {
             if change.turnsTheHeading {
                 driving?.restart(at: time.unixTime)
                 drivingTable = nil
-                // An earlier calibration recalled: what was seen after it holds again.
-                restoreDriving()
+                // An earlier calibration recalled: what was seen after it holds again. Judged against the
+                // calibration now in force, `online`'s: `self.online` is still the one before the change.
+                restoreDriving(under: online.inForce)
             }
             onOnlineEvent?(change, OnlineCalibrationState(online, mode: auto, time: time, wmm: local?.reference))
         }
@@ -258,8 +259,8 @@ public struct AttitudeFusion: Sendable {
     private var correctionInForce: MagneticCalibration { online?.inForce ?? calibration?.correction ?? .identity }
 
     /// Puts back the kept deviation from driving when the calibration in force is the one it was seen after.
-    private mutating func restoreDriving() {
-        guard driving != nil, let kept = keptDriving, kept.holds(under: correctionInForce, field: local?.reference.norm ?? 50),
+    private mutating func restoreDriving(under correction: MagneticCalibration? = nil) {
+        guard driving != nil, let kept = keptDriving, kept.holds(under: correction ?? correctionInForce, field: local?.reference.norm ?? 50),
               let observations = try? kept.observations() else { return }
         driving?.restore(observations)
         drivingTable = driving?.table
