@@ -144,6 +144,11 @@ final class BROADTrialTests: XCTestCase {
         print(pad("trial") + "  total heading    total heading")
         for line in lines { print(line) }
         print(pad("mean") + vehicles.map { String(format: " %6.2f %7.2f  ", sums[$0]!.0 / n, sums[$0]!.1 / n) }.joined())
+        // Bounds near what it gives (1.56 / 1.38 for both): the daemon's fusion stage from a cold start.
+        for vehicle in vehicles {
+            XCTAssertLessThan(sums[vehicle]!.0 / n, 1.62, "\(vehicle): mean total RMSE")
+            XCTAssertLessThan(sums[vehicle]!.1 / n, 1.44, "\(vehicle): mean heading RMSE")
+        }
     }
 
     /// Online hard- and soft-iron calibration from a cold start (nothing known of the board), against the same
