@@ -10,7 +10,14 @@ extension LineDoor {
     /// TPV); sentences whose chains are equal share one run, so they leave together and describe one instant.
     /// No attitude (the compass stopped) sends nothing: sentences are made only from values that arrive.
     public static func nmea0183(_ config: NMEA0183DoorConfig, core: PublishingCore, logger: Logger) throws -> LineDoor {
-        try LineDoor(name: "NMEA 0183 door", section: "nmea0183", outputs: config.outputs, core: core, logger: logger) { hub, emit in
+        try LineDoor(name: "NMEA 0183 door", section: "nmea0183", outputs: config.outputs, core: core, logger: logger,
+                     feed: nmea0183Feed(config))
+    }
+
+    /// The NMEA 0183 door's path from hub values to sentences, without its sockets: what the door runs, and
+    /// what the regression corpus replays recordings through.
+    public static func nmea0183Feed(_ config: NMEA0183DoorConfig) -> Feed {
+        { hub, emit in
             let encoder = NMEA0183Encoder(talker: config.talker)
             var runs: [HubSubscription] = []
             for group in NMEA0183DoorConfig.groups(config.sentences) {

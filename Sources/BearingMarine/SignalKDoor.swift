@@ -9,7 +9,14 @@ extension LineDoor {
     /// datagram over UDP — the form a Signal K server's TCP and UDP inputs read. Signal K's own NMEA 0183
     /// parser does not read XDR, so attitude reaches it this way.
     public static func signalK(_ config: SignalKDoorConfig, core: PublishingCore, logger: Logger) throws -> LineDoor {
-        try LineDoor(name: "Signal K door", section: "signalk", outputs: config.outputs, core: core, logger: logger) { hub, emit in
+        try LineDoor(name: "Signal K door", section: "signalk", outputs: config.outputs, core: core, logger: logger,
+                     feed: signalKFeed(config))
+    }
+
+    /// The Signal K door's path from hub values to deltas, without its sockets: what the door runs, and what
+    /// the regression corpus replays recordings through.
+    public static func signalKFeed(_ config: SignalKDoorConfig) -> Feed {
+        { hub, emit in
             let source = SignalKSource(label: config.source)
             return [
                 hub.subscribe(StreamKey(.att, .compass), through: config.attitude) { report in
