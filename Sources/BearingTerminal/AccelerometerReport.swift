@@ -71,40 +71,17 @@ public struct AccelerometerReport: FitReport {
         var matrix: [[Double]]
         var gravity: Double
         var units: String
-        var chip, device: String?
+        @WrittenAsNull var chip: String?
+        @WrittenAsNull var device: String?
         var source: String
         var samples: Int
         var poses: [Pose]
         var figures: AccelerometerFigures
         var passes: Bool
         var failures, warnings: [String]
-        var saved, not_saved, daemon: String?
-
-        func encode(to encoder: Encoder) throws {
-            enum K: String, CodingKey {
-                case `class`, model, offset, matrix, gravity, units, chip, device, source, samples, poses, figures, passes, failures, warnings
-                case saved, not_saved, daemon
-            }
-            var c = encoder.container(keyedBy: K.self)
-            try c.encode(self.class, forKey: .class)
-            try c.encode(model, forKey: .model)
-            try c.encode(offset, forKey: .offset)
-            try c.encode(matrix, forKey: .matrix)
-            try c.encode(gravity, forKey: .gravity)
-            try c.encode(units, forKey: .units)
-            try c.encode(chip, forKey: .chip)
-            try c.encode(device, forKey: .device)
-            try c.encode(source, forKey: .source)
-            try c.encode(samples, forKey: .samples)
-            try c.encode(poses, forKey: .poses)
-            try c.encode(figures, forKey: .figures)
-            try c.encode(passes, forKey: .passes)
-            try c.encode(failures, forKey: .failures)
-            try c.encode(warnings, forKey: .warnings)
-            try c.encode(saved, forKey: .saved)
-            try c.encode(not_saved, forKey: .not_saved)
-            try c.encode(daemon, forKey: .daemon)
-        }
+        @WrittenAsNull var saved: String?
+        @WrittenAsNull var not_saved: String?
+        @WrittenAsNull var daemon: String?
     }
 
     var result: Result {

@@ -93,7 +93,9 @@ public struct CalibrationReport: FitReport {
         var matrix: [[Double]]
         var field: Double
         var field_source: String
-        var units, chip, device: String?
+        @WrittenAsNull var units: String?
+        @WrittenAsNull var chip: String?
+        @WrittenAsNull var device: String?
         var source: String
         var samples, used, outliers: Int
         var radii: [Double]
@@ -101,37 +103,9 @@ public struct CalibrationReport: FitReport {
         var figures: CalibrationRecord.Figures
         var passes: Bool
         var failures, warnings: [String]
-        var saved, not_saved, daemon: String?
-
-        func encode(to encoder: Encoder) throws {
-            // Optional keys are written as null, not left out: a script can rely on every key.
-            enum K: String, CodingKey {
-                case `class`, model, offset, matrix, field, field_source, units, chip, device, source, samples, used, outliers
-                case radii, figures, passes, failures, warnings, saved, not_saved, daemon
-            }
-            var c = encoder.container(keyedBy: K.self)
-            try c.encode(self.class, forKey: .class)
-            try c.encode(model, forKey: .model)
-            try c.encode(offset, forKey: .offset)
-            try c.encode(matrix, forKey: .matrix)
-            try c.encode(field, forKey: .field)
-            try c.encode(field_source, forKey: .field_source)
-            try c.encode(units, forKey: .units)
-            try c.encode(chip, forKey: .chip)
-            try c.encode(device, forKey: .device)
-            try c.encode(source, forKey: .source)
-            try c.encode(samples, forKey: .samples)
-            try c.encode(used, forKey: .used)
-            try c.encode(outliers, forKey: .outliers)
-            try c.encode(radii, forKey: .radii)
-            try c.encode(figures, forKey: .figures)
-            try c.encode(passes, forKey: .passes)
-            try c.encode(failures, forKey: .failures)
-            try c.encode(warnings, forKey: .warnings)
-            try c.encode(saved, forKey: .saved)
-            try c.encode(not_saved, forKey: .not_saved)
-            try c.encode(daemon, forKey: .daemon)
-        }
+        @WrittenAsNull var saved: String?
+        @WrittenAsNull var not_saved: String?
+        @WrittenAsNull var daemon: String?
     }
 
     var result: Result {

@@ -45,34 +45,13 @@ public struct LevelReport {
         var magnitude, duration: Double
         var samples: Int
         var source: String
-        var device, accelerometer_calibration: String?
-        var previous: Angles?
+        @WrittenAsNull var device: String?
+        @WrittenAsNull var accelerometer_calibration: String?
+        @WrittenAsNull var previous: Angles?
         var warnings: [String]
-        var saved, not_saved, daemon: String?
-
-        func encode(to encoder: Encoder) throws {
-            enum K: String, CodingKey {
-                case `class`, roll, pitch, tilt, specific_force, magnitude, duration, samples, source, device, accelerometer_calibration
-                case previous, warnings, saved, not_saved, daemon
-            }
-            var c = encoder.container(keyedBy: K.self)
-            try c.encode(self.class, forKey: .class)
-            try c.encode(roll, forKey: .roll)
-            try c.encode(pitch, forKey: .pitch)
-            try c.encode(tilt, forKey: .tilt)
-            try c.encode(specific_force, forKey: .specific_force)
-            try c.encode(magnitude, forKey: .magnitude)
-            try c.encode(duration, forKey: .duration)
-            try c.encode(samples, forKey: .samples)
-            try c.encode(source, forKey: .source)
-            try c.encode(device, forKey: .device)
-            try c.encode(accelerometer_calibration, forKey: .accelerometer_calibration)
-            try c.encode(previous, forKey: .previous)
-            try c.encode(warnings, forKey: .warnings)
-            try c.encode(saved, forKey: .saved)
-            try c.encode(not_saved, forKey: .not_saved)
-            try c.encode(daemon, forKey: .daemon)
-        }
+        @WrittenAsNull var saved: String?
+        @WrittenAsNull var not_saved: String?
+        @WrittenAsNull var daemon: String?
     }
 
     var jsonText: String {
