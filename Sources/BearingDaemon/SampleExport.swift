@@ -4,9 +4,10 @@ import BearingRecording
 import BearingCalibration
 import BearingSensors
 
-/// `bearing replay --export-samples`: a recording's IMU samples, each with the latest magnetometer
-/// sample, as the CSV `bearing attitude --samples` reads — read through the real chip drivers from the
-/// recorded bus transfers, in the chips' own axes, uncalibrated.
+/// `bearing replay --export-samples`: a recording's IMU samples as the CSV `bearing attitude --samples` reads,
+/// each field sample once, on the IMU row after it (as the daemon fuses a field sample before the inertial
+/// sample that follows it; the other rows' mag cells are empty) — read through the real chip drivers from the
+/// recorded bus transfers, in the chips' own axes, uncalibrated. Rows start at the first field sample.
 public enum SampleExport {
     public struct Failure: Error, CustomStringConvertible { public var description: String }
 
@@ -15,7 +16,9 @@ public enum SampleExport {
         let config = try ConfigOrigin(recorded: recording.environment, yaml: recording.configText).resolve()
         let magnetometer = MagnetometerReader.replay(config.magnetometer.reader)
         let imu = InertialReader.replay(config.imu.reader)
+        /// The newest field sample not yet written, and whether one has come at all.
         var field: Vector3?
+        var fieldSeen = false
         var chip = ""
         var first: GPSTimestamp?
         var lines = ["# bearing-samples chip=\(chip) source=replay", IMUSampleFile.header]
@@ -25,7 +28,9 @@ public enum SampleExport {
                 switch e.record {
                 case .sensorConnect(.magnetometer, let bus, let t): try magnetometer.connect(bus: bus, t)
                 case .sensorConnect(.imu, let bus, let t): try imu.connect(bus: bus, t)
-                case .sensorSample(.magnetometer, let time, let t): field = try magnetometer.read(t, time: time).field
+                case .sensorSample(.magnetometer, let time, let t):
+                    field = try magnetometer.read(t, time: time).field
+                    fieldSeen = true
                 case .sensorSample(.imu, let time, let t):
                     let s = try imu.read(t, time: time)
                     chip = s.chip
@@ -35,7 +40,9 @@ public enum SampleExport {
                     let g = s.angularRate ?? Vector3(0, 0, 0)
                     var row = String(printf: "%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f", seconds, s.acceleration.x, s.acceleration.y,
                                      s.acceleration.z, g.x, g.y, g.z)
-                    if let m = field { row += String(printf: ",%.4f,%.4f,%.4f", m.x, m.y, m.z) } else { continue }
+                    guard fieldSeen else { continue }
+                    if let m = field { row += String(printf: ",%.4f,%.4f,%.4f", m.x, m.y, m.z) } else { row += ",,," }
+                    field = nil
                     lines.append(row)
                     rows += 1
                 default: break
