@@ -338,7 +338,7 @@ final class MQTTOutbox: MQTTClientDelegate {
             guard !s.closed else { return (nil, false) }
             s.spool.countDropped(lost)
             do throws(SystemError) {
-                try s.spool.append(topic: topic) { seq, line in report.appendLine(seq: seq, to: &line) }
+                _ = try s.spool.append(topic: topic) { seq, line in report.appendLine(seq: seq, to: &line) }
                 defer { s.appendFailure = nil }
                 return (nil, s.appendFailure != nil)
             } catch {
