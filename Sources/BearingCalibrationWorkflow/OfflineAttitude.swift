@@ -147,7 +147,7 @@ public struct OfflineAttitude {
                     _ = stage.step(.localField(taken.current.map { override($0, given) }))
                 }
                 field = taken
-                progress.epoch(e, stage: stage, variation: given ?? field.current?.declination.value ?? 0)
+                progress.epoch(e, stage: stage)
             }
             if let m = row.magnetic { _ = stage.step(.magnetic(m)) }
             let attitude = stage.step(.inertial(row.inertial))
@@ -208,7 +208,7 @@ struct Progress {
 
     /// After an epoch reached the fusion: a boat's swing takes it; on land, the deviation's progress is told
     /// when it changes.
-    mutating func epoch(_ e: GNSSTrackFile.Epoch, stage: FusionStage, variation: Double) {
+    mutating func epoch(_ e: GNSSTrackFile.Epoch, stage: FusionStage) {
         if swing != nil {
             if e.time >= swingFrom, let speed = e.speed, let track = e.track {
                 swing?.epoch(time: e.time, speed: speed, track: track, eph: nil, eps: e.eps)
