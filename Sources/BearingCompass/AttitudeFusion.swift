@@ -161,7 +161,9 @@ public struct AttitudeFusion: Sendable {
             updateReference()
         case .magnetic(let s):
             let correction: MagneticCalibration
-            // In place: a copy of the online calibration in and out each sample cost ~1,600 instructions.
+            // Learnt in place, so that `online` is always the calibration in force (a copy taken out and put
+            // back after adopting let a change be judged against the one it replaced), and no copy in and out
+            // costs ~1,600 instructions a sample.
             if online != nil {
                 if auto == .track && !s.overflow { learn(s) }
                 correction = online!.inForce
@@ -206,24 +208,23 @@ public struct AttitudeFusion: Sendable {
             let outcome = online!.fit(at: t)
             if case .accepted(let change) = outcome { changes.append(change) }
         }
-        // Mostly nothing changed: no copy of the calibration to hand over.
+        // Mostly nothing changed: nothing to adopt or tell.
         guard !changes.isEmpty || online!.interference != was else { return }
-        adopt(changes, from: online!, at: s.time, interferenceWas: was)
+        adopt(changes, at: s.time, interferenceWas: was)
     }
 
     /// Puts the online calibration's changes in force in the filter and tells of them (and of interference that
-    /// began or ended).
-    private mutating func adopt(_ changes: [CalibrationChange], from online: OnlineMagnetometerCalibration, at time: GPSTimestamp,
-                                interferenceWas was: Interference?) {
+    /// began or ended). `online` has learnt them already: it is the calibration in force.
+    private mutating func adopt(_ changes: [CalibrationChange], at time: GPSTimestamp, interferenceWas was: Interference?) {
+        guard let online else { return }
         for change in changes {
             // One that turns the heading more than a refinement would: the deviation from driving starts again.
             filter.adopt(change, field: online.field, local: local?.reference)
             if change.turnsTheHeading {
                 driving?.restart(at: time.unixTime)
                 drivingTable = nil
-                // An earlier calibration recalled: what was seen after it holds again. Judged against the
-                // calibration now in force, `online`'s (never the one the change replaced).
-                restoreDriving(under: online.inForce)
+                // An earlier calibration recalled: what was seen after it holds again.
+                restoreDriving()
             }
             onOnlineEvent?(change, OnlineCalibrationState(online, mode: auto, time: time, wmm: local?.reference))
         }
@@ -248,21 +249,20 @@ public struct AttitudeFusion: Sendable {
             drivingTable = driving?.table
             keepDriving(at: stamp)
         }
-        guard driving?.straight == true, auto == .track, !withoutGyroscope, var online else { return }
+        guard driving?.straight == true, auto == .track, !withoutGyroscope, online != nil else { return }
         let toSensor = magnetometerToLevel.transposed
         let up = toSensor * filter.quaternion6D.conjugate.rotate(Vector3(0, 0, 1))
-        let was = online.interference
-        let change = online.course(track, declination: variation, up: up, forward: toSensor * Vector3(1, 0, 0), time: time)
-        self.online = online
-        adopt(change.map { [$0] } ?? [], from: online, at: lastInertial.map { GPSTimestamp(unixTime: $0) } ?? stamp, interferenceWas: was)
+        let was = online!.interference
+        let change = online!.course(track, declination: variation, up: up, forward: toSensor * Vector3(1, 0, 0), time: time)
+        adopt(change.map { [$0] } ?? [], at: lastInertial.map { GPSTimestamp(unixTime: $0) } ?? stamp, interferenceWas: was)
     }
 
     /// The magnetometer correction in force: online calibration's, else the calibration file's.
     private var correctionInForce: MagneticCalibration { online?.inForce ?? calibration?.correction ?? .identity }
 
     /// Puts back the kept deviation from driving when the calibration in force is the one it was seen after.
-    private mutating func restoreDriving(under correction: MagneticCalibration? = nil) {
-        guard driving != nil, let kept = keptDriving, kept.holds(under: correction ?? correctionInForce, field: local?.reference.norm ?? 50),
+    private mutating func restoreDriving() {
+        guard driving != nil, let kept = keptDriving, kept.holds(under: correctionInForce, field: local?.reference.norm ?? 50),
               let observations = try? kept.observations() else { return }
         driving?.restore(observations)
         drivingTable = driving?.table
