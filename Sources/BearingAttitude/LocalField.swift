@@ -20,6 +20,13 @@ public struct LocalField: Equatable, Sendable {
         self.reference = reference
     }
 
+    /// WMM2025 at a configured position (latitude, longitude in degrees, height in km) on the date of
+    /// `unixSeconds`: the field in force until the first fix (`heading.fallback_position`).
+    public static func fallback(_ position: Vector3, unixSeconds: Double) -> LocalField {
+        wmm(.wmm2025, latitude: position.x, longitude: position.y, heightKm: position.z,
+            year: WorldMagneticModel.decimalYear(unixSeconds: unixSeconds), source: .fallback)
+    }
+
     /// The WMM field at a position and time, `source` saying where the position came from.
     public static func wmm(_ model: WorldMagneticModel, latitude: Double, longitude: Double, heightKm: Double, year: Double,
                            source: DeclinationSource) -> LocalField {

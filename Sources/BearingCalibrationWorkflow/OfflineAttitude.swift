@@ -56,8 +56,8 @@ public struct OfflineAttitude {
         public var inertial: InertialSample
     }
 
-    /// The device and chip names the file's samples carry (the `# bearing-samples` line's chip, else "file").
-    public static let device = "file"
+    /// The device name the file's samples carry (their chip is the `# bearing-samples` line's, else "file").
+    static let device = "file"
 
     /// The rows of `file` as sensor samples, times shifted by `base` whole seconds (the WMM's date is the
     /// samples' date: a file's clock usually starts at 0).
@@ -72,7 +72,7 @@ public struct OfflineAttitude {
     }
 
     /// `base` whole seconds plus `t` seconds, to the nanosecond.
-    public static func stamp(_ t: Double, base: Int64) -> GPSTimestamp {
+    static func stamp(_ t: Double, base: Int64) -> GPSTimestamp {
         let whole = t.rounded(.down)
         var seconds = base + Int64(whole), nanoseconds = Int32(((t - whole) * 1e9).rounded())
         if nanoseconds >= 1_000_000_000 { seconds += 1; nanoseconds -= 1_000_000_000 }
@@ -88,29 +88,17 @@ public struct OfflineAttitude {
         return f
     }
 
-    /// The file's axes → the daemon's board frame (x forward, y right, z down).
-    public static func orientation(_ axes: BodyAxes) -> Orientation {
+    /// The file's axes in the daemon's board frame (x forward, y right, z down): the orientation both sensors
+    /// are given, and the same turn as a quaternion, which gives the daemon's quaternion back in the file's axes.
+    static func frame(_ axes: BodyAxes) -> (orientation: Orientation, turn: Quaternion) {
         switch axes {
-        case .forwardRightDown: return .identity
-        case .forwardLeftUp: return try! Orientation(axes: "+X-Y-Z")
+        case .forwardRightDown: return (.identity, .identity)
+        case .forwardLeftUp: return (try! Orientation(axes: "+X-Y-Z"), Quaternion(w: 0, x: 1, y: 0, z: 0)) // 180° about x
         }
     }
 
-    /// The daemon's fusion stage as `bearing attitude` runs it: the vehicle's online calibration (or none),
-    /// both sensors in the file's axes.
-    public static func stage(_ options: Options) -> FusionStage {
-        let toBoard = orientation(options.axes)
-        return FusionStage(AttitudeFusion(imuOrientation: toBoard, magnetometerOrientation: toBoard, trueNorth: true,
-                                          auto: options.calibrate ? .track : .off, vehicle: options.vehicle))
-    }
-
-    /// The WMM field the run starts with (at `position`, on the samples' date), as the daemon's fallback.
-    public static func fallbackField(_ options: Options, base: Int64) -> LocalField? {
-        options.position.map { p in
-            LocalField.wmm(.wmm2025, latitude: p.x, longitude: p.y, heightKm: p.z,
-                           year: WorldMagneticModel.decimalYear(unixSeconds: Double(base)), source: .fallback)
-        }
-    }
+    /// The file's axes → the daemon's board frame.
+    public static func orientation(_ axes: BodyAxes) -> Orientation { frame(axes).orientation }
 
     /// Refuses a file whose magnetometer is not in µT when online calibration needs it (nil: fine).
     public static func unitProblem(_ file: IMUSampleFile, source: String, options: Options) -> String? {
@@ -121,16 +109,17 @@ public struct OfflineAttitude {
     public static func run(_ file: IMUSampleFile, track: GNSSTrackFile?, options: Options, now: Double,
                            note: @escaping (String) -> Void, emit: (Output) throws -> Void) rethrows -> Outcome {
         let base = Int64(now.rounded(.down))
-        let toBoard = orientation(options.axes)
-        // The file's axes from the board's: the daemon's quaternion (board → east-north-up) turned to the file's.
-        let fromFile = options.axes == .forwardLeftUp ? Quaternion(w: 0, x: 1, y: 0, z: 0) : .identity
+        let (toBoard, fromFile) = frame(options.axes)
         let given = options.declination
-        var stage = stage(options)
+        // The daemon's fusion stage: the vehicle's online calibration (or none), both sensors in the file's axes.
+        var fusion = AttitudeFusion(imuOrientation: toBoard, magnetometerOrientation: toBoard, trueNorth: true,
+                                    auto: options.calibrate ? .track : .off, vehicle: options.vehicle)
         let changes = Mutex<[(time: GPSTimestamp, change: CalibrationChange)]>([])
-        var fusion = stage.fusion
         fusion.onOnlineEvent = { change, state in if let change { changes.withLock { $0.append((state.time, change)) } } }
-        stage = FusionStage(fusion)
-        var field = WMMStage<LocalField?>.localFields(model: .wmm2025, fallback: fallbackField(options, base: base).map { override($0, given) })
+        var stage = FusionStage(fusion)
+        // The daemon's fallback position's field, on the samples' date.
+        let fallback = options.position.map { override(LocalField.fallback($0, unixSeconds: Double(base)), given) }
+        var field = WMMStage<LocalField?>.localFields(model: .wmm2025, fallback: fallback)
         stage.start(calibration: nil, localField: field.current)
         let epochs = track?.epochs ?? []
         let learnsFromDriving = options.vehicle.learnsFromDriving

@@ -319,10 +319,7 @@ public final class Agent: @unchecked Sendable {
         let hub = self.hub
         var declination: WMMStage<Declination?>?
         if config.heading.trueNorth {
-            let fallback = config.heading.fallbackPosition.map { p -> Declination in
-                let year = WorldMagneticModel.decimalYear(unixSeconds: self.startTime.unixTime)
-                return Declination(WorldMagneticModel.wmm2025.field(latitude: p.x, longitude: p.y, heightKm: p.z, year: year).declination, .fallback)
-            }
+            let fallback = config.heading.fallbackPosition.map { LocalField.fallback($0, unixSeconds: self.startTime.unixTime).declination }
             declination = .declinations(model: .wmm2025, fallback: fallback)
         }
         // No calibration is in force yet: the files are loaded when the sources start, after the wiring, and
@@ -347,10 +344,7 @@ public final class Agent: @unchecked Sendable {
     /// which gives an attitude per inertial sample; the ATT chains (`pipeline.att`) throttle them.
     private func wireFusion() {
         let q = core.entry
-        let fallback = config.heading.fallbackPosition.map { p in
-            LocalField.wmm(.wmm2025, latitude: p.x, longitude: p.y, heightKm: p.z,
-                           year: WorldMagneticModel.decimalYear(unixSeconds: self.startTime.unixTime), source: .fallback)
-        }
+        let fallback = config.heading.fallbackPosition.map { LocalField.fallback($0, unixSeconds: self.startTime.unixTime) }
         var field = WMMStage<LocalField?>.localFields(model: .wmm2025, fallback: fallback)
         var fusion = AttitudeFusion(imuOrientation: config.imu.orientation, magnetometerOrientation: config.magnetometer.orientation,
                                     trueNorth: config.heading.trueNorth, auto: config.autoCalibration, vehicle: config.vehicle)
