@@ -4,7 +4,7 @@ import PackageDescription
 // Layering: each target depends only on targets above it in this list (docs/dev/architecture.md says why
 // the cuts are where they are; Tests/RepositoryTests checks the rules).
 //   C bridges     CBearingSys (Linux calls Glibc lacks, snprintf), CGPS (libgps), CI2C (libi2c),
-//                 CMosquitto (libmosquitto), CYAML (libyaml)
+//                 CMosquitto (libmosquitto), CYAML (libyaml), CMicroHTTPD (libmicrohttpd)
 //   pure core     BearingModel        values, vector and quaternion maths, number formatting
 //   (no I/O,      BearingAttitude     the attitude filter, WMM2025, rate of turn
 //    no threads)  BearingWire         gpsd's JSON dialect, client requests, the operator-spec vocabulary
@@ -21,8 +21,9 @@ import PackageDescription
 //                 POSIX only)
 //   workflows     BearingCalibrationWorkflow (calibrate, level, swing, attitude: collection, grading, fitting,
 //                 saving), BearingTerminal (the CLI's presentation, tested in-process)
-//   doors         BearingSocketDoor (the UNIX socket and TCP door, gpsd's JSON), BearingMarine (NMEA 0183,
-//                 Signal K), BearingMQTT (client, door, spool, fleet records)
+//   doors         BearingSocketDoor (the UNIX socket and TCP door, gpsd's JSON; the request router every door
+//                 whose readers are hub clients shares), BearingWebDoor (the page and the protocol over HTTP,
+//                 libmicrohttpd), BearingMarine (NMEA 0183, Signal K), BearingMQTT (client, door, spool, fleet records)
 //   the daemon    BearingDaemon: the agent and its wiring (the hub's sources into the compass's stages; no
 //                 OpenCombine: that is the hub's alone), the data log, replay; `Daemon`, one entry point: the agent
 //                 and the doors in one service group
@@ -55,6 +56,9 @@ let package = Package(
             pkgConfig: "libmosquitto",
             providers: [.apt(["libmosquitto-dev"])]
         ),
+        // libmicrohttpd (Debian's libmicrohttpd-dev) for the web door; its variadic start and the peer's address
+        // in a small shim.
+        .target(name: "CMicroHTTPD", linkerSettings: [.linkedLibrary("microhttpd")]),
         .systemLibrary(
             name: "CYAML",
             pkgConfig: "yaml-0.1",
@@ -102,10 +106,14 @@ let package = Package(
             "CMosquitto", "BearingModel", "BearingWire", "BearingPublishing", "BearingPOSIX", "BearingService",
             "BearingConfig", "BearingYAML", "BearingLog",
         ]),
+        // The web door: the page (built in) and the protocol over HTTP, its pages hub clients like socket readers.
+        .target(name: "BearingWebDoor", dependencies: [
+            "CMicroHTTPD", "BearingModel", "BearingWire", "BearingPublishing", "BearingPOSIX", "BearingService", "BearingSocketDoor", "BearingLog",
+        ], resources: [.embedInCode("page/index.html")]),
         .target(name: "BearingDaemon", dependencies: [
             "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCompass", "BearingCalibration", "BearingPOSIX",
             "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors",
-            "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingSocketDoor", "BearingRecording",
+            "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingSocketDoor", "BearingWebDoor", "BearingRecording",
         ]),
         // `bearing report`'s collector: the daemon's config and files, external commands (Subprocess), tar.
         .target(name: "BearingDiagnostics", dependencies: [
@@ -184,6 +192,7 @@ let package = Package(
         .testTarget(name: "BearingMQTTTests", dependencies: ["BearingConfig", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingWire", "FuzzChecks", "TestSupport"]),
         .testTarget(name: "BearingDaemonTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingCalibrationWorkflow", "BearingCompass", "BearingConfig", "BearingDaemon", "BearingLog", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingRecording", "BearingSensors", "BearingSimulator", "BearingSocketDoor", "BearingWire", "BearingYAML", "DaemonTestRig", "FuzzChecks", "FuzzConfigChecks", "TestSupport"]),
         .testTarget(name: "BearingClientTests", dependencies: ["BearingClient", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingSocketDoor", "BearingWire", "TestSupport"]),
+        .testTarget(name: "BearingWebDoorTests", dependencies: ["BearingDaemon", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingSocketDoor", "BearingWebDoor", "BearingWire", "DaemonTestRig", "TestSupport"], exclude: ["browser"]),
         .testTarget(name: "BearingSocketDoorTests", dependencies: ["BearingModel", "BearingPublishing", "BearingSocketDoor", "BearingWire", "TestSupport"]),
         .testTarget(name: "BearingYAMLTests", dependencies: ["BearingModel", "BearingYAML"]),
         .testTarget(name: "BearingConfigTests", dependencies: ["BearingConfig", "BearingModel", "BearingWire", "BearingYAML"]),

@@ -232,6 +232,10 @@ public struct OnlineMagnetometerCalibration: Sendable {
     /// Points held.
     public var regions: Int { points.reduce(0) { $0 + ($1 == nil ? 0 : 1) } }
 
+    /// The raw samples it holds now (µT, chip axes): one per direction region, then the turn ring's. What a fit
+    /// is made from, for a client to see (`?CALIBRATION={"points":true};`).
+    public var heldPoints: [Vector3] { points.compactMap { $0?.raw } + ring.compactMap { $0?.raw } }
+
     /// Takes one raw sample at `time` seconds. `up`: the unit "up" in the sensor frame from the fused
     /// attitude, nil before the filter has one. `east`: where there is a gyroscope, the east of the filter's
     /// 6D orientation (`AttitudeFilter.quaternion6D`: the gyroscope's heading, from an arbitrary start; the

@@ -25,6 +25,26 @@ public enum FusionInput: Sendable {
     case deviation(DeviationCurve?)
     /// The deviation learnt from driving in an earlier run (`calibration.driving_file`; nil: none).
     case drivingDeviation(DrivingDeviationRecord?)
+    /// Online calibration learns (`track`) or holds what it has (`locked`) from now on: a client's action.
+    /// Ignored when online calibration is off.
+    case onlineMode(AutoCalibrationMode, at: GPSTimestamp)
+    /// Online calibration forgets what it learnt: the file's calibration (or none) again, learning from the start.
+    case onlineReset(at: GPSTimestamp)
+}
+
+/// One event of online calibration, for its history: a fit accepted (or a step's, a recall's, the course's),
+/// a fit refused because it did not explain the field better, or a client's action.
+public struct OnlineCalibrationEvent: Equatable, Sendable {
+    public enum Kind: String, Sendable {
+        case accepted, refused, recalled, step, course, lock, unlock, reset
+    }
+    public var time: GPSTimestamp
+    public var kind: Kind
+    /// The misfit (norm % plus dip spread °) of the calibration in force before, and of the fit after (accepted
+    /// or refused); nil for an action.
+    public var before: Double?
+    public var after: Double?
+    public var regions: Int
 }
 
 /// The fused compass as a value: an `AttitudeFilter` fed with each sensor's samples at their own times,
@@ -56,7 +76,10 @@ public struct AttitudeFusion: Sendable {
     public private(set) var level: MountingLevel?
     /// Online magnetometer calibration (`calibration.auto`): off, learning (`track`) or holding what it
     /// learnt (`locked`). The calibration in force (manual, or learnt and kept) is its baseline.
-    public let auto: AutoCalibrationMode
+    public private(set) var auto: AutoCalibrationMode
+    /// Online calibration's latest events, oldest first (at most `historyLength`).
+    public private(set) var history: [OnlineCalibrationEvent] = []
+    public static let historyLength = 20
     /// How online calibration learns: `OnlineCalibrationSettings.forLand` in a car or rover.
     public let onlineSettings: OnlineCalibrationSettings
     /// The online calibration (nil when `auto` is off): it corrects the field samples instead of the file's.
@@ -143,6 +166,20 @@ public struct AttitudeFusion: Sendable {
             }
             updateReference()
             restoreDriving()
+        case .onlineMode(let mode, let lastStamp):
+            guard auto != .off, mode != .off, let online else { return }
+            auto = mode
+            note(OnlineCalibrationEvent(time: lastStamp, kind: mode == .locked ? .lock : .unlock, regions: online.regions))
+        case .onlineReset(let lastStamp):
+            guard auto != .off, online != nil else { return }
+            let c = calibration
+            online = OnlineMagnetometerCalibration(calibration: c?.correction, origin: c?.origin ?? .none, settings: onlineSettings)
+            if let r = local?.reference { online?.expect(field: r.norm, dip: r.dip) }
+            quality = online?.quality(wmm: local?.reference)
+            driving?.restart(at: nil)
+            drivingTable = nil
+            updateReference()
+            note(OnlineCalibrationEvent(time: lastStamp, kind: .reset, regions: 0))
         case .drivingDeviation(let r):
             keptDriving = r
             if driving?.curve == nil { restoreDriving() }
@@ -205,8 +242,12 @@ public struct AttitudeFusion: Sendable {
         let east = withoutGyroscope ? nil : toSensor * toIMU.rotate(Vector3(1, 0, 0))
         if let change = online!.add(s.field, up: up, east: east, time: t) { changes.append(change) }
         if online!.fitDue(at: t) {
-            let outcome = online!.fit(at: t)
-            if case .accepted(let change) = outcome { changes.append(change) }
+            switch online!.fit(at: t) {
+            case .accepted(let change): changes.append(change)
+            case .kept(let inForce, let candidate):
+                note(OnlineCalibrationEvent(time: s.time, kind: .refused, before: inForce.total, after: candidate.total, regions: online!.regions))
+            case .notEnough, .failed: break
+            }
         }
         // Mostly nothing changed: nothing to adopt or tell.
         guard !changes.isEmpty || online!.interference != was else { return }
@@ -218,6 +259,8 @@ public struct AttitudeFusion: Sendable {
     private mutating func adopt(_ changes: [CalibrationChange], at time: GPSTimestamp, interferenceWas was: Interference?) {
         guard let online else { return }
         for change in changes {
+            let kind: OnlineCalibrationEvent.Kind = change.recalled ? .recalled : change.afterStep ? .step : change.fromCourse ? .course : .accepted
+            note(OnlineCalibrationEvent(time: time, kind: kind, before: change.before.total, after: change.after.total, regions: change.regions))
             // One that turns the heading more than a refinement would: the deviation from driving starts again.
             filter.adopt(change, field: online.field, local: local?.reference)
             if change.turnsTheHeading {
@@ -234,6 +277,24 @@ public struct AttitudeFusion: Sendable {
         if !changes.isEmpty || online.interference != was {
             quality = online.quality(wmm: local?.reference)
         }
+    }
+
+    private mutating func note(_ event: OnlineCalibrationEvent) {
+        history.append(event)
+        if history.count > Self.historyLength { history.removeFirst(history.count - Self.historyLength) }
+    }
+
+    /// The deviation curve in force, every 10° of compass heading, and where it comes from: learnt from driving,
+    /// else the swing's (`measured`); nil when neither is in force.
+    public var deviationInForce: (source: String, points: [(compass: Double, deviation: Double)])? {
+        let headings = stride(from: 0.0, to: 360, by: 10)
+        if let drivingTable {
+            return ("driving", headings.map { ($0, drivingTable.deviation(atCompassHeading: $0)) })
+        }
+        if let measuredDeviation, !measuredDeviation.coefficients.isEmpty {
+            return ("swing", headings.map { ($0, measuredDeviation.deviation(atCompassHeading: $0)) })
+        }
+        return nil
     }
 
     /// One fix into the deviation from driving: the compass heading now (before deviation) against the course,

@@ -82,6 +82,8 @@ public final class Agent: @unchecked Sendable {
     private var imuLog = SourceStateLog(source: "imu", connecting: "looking for the accelerometer/gyroscope",
                                         lost: "accelerometer/gyroscope unavailable", stillLost: "accelerometer/gyroscope still unavailable",
                                         stopped: "accelerometer/gyroscope stopped")
+    /// Each source's measured rate and failures, for HEALTH; touched on the pipeline queue only.
+    private var sourceHealth: [String: SourceHealth] = [:]
     private var lastMagFailure: String?
     private var lastIMUFailure: String?
     /// Online calibration's state after its latest event, and the magnetometer's chip once a sample named it.
@@ -182,8 +184,51 @@ public final class Agent: @unchecked Sendable {
                 return .success(WireEncoding.calibration(calibrations.status))
             }
         }
-        if let recorder { r.blackBox = { (Int(RecordingFormat.version), recorder.ringFile()) } }
+        if let recorder {
+            r.blackBox = { (Int(RecordingFormat.version), recorder.ringFile()) }
+            r.saveBlackBox = { reason in
+                do { return .success(try recorder.save(reason: reason)) } catch { return .failure(SocketDoor.CalibrationRefused(["\(error)"])) }
+            }
+        }
+        // On the pipeline queue, where the router calls them: the compass stage is touched there only.
+        if calibrations != nil {
+            r.calibrationPoints = { [weak self] in self?.calibrationObject(detailed: true) ?? WireEncoding.error("CALIBRATION: stopping") }
+            r.onlineCalibration = { [weak self] action in
+                guard let self else { return .failure(SocketDoor.CalibrationRefused(["stopping"])) }
+                return self.act(action)
+            }
+        }
         return r
+    }
+
+    /// A client's action on online calibration (on the pipeline queue): the CALIBRATION object after it.
+    private func act(_ action: OnlineCalibrationAction) -> Result<String, SocketDoor.CalibrationRefused> {
+        guard config.autoCalibration != .off else {
+            return .failure(SocketDoor.CalibrationRefused(["online calibration is off (calibration.auto: off)"]))
+        }
+        guard fusionStage != nil else {
+            return .failure(SocketDoor.CalibrationRefused(["online calibration needs an IMU (imu:)"]))
+        }
+        let now = clock.mode == .live ? GPSTimestamp.now() : core.clock.wallTime
+        switch action {
+        case .lock: fuse(.onlineMode(.locked, at: now))
+        case .unlock: fuse(.onlineMode(.track, at: now))
+        case .reset:
+            fuse(.onlineReset(at: now))
+            // What was learnt is forgotten for good: the kept file goes too, or the next start would bring it back.
+            if case .live = feed, let store = calibrations?.online {
+                let logger = self.logger
+                onlineKeeper.async {
+                    if unlink(store.path) != 0 && errno != ENOENT {
+                        logger.error("online calibration reset, but its file stays: \(SystemError("unlink", store.path))")
+                    }
+                }
+            }
+        }
+        onlineState = fusionStage?.fusion.onlineState(at: now)
+        let line = calibrationObject(detailed: false)
+        hub.publishCalibration(line)
+        return .success(line)
     }
 
     /// The second half of `start()`: the black box's key records, then gpsd and the sensors (none in a
@@ -224,7 +269,10 @@ public final class Agent: @unchecked Sendable {
         let hub = self.hub
         hub.observer = { [weak self] className, line in self?.record(className, line) }
 
-        subscriptions.append(gpsAdapter.fixes.subscribe(on: q) { hub.publish(Report(.fix($0)), from: .gpsd) })
+        subscriptions.append(gpsAdapter.fixes.subscribe(on: q) { [weak self] fix in
+            self?.sourceHealth["gpsd", default: SourceHealth()].sample(at: Syscall.monotonicSeconds())
+            hub.publish(Report(.fix(fix)), from: .gpsd)
+        })
         subscriptions.append(gpsAdapter.skies.subscribe(on: q) { hub.publish(Report(.sky($0)), from: .gpsd) })
         subscriptions.append(gpsAdapter.relayed.subscribe(on: q) { hub.publish(Report(.relayed($0)), from: .gpsd) })
         subscriptions.append(gpsAdapter.states.subscribe(on: q) { [weak self] state in
@@ -232,6 +280,7 @@ public final class Agent: @unchecked Sendable {
             self.publishState(state, log: &self.gpsdLog, endpoint: self.config.gpsd.endpoint)
         })
         subscriptions.append(gpsAdapter.failures.subscribe(on: q) { [weak self] failure in
+            self?.sourceHealth["gpsd", default: SourceHealth()].failures += 1
             self?.logger.warning("gpsd: \(failure.message)", metadata: ["gpsd": "\(failure.endpoint)"])
         })
 
@@ -304,8 +353,12 @@ public final class Agent: @unchecked Sendable {
             if state == .connected { self[keyPath: lastFailure] = nil }
             self.publishState(state, log: &self[keyPath: log], endpoint: endpoint())
         })
+        subscriptions.append(adapter.samples.subscribe(on: q) { [weak self] _ in
+            self?.sourceHealth[name, default: SourceHealth()].sample(at: Syscall.monotonicSeconds())
+        })
         subscriptions.append(adapter.failures.subscribe(on: q) { [weak self] failure in
             guard let self else { return }
+            self.sourceHealth[name, default: SourceHealth()].failures += 1
             let text = failure.description
             if text == self[keyPath: lastFailure] { self.logger.debug("\(name): \(text)") } else { self.logger.warning("\(name): \(text)") }
             self[keyPath: lastFailure] = text
@@ -375,12 +428,28 @@ public final class Agent: @unchecked Sendable {
 
     /// The CALIBRATION object: the files in force and, with `calibration.auto`, the online calibration's state.
     /// On the pipeline queue.
-    private func calibrationObject(_ files: CalibrationStatus) -> String {
+    private func calibrationObject(_ files: CalibrationStatus, detailed: Bool = false) -> String {
         var status = files
-        status.onlineMode = config.autoCalibration
+        status.onlineMode = fusionStage?.fusion.auto ?? config.autoCalibration
+        if detailed, let fusion = fusionStage?.fusion {
+            var d = CalibrationDetail()
+            d.points = fusion.online?.heldPoints ?? []
+            d.history = fusion.history
+            d.curve = fusion.deviationInForce.map { ($0.source, $0.points.map { .init(compass: $0.compass, deviation: $0.deviation) }) }
+            d.observations = (fusion.driving?.observations ?? []).joined().map { .init(compass: $0.compass, deviation: $0.deviation) }
+            status.detail = d
+        } else if detailed {
+            status.detail = CalibrationDetail()
+        }
         status.online = onlineState
         status.onlineSource = calibrations?.activeMagnetometer?.origin ?? .none
         return WireEncoding.calibration(status)
+    }
+
+    /// The CALIBRATION object now, with the points and history when `detailed`. On the pipeline queue.
+    private func calibrationObject(detailed: Bool) -> String {
+        guard let calibrations else { return WireEncoding.error("CALIBRATION: no magnetometer is configured") }
+        return calibrationObject(calibrations.status, detailed: detailed)
     }
 
     /// An online calibration event (on the pipeline queue): a change is logged once, kept in the auto file
@@ -560,6 +629,28 @@ public final class Agent: @unchecked Sendable {
     }
     #endif
 
+    /// The sources' part of HEALTH (on the pipeline queue): each one's state, endpoint, measured rate and failures,
+    /// and the black box's ring. The doors add theirs (`Daemon`).
+    func healthSources() -> (sources: JSONValue, blackBox: JSONValue?) {
+        let now = Syscall.monotonicSeconds()
+        var list: [(String, ConnectionState, String)] = [("gpsd", gpsAdapter.currentState, config.gpsd.endpoint)]
+        if let reader { list.append(("magnetometer", magAdapter.currentState, reader.endpoint)) }
+        if let imuReader { list.append(("imu", imuAdapter.currentState, imuReader.endpoint)) }
+        let sources = JSONValue.list(list.map { name, state, endpoint in
+            let h = sourceHealth[name] ?? SourceHealth()
+            var o: [(String, JSONValue)] = [("source", .string(name)), ("endpoint", .string(endpoint)), ("state", .string(state.name))]
+            if case .disconnected(let reason, _) = state { o.append(("reason", .string(reason.description))) }
+            o.append(("rate", .number((h.rate(at: now) * 10).rounded() / 10)))
+            o.append(("failures", .number(Double(h.failures))))
+            return .map(o)
+        })
+        let blackBox = recorder.map { r -> JSONValue in
+            let size = r.ringSize
+            return .map([("minutes", .number(r.config.minutes)), ("bytes", .number(Double(size.bytes))), ("frames", .number(Double(size.frames)))])
+        }
+        return (sources, blackBox)
+    }
+
     /// One line for `systemctl status`: each source's state and how many readers (`readers`, the socket door's)
     /// are connected.
     public func statusLine(readers n: Int) -> String {
@@ -607,5 +698,24 @@ struct SourceStateLog {
         case .connecting(let attempt):
             logger.debug("\(connecting) (attempt \(attempt))", metadata: metadata)
         }
+    }
+}
+
+/// One source's samples per second, over the last nine whole seconds, and its failures since the start: ten
+/// one-second buckets, so a sample costs a few instructions.
+struct SourceHealth {
+    private var buckets = Array(repeating: (second: -1, count: 0), count: 10)
+    var failures = 0
+
+    mutating func sample(at now: Double) {
+        let second = Int(now), i = second % 10
+        if buckets[i].second != second { buckets[i] = (second, 0) }
+        buckets[i].count += 1
+    }
+
+    func rate(at now: Double) -> Double {
+        let second = Int(now)
+        let n = buckets.reduce(0) { $0 + ($1.second < second && $1.second >= second - 9 ? $1.count : 0) }
+        return Double(n) / 9
     }
 }

@@ -10,6 +10,7 @@ import BearingSensors
 import BearingMarine
 import BearingMQTT
 import BearingSocketDoor
+import BearingWebDoor
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
@@ -54,6 +55,8 @@ public struct AgentConfig: Equatable, Sendable {
     public var signalK = SignalKDoorConfig()
     /// The MQTT door (off until it has a broker).
     public var mqtt = MQTTDoorConfig()
+    /// The web door (off until the config has a `web:` section).
+    public var web = WebSettings()
     /// The black box: the ring in memory, saves, continuous recording.
     public var blackbox = BlackBoxConfig()
     /// The board profile the config was layered on, if any.
@@ -222,6 +225,10 @@ extension AgentConfig {
         .section("mqtt", \.config.mqtt, MQTTDoorConfig.keys, default: "absent: off",
                  "the MQTT door: TPV, ATT and SKY for a fleet's broker, spooled until acknowledged ([docs/mqtt.md](mqtt.md)); off until `broker` is set",
                  begin: { MQTTDoorConfig.Reading(config: $0) }, end: { r, node, _, c in try r.checked(c, node) }),
+        .section("web", \.config.web, WebSettings.keys, default: "absent: off",
+                 "the web door: a page showing heading, sky, calibration, deviation and health, and the protocol over HTTP "
+                    + "([docs/web.md](web.md)); present (even `web: {}`) turns it on, on loopback",
+                 begin: { var w = $0; w.enabled = true; return w }, end: { _, _, _, w in w }),
         .section("log", \.config.log, Log.keys, "what the daemon logs, and where every published object goes"),
         .section("blackbox", \.config.blackbox, BlackBoxConfig.keys,
                  "the black box: what the sensors and gpsd said, kept in memory and saved on request or fault ([docs/blackbox.md](blackbox.md))"),
@@ -266,6 +273,28 @@ extension AgentConfig.Socket {
             r, node, path, s in s.pipelineWriters = try r.users(node, path)
         },
         .int("max_request", \.maxRequestBytes, 256...1_048_576, unit: " bytes", "longest request line; a longer one gets an ERROR and is skipped"),
+    ]
+}
+
+extension WebSettings {
+    static let keys: [ConfigKey<Self>] = [
+        .init("host", "a numeric IPv4 or IPv6 address", "where the page is served: loopback by default; a LAN address (e.g. `0.0.0.0`) "
+                + "needs the credential for everything, and the credential file must exist", default: { ConfigShow.code($0.host) }) { r, node, path, w in
+            let text = try r.scalar(node, path)
+            guard TCPSocket.isNumeric(text) else {
+                throw r.fail(node, path, text.quoted, "a numeric IPv4 or IPv6 address, e.g. 127.0.0.1 or 0.0.0.0")
+            }
+            w.host = text
+        },
+        .int("port", \.port, 0...65535, "the TCP port (`0`: the kernel picks one, logged at start)"),
+        .path("credential", \.credentialFile, default: "`/etc/bearing/web-credential`",
+              "the file holding the web credential (`bearing web-credential` writes it, mode 0640, group `bearing`): needed to log in, "
+                + "for every action, and for viewing from another host"),
+        .int("max_pages", \.maxPages, 1...1024, "pages open at once (each an event stream and a thread); beyond, a page is told to try later (HTTP 503)"),
+        .int("client_queue", \.clientQueue, 8...100_000, "lines queued per page; a page that lets more wait has stopped reading and is dropped (it reconnects)"),
+        .int("max_request", \.maxRequestBytes, 256...1_048_576, unit: " bytes", "the largest request body (a request line, a login); larger is refused (HTTP 413)"),
+        .int("max_headers", \.maxHeaders, 8...200, "headers per request at most; more is refused (HTTP 431)"),
+        .seconds("session", \.sessionLifetime, 60...2_592_000, "how long a login lasts"),
     ]
 }
 

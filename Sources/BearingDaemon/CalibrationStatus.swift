@@ -1,6 +1,7 @@
 import BearingModel
 import BearingCalibration
 import BearingWire
+import BearingCompass
 
 extension WireEncoding {
     /// `CALIBRATION`: which magnetometer calibration is in force and its figures; with an IMU, the
@@ -71,6 +72,10 @@ extension WireEncoding {
                     o.raw("matrix", "[" + s.calibration.matrix.rows.map { numbers([$0.x, $0.y, $0.z]) }.joined(separator: ",") + "]")
                 }
             }
+            if let d = c.detail {
+                o.raw("points", "[" + d.points.map { numbers([$0.x, $0.y, $0.z], decimals: 2) }.joined(separator: ",") + "]")
+                o.raw("history", "[" + d.history.map(event).joined(separator: ",") + "]")
+            }
             if let e = c.onlineError { o.string("error", e) }
             w.raw("online", o.finished())
         }
@@ -92,6 +97,7 @@ extension WireEncoding {
                 o.raw("coefficients", numbers(r.coefficients))
                 if let u = r.uncertainties { o.raw("uncertainties", numbers(u)) }
                 o.string("source", r.source)
+                if let current = r.current { o.raw("current", numbers(current)) }
                 o.string("measured", r.time)
                 o.time("loaded", d.loaded)
             }
@@ -103,12 +109,34 @@ extension WireEncoding {
             if let r = d.record {
                 o.string("kept", r.time)
                 o.int("sectors", r.sectors.filter { !$0.isEmpty }.count)
+                if c.detail != nil {
+                    o.raw("observations", "[" + r.sectors.joined().map { numbers($0, decimals: 2) }.joined(separator: ",") + "]")
+                }
                 o.time("loaded", d.loaded)
             }
             if let error = d.error { o.string("error", error) }
             w.raw("driving", o.finished())
         }
+        if let d = c.detail {
+            var o = JSONObjectWriter()
+            o.string("source", d.curve?.source ?? "none")
+            o.raw("points", "[" + (d.curve?.points ?? []).map { numbers([$0.compass, $0.deviation], decimals: 2) }.joined(separator: ",") + "]")
+            w.raw("curve", o.finished())
+            if !d.observations.isEmpty {
+                w.raw("observations", "[" + d.observations.map { numbers([$0.compass, $0.deviation], decimals: 2) }.joined(separator: ",") + "]")
+            }
+        }
         return w.finished()
+    }
+
+    private static func event(_ e: OnlineCalibrationEvent) -> String {
+        var o = JSONObjectWriter()
+        o.time("time", e.time)
+        o.string("event", e.kind.rawValue)
+        if let b = e.before { o.fixed("misfit_before", b, 3) }
+        if let a = e.after { o.fixed("misfit_after", a, 3) }
+        o.int("regions", e.regions)
+        return o.finished()
     }
 
     private static func fileState<Record>(_ s: CalibrationFileState<Record>) -> JSONObjectWriter {
@@ -120,6 +148,10 @@ extension WireEncoding {
 
     private static func numbers(_ values: [Double]) -> String {
         "[" + values.map(JSONObjectWriter.shortest).joined(separator: ",") + "]"
+    }
+
+    private static func numbers(_ values: [Double], decimals: Int) -> String {
+        "[" + values.map { $0.isFinite ? String(printf: "%.\(decimals)f", $0) : "null" }.joined(separator: ",") + "]"
     }
 }
 
@@ -142,6 +174,8 @@ public struct CalibrationStatus: Equatable, Sendable {
     /// Where the calibration in force came from, before online calibration has had anything to say.
     public var onlineSource: CalibrationOrigin = .none
     public var onlineError: String?
+    /// What `?CALIBRATION={"points":true};` adds (nil: the plain object).
+    public var detail: CalibrationDetail?
 
     public init(file: String, record: CalibrationRecord? = nil, loaded: GPSTimestamp? = nil, error: String? = nil,
                 accelerometer: CalibrationFileState<AccelerometerCalibrationRecord>? = nil, level: CalibrationFileState<MountingLevelRecord>? = nil) {
@@ -167,5 +201,29 @@ public struct CalibrationFileState<Record: Equatable & Sendable>: Equatable, Sen
         self.record = record
         self.loaded = loaded
         self.error = error
+    }
+}
+
+/// What the CALIBRATION object adds when a client asks for the points (`?CALIBRATION={"points":true};`): what
+/// online calibration holds and did, the deviation curve in force, and the observations of the deviation from
+/// driving (this run's; the kept file's are in `driving.observations`).
+public struct CalibrationDetail: Equatable, Sendable {
+    public struct CurvePoint: Equatable, Sendable {
+        public var compass: Double
+        public var deviation: Double
+        public init(compass: Double, deviation: Double) { self.compass = compass; self.deviation = deviation }
+    }
+    /// Online calibration's raw points (µT, chip axes).
+    public var points: [Vector3] = []
+    public var history: [OnlineCalibrationEvent] = []
+    /// The deviation in force every 10° of compass heading, and its source (`driving` or `swing`).
+    public var curve: (source: String, points: [CurvePoint])?
+    public var observations: [CurvePoint] = []
+
+    public init() {}
+
+    public static func == (a: Self, b: Self) -> Bool {
+        a.points == b.points && a.history == b.history && a.curve?.source == b.curve?.source && a.curve?.points == b.curve?.points
+            && a.observations == b.observations
     }
 }

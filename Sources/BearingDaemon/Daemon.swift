@@ -1,4 +1,5 @@
 import BearingI2C
+import BearingWire
 import BearingLog
 import BearingPOSIX
 import BearingService
@@ -35,12 +36,17 @@ public final class Daemon: Sendable {
         let agent = Agent(config: config, logger: logger, openBus: openBus, feed: feed)
         agent.origin = origin
         try agent.startPublishing()
+        // HEALTH names every door: they are known once open, before any reader can ask.
+        let opened = Mutex<[any Door]>([])
+        var requests = agent.socketRequests
+        requests.health = { [agent] in WireEncoding.health(agent.healthSources(), doors: opened.withLock { $0 }) }
         do {
-            (socket, doors) = try Doors.open(config, core: agent.core, requests: agent.socketRequests, logger: logger)
+            (socket, doors) = try Doors.open(config, core: agent.core, requests: requests, logger: logger)
         } catch {
             agent.stop()
             throw error
         }
+        opened.withLock { [doors] in $0 = doors }
         // The doors subscribe before the first value: they see what the socket's readers see from the start.
         agent.startSources()
         // One service per part and per door; a service group shuts services down in reverse order, each after
@@ -204,5 +210,24 @@ struct NotifyService: Service {
             }
         }
         notifier.tell { try $0.stopping(status: "stopping: sources, then the socket door, then the other doors and the data log") }
+    }
+}
+
+extension WireEncoding {
+    /// `HEALTH`: each source's state, measured rate and failures; each door (its name, then what it says of
+    /// itself: readers, backlog); the black box's ring.
+    static func health(_ sources: (sources: JSONValue, blackBox: JSONValue?), doors: [any Door]) -> String {
+        var members: [(String, JSONValue)] = [("class", .string("HEALTH")), ("sources", sources.sources)]
+        members.append(("doors", .list(doors.map { door in
+            .map([("name", .string(door.name))] + door.health.map { key, value in
+                switch value {
+                case .number(let n): return (key, .number(n))
+                case .string(let t): return (key, .string(t))
+                case .bool(let b): return (key, .bool(b))
+                }
+            })
+        })))
+        if let b = sources.blackBox { members.append(("blackbox", b)) }
+        return JSONValue.map(members).json
     }
 }

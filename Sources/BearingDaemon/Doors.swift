@@ -4,6 +4,7 @@ import BearingMQTT
 import BearingService
 import BearingPublishing
 import BearingSocketDoor
+import BearingWebDoor
 
 /// The doors the config turns on, opened, each a client of `core`: the socket door first (its listeners, whose
 /// readers are the hub's clients), then the others. Throws (having closed what it opened) when one cannot be.
@@ -23,6 +24,9 @@ public enum Doors {
             }
             if let broker = config.mqtt.broker {
                 doors.append(try MQTTDoor(config.mqtt, broker: broker, core: core, logger: logger))
+            }
+            if config.web.enabled {
+                doors.append(try WebDoor(config.web, core: core, requests: requests, logger: logger))
             }
         } catch {
             for d in doors { d.close() }

@@ -218,6 +218,12 @@ public final class MQTTDoor: Door {
         return out
     }
 
+    /// HEALTH: whether the broker is connected, and the spool's messages waiting for it.
+    public var health: [(String, HealthValue)] {
+        let (connected, pending, bytes) = outbox.state.withLock { ($0.connected, $0.spool.pending, $0.spool.bytes) }
+        return [("connected", .bool(connected)), ("spool", .number(Double(pending))), ("spool_bytes", .number(Double(bytes)))]
+    }
+
     public func close() {
         core.queue.sync { endRuns() }
         outbox.close()

@@ -31,6 +31,12 @@ public enum TCPSocket {
         host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
+    /// Whether `host` is a numeric IPv4 or IPv6 address.
+    public static func isNumeric(_ host: String) -> Bool {
+        var a = in6_addr()
+        return inet_pton(AF_INET, host, &a) == 1 || inet_pton(AF_INET6, host, &a) == 1
+    }
+
     /// Whether `host` is a loopback address (127.0.0.0/8 or ::1).
     public static func isLoopback(_ host: String) -> Bool {
         if host == "::1" { return true }

@@ -1,3 +1,4 @@
+import BearingModel
 import BearingWire
 import Dispatch
 import OpenCombineDispatch
@@ -30,6 +31,23 @@ public final class PublishingCore: Sendable {
     /// is called on `queue` with each line and the clients it is for.
     public func serveClients(_ deliver: @escaping PipelineHub.Deliver) {
         entry.run { hub.deliver = deliver }
+    }
+
+    /// A second door whose readers are hub clients too (the web door's pages): it numbers its clients in `ids`,
+    /// which no other door uses, and gets the lines for those; the other doors' clients keep theirs. A line for
+    /// one door's clients only costs the others one look at its recipients.
+    public func serveClients(in ids: Range<ClientID>, _ deliver: @escaping PipelineHub.Deliver) {
+        entry.run {
+            let others = hub.deliver
+            hub.deliver = { line, clients in
+                var mine = 0
+                for c in clients where ids.contains(c) { mine += 1 }
+                if mine == 0 { others(line, clients); return }
+                if mine == clients.count { deliver(line, clients); return }
+                deliver(line, clients.filter { ids.contains($0) })
+                others(line, clients.filter { !ids.contains($0) })
+            }
+        }
     }
 
     /// One unfiltered value, from any thread; published before this returns.

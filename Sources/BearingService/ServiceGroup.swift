@@ -139,6 +139,19 @@ public protocol Door: Service {
     var name: String { get }
     /// Closes what `open` opened, for a start that fails after this door was opened.
     func close()
+    /// What HEALTH says of this door besides its name (its readers, its backlog), as JSON members.
+    var health: [(String, HealthValue)] { get }
+}
+
+extension Door {
+    public var health: [(String, HealthValue)] { [] }
+}
+
+/// A value in a door's HEALTH entry (BearingService knows no JSON).
+public enum HealthValue: Sendable, Equatable {
+    case number(Double)
+    case string(String)
+    case bool(Bool)
 }
 
 /// A door that cannot open: which output, why, and who usually holds a port in use.

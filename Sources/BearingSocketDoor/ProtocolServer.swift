@@ -22,24 +22,19 @@ final class ProtocolServer: SocketTransportDelegate, Sendable {
     private let hub: PipelineHub
     private let logger: Logger
     private let maxRequestBytes: Int
-    /// Who may define or delete named pipelines at run time (uids; root always may).
-    private let pipelineWriters: Set<UInt32>
-    private let namedStore: NamedPipelineStore?
-    private let requests: SocketDoor.Requests
+    private let router: RequestRouter
 
     /// Each connection's session and peer; touched on the transport thread only (the lock is never contended).
     private let connections = Mutex<[ClientID: (session: ClientSession, peer: Peer)]>([:])
 
     init(transport: SocketTransport, queue: DispatchQueue, hub: PipelineHub, logger: Logger,
          maxRequestBytes: Int, pipelineWriters: Set<UInt32>, namedStore: NamedPipelineStore?, requests: SocketDoor.Requests) {
-        self.requests = requests
         self.transport = transport
         self.queue = queue
         self.hub = hub
         self.logger = logger
         self.maxRequestBytes = maxRequestBytes
-        self.pipelineWriters = pipelineWriters
-        self.namedStore = namedStore
+        router = RequestRouter(hub: hub, logger: logger, writers: pipelineWriters, namedStore: namedStore, requests: requests)
     }
 
     func transport(_ t: SocketTransport, didAccept client: ClientID, peer: Peer) {
@@ -75,83 +70,8 @@ final class ProtocolServer: SocketTransportDelegate, Sendable {
     }
 
     /// On the pipeline queue.
-    private func handle(_ request: ClientRequest, from client: ClientID, peer: Peer?) {
-        switch request {
-        case .calibration(let reload):
-            guard let calibration = requests.calibration else {
-                hub.reply(client, WireEncoding.error("CALIBRATION: no magnetometer is configured"))
-                return
-            }
-            switch calibration(reload) {
-            case .success(let line): hub.reply(client, line)
-            case .failure(let refused):
-                hub.reply(client, WireEncoding.error("CALIBRATION: reload rejected: \(refused.reasons.joined(separator: "; "))"))
-            }
-        case .definePipeline(let p):
-            guard mayChange(p.name, client, peer) else { return }
-            hub.define(p)
-            persist(client)
-            logger.notice("pipeline defined", metadata: ["name": "\(p.name)", "by": "\(peer.map { "\($0)" } ?? "?")",
-                                                         "chains": "\(WireEncoding.chains(p.chains))"])
-            hub.reply(client, hub.pipelinesObject())
-        case .deletePipeline(let name):
-            guard mayChange(name, client, peer) else { return }
-            guard hub.remove(named: name) else {
-                hub.reply(client, WireEncoding.error("PIPELINE: no pipeline named \"\(name)\""))
-                return
-            }
-            persist(client)
-            logger.notice("pipeline deleted", metadata: ["name": "\(name)"])
-            hub.reply(client, hub.pipelinesObject())
-        case .blackBox:
-            // The ring may hold positions: readers of the UNIX socket only (its mode and group decide who).
-            guard peer?.uid != nil else {
-                hub.reply(client, WireEncoding.error("BLACKBOX: over the UNIX socket only"))
-                return
-            }
-            guard let blackBox = requests.blackBox else {
-                hub.reply(client, WireEncoding.error("BLACKBOX: the black box is off (blackbox.enabled: false)"))
-                return
-            }
-            let (format, file) = blackBox()
-            hub.reply(client, JSONValue.map([("class", .string("BLACKBOX")), ("format", .number(Double(format))),
-                                             ("bytes", .number(Double(file.count))), ("data", .string(Data(file).base64EncodedString()))]).json)
-            logger.info("black box sent", metadata: ["bytes": "\(file.count)", "to": "\(peer.map { "\($0)" } ?? "?")"])
-        default:
-            hub.handle(request, from: client, now: .now())
-        }
-    }
-
-    /// Whether this peer may define or delete the pipeline `name`: root or a listed writer over the UNIX
-    /// socket, and never one the config file or the fleet defines. Otherwise the client is told why.
-    private func mayChange(_ name: String, _ client: ClientID, _ peer: Peer?) -> Bool {
-        guard let uid = peer?.uid, uid == 0 || pipelineWriters.contains(uid) else {
-            let who = peer?.uid.map { "uid \($0)" } ?? "a TCP client"
-            hub.reply(client, WireEncoding.error("PIPELINE: \(who) may not change pipelines; allowed: root and the uids in socket.pipeline_writers, over the UNIX socket"))
-            return false
-        }
-        switch hub.named[name]?.origin {
-        case .config?:
-            hub.reply(client, WireEncoding.error("PIPELINE: \"\(name)\" is defined in the config file; change it there"))
-            return false
-        case .fleet?:
-            hub.reply(client, WireEncoding.error("PIPELINE: \"\(name)\" is set by the fleet (mqtt.fleet_topic); change it there"))
-            return false
-        case .client?, nil:
-            return true
-        }
-    }
-
-    /// Writes the client-defined pipelines; a failed write is reported to the client and logged (the
-    /// pipeline stays in force until the restart).
-    private func persist(_ client: ClientID) {
-        guard let namedStore else { return }
-        do {
-            try namedStore.save(hub.named.values.filter { $0.origin == .client })
-        } catch {
-            logger.error("cannot save pipelines: \(error)", metadata: ["file": "\(namedStore.path)"])
-            hub.reply(client, WireEncoding.error("PIPELINE: in force, but not saved (\(error)); it will be gone after a restart"))
-        }
+    private func handle(_ request: ClientRequest, from client: ClientID, peer: Peer) {
+        router.handle(request, from: client, caller: .socket(peer))
     }
 }
 

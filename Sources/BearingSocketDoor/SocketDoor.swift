@@ -37,6 +37,15 @@ public final class SocketDoor: Door, Sendable {
         public var calibration: (@Sendable (_ reload: Bool) -> Result<String, CalibrationRefused>)?
         /// `?BLACKBOX;`: the ring as one recording file, and its format's version.
         public var blackBox: (@Sendable () -> (format: Int, bytes: [UInt8]))?
+        /// `?CALIBRATION={"points":true};`: the CALIBRATION object with online calibration's points and history,
+        /// the deviation curve in force and the observations from driving.
+        public var calibrationPoints: (@Sendable () -> String)?
+        /// `?CALIBRATION={"online":…};`: the action done, and the CALIBRATION object after it (or why not).
+        public var onlineCalibration: (@Sendable (OnlineCalibrationAction) -> Result<String, CalibrationRefused>)?
+        /// `?BLACKBOX={"save":true};`: the ring saved with this reason; the file written (or why not).
+        public var saveBlackBox: (@Sendable (_ reason: String) -> Result<String, CalibrationRefused>)?
+        /// `?HEALTH;`: the HEALTH object.
+        public var health: (@Sendable () -> String)?
 
         public init(calibration: (@Sendable (_ reload: Bool) -> Result<String, CalibrationRefused>)? = nil,
                     blackBox: (@Sendable () -> (format: Int, bytes: [UInt8]))? = nil) {
@@ -45,7 +54,7 @@ public final class SocketDoor: Door, Sendable {
         }
     }
 
-    /// A calibration reload refused: each file's reason.
+    /// A request refused (a calibration reload, an action): each reason.
     public struct CalibrationRefused: Error, Sendable {
         public var reasons: [String]
         public init(_ reasons: [String]) { self.reasons = reasons }
@@ -136,6 +145,13 @@ public final class SocketDoor: Door, Sendable {
             logger.info("socket closed", metadata: ["dropped_for_slow_clients": "\(s.dropped)", "clients_evicted": "\(s.evicted)",
                                                     "clients_refused": "\(s.refused)"])
         }
+    }
+
+    /// HEALTH: readers now, and what slow readers have cost.
+    public var health: [(String, HealthValue)] {
+        let s = transportStatistics
+        return [("clients", .number(Double(clientCount))), ("dropped", .number(Double(s?.dropped ?? 0))),
+                ("evicted", .number(Double(s?.evicted ?? 0))), ("refused", .number(Double(s?.refused ?? 0)))]
     }
 
     public var socketPath: String { configuration.socket.path }

@@ -145,6 +145,25 @@ public enum ClientRequest: Equatable, Sendable {
     case deletePipeline(String)
     /// `?BLACKBOX;` asks for the black box's ring as a recording file (UNIX socket only).
     case blackBox
+    /// `?CALIBRATION={"points":true};`: the CALIBRATION object with what it was learnt from: online calibration's
+    /// points and history, the deviation curve in force, the observations from driving.
+    case calibrationPoints
+    /// `?CALIBRATION={"online":"lock"};` (`unlock`, `reset`): an action on online calibration (privileged).
+    case onlineCalibration(OnlineCalibrationAction)
+    /// `?BLACKBOX={"save":true};`: save the ring into the black box's directory (privileged).
+    case saveBlackBox
+    /// `?HEALTH;`: the sources, the doors and their readers, the black box.
+    case health
+}
+
+/// What a privileged client may do to online calibration at run time.
+public enum OnlineCalibrationAction: String, Sendable, CaseIterable {
+    /// Keep the calibration in force and stop learning (as `calibration.auto: locked`) until unlocked or restarted.
+    case lock
+    /// Learn again (as `calibration.auto: track`).
+    case unlock
+    /// Forget what was learnt: back to the calibration file's (or none), learning from the start.
+    case reset
 }
 
 public struct ClientRequestError: Error, Equatable, CustomStringConvertible {
@@ -175,13 +194,16 @@ extension ClientRequest {
         case "WATCH":
             guard let argument else { return .watch(nil) }
             return .watch(try parseWatch(try object(argument, "WATCH")))
-        case "VERSION", "DEVICES", "POLL", "PIPELINES", "BLACKBOX":
+        case "BLACKBOX" where argument != nil:
+            return try parseBlackBox(try object(argument!, "BLACKBOX"))
+        case "VERSION", "DEVICES", "POLL", "PIPELINES", "BLACKBOX", "HEALTH":
             guard argument == nil else { throw ClientRequestError(message: "\(name) takes no argument; send ?\(name);") }
             switch name {
             case "VERSION": return .version
             case "DEVICES": return .devices
             case "POLL": return .poll
             case "BLACKBOX": return .blackBox
+            case "HEALTH": return .health
             default: return .pipelines
             }
         case "PIPELINE":
@@ -191,7 +213,7 @@ extension ClientRequest {
             return try parsePipeline(try object(argument, "PIPELINE"))
         case "CALIBRATION":
             guard let argument else { return .calibration(reload: false) }
-            return .calibration(reload: try parseCalibration(try object(argument, "CALIBRATION")))
+            return try parseCalibration(try object(argument, "CALIBRATION"))
         default:
             let printable = String(name.prefix(32)).unicodeScalars.map { $0.value >= 0x20 && $0.value < 0x7f ? String($0) : "?" }.joined()
             throw ClientRequestError(message: "Unrecognized request '\(printable)'")
@@ -286,19 +308,44 @@ extension ClientRequest {
         }
     }
 
-    static func parseCalibration(_ entries: [(String, JSONValue)]) throws(ClientRequestError) -> Bool {
-        var reload = false
+    /// `reload`, `points` and `online` ask for different things: at most one of them is true or given.
+    static func parseCalibration(_ entries: [(String, JSONValue)]) throws(ClientRequestError) -> ClientRequest {
+        var asked: [ClientRequest] = []
         for (key, value) in entries {
             switch key {
             case "class":
                 guard value.string == "CALIBRATION" else { throw ClientRequestError(message: "CALIBRATION: \"class\" must be \"CALIBRATION\"") }
             case "reload":
-                reload = try boolean(key, value, request: "CALIBRATION")
+                if try boolean(key, value, request: "CALIBRATION") { asked.append(.calibration(reload: true)) }
+            case "points":
+                if try boolean(key, value, request: "CALIBRATION") { asked.append(.calibrationPoints) }
+            case "online":
+                guard let action = value.string.flatMap(OnlineCalibrationAction.init(rawValue:)) else {
+                    let allowed = OnlineCalibrationAction.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+                    throw ClientRequestError(message: "CALIBRATION: \"online\" must be one of \(allowed), got \(value.shown)")
+                }
+                asked.append(.onlineCalibration(action))
             default:
                 throw ClientRequestError(message: "CALIBRATION: unknown attribute \(JSONValue.string(key).shown)")
             }
         }
-        return reload
+        guard asked.count <= 1 else { throw ClientRequestError(message: "CALIBRATION: give one of \"reload\", \"points\" and \"online\" at a time") }
+        return asked.first ?? .calibration(reload: false)
+    }
+
+    static func parseBlackBox(_ entries: [(String, JSONValue)]) throws(ClientRequestError) -> ClientRequest {
+        var save = false
+        for (key, value) in entries {
+            switch key {
+            case "class":
+                guard value.string == "BLACKBOX" else { throw ClientRequestError(message: "BLACKBOX: \"class\" must be \"BLACKBOX\"") }
+            case "save":
+                save = try boolean(key, value, request: "BLACKBOX")
+            default:
+                throw ClientRequestError(message: "BLACKBOX: unknown attribute \(JSONValue.string(key).shown)")
+            }
+        }
+        return save ? .saveBlackBox : .blackBox
     }
 
     private static func boolean(_ key: String, _ value: JSONValue, request: String = "WATCH") throws(ClientRequestError) -> Bool {
@@ -316,6 +363,10 @@ extension ClientRequest {
         case .poll: return "?POLL;\n"
         case .pipelines: return "?PIPELINES;\n"
         case .blackBox: return "?BLACKBOX;\n"
+        case .saveBlackBox: return "?BLACKBOX={\"save\":true};\n"
+        case .health: return "?HEALTH;\n"
+        case .calibrationPoints: return "?CALIBRATION={\"points\":true};\n"
+        case .onlineCalibration(let a): return "?CALIBRATION={\"online\":\"\(a.rawValue)\"};\n"
         case .calibration(let reload): return reload ? "?CALIBRATION={\"reload\":true};\n" : "?CALIBRATION;\n"
         case .definePipeline(let p):
             var e: [(String, JSONValue)] = [("name", .string(p.name))]
