@@ -4,6 +4,19 @@
 #include <string.h>
 #include <sys/socket.h>
 
+/* Each connection's send buffer is bounded, so that a page that stops reading fills it within seconds (its
+   queue in Bearing then overflows and it is dropped) instead of after the megabytes Linux autotunes to. */
+static void bound_send_buffer(void *cls, struct MHD_Connection *connection, void **socket_context,
+                              enum MHD_ConnectionNotificationCode code) {
+    (void)socket_context;
+    if (code != MHD_CONNECTION_NOTIFY_STARTED) return;
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    int bytes = *(const int *)cls;
+    if (info != NULL && bytes > 0) setsockopt(info->connect_fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
+}
+
+static const int send_buffer_bytes = 64 * 1024;
+
 struct MHD_Daemon *bearing_mhd_start(int listen_fd, unsigned int connection_limit, size_t memory_limit,
                                      unsigned int timeout, size_t stack_size,
                                      MHD_AccessHandlerCallback handler, void *handler_cls,
@@ -16,6 +29,7 @@ struct MHD_Daemon *bearing_mhd_start(int listen_fd, unsigned int connection_limi
                             MHD_OPTION_CONNECTION_TIMEOUT, timeout,
                             MHD_OPTION_THREAD_STACK_SIZE, stack_size,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
+                            MHD_OPTION_NOTIFY_CONNECTION, bound_send_buffer, (void *)&send_buffer_bytes,
                             MHD_OPTION_END);
 }
 

@@ -195,6 +195,27 @@ public final class RawTCPReader {
         fd = try TCPSocket.connect(host: "127.0.0.1", port: port)
     }
 
+    /// A reader whose receive buffer (SO_RCVBUF, set before connecting so that the window is small from the
+    /// start) holds about `receiveBuffer` bytes: a peer that stops reading is felt by the sender at once.
+    public init(port: Int, receiveBuffer: Int32) throws {
+        Syscall.ignoreSIGPIPE()
+        let s = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard s >= 0 else { throw SystemError("socket") }
+        var size = receiveBuffer
+        setsockopt(s, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        var a = sockaddr_in()
+        a.sin_family = sa_family_t(AF_INET)
+        a.sin_port = in_port_t(UInt16(port).bigEndian)
+        a.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let r = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(s, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard r == 0 else {
+            let e = SystemError("connect", "127.0.0.1:\(port)")
+            close(s)
+            throw e
+        }
+        fd = s
+    }
+
     deinit { close(fd) }
 
     /// Reads until `done(bytes so far)` holds, the connection closes, or `timeout` passes; returns `done`'s

@@ -9,7 +9,8 @@
 /* The web door's daemon on a listening socket Bearing opened (or systemd passed): one thread per connection,
    poll() rather than select() (no FD_SETSIZE limit), at most `connection_limit` connections, `memory_limit`
    bytes per connection for the request line, headers and body (libmicrohttpd refuses a request that does not
-   fit with 431 or 413), an idle `timeout` in seconds, each connection thread's stack `stack_size` bytes.
+   fit with 431 or 413), an idle `timeout` in seconds, each connection thread's stack `stack_size` bytes, each
+   connection's send buffer 64 KB (SO_SNDBUF).
    NULL on failure, with errno as libmicrohttpd left it. */
 struct MHD_Daemon *bearing_mhd_start(int listen_fd, unsigned int connection_limit, size_t memory_limit,
                                      unsigned int timeout, size_t stack_size,

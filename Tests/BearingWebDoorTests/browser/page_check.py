@@ -1,0 +1,558 @@
+#!/usr/bin/python3
+"""Checks Bearing's web page in a real browser against a running daemon.
+
+The truth comes from the daemon's UNIX socket, read here independently of the page. Run with Debian's
+python3-selenium (4.8) and chromium + chromium-driver:
+
+    /usr/bin/python3 page_check.py --url http://127.0.0.1:PORT/ --socket /path/bearing.sock \
+        --credential-file FILE --screenshots DIR [--expect no-gps|no-compass]
+
+Prints one JSON object per check ({"check":…,"ok":…,"detail":…}) and exits 1 if any failed.
+"""
+import argparse
+import collections
+import datetime
+import json
+import math
+import os
+import re
+import socket
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+from selenium import webdriver
+from selenium.common.exceptions import WebDriverException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+
+VIEWS = ["heading", "position", "calibration", "deviation", "health"]
+SIZES = {"phone": (390, 844, True), "desktop": (1280, 900, False)}
+FAILED = []
+
+
+def report(check, ok, detail=""):
+    print(json.dumps({"check": check, "ok": bool(ok), "detail": detail}), flush=True)
+    if not ok:
+        FAILED.append(check)
+
+
+def parse_time(t):
+    """Seconds since the epoch of a protocol time string ("2026-11-22T10:01:02.345Z")."""
+    return datetime.datetime.strptime(t, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc).timestamp()
+
+
+def circular(a, b):
+    return abs((a - b + 180.0) % 360.0 - 180.0)
+
+
+# ---------------------------------------------------------------- the daemon, read directly
+
+class SocketWatch(threading.Thread):
+    """A socket reader watching with unfiltered ATT and SKY chains: every ATT the page's own chain starts from."""
+
+    def __init__(self, path):
+        super().__init__(daemon=True)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect(path)
+        watch = {"enable": True, "json": True, "pipelines": {"ATT": [], "SKY": []}}
+        self.sock.sendall(("?WATCH=" + json.dumps(watch, separators=(",", ":")) + ";\n").encode())
+        self.lock = threading.Lock()
+        self.att_by_time = collections.OrderedDict()  # time → ATT (the compass's, with a time)
+        self.latest_att = None
+        self.sky = None  # the latest SKY with satellites
+        self.sky_at = None
+        self.states = {}
+        self.errors = []
+
+    def run(self):
+        buf = b""
+        while True:
+            try:
+                data = self.sock.recv(65536)
+            except OSError:
+                return
+            if not data:
+                return
+            buf += data
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                try:
+                    o = json.loads(line)
+                except ValueError:
+                    continue
+                self.take(o)
+
+    def take(self, o):
+        c = o.get("class")
+        with self.lock:
+            if c == "ATT" and "time" in o and ("heading" in o or "mheading" in o):
+                self.att_by_time[o["time"]] = o
+                while len(self.att_by_time) > 20000:
+                    self.att_by_time.popitem(last=False)
+                self.latest_att = o
+            elif c == "SKY" and isinstance(o.get("satellites"), list):
+                self.sky, self.sky_at = o, time.monotonic()
+            elif c == "STATE":
+                self.states[o.get("source")] = o
+            elif c == "ERROR":
+                self.errors.append(o.get("message"))
+
+    def latest(self):
+        with self.lock:
+            return self.latest_att
+
+    def att(self, t):
+        with self.lock:
+            return self.att_by_time.get(t)
+
+    def latest_sky(self):
+        with self.lock:
+            return self.sky
+
+
+def socket_request(path, line, timeout=5.0):
+    """Sends one request on a fresh connection; returns the first reply object that is not the greeting VERSION."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    s.connect(path)
+    try:
+        s.sendall((line + "\n").encode())
+        buf, end = b"", time.monotonic() + timeout
+        while time.monotonic() < end:
+            while b"\n" in buf:
+                raw, buf = buf.split(b"\n", 1)
+                try:
+                    o = json.loads(raw)
+                except ValueError:
+                    continue
+                if o.get("class") != "VERSION":
+                    return o
+            data = s.recv(1 << 20)
+            if not data:
+                break
+            buf += data
+    finally:
+        s.close()
+    raise RuntimeError("no reply to %s" % line)
+
+
+def online_mode(path):
+    c = socket_request(path, "?CALIBRATION;")
+    return (c.get("online") or {}).get("mode") if c.get("class") == "CALIBRATION" else None
+
+
+def socket_points(path):
+    c = socket_request(path, '?CALIBRATION={"points":true};')
+    if c.get("class") != "CALIBRATION":
+        raise RuntimeError("?CALIBRATION={\"points\":true}; answered %s" % json.dumps(c)[:200])
+    return c
+
+
+# ---------------------------------------------------------------- the browser
+
+def browser():
+    o = webdriver.ChromeOptions()
+    o.binary_location = "/usr/bin/chromium"
+    for a in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1280,900"):
+        o.add_argument(a)
+    o.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    d = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=o)
+    d.set_script_timeout(15)
+    return d
+
+
+def js(d, script, *a):
+    return d.execute_script(script, *a)
+
+
+def wait_for(fn, timeout, step=0.1):
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            v = fn()
+        except WebDriverException:
+            v = None
+        if v or time.monotonic() >= end:
+            return v
+        time.sleep(step)
+
+
+def go(d, v):
+    js(d, "location.hash = arguments[0]", v)
+    wait_for(lambda: js(d, "return document.getElementById('v-' + arguments[0]).classList.contains('on')", v), 3)
+
+
+def visible(d, css):
+    els = d.find_elements(By.CSS_SELECTOR, css)
+    return bool(els) and els[0].is_displayed()
+
+
+def text(d, css):
+    els = d.find_elements(By.CSS_SELECTOR, css)
+    return els[0].text if els else None
+
+
+def click(d, css):
+    el = d.find_element(By.CSS_SELECTOR, css)
+    js(d, "arguments[0].scrollIntoView({block:'center'})", el)
+    el.click()
+
+
+def session(d):
+    return d.execute_async_script(
+        "const done = arguments[0]; fetch('session', {credentials: 'same-origin', cache: 'no-store'})"
+        ".then(r => r.json()).then(done, e => done({error: String(e)}));")
+
+
+def viewport(d, name):
+    w, h, mobile = SIZES[name]
+    d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": w, "height": h, "deviceScaleFactor": 1, "mobile": mobile})
+
+
+def action_status(d):
+    return js(d, "const s = document.getElementById('action-status'); return [s.textContent, s.getAttribute('data-ok')]")
+
+
+def wait_status(d, before, timeout=6):
+    """The outcome of the action just clicked: the status once it changed and is no longer in progress."""
+    def done():
+        t, ok = action_status(d)
+        return (t, ok) if t and t != before and not t.endswith("…") else None
+    return wait_for(done, timeout) or tuple(action_status(d))
+
+
+# ---------------------------------------------------------------- checks
+
+def check_static(url):
+    try:
+        body = urllib.request.urlopen(url, timeout=5).read()
+    except Exception as e:
+        report("page", False, "GET %s: %s" % (url, e))
+        return
+    t = body.decode("utf-8", "replace")
+    external = re.findall(r"""(?:\b(?:src|href|action)\s*=\s*["']?\s*(?:https?:)?//|url\(\s*["']?\s*(?:https?:)?//|@import|<script[^>]+\bsrc\s*=|<link[^>]+stylesheet)""", t, re.I)
+    report("page", len(body) < 60 * 1024 and not external,
+           "%d bytes (limit 61440); external references: %s" % (len(body), external or "none"))
+
+
+def check_loaded(d):
+    ok = wait_for(lambda: js(d, "return !!(window.bearing && window.bearing.connected && window.bearing.updates.VERSION)"), 15)
+    banner = visible(d, "#reconnecting")
+    report("stream", bool(ok) and not banner,
+           "connected: %s, #reconnecting visible: %s, updates: %s" % (bool(ok), banner, js(d, "return window.bearing && window.bearing.updates")))
+
+
+def check_heading(d, sw):
+    go(d, "heading")
+    interval = js(d, "const c = ((bearing.watch || {}).pipelines || {}).ATT || []; const t = c.find(o => o.op === 'throttle'); return t ? t.interval : 0")
+    if not wait_for(lambda: re.match(r"^\d+\.\d$", text(d, "#heading-true") or ""), 10):
+        report("heading", False, "#heading-true shows %r after 10 s (missing compass: %r)" % (text(d, "#heading-true"), text(d, "#missing-compass")))
+        return
+    samples, end = [], time.monotonic() + 5
+    while time.monotonic() < end:
+        latest = sw.latest()
+        shown, t = js(d, "const e = document.getElementById('heading-true'); return [e.textContent, e.getAttribute('data-time')]")
+        samples.append((shown, t, latest.get("time") if latest else None))
+        time.sleep(0.1)
+    time.sleep(0.5)  # let the socket reader catch up with what the page showed last
+    bad_value, bad_lag, unknown, worst = [], [], [], 0.0
+    for shown, t, latest in samples:
+        att = sw.att(t)
+        if att is None or "heading" not in att:
+            unknown.append((shown, t))
+            continue
+        if circular(float(shown), att["heading"]) > 0.05 + 1e-9:
+            bad_value.append((shown, t, att["heading"]))
+        if latest:
+            lag = parse_time(latest) - parse_time(t)
+            worst = max(worst, lag)
+            if lag > interval + 0.3 + 1e-6:
+                bad_lag.append((t, latest, round(lag, 3)))
+    times = {t for _, t, _ in samples}
+    ok = not bad_value and not bad_lag and not unknown and len(times) >= 5
+    report("heading", ok, "%d samples, %d distinct ATTs, throttle %.2f s, worst lag %.3f s; wrong value: %s; too old: %s; not on the socket: %s"
+           % (len(samples), len(times), interval, worst, bad_value[:3], bad_lag[:3], unknown[:3]))
+
+
+def page_sats(d):
+    return js(d, "return Array.from(document.querySelectorAll('svg#sky circle.sat')).map(c => [c.getAttribute('data-prn'), c.classList.contains('used')])")
+
+
+def check_sky(d, sw):
+    go(d, "position")
+    detail = ""
+    for _ in range(10):
+        before = sw.latest_sky()
+        shown = page_sats(d)
+        after = sw.latest_sky()
+        for sky in (before, after):
+            sats = sky["satellites"] if sky else []
+            want = sorted(str(s.get("PRN")) for s in sats)
+            want_used = sorted(str(s.get("PRN")) for s in sats if s.get("used"))
+            got = sorted(p for p, _ in shown)
+            got_used = sorted(p for p, u in shown if u)
+            if len(shown) == len(sats) and got == want and got_used == want_used:
+                report("sky", True, "%d satellites, used %s" % (len(sats), got_used) + ("" if sky else " (no SKY on the socket)"))
+                return
+            detail = "page %d %s used %s; socket %d %s used %s" % (len(shown), got, got_used, len(sats), want, want_used)
+        time.sleep(1)
+    report("sky", False, detail)
+
+
+def check_calibration(d, path):
+    go(d, "calibration")
+    time.sleep(0.5)
+    detail = ""
+    for _ in range(5):
+        try:
+            a = socket_points(path)
+        except Exception as e:
+            report("calibration", False, str(e))
+            return
+        time.sleep(2.5)  # the page asks every 2 s while the view is open
+        shown = text(d, "#cal-points-count")
+        b = socket_points(path)
+        na, nb = len((a.get("online") or {}).get("points") or []), len((b.get("online") or {}).get("points") or [])
+        fit = d.find_elements(By.CSS_SELECTOR, "#cal-fit")
+        drawn = fit[0].get_attribute("d") if fit else None
+        online = b.get("online") or {}
+        fitted = isinstance(online.get("offset"), list) and isinstance(online.get("matrix"), list)
+        circles = len(d.find_elements(By.CSS_SELECTOR, "svg#cal-xy circle.pt"))
+        detail = "page %s points (%d circles), socket %d then %d; #cal-fit %s%s" % (
+            shown, circles, na, nb, "present" if fit else "missing",
+            (", drawn" if drawn else ", empty") + (" (the daemon has a fit)" if fitted else " (the daemon has no fit yet)") if fit else "")
+        if shown is not None and shown.isdigit() and min(na, nb) <= int(shown) <= max(na, nb) and circles == int(shown) and fit and (drawn or not fitted):
+            report("calibration", True, detail)
+            return
+    report("calibration", False, detail)
+
+
+PALETTE_JS = r"""
+const props = ['color', 'backgroundColor', 'borderTopColor', 'borderRightColor', 'borderBottomColor', 'borderLeftColor', 'outlineColor', 'fill', 'stroke'];
+const bad = [];
+for (const el of document.querySelectorAll('*')) {
+  const cs = getComputedStyle(el);
+  for (const p of props) {
+    const m = /^rgba?\((\d+),\s*(\d+),\s*(\d+)(?:,\s*([\d.]+))?\)$/.exec(cs[p] || '');
+    if (!m) continue;
+    const a = m[4] === undefined ? 1 : +m[4];
+    if (a > 0 && (+m[2] > 8 || +m[3] > 8)) bad.push((el.id ? '#' + el.id : el.tagName.toLowerCase() + (el.getAttribute('class') ? '.' + el.getAttribute('class').split(' ').join('.') : '')) + ' ' + p + ' ' + cs[p]);
+  }
+}
+return bad;
+"""
+
+CANVAS_JS = r"""
+const out = [];
+for (const c of document.querySelectorAll('canvas')) {
+  if (!c.width || !c.height) continue;
+  const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+  let n = 0, lit = 0;
+  for (let i = 0; i < d.length; i += 4) { if (d[i + 3] > 0) { lit++; if (d[i + 1] > 8 || d[i + 2] > 8) n++; } }
+  out.push([c.id, lit, n]);
+}
+return out;
+"""
+
+
+def rgb(s):
+    m = re.match(r"rgba?\((\d+),\s*(\d+),\s*(\d+)", s or "")
+    return tuple(int(x) for x in m.groups()) if m else None
+
+
+def set_night(d, on):
+    if js(d, "return document.body.classList.contains('night')") != on:
+        click(d, "#night-toggle")
+    return wait_for(lambda: js(d, "return document.body.classList.contains('night')") == on, 3)
+
+
+def check_night(d):
+    go(d, "heading")
+    set_night(d, False)
+    click(d, "#night-toggle")
+    night = wait_for(lambda: js(d, "return document.body.classList.contains('night')"), 3)
+    time.sleep(0.3)
+    bg = js(d, "return getComputedStyle(document.body).backgroundColor")
+    fg = rgb(js(d, "return getComputedStyle(document.getElementById('heading-true')).color"))
+    ok = bool(night) and rgb(bg) == (0, 0, 0) and fg is not None and fg[0] > 0 and fg[1] <= 8 and fg[2] <= 8
+    report("night", ok, "body.night %s, body background %s, #heading-true color %s" % (bool(night), bg, fg))
+    bad = js(d, PALETTE_JS)
+    go(d, "calibration")
+    time.sleep(1.5)
+    canvases = js(d, CANVAS_JS)
+    bad_canvas = [c for c in canvases if c[2]]
+    report("night-palette", not bad and not bad_canvas,
+           "elements not red on black: %d %s; canvases [id, pixels drawn, not red]: %s" % (len(bad), bad[:5], canvases))
+    go(d, "heading")
+    click(d, "#night-toggle")
+    day = wait_for(lambda: not js(d, "return document.body.classList.contains('night')"), 3)
+    report("night-off", bool(day), "body.night removed: %s" % bool(day))
+
+
+def check_actions(d, url, path, credential, expect):
+    base = url if url.endswith("/") else url + "/"
+    try:
+        m0 = online_mode(path)
+    except Exception as e:
+        report("actions", False, "?CALIBRATION; on the socket: %s" % e)
+        return
+    d.delete_all_cookies()
+    d.get(base + "#calibration")
+    wait_for(lambda: js(d, "return !!(window.bearing && (window.bearing.connected || document.body.classList.contains('locked')))"), 10)
+    s = session(d)
+    if s.get("login_required"):
+        report("action-refused", True, "skipped: viewing needs a login here, so a page that is not logged in shows only the form (%s)" % s)
+    else:
+        before = action_status(d)[0]
+        click(d, "#action-lock")
+        t, ok = wait_status(d, before)
+        time.sleep(1.0)
+        m1 = online_mode(path)
+        report("action-refused", bool(t) and not t.startswith("done") and ok == "false" and m1 == m0,
+               "not logged in: #action-status %r (data-ok %s); mode %s → %s" % (t, ok, m0, m1))
+    # log in through the form
+    if not visible(d, "#login-form"):
+        click(d, "#login-open")
+    wait_for(lambda: visible(d, "#credential"), 3)
+    field = d.find_element(By.CSS_SELECTOR, "#credential")
+    field.clear()
+    field.send_keys(credential)
+    click(d, "#login-form [type=submit]")
+    logged = wait_for(lambda: visible(d, "#logout"), 6)
+    s = session(d)
+    stored = js(d, "return JSON.stringify(Object.assign({}, localStorage)) + ' ' + location.href + ' ' + document.cookie")
+    report("login", bool(logged) and s.get("logged_in") is True and credential not in stored,
+           "#logout visible %s, session %s, credential in localStorage/URL/script-readable cookies: %s" % (bool(logged), s, credential in stored))
+    if not logged:
+        return
+    wait_for(lambda: js(d, "return window.bearing.connected"), 10)
+    # another site's page posting with the user's cookies
+    cookie = "; ".join("%s=%s" % (c["name"], c["value"]) for c in d.get_cookies())
+    req = urllib.request.Request(base + "request", data=b'?CALIBRATION={"online":"lock"};', method="POST",
+                                 headers={"Content-Type": "text/plain", "Origin": "http://evil.example", "Cookie": cookie})
+    try:
+        r = urllib.request.urlopen(req, timeout=5)
+        code, body = r.status, r.read()[:200]
+    except urllib.error.HTTPError as e:
+        code, body = e.code, e.read()[:200]
+    except Exception as e:
+        code, body = None, str(e).encode()
+    time.sleep(0.5)
+    m2 = online_mode(path)
+    report("origin-refused", code == 403 and m2 == m0, "POST /request from Origin http://evil.example with the session cookie: HTTP %s %s; mode %s → %s"
+           % (code, body.decode("utf-8", "replace").strip(), m0, m2))
+    go(d, "calibration")
+    if m0 is None:
+        before = action_status(d)[0]
+        click(d, "#action-lock")
+        t, ok = wait_status(d, before)
+        good = expect is not None and bool(t) and not t.startswith("done") and online_mode(path) is None
+        report("action-lock", good, "the daemon runs without online calibration%s: #action-status %r"
+               % ("" if expect else " (a normal run needs it: cannot test lock)", t))
+        return
+    for button, want in (("#action-lock", "locked"), ("#action-unlock", "track")):
+        before = action_status(d)[0]
+        click(d, button)
+        t, ok = wait_status(d, before)
+        mode = wait_for(lambda: online_mode(path) == want and want, 5, 0.25)
+        report("action-" + button.split("-")[1], bool(mode) and t.startswith("done") and ok == "true",
+               "%s: #action-status %r; the socket's mode is %s (want %s)" % (button, t, online_mode(path), want))
+    if m0 == "locked":
+        click(d, "#action-lock")
+        wait_for(lambda: online_mode(path) == "locked", 5, 0.25)
+    click(d, "#logout")
+    out = wait_for(lambda: visible(d, "#login-open") and not visible(d, "#logout"), 5)
+    s = session(d)
+    report("logout", bool(out) and s.get("logged_in") is False, "#login-open visible again: %s, session %s" % (bool(out), s))
+
+
+def check_expect(d, expect):
+    if expect == "no-gps":
+        go(d, "position")
+        shown = wait_for(lambda: visible(d, "#missing-gps"), 10)
+        lat = [e for e in d.find_elements(By.CSS_SELECTOR, "#pos-lat, #pos-lon") if e.is_displayed() and e.text.strip() not in ("", "—")]
+        report("expect-no-gps", bool(shown) and not lat, "#missing-gps %r visible %s; lat/lon shown: %s"
+               % (text(d, "#missing-gps"), bool(shown), [e.text for e in lat]))
+    elif expect == "no-compass":
+        go(d, "heading")
+        shown = wait_for(lambda: visible(d, "#missing-compass"), 10)
+        hd = [e.text for e in d.find_elements(By.CSS_SELECTOR, "#heading-true, #heading-magnetic") if e.is_displayed() and e.text.strip() not in ("", "—")]
+        report("expect-no-compass", bool(shown) and not hd, "#missing-compass %r visible %s; headings shown: %s" % (text(d, "#missing-compass"), bool(shown), hd))
+
+
+def check_screenshots(d, out):
+    os.makedirs(out, exist_ok=True)
+    saved, bad = [], []
+    set_night(d, False)
+    for size in SIZES:
+        viewport(d, size)
+        for v in VIEWS:
+            go(d, v)
+            time.sleep(2.2 if v in ("calibration", "health", "deviation") else 1.2)
+            f = os.path.join(out, "%s-%s.png" % (v, size))
+            (saved if d.save_screenshot(f) and os.path.getsize(f) > 0 else bad).append(os.path.basename(f))
+        go(d, "heading")
+        set_night(d, True)
+        time.sleep(1.0)
+        f = os.path.join(out, "heading-night-%s.png" % size)
+        (saved if d.save_screenshot(f) and os.path.getsize(f) > 0 else bad).append(os.path.basename(f))
+        set_night(d, False)
+    d.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    report("screenshots", not bad, "saved in %s: %s%s" % (out, ", ".join(saved), "; failed: %s" % bad if bad else ""))
+
+
+def check_console(d):
+    errors = []
+    for e in d.get_log("browser"):
+        m = e.get("message", "")
+        # A refused request (401, 403) is logged by the browser as a failed resource: the page handles it.
+        if e.get("level") == "SEVERE" and "Failed to load resource" not in m:
+            errors.append(m[:300])
+    report("console", not errors, "JavaScript errors: %s" % (errors[:5] or "none"))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--url", required=True)
+    ap.add_argument("--socket", required=True)
+    ap.add_argument("--credential-file", required=True)
+    ap.add_argument("--screenshots", required=True)
+    ap.add_argument("--expect", choices=["no-gps", "no-compass"])
+    a = ap.parse_args()
+    with open(a.credential_file) as f:
+        credential = f.readline().strip()
+    url = a.url if a.url.endswith("/") else a.url + "/"
+    sw = SocketWatch(a.socket)
+    sw.start()
+    check_static(url)
+    d = browser()
+    try:
+        d.get(url + "#heading")
+        check_loaded(d)
+        s = session(d)
+        if s.get("login_required") and not s.get("logged_in"):
+            # Viewing needs a login from here: log in first so that the views can be checked.
+            d.find_element(By.CSS_SELECTOR, "#credential").send_keys(credential)
+            click(d, "#login-form [type=submit]")
+            wait_for(lambda: js(d, "return window.bearing.connected"), 10)
+        steps = [("expect", lambda: check_expect(d, a.expect))]
+        if a.expect != "no-compass":
+            steps.append(("heading", lambda: check_heading(d, sw)))
+        steps += [("sky", lambda: check_sky(d, sw)), ("calibration", lambda: check_calibration(d, a.socket)), ("night", lambda: check_night(d)),
+                  ("actions", lambda: check_actions(d, url, a.socket, credential, a.expect)),
+                  ("screenshots", lambda: check_screenshots(d, a.screenshots)), ("console", lambda: check_console(d))]
+        for name, step in steps:
+            try:
+                step()
+            except Exception as e:  # one broken check must not hide the others
+                report(name, False, "%s: %s" % (type(e).__name__, e))
+    finally:
+        d.quit()
+    sys.exit(1 if FAILED else 0)
+
+
+if __name__ == "__main__":
+    main()
