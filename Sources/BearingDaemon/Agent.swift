@@ -176,12 +176,13 @@ public final class Agent: @unchecked Sendable {
     public var socketRequests: SocketDoor.Requests {
         var r = SocketDoor.Requests()
         if let calibrations {
-            r.calibration = { reload in
+            // On the pipeline queue: the object every reader is sent, online calibration's state included.
+            r.calibration = { [weak self] reload in
                 if reload {
                     let rejected = calibrations.reload(reason: "client request")
                     if !rejected.isEmpty { return .failure(SocketDoor.CalibrationRefused(rejected)) }
                 }
-                return .success(WireEncoding.calibration(calibrations.status))
+                return .success(self?.calibrationObject(calibrations.status) ?? WireEncoding.calibration(calibrations.status))
             }
         }
         if let recorder {

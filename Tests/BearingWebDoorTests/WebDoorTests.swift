@@ -117,7 +117,6 @@ final class WebDoorTests: XCTestCase {
         func onlineMode() -> String? {
             socket.send("?CALIBRATION;\n")
             let reply = socket.collect(timeout: 5) { cls($0) == "CALIBRATION" }.last
-            if reply?["online"] == nil { print("CALIBRATION without online: \(reply ?? [:])") }
             return (reply?["online"] as? [String: Any])?["mode"] as? String
         }
         XCTAssertEqual(onlineMode(), "track")
