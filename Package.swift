@@ -176,7 +176,7 @@ let package = Package(
             path: "Tests/TestSupport"
         ),
         // The whole-daemon rig (gpsfake, mosquitto, the built binary), for the tests that need it alone.
-        .target(name: "DaemonTestRig", dependencies: ["BearingDaemon", "BearingMQTT", "BearingModel", "BearingPOSIX", "BearingSimulator", "TestSupport"], path: "Tests/DaemonTestRig"),
+        .target(name: "DaemonTestRig", dependencies: ["BearingDaemon", "BearingLog", "BearingMQTT", "BearingModel", "BearingPOSIX", "BearingSimulator", "TestSupport"], path: "Tests/DaemonTestRig"),
         .testTarget(name: "BearingModelTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingMQTT", "BearingModel", "BearingWire"]),
         .testTarget(name: "BearingAttitudeTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingCalibrationWorkflow", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPublishing", "BearingSimulator", "BearingWire", "TestSupport"]),
         .testTarget(name: "BearingWireTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPublishing", "BearingWire", "FuzzChecks", "TestSupport"]),
@@ -192,7 +192,7 @@ let package = Package(
         .testTarget(name: "BearingMQTTTests", dependencies: ["BearingConfig", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingWire", "FuzzChecks", "TestSupport"]),
         .testTarget(name: "BearingDaemonTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingCalibrationWorkflow", "BearingCompass", "BearingConfig", "BearingDaemon", "BearingLog", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingRecording", "BearingSensors", "BearingSimulator", "BearingSocketDoor", "BearingWire", "BearingYAML", "DaemonTestRig", "FuzzChecks", "FuzzConfigChecks", "TestSupport"]),
         .testTarget(name: "BearingClientTests", dependencies: ["BearingClient", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingSocketDoor", "BearingWire", "TestSupport"]),
-        .testTarget(name: "BearingWebDoorTests", dependencies: ["BearingDaemon", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingSocketDoor", "BearingWebDoor", "BearingWire", "DaemonTestRig", "TestSupport"], exclude: ["browser"]),
+        .testTarget(name: "BearingWebDoorTests", dependencies: ["BearingDaemon", "BearingLog", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingSocketDoor", "BearingWebDoor", "BearingWire", "DaemonTestRig", "TestSupport"], exclude: ["browser"]),
         .testTarget(name: "BearingSocketDoorTests", dependencies: ["BearingModel", "BearingPublishing", "BearingSocketDoor", "BearingWire", "TestSupport"]),
         .testTarget(name: "BearingYAMLTests", dependencies: ["BearingModel", "BearingYAML"]),
         .testTarget(name: "BearingConfigTests", dependencies: ["BearingConfig", "BearingModel", "BearingWire", "BearingYAML"]),

@@ -1,4 +1,5 @@
 import BearingDaemon
+import BearingLog
 import BearingModel
 import BearingPOSIX
 import BearingPublishing
@@ -19,7 +20,7 @@ final class WebDoorTests: XCTestCase {
     static let credential = "test-credential-0123"
 
     /// A daemon with the web door on a port of the kernel's choosing; `web` adds keys to its section.
-    func rig(_ name: String, gps: Bool = false, web: String = "") throws -> (DaemonRig, WebDoor) {
+    func rig(_ name: String, gps: Bool = false, web: String = "", logger: Logger = testLogger()) throws -> (DaemonRig, WebDoor) {
         let rig = try DaemonRig(name, gps: gps, doors: { dir in
             try? "\(Self.credential)\n".write(to: dir.appendingPathComponent("web-credential"), atomically: true, encoding: .utf8)
             return """
@@ -27,7 +28,7 @@ final class WebDoorTests: XCTestCase {
                 calibration: {auto: track, auto_file: \(dir.appendingPathComponent("auto.json").path)}
                 blackbox: {directory: \(dir.appendingPathComponent("blackbox").path)}
                 """
-        })
+        }, logger: logger)
         guard let door = rig.daemon.doors.compactMap({ $0 as? WebDoor }).first else {
             rig.finish()
             throw NSError(domain: "no web door", code: 1)
@@ -111,7 +112,8 @@ final class WebDoorTests: XCTestCase {
 
     /// Actions need the credential and the page's own origin; with both they work, and the socket sees it.
     func testActionsNeedTheCredentialAndThePagesOrigin() throws {
-        let (rig, door) = try rig("web-actions")
+        let log = LogCapture()
+        let (rig, door) = try rig("web-actions", logger: log.logger)
         defer { rig.finish() }
         let socket = try SocketClient(path: rig.socketPath)
         func onlineMode() -> String? {
@@ -144,6 +146,10 @@ final class WebDoorTests: XCTestCase {
         XCTAssertEqual(r.status, 200)
         XCTAssertEqual((jsonObject(r.lines.first ?? "")?["online"] as? [String: Any])?["mode"] as? String, "locked", r.text)
         XCTAssertEqual(onlineMode(), "locked")
+        // The journal says who did it, and each refusal once.
+        XCTAssertEqual(log.lines.filter { $0.contains("online calibration: lock") && $0.contains("by=web 127.0.0.1 (logged in)") }.count, 1, "\(log.lines)")
+        XCTAssertEqual(log.lines.filter { $0.contains("web: refused POST /request: actions need the web credential") }.count, 1)
+        XCTAssertEqual(log.lines.filter { $0.contains("Origin http://evil.example is not this door's") }.count, 1)
         r = try httpRequest(port: door.port, "POST", "/request", headers: [origin(door), ("Cookie", session)], body: #"?CALIBRATION={"online":"unlock"};"#)
         XCTAssertEqual(onlineMode(), "track")
         // Its history holds both, for every client.

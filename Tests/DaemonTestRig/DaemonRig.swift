@@ -1,3 +1,4 @@
+import BearingLog
 import BearingModel
 import BearingPOSIX
 import BearingSimulator
@@ -37,7 +38,7 @@ public final class DaemonRig {
     /// epochs a second). Waits (15 s at most) for READY=1; throws when the daemon cannot start or does not
     /// get ready.
     public init(_ name: String, gps: Bool, gpsEpochs: Int = 600, doors: (URL) -> String = { _ in "" },
-                configure: (inout AgentConfig) -> Void = { _ in }) throws {
+                configure: (inout AgentConfig) -> Void = { _ in }, logger: Logger = testLogger()) throws {
         Syscall.ignoreSIGPIPE()
         let dir = temporaryDirectory(name)
         self.dir = dir
@@ -85,7 +86,7 @@ public final class DaemonRig {
         // The daemon reads NOTIFY_SOCKET once, in `init`.
         setenv("NOTIFY_SOCKET", notifyName, 1)
         do {
-            daemon = try Daemon(config: c, logger: testLogger(), signals: [])
+            daemon = try Daemon(config: c, logger: logger, signals: [])
         } catch {
             unsetenv("NOTIFY_SOCKET")
             fake?.stop()

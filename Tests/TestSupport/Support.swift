@@ -127,6 +127,17 @@ public final class SocketClient {
     }
 }
 
+/// Keeps every line a logger writes, as the journal would get it, for a test to read.
+public final class LogCapture: LogHandler, Sendable {
+    private let captured = Mutex<[String]>([])
+    public init() {}
+    public func log(level: Logger.Level, message: String, metadata: Logger.Metadata) {
+        captured.withLock { $0.append(JournaldLogHandler(journald: true).line(level: level, message: message, metadata: metadata)) }
+    }
+    public var lines: [String] { captured.withLock { $0 } }
+    public var logger: Logger { Logger(label: "bearing-test", level: .info, handler: self) }
+}
+
 public func testLogger() -> Logger {
     Logger(label: "bearing-test", level: .warning, handler: JournaldLogHandler(journald: false))
 }
