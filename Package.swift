@@ -122,7 +122,7 @@ let package = Package(
         .executableTarget(
             name: "bearing",
             dependencies: [
-                .product(name: "ArgumentParser", package: "swift-argument-parser"), "BearingAttitude", "BearingCalibration", "BearingCalibrationWorkflow", "BearingClient", "BearingDaemon", "BearingDiagnostics", "BearingI2C", "BearingLog", "BearingMQTT", "BearingModel", "BearingPOSIX", "BearingRecording", "BearingSensors", "BearingSimulator", "BearingTerminal", "BearingWire",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"), "BearingAttitude", "BearingCalibration", "BearingCalibrationWorkflow", "BearingClient", "BearingDaemon", "BearingDiagnostics", "BearingI2C", "BearingLog", "BearingMQTT", "BearingModel", "BearingPOSIX", "BearingRecording", "BearingSensors", "BearingSimulator", "BearingTerminal", "BearingWebDoor", "BearingWire",
             ]
         ),
         // The benchmark workloads (bench/), not shipped in the .deb (scripts/package builds bearing alone).

@@ -133,3 +133,35 @@ public final class WebSessions: Sendable {
         return String(s.drop(while: blank).reversed().drop(while: blank).reversed())
     }
 }
+
+/// Writes the web door's credential file (`bearing web-credential`): atomically, mode 0640, group `bearing`
+/// when that group exists (the service reads it as that group), so that the secret is readable by root and the
+/// service only.
+public enum WebCredentialFile {
+    /// A new credential: 20 characters from a 32-letter alphabet without look-alikes (100 bits), from getrandom.
+    public static func generate() -> String {
+        let alphabet = Array("abcdefghjkmnpqrstuvwxyz23456789-")
+        var g = SystemRandomNumberGenerator()
+        return String((0..<20).map { _ in alphabet[Int(g.next(upperBound: UInt32(alphabet.count)))] })
+    }
+
+    /// Why `secret` cannot be a credential, or nil.
+    public static func problem(_ secret: String) -> String? {
+        if secret.utf8.count < 8 { return "it is shorter than 8 characters" }
+        if secret.utf8.count > 256 { return "it is longer than 256 characters" }
+        if secret.contains(where: { $0.isNewline || $0 == "\t" }) || secret.first == " " || secret.last == " " {
+            return "it has a line break, a tab, or spaces at an end"
+        }
+        return nil
+    }
+
+    /// Writes `secret` to `path`; the group it was given, if any.
+    @discardableResult
+    public static func write(_ secret: String, to path: String, group: String = "bearing") throws(SystemError) -> String? {
+        if let slash = path.lastIndex(of: "/"), slash != path.startIndex { try AtomicFile.makeDirectories(String(path[..<slash])) }
+        try AtomicFile.write(Array((secret + "\n").utf8), to: path, mode: 0o640)
+        guard let g = getgrnam(group) else { return nil }
+        if chown(path, uid_t.max, g.pointee.gr_gid) != 0 { throw SystemError("chown", path) }
+        return group
+    }
+}
