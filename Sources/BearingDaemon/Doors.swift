@@ -5,6 +5,10 @@ import BearingService
 import BearingPublishing
 import BearingSocketDoor
 import BearingWebDoor
+import BearingPOSIX
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The doors the config turns on, opened, each a client of `core`: the socket door first (its listeners, whose
 /// readers are the hub's clients), then the others. Throws (having closed what it opened) when one cannot be.
@@ -12,8 +16,16 @@ import BearingWebDoor
 public enum Doors {
     public static func open(_ config: AgentConfig, core: PublishingCore, requests: SocketDoor.Requests,
                             logger: Logger) throws -> (socket: SocketDoor, doors: [any Door]) {
-        let socket = try SocketDoor.open(SocketDoor.Configuration(socket: config.socket, pipelineStore: config.pipelineStore),
+        // systemd's listeners, read once: the one named `web` (bearing-web.socket) is the web door's, the rest the socket door's.
+        let inherited = try SocketActivation.inheritedListeners()
+        let web = inherited.filter { $0.name == WebDoor.listenerName }
+        let socket = try SocketDoor.open(SocketDoor.Configuration(socket: config.socket, pipelineStore: config.pipelineStore,
+                                                                  inherited: inherited.filter { $0.name != WebDoor.listenerName }),
                                          core: core, logger: logger, requests: requests)
+        if !config.web.enabled, let w = web.first {
+            logger.warning("systemd passed a listener for the web door (\(w.address)), but the config has no web: section; it is closed")
+            for l in web { Glibc.close(l.fd) }
+        }
         var doors: [any Door] = []
         do {
             if !config.nmea0183.outputs.isEmpty {
@@ -26,7 +38,7 @@ public enum Doors {
                 doors.append(try MQTTDoor(config.mqtt, broker: broker, core: core, logger: logger))
             }
             if config.web.enabled {
-                doors.append(try WebDoor(config.web, core: core, requests: requests, logger: logger))
+                doors.append(try WebDoor(config.web, core: core, requests: requests, logger: logger, inherited: web.first))
             }
         } catch {
             for d in doors { d.close() }

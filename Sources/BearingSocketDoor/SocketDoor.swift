@@ -22,10 +22,14 @@ public final class SocketDoor: Door, Sendable {
         public var socket: SocketSettings
         /// Where client-defined pipelines are kept; nil keeps them in memory only.
         public var pipelineStore: String?
+        /// The listeners systemd passed for this door (socket activation), read by the daemon once for every
+        /// door; nil: the door reads `$LISTEN_FDS` itself.
+        public var inherited: [SocketActivation.Inherited]?
 
-        public init(socket: SocketSettings, pipelineStore: String? = nil) {
+        public init(socket: SocketSettings, pipelineStore: String? = nil, inherited: [SocketActivation.Inherited]? = nil) {
             self.socket = socket
             self.pipelineStore = pipelineStore
+            self.inherited = inherited
         }
     }
 
@@ -100,7 +104,7 @@ public final class SocketDoor: Door, Sendable {
     /// Opens the listeners and starts serving; throws (having opened nothing) when one cannot be opened.
     public func start() throws {
         // Listeners systemd passed (socket activation) are taken as they are; else Bearing opens its own.
-        let inherited = try SocketActivation.inheritedListeners()
+        let inherited = try configuration.inherited ?? SocketActivation.inheritedListeners()
         let listeners = inherited.isEmpty ? try openListeners() : adopt(inherited)
         var tc = SocketTransport.Configuration()
         tc.maxClients = configuration.socket.maxClients

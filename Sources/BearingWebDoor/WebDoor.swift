@@ -37,8 +37,13 @@ public final class WebDoor: Door, Sendable {
     /// The web door's pages are hub clients numbered here, apart from the socket door's.
     public static let clientIDs: Range<ClientID> = (1 << 40)..<(1 << 41)
 
-    /// Opens the listener and starts serving; throws (having opened nothing) when it cannot.
-    public init(_ settings: WebSettings, core: PublishingCore, requests: SocketDoor.Requests, logger: Logger) throws {
+    /// The name (`FileDescriptorName=`) of the listener systemd passes for this door.
+    public static let listenerName = "web"
+
+    /// Opens the listener (or takes the one systemd passed, `inherited`) and starts serving; throws (having
+    /// opened nothing) when it cannot.
+    public init(_ settings: WebSettings, core: PublishingCore, requests: SocketDoor.Requests, logger: Logger,
+                inherited: SocketActivation.Inherited? = nil) throws {
         self.settings = settings
         self.core = core
         self.logger = logger
@@ -48,8 +53,18 @@ public final class WebDoor: Door, Sendable {
             throw DoorError(message: "web.host \(settings.host) is not loopback, and \(settings.credentialFile) holds no credential: set one with `sudo bearing web-credential` first (every request from the LAN needs it)")
         }
         let fd: Int32
-        do { fd = try TCPSocket.listen(host: settings.host, port: settings.port) } catch {
-            throw DoorError(message: "web: cannot listen on \(TCPSocket.name(settings.host, settings.port)): \(error) (is another program, or another bearing, on that port?)")
+        if let inherited {
+            guard case .tcp(let host, _) = inherited.address else {
+                throw DoorError(message: "web: systemd passed \(inherited.address) as the web door's listener; it must be a TCP socket")
+            }
+            if !TCPSocket.isLoopback(host) && !sessions.hasCredential {
+                throw DoorError(message: "web: bearing-web.socket listens on \(host), not loopback, and \(settings.credentialFile) holds no credential: set one with `sudo bearing web-credential` first")
+            }
+            fd = inherited.fd
+        } else {
+            do { fd = try TCPSocket.listen(host: settings.host, port: settings.port) } catch {
+                throw DoorError(message: "web: cannot listen on \(TCPSocket.name(settings.host, settings.port)): \(error) (is another program, or another bearing, on that port?)")
+            }
         }
         port = TCPSocket.boundPort(fd) ?? settings.port
         let bounds = HTTPBounds(maxConnections: settings.maxPages + 8, maxBodyBytes: settings.maxRequestBytes, maxHeaders: settings.maxHeaders)
@@ -63,7 +78,7 @@ public final class WebDoor: Door, Sendable {
             throw DoorError(message: "web: \(error)")
         }
         self.server.withLock { $0 = server }
-        logger.info("web door listening", metadata: ["on": "http://\(TCPSocket.name(settings.host, port))/",
+        logger.info("web door listening", metadata: ["on": "http://\(TCPSocket.name(settings.host, port))/", "opened by": "\(inherited == nil ? "bearing" : "systemd")",
                                                       "credential": "\(sessions.hasCredential ? settings.credentialFile : "none set")"])
         if !settings.isLoopback {
             logger.notice("the web door listens on \(settings.host): every request from another host needs the credential")

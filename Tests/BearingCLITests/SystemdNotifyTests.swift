@@ -151,4 +151,43 @@ final class SocketActivationTests: XCTestCase {
         p.waitUntilExit()
         XCTAssertEqual(p.terminationStatus, 0)
     }
+
+    /// bearing-web.socket (`ListenStream=127.0.0.1:8074`, `FileDescriptorName=web`) beside bearing.socket: a
+    /// browser's first request starts Bearing, and the web door serves it on the inherited listener.
+    func testTheWebDoorFromItsSocketUnitIsServed() throws {
+        let tool = "/usr/bin/systemd-socket-activate"
+        guard FileManager.default.isExecutableFile(atPath: tool) else { throw XCTSkip("SKIPPED: \(tool) missing (apt-get install systemd)") }
+        guard FileManager.default.isExecutableFile(atPath: bearingBinary.path) else { throw XCTSkip("SKIPPED: bearing not built") }
+        let dir = temporaryDirectory("activation-web")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let socket = dir.appendingPathComponent("bearing.sock").path
+        let port = freePort(), unusedPort = freePort()
+        let config = dir.appendingPathComponent("bearing.yaml")
+        try "web: {port: \(unusedPort), credential: \(dir.path)/web-credential}\n".write(to: config, atomically: true, encoding: .utf8)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: tool)
+        p.arguments = ["--listen=\(socket)", "--listen=127.0.0.1:\(port)", "--fdname=bearing:web",
+                       bearingBinary.path, "run", "--config", config.path,
+                       "--gpsd", "127.0.0.1:\(freePort())", "--socket", dir.appendingPathComponent("unused.sock").path, "--log-level", "error"]
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
+        var waited = 0
+        while tcpConnectError(port: port) != nil && waited < 100 { usleep(50_000); waited += 1 }
+
+        let browser = try RawTCPReader(port: port)
+        let request = Array("GET / HTTP/1.0\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8)
+        _ = request.withUnsafeBytes { send(browser.fd, $0.baseAddress!, $0.count, 0) }
+        XCTAssertTrue(browser.waitForClose(timeout: 20))
+        let reply = String(decoding: browser.bytes, as: UTF8.self)
+        XCTAssertTrue(reply.hasPrefix("HTTP/1.0 200") || reply.hasPrefix("HTTP/1.1 200"), String(reply.prefix(200)))
+        XCTAssertTrue(reply.contains("<html"), "not the page")
+        XCTAssertNotNil(tcpConnectError(port: unusedPort), "the web door opened a listener of its own")
+        let reader = try SocketClient(path: socket)
+        XCTAssertEqual(try XCTUnwrap(reader.message(timeout: 10)).className, "VERSION", "the UNIX socket is served too")
+
+        kill(p.processIdentifier, SIGTERM)
+        p.waitUntilExit()
+        XCTAssertEqual(p.terminationStatus, 0)
+    }
 }
