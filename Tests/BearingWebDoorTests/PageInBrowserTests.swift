@@ -1,0 +1,83 @@
+import BearingDaemon
+import BearingPOSIX
+import BearingWebDoor
+import DaemonTestRig
+import Foundation
+import TestSupport
+import XCTest
+
+/// The page in a real browser: Debian's Chromium, headless, driven by Selenium (`browser/page_check.py`), against
+/// a whole daemon (the simulated board, a real gpsd under gpsfake), with the truth read from the UNIX socket by
+/// the script itself. Screenshots of each view at phone and desktop size go to `.build/test-output/web/`
+/// (docs/web.md shows them).
+final class PageInBrowserTests: XCTestCase {
+    static let here = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    static let script = here.appendingPathComponent("browser/page_check.py").path
+    static let screenshots = here.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".build/test-output/web")
+
+    func check(_ rig: DaemonRig, _ door: WebDoor, expect: String? = nil, screenshots: URL? = nil) throws {
+        for tool in ["/usr/bin/chromium", "/usr/bin/chromedriver"] where !FileManager.default.isExecutableFile(atPath: tool) {
+            throw XCTSkip("SKIPPED: \(tool) missing (apt-get install chromium chromium-driver python3-selenium)")
+        }
+        var args = ["--url", "http://127.0.0.1:\(door.port)/", "--socket", rig.socketPath,
+                    "--credential-file", rig.dir.appendingPathComponent("web-credential").path]
+        let shots = screenshots ?? rig.dir.appendingPathComponent("screenshots")
+        try FileManager.default.createDirectory(at: shots, withIntermediateDirectories: true)
+        args += ["--screenshots", shots.path]
+        if let expect { args += ["--expect", expect] }
+        let (status, output) = runPython(Self.script, args)
+        var checks = 0
+        for line in output.split(separator: "\n") {
+            guard let o = jsonObject(String(line)), let name = o["check"] as? String else {
+                print("page_check: \(line)")
+                continue
+            }
+            checks += 1
+            print("page_check \(name): \(o["ok"] as? Bool == true ? "ok" : "FAILED") \(o["detail"] as? String ?? "")")
+            XCTAssertEqual(o["ok"] as? Bool, true, "\(name): \(o["detail"] as? String ?? "")")
+        }
+        XCTAssertGreaterThan(checks, 0, "page_check.py printed no check: \(output.suffix(2000))")
+        XCTAssertEqual(status, 0, output.suffix(2000).description)
+    }
+
+    func rig(_ name: String, gps: Bool, configure: @escaping (inout AgentConfig) -> Void = { _ in }) throws -> (DaemonRig, WebDoor) {
+        let rig = try DaemonRig(name, gps: gps, doors: { dir in
+            try? "\(WebDoorTests.credential)\n".write(to: dir.appendingPathComponent("web-credential"), atomically: true, encoding: .utf8)
+            return """
+                web: {port: 0, credential: \(dir.appendingPathComponent("web-credential").path)}
+                calibration: {auto: track, auto_file: \(dir.appendingPathComponent("auto.json").path)}
+                blackbox: {directory: \(dir.appendingPathComponent("blackbox").path)}
+                """
+        }, configure: configure)
+        guard let door = rig.daemon.doors.compactMap({ $0 as? WebDoor }).first else {
+            rig.finish()
+            throw NSError(domain: "no web door", code: 1)
+        }
+        return (rig, door)
+    }
+
+    /// Heading as the socket says, the sky plot, the calibration view, night mode, actions refused and done,
+    /// and the screenshots.
+    func testThePageShowsWhatTheSocketSays() throws {
+        let (rig, door) = try rig("web-browser", gps: true)
+        defer { rig.finish() }
+        try check(rig, door, screenshots: Self.screenshots)
+    }
+
+    /// Without gpsd the page says so, and shows no position.
+    func testThePageSaysWhenThereIsNoGPS() throws {
+        let (rig, door) = try rig("web-browser-no-gps", gps: false)
+        defer { rig.finish() }
+        try check(rig, door, expect: "no-gps")
+    }
+
+    /// Without a magnetometer the page says there is no compass.
+    func testThePageSaysWhenThereIsNoCompass() throws {
+        let (rig, door) = try rig("web-browser-no-compass", gps: true) { c in
+            c.magnetometer.enabled = false
+            c.imu.enabled = false
+        }
+        defer { rig.finish() }
+        try check(rig, door, expect: "no-compass")
+    }
+}
