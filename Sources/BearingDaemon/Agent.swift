@@ -88,6 +88,8 @@ public final class Agent: @unchecked Sendable {
     private var lastIMUFailure: String?
     /// Online calibration's state after its latest event, and the magnetometer's chip once a sample named it.
     private var onlineState: OnlineCalibrationState?
+    /// Online calibration's mode when a client's action changed it (`?CALIBRATION={"online":…};`); nil: the config's.
+    private var onlineModeInForce: AutoCalibrationMode?
     /// Writes the online calibration's file off the pipeline queue, in the order of the changes.
     private let onlineKeeper = DispatchQueue(label: "bearing.online-calibration", qos: .utility)
     private var magnetometerChip: String?
@@ -227,6 +229,7 @@ public final class Agent: @unchecked Sendable {
             }
         }
         onlineState = fusionStage?.fusion.onlineState(at: now)
+        onlineModeInForce = fusionStage?.fusion.auto
         let line = calibrationObject(detailed: false)
         hub.publishCalibration(line)
         return .success(line)
@@ -431,7 +434,9 @@ public final class Agent: @unchecked Sendable {
     /// On the pipeline queue.
     private func calibrationObject(_ files: CalibrationStatus, detailed: Bool = false) -> String {
         var status = files
-        status.onlineMode = fusionStage?.fusion.auto ?? config.autoCalibration
+        // Not read from the fusion stage: this is called from inside its step (an online event), where the stage
+        // is being modified (an exclusive access).
+        status.onlineMode = onlineModeInForce ?? config.autoCalibration
         if detailed, let fusion = fusionStage?.fusion {
             var d = CalibrationDetail()
             d.points = fusion.online?.heldPoints ?? []
