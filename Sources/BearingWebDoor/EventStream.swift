@@ -19,7 +19,8 @@ final class EventStream: Sendable {
     // Touched with `lock` held only.
     nonisolated(unsafe) private var lines: [String] = []
     nonisolated(unsafe) private var head = 0
-    nonisolated(unsafe) private var pending: [UInt8] = []
+    /// First: how soon the browser reconnects when the stream ends (EventSource's `retry`, ms).
+    nonisolated(unsafe) private var pending: [UInt8] = Array("retry: 2000\n\n".utf8)
     nonisolated(unsafe) private var sent = 0
     nonisolated(unsafe) private var ended = false
     nonisolated(unsafe) private var overflow = false
