@@ -24,6 +24,19 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / HZ
 
 
+def thread_cpu(pid, name):
+    """CPU seconds of the process's threads called `name` (libmicrohttpd's listener is MHD-listen)."""
+    total = 0
+    for t in os.listdir(f"/proc/{pid}/task"):
+        try:
+            if open(f"/proc/{pid}/task/{t}/comm").read().strip() == name:
+                fields = open(f"/proc/{pid}/task/{t}/stat").read().rsplit(")", 1)[1].split()
+                total += int(fields[11]) + int(fields[12])
+        except FileNotFoundError:
+            pass
+    return total / HZ
+
+
 def status(pid, key):
     for line in open(f"/proc/{pid}/status"):
         if line.startswith(key + ":"):
@@ -101,7 +114,9 @@ with tempfile.TemporaryDirectory() as d:
     web, sock, port = start(d, web=True)
     try:
         idle_plain, _, _ = measure(plain.pid, SECONDS, [])
+        listener0 = thread_cpu(web.pid, "MHD-listen")
         idle_web, _, _ = measure(web.pid, SECONDS, [])
+        listener = thread_cpu(web.pid, "MHD-listen") - listener0
         threads_plain, threads_web = status(plain.pid, "Threads"), status(web.pid, "Threads")
         plain.send_signal(signal.SIGTERM)
         plain.wait()
@@ -129,7 +144,7 @@ with tempfile.TemporaryDirectory() as d:
     per_s = (cpu_s - idle_web) / n_s * 1e6
     per_p = (cpu_p - idle_web) / n_p * 1e6
     print(f"idle {SECONDS:.0f} s: CPU {idle_plain:.3f} s without the web door, {idle_web:.3f} s with it and no page open "
-          f"({threads_plain} → {threads_web} threads)")
+          f"({threads_plain} → {threads_web} threads; the web door's listener thread used {listener:.3f} s of it)")
     print(f"{PAGES} socket readers: {n_s} ATT delivered, CPU {cpu_s:.3f} s: {per_s:.2f} µs per delivered message above idle")
     print(f"{PAGES} pages:          {n_p} ATT delivered, CPU {cpu_p:.3f} s: {per_p:.2f} µs per delivered message above idle")
     print(f"a page costs {per_p / per_s:.2f}× a socket reader per message; RSS {rss_idle / 1024:.1f} MB idle, "

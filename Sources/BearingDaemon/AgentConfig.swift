@@ -292,6 +292,8 @@ extension WebSettings {
                 + "for every action, and for viewing from another host"),
         .int("max_pages", \.maxPages, 1...1024, "pages open at once (each an event stream and a thread); beyond, a page is told to try later (HTTP 503)"),
         .int("client_queue", \.clientQueue, 8...100_000, "lines queued per page; a page that lets more wait has stopped reading and is dropped (it reconnects)"),
+        .seconds("write_interval", \.writeInterval, 0...1, "least time between two writes to one page; lines that come sooner go out together "
+                    + "(one wake of the page's thread and one send for several). `0` writes each line at once"),
         .int("max_request", \.maxRequestBytes, 256...1_048_576, unit: " bytes", "the largest request body (a request line, a login); larger is refused (HTTP 413)"),
         .int("max_headers", \.maxHeaders, 8...200, "headers per request at most; more is refused (HTTP 431)"),
         .seconds("session", \.sessionLifetime, 60...2_592_000, "how long a login lasts"),

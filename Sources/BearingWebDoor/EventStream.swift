@@ -15,6 +15,9 @@ final class EventStream: Sendable {
 
     let capacity: Int
     let keepAlive: Double
+    /// Least time between two writes: lines that come sooner wait and go out together (one wake of the page's
+    /// thread and one send for several lines; a page needs no lower latency than its display's).
+    let writeInterval: Double
     private let lock = ConditionLock()
     // Touched with `lock` held only.
     nonisolated(unsafe) private var lines: [String] = []
@@ -24,10 +27,12 @@ final class EventStream: Sendable {
     nonisolated(unsafe) private var sent = 0
     nonisolated(unsafe) private var ended = false
     nonisolated(unsafe) private var overflow = false
+    nonisolated(unsafe) private var lastWrite = -Double.infinity
 
-    init(capacity: Int, keepAlive: Double = 10) {
+    init(capacity: Int, keepAlive: Double = 10, writeInterval: Double = 0) {
         self.capacity = capacity
         self.keepAlive = keepAlive
+        self.writeInterval = writeInterval
     }
 
     /// One line for the page (on the pipeline queue). False when it did not fit: the page has stopped reading
@@ -45,7 +50,10 @@ final class EventStream: Sendable {
                 return false
             }
             lines.append(line)
-            lock.broadcast()
+            // The reader waits for a first line, or (gathering lines for a write) for half the queue: woken then
+            // only, not per line.
+            let queued = lines.count - head
+            if queued == 1 || queued == capacity / 2 { lock.broadcast() }
             return true
         }
     }
@@ -74,6 +82,14 @@ final class EventStream: Sendable {
                 }
             }
             if ended && sent == pending.count { return .end }
+            // Lines that came within `writeInterval` of the last write wait for more, up to the interval.
+            if sent == pending.count && head < lines.count && writeInterval > 0 {
+                let due = lastWrite + writeInterval
+                while !ended && lines.count - head < capacity / 2 && Syscall.monotonicSeconds() < due {
+                    _ = lock.wait(until: due)
+                }
+                if ended { return .end }
+            }
             if sent == pending.count {
                 pending.removeAll(keepingCapacity: true)
                 sent = 0
@@ -92,6 +108,7 @@ final class EventStream: Sendable {
                 }
             }
             let n = min(buffer.count, pending.count - sent)
+            lastWrite = Syscall.monotonicSeconds()
             pending.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + sent, byteCount: n) }
             sent += n
             return .bytes(n)

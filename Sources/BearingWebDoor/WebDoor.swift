@@ -206,7 +206,7 @@ public final class WebDoor: Door, Sendable {
         }
         let watch = parsed
         let id = newClient()
-        let stream = EventStream(capacity: settings.clientQueue)
+        let stream = EventStream(capacity: settings.clientQueue, writeInterval: settings.writeInterval)
         streams.withLock { $0[id] = stream }
         let caller = Caller.web(address: r.peer, authenticated: access.hasSession)
         core.queue.async { [core, router] in

@@ -15,6 +15,8 @@ public struct WebSettings: Equatable, Sendable {
     public var maxPages = 16
     /// Lines queued per page before the page, which has stopped reading, is dropped.
     public var clientQueue = 256
+    /// Least time between two writes to one page (seconds): lines that come sooner go out together.
+    public var writeInterval = 0.1
     /// The largest request body (a request line, a login), bytes.
     public var maxRequestBytes = 8192
     /// Headers per request at most; more is refused (431).
