@@ -104,6 +104,9 @@ final class ShippedConfigTests: XCTestCase {
         var parsed = try AgentConfig.load(file: url.path)
         XCTAssertEqual(parsed.log.dataLog, "/var/log/bearing/data.ndjson")
         parsed.log.dataLog = nil
+        // The web door is on, with its defaults (it is off without the section).
+        XCTAssertTrue(parsed.web.enabled)
+        parsed.web.enabled = false
         XCTAssertEqual(parsed, AgentConfig())
     }
 
