@@ -68,6 +68,8 @@ public final class DaemonRig {
             \(doors(dir))
             """
         var c = try AgentConfig.parse(yaml: yaml, source: "\(name).yaml")
+        // The black box saves in the rig's directory, not /var/lib/bearing (unless the test's YAML says where).
+        if c.blackbox.directory == BlackBoxConfig().directory { c.blackbox.directory = dir.appendingPathComponent("blackbox").path }
         configure(&c)
         config = c
 

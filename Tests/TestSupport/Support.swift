@@ -150,6 +150,12 @@ public func makeAgentConfig(gpsdPort: Int, dir: URL, passthrough: Bool = true) -
     c.gpsd.retryInitial = 0.05
     c.gpsd.retryMax = 0.5
     c.socket.path = dir.appendingPathComponent("bearing.sock").path
+    // Everything the agent reads or writes is in `dir`: not /var/lib/bearing, where a `bearing run` on this
+    // machine may have left a calibration learnt on the simulator (beside it: online calibration's file, the
+    // deviations) and saves the black box.
+    c.magnetometer.calibrationFile = dir.appendingPathComponent("calibration.json").path
+    c.pipelineStore = dir.appendingPathComponent("pipelines.json").path
+    c.blackbox.directory = dir.appendingPathComponent("blackbox").path
     if passthrough { c.makePassthrough() }
     return c
 }
