@@ -95,6 +95,30 @@ def measure(pid, seconds, readers):
     return c1 - c0, sum(counts.values()), min(counts.values()) if counts else 0
 
 
+def latencies(path, seconds):
+    """One socket reader's delay per ATT: arrival (wall clock) minus the ATT's sample `time`, ms."""
+    s = socket_reader(path)
+    s.settimeout(0.5)
+    out, buf, end = [], b"", time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            buf += s.recv(1 << 16)
+        except socket.timeout:
+            continue
+        now = time.time()
+        *lines, buf = buf.split(b"\n")
+        for line in lines:
+            if b'"class":"ATT"' in line:
+                t = json.loads(line)["time"]
+                stamp = time.mktime(time.strptime(t[:19], "%Y-%m-%dT%H:%M:%S")) - time.timezone + float("0" + t[19:-1])
+                out.append((now - stamp) * 1000)
+    s.close()
+    out.sort()
+    if not out:
+        die("the latency reader got no ATT")
+    return out[len(out) // 2], out[int(len(out) * 0.95)], len(out)
+
+
 def socket_reader(path):
     s = socket.socket(socket.AF_UNIX)
     s.connect(path)
@@ -134,6 +158,12 @@ with tempfile.TemporaryDirectory() as d:
         threads_pages = status(web.pid, "Threads")
         for p in pages:
             p.close()
+        time.sleep(1)
+        lat0 = latencies(sock, SECONDS)
+        many = [page(port) for _ in range(50)]
+        lat50 = latencies(sock, SECONDS)
+        for p in many:
+            p.close()
     finally:
         for p in (plain, web):
             if p.poll() is None:
@@ -147,6 +177,8 @@ with tempfile.TemporaryDirectory() as d:
           f"({threads_plain} → {threads_web} threads; the web door's listener thread used {listener:.3f} s of it)")
     print(f"{PAGES} socket readers: {n_s} ATT delivered, CPU {cpu_s:.3f} s: {per_s:.2f} µs per delivered message above idle")
     print(f"{PAGES} pages:          {n_p} ATT delivered, CPU {cpu_p:.3f} s: {per_p:.2f} µs per delivered message above idle")
+    print(f"a socket reader's ATT delay (arrival − sample time): median {lat0[0]:.1f} ms, p95 {lat0[1]:.1f} ms with no page open "
+          f"({lat0[2]} ATT); median {lat50[0]:.1f} ms, p95 {lat50[1]:.1f} ms with 50 pages open ({lat50[2]} ATT)")
     print(f"a page costs {per_p / per_s:.2f}× a socket reader per message; RSS {rss_idle / 1024:.1f} MB idle, "
           f"{rss_pages / 1024:.1f} MB with {PAGES} pages open (+{(rss_pages - rss_idle) / 1024:.2f} MB, "
           f"{(rss_pages - rss_idle) / PAGES:.0f} KB a page); {threads_pages} threads")
