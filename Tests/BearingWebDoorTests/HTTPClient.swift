@@ -1,5 +1,9 @@
+import BearingDaemon
+import BearingLog
 import BearingPOSIX
+import BearingWebDoor
 import DaemonTestRig
+import TestSupport
 import Foundation
 import XCTest
 #if canImport(Glibc)
@@ -95,4 +99,26 @@ final class EventStreamClient {
     func read(timeout: Double, until done: ([String]) -> Bool) -> Bool {
         reader.read(timeout: timeout) { _ in done(self.events) }
     }
+}
+
+/// The credential the web rig's file holds.
+let webCredential = "test-credential-0123"
+
+/// A whole daemon (the simulated board, online calibration on, the black box in the rig's directory) with the web
+/// door on a port of the kernel's choosing and a credential file; `web` adds keys to its section.
+func webRig(_ name: String, gps: Bool, web: String = "", logger: Logger = testLogger(),
+            configure: @escaping (inout AgentConfig) -> Void = { _ in }) throws -> (DaemonRig, WebDoor) {
+    let rig = try DaemonRig(name, gps: gps, doors: { dir in
+        try? "\(webCredential)\n".write(to: dir.appendingPathComponent("web-credential"), atomically: true, encoding: .utf8)
+        return """
+            web: {port: 0, credential: \(dir.appendingPathComponent("web-credential").path)\(web)}
+            calibration: {auto: track, auto_file: \(dir.appendingPathComponent("auto.json").path)}
+            blackbox: {directory: \(dir.appendingPathComponent("blackbox").path)}
+            """
+    }, configure: configure, logger: logger)
+    guard let door = rig.daemon.doors.compactMap({ $0 as? WebDoor }).first else {
+        rig.finish()
+        throw NSError(domain: "no web door", code: 1)
+    }
+    return (rig, door)
 }

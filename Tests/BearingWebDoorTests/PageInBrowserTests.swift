@@ -41,19 +41,7 @@ final class PageInBrowserTests: XCTestCase {
     }
 
     func rig(_ name: String, gps: Bool, configure: @escaping (inout AgentConfig) -> Void = { _ in }) throws -> (DaemonRig, WebDoor) {
-        let rig = try DaemonRig(name, gps: gps, doors: { dir in
-            try? "\(WebDoorTests.credential)\n".write(to: dir.appendingPathComponent("web-credential"), atomically: true, encoding: .utf8)
-            return """
-                web: {port: 0, credential: \(dir.appendingPathComponent("web-credential").path)}
-                calibration: {auto: track, auto_file: \(dir.appendingPathComponent("auto.json").path)}
-                blackbox: {directory: \(dir.appendingPathComponent("blackbox").path)}
-                """
-        }, configure: configure)
-        guard let door = rig.daemon.doors.compactMap({ $0 as? WebDoor }).first else {
-            rig.finish()
-            throw NSError(domain: "no web door", code: 1)
-        }
-        return (rig, door)
+        try webRig(name, gps: gps, configure: configure)
     }
 
     /// Heading as the socket says, the sky plot, the calibration view, night mode, actions refused and done,

@@ -17,23 +17,10 @@ import Glibc
 /// The web door in a whole daemon (the simulated board, fused compass, online calibration on), spoken to over
 /// real loopback sockets with a bare HTTP client, beside a reader of the UNIX socket.
 final class WebDoorTests: XCTestCase {
-    static let credential = "test-credential-0123"
+    static let credential = webCredential
 
-    /// A daemon with the web door on a port of the kernel's choosing; `web` adds keys to its section.
     func rig(_ name: String, gps: Bool = false, web: String = "", logger: Logger = testLogger()) throws -> (DaemonRig, WebDoor) {
-        let rig = try DaemonRig(name, gps: gps, doors: { dir in
-            try? "\(Self.credential)\n".write(to: dir.appendingPathComponent("web-credential"), atomically: true, encoding: .utf8)
-            return """
-                web: {port: 0, credential: \(dir.appendingPathComponent("web-credential").path)\(web)}
-                calibration: {auto: track, auto_file: \(dir.appendingPathComponent("auto.json").path)}
-                blackbox: {directory: \(dir.appendingPathComponent("blackbox").path)}
-                """
-        }, logger: logger)
-        guard let door = rig.daemon.doors.compactMap({ $0 as? WebDoor }).first else {
-            rig.finish()
-            throw NSError(domain: "no web door", code: 1)
-        }
-        return (rig, door)
+        try webRig(name, gps: gps, web: web, logger: logger)
     }
 
     func origin(_ door: WebDoor) -> (String, String) { ("Origin", "http://127.0.0.1:\(door.port)") }
