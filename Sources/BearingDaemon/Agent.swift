@@ -88,6 +88,11 @@ public final class Agent: @unchecked Sendable {
     private var lastIMUFailure: String?
     /// Online calibration's state after its latest event, and the magnetometer's chip once a sample named it.
     private var onlineState: OnlineCalibrationState?
+    /// The swing a client started (`?SWING={"action":"start"};`), its hub runs, and the last one's outcome (the
+    /// SWING object); on the pipeline queue.
+    private var swing: DaemonSwing?
+    private var swingRuns: [HubSubscription] = []
+    private var lastSwing: String?
     /// Online calibration's mode when a client's action changed it (`?CALIBRATION={"online":…};`); nil: the config's.
     private var onlineModeInForce: AutoCalibrationMode?
     /// Writes the online calibration's file off the pipeline queue, in the order of the changes.
@@ -193,6 +198,12 @@ public final class Agent: @unchecked Sendable {
                 do { return .success(try recorder.save(reason: reason)) } catch { return .failure(SocketDoor.CalibrationRefused(["\(error)"])) }
             }
         }
+        if imuReader != nil, calibrations != nil {
+            r.swing = { [weak self] action in
+                guard let self else { return .failure(SocketDoor.CalibrationRefused(["stopping"])) }
+                return self.swing(action)
+            }
+        }
         // On the pipeline queue, where the router calls them: the compass stage is touched there only.
         if calibrations != nil {
             r.calibrationPoints = { [weak self] in self?.calibrationObject(detailed: true) ?? WireEncoding.error("CALIBRATION: stopping") }
@@ -202,6 +213,59 @@ public final class Agent: @unchecked Sendable {
             }
         }
         return r
+    }
+
+    /// A client's swing action (on the pipeline queue): the SWING object after it. `stop` solves what was
+    /// collected and, when the solver takes it, writes the deviation file and reloads it (in force from then
+    /// on, for every door); a swing it refuses leaves the curve in force unchanged and says why.
+    private func swing(_ action: SwingAction) -> Result<String, SocketDoor.CalibrationRefused> {
+        func refused(_ why: String) -> Result<String, SocketDoor.CalibrationRefused> { .failure(SocketDoor.CalibrationRefused([why])) }
+        switch action {
+        case .status:
+            if let swing { return .success(WireEncoding.swing(state: "collecting", swing)) }
+            return .success(lastSwing ?? WireEncoding.swing(state: "idle", nil))
+        case .start:
+            if let swing { return refused("a swing is collecting since \(swing.started.iso8601): stop or cancel it first") }
+            swing = DaemonSwing(started: clock.mode == .live ? GPSTimestamp.now() : core.clock.wallTime)
+            // Every attitude and fix, unchained: what `bearing swing` asks the socket for.
+            swingRuns = [
+                hub.subscribe(StreamKey(.att, .compass), through: []) { [weak self] r in
+                    if case .attitude(let a) = r.payload { self?.swing?.take(a) }
+                },
+                hub.subscribe(StreamKey(.tpv, .gpsd), through: []) { [weak self] r in
+                    if case .fix(let f) = r.payload { self?.swing?.take(f) }
+                },
+            ]
+            return .success(WireEncoding.swing(state: "collecting", swing))
+        case .cancel:
+            guard swing != nil else { return refused("no swing is collecting") }
+            swing = nil
+            swingRuns = []
+            lastSwing = WireEncoding.swing(state: "idle", nil, error: "cancelled; the deviation curve in force is unchanged")
+            return .success(lastSwing!)
+        case .stop:
+            guard let s = swing else { return refused("no swing is collecting: start one") }
+            swing = nil
+            swingRuns = []
+            let result: SwingResult
+            do throws(SwingError) {
+                result = try s.collector.solve()
+            } catch {
+                lastSwing = WireEncoding.swing(state: "refused", s, error: "\(error.message); the deviation curve in force is unchanged")
+                logger.notice("swing refused: \(error.message)")
+                return .success(lastSwing!)
+            }
+            guard let calibrations, let store = calibrations.deviation else { return refused("no deviation file is configured") }
+            let record = DeviationRecord(result: result, time: GPSTimestamp.now().iso8601)
+            do { try AtomicFile.write(Array(record.encoded()), to: store.path) } catch {
+                return refused("the deviation file \(store.path) could not be written: \(error); the curve in force is unchanged")
+            }
+            let rejected = calibrations.reload(reason: "swing")
+            if !rejected.isEmpty { return refused("written, but not loaded: \(rejected.joined(separator: "; "))") }
+            lastSwing = WireEncoding.swing(state: "applied", s, result: result, file: store.path)
+            logger.notice("swing applied: deviation curve written", metadata: ["file": "\(store.path)"])
+            return .success(lastSwing!)
+        }
     }
 
     /// A client's action on online calibration (on the pipeline queue): the CALIBRATION object after it.

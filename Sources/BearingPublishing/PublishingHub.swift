@@ -154,7 +154,7 @@ public final class PublishingHub<S: Scheduler> {
                                             att: [StreamKey(.att, .compass), StreamKey(.att, .gpsd)].compactMap { latest[$0]?.line }))
         case .pipelines:
             reply(client, pipelinesObject())
-        case .calibration, .definePipeline, .deletePipeline, .blackBox, .calibrationPoints, .onlineCalibration, .saveBlackBox, .health:
+        case .calibration, .definePipeline, .deletePipeline, .blackBox, .calibrationPoints, .onlineCalibration, .saveBlackBox, .health, .swing:
             reply(client, WireEncoding.error("this request is answered by the agent"))
         }
     }

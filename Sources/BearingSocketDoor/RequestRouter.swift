@@ -105,6 +105,18 @@ public final class RequestRouter: Sendable {
             case .failure(let error):
                 hub.reply(client, WireEncoding.error("BLACKBOX: not saved: \(error.reasons.joined(separator: "; "))"))
             }
+        case .swing(let action):
+            if action != .status { guard mayAct(client, caller, "SWING: \(action.rawValue)") else { return } }
+            guard let swing = requests.swing else {
+                return hub.reply(client, WireEncoding.error("SWING: needs the fused compass (magnetometer and imu)"))
+            }
+            switch swing(action) {
+            case .success(let line):
+                if action != .status { logger.notice("swing: \(action.rawValue)", metadata: ["by": "\(caller)"]) }
+                hub.reply(client, line)
+            case .failure(let refused):
+                hub.reply(client, WireEncoding.error("SWING: \(action.rawValue): \(refused.reasons.joined(separator: "; "))"))
+            }
         case .health:
             guard let health = requests.health else { return hub.reply(client, WireEncoding.error("HEALTH: not available here")) }
             hub.reply(client, health())

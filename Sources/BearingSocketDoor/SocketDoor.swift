@@ -50,6 +50,8 @@ public final class SocketDoor: Door, Sendable {
         public var saveBlackBox: (@Sendable (_ reason: String) -> Result<String, CalibrationRefused>)?
         /// `?HEALTH;`: the HEALTH object.
         public var health: (@Sendable () -> String)?
+        /// `?SWING…;`: the SWING object after the action (or why it was refused).
+        public var swing: (@Sendable (SwingAction) -> Result<String, CalibrationRefused>)?
 
         public init(calibration: (@Sendable (_ reload: Bool) -> Result<String, CalibrationRefused>)? = nil,
                     blackBox: (@Sendable () -> (format: Int, bytes: [UInt8]))? = nil) {

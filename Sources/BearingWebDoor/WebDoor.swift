@@ -230,6 +230,7 @@ public final class WebDoor: Door, Sendable {
         let decision: WebAccess.Decision
         switch parsed {
         case .onlineCalibration, .saveBlackBox, .blackBox: decision = WebAccess.act(access)
+        case .swing(let a) where a != .status: decision = WebAccess.act(access)
         default: decision = WebAccess.view(access)
         }
         if let refusal = decide(decision, r) { return refusal }

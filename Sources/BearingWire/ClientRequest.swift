@@ -154,6 +154,14 @@ public enum ClientRequest: Equatable, Sendable {
     case saveBlackBox
     /// `?HEALTH;`: the sources, the doors and their readers, the black box.
     case health
+    /// `?SWING;` (how a swing goes), `?SWING={"action":"start"};` (`stop`: solve and apply; `cancel`): a GNSS
+    /// swing run by the daemon (privileged but for the status).
+    case swing(SwingAction)
+}
+
+/// What a client asks of the daemon's swing.
+public enum SwingAction: String, Sendable, CaseIterable {
+    case status, start, stop, cancel
 }
 
 /// What a privileged client may do to online calibration at run time.
@@ -194,6 +202,9 @@ extension ClientRequest {
         case "WATCH":
             guard let argument else { return .watch(nil) }
             return .watch(try parseWatch(try object(argument, "WATCH")))
+        case "SWING":
+            guard let argument else { return .swing(.status) }
+            return try parseSwing(try object(argument, "SWING"))
         case "BLACKBOX" where argument != nil:
             return try parseBlackBox(try object(argument!, "BLACKBOX"))
         case "VERSION", "DEVICES", "POLL", "PIPELINES", "BLACKBOX", "HEALTH":
@@ -333,6 +344,25 @@ extension ClientRequest {
         return asked.first ?? .calibration(reload: false)
     }
 
+    static func parseSwing(_ entries: [(String, JSONValue)]) throws(ClientRequestError) -> ClientRequest {
+        var action = SwingAction.status
+        for (key, value) in entries {
+            switch key {
+            case "class":
+                guard value.string == "SWING" else { throw ClientRequestError(message: "SWING: \"class\" must be \"SWING\"") }
+            case "action":
+                guard let a = value.string.flatMap(SwingAction.init(rawValue:)) else {
+                    let allowed = SwingAction.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+                    throw ClientRequestError(message: "SWING: \"action\" must be one of \(allowed), got \(value.shown)")
+                }
+                action = a
+            default:
+                throw ClientRequestError(message: "SWING: unknown attribute \(JSONValue.string(key).shown)")
+            }
+        }
+        return .swing(action)
+    }
+
     static func parseBlackBox(_ entries: [(String, JSONValue)]) throws(ClientRequestError) -> ClientRequest {
         var save = false
         for (key, value) in entries {
@@ -365,6 +395,8 @@ extension ClientRequest {
         case .blackBox: return "?BLACKBOX;\n"
         case .saveBlackBox: return "?BLACKBOX={\"save\":true};\n"
         case .health: return "?HEALTH;\n"
+        case .swing(.status): return "?SWING;\n"
+        case .swing(let a): return "?SWING={\"action\":\"\(a.rawValue)\"};\n"
         case .calibrationPoints: return "?CALIBRATION={\"points\":true};\n"
         case .onlineCalibration(let a): return "?CALIBRATION={\"online\":\"\(a.rawValue)\"};\n"
         case .calibration(let reload): return reload ? "?CALIBRATION={\"reload\":true};\n" : "?CALIBRATION;\n"

@@ -258,6 +258,50 @@ final class WebDoorTests: XCTestCase {
         XCTAssertEqual(door.pageCount, 50)
     }
 
+    /// A swing started and stopped from a page: collected by the daemon from its own ATT and gpsd's TPV, solved on
+    /// stop, and applied only if the solver takes it; every reader can follow it with ?SWING;.
+    func testASwingIsRunFromThePageAndSeenOnTheSocket() throws {
+        let (rig, door) = try rig("web-swing", gps: true)
+        defer { rig.finish() }
+        let socket = try SocketClient(path: rig.socketPath)
+        func swing() -> [String: Any] {
+            socket.send("?SWING;\n")
+            return socket.collect(timeout: 5) { cls($0) == "SWING" || cls($0) == "ERROR" }.last ?? [:]
+        }
+        XCTAssertEqual(swing()["state"] as? String, "idle")
+        let start = #"?SWING={"action":"start"};"#
+        XCTAssertEqual(try httpRequest(port: door.port, "POST", "/request", headers: [origin(door)], body: start).status, 401)
+        XCTAssertEqual(swing()["state"] as? String, "idle")
+        let session = try XCTUnwrap(login(door).cookie)
+        let started = try httpRequest(port: door.port, "POST", "/request", headers: [origin(door), ("Cookie", session)], body: start)
+        XCTAssertEqual(jsonObject(started.lines.first ?? "")?["state"] as? String, "collecting", started.text)
+        let again = try httpRequest(port: door.port, "POST", "/request", headers: [origin(door), ("Cookie", session)], body: start)
+        XCTAssertTrue(again.text.contains("a swing is collecting since"), again.text)
+        // It takes gpsd's epochs (gpsfake plays about four a second) with the compass's attitudes.
+        var epochs = 0
+        let deadline = Date().addingTimeInterval(15)
+        while epochs < 8 && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.5)
+            epochs = swing()["epochs"] as? Int ?? 0
+        }
+        XCTAssertGreaterThanOrEqual(epochs, 8, "\(swing())")
+        let stopped = try httpRequest(port: door.port, "POST", "/request", headers: [origin(door), ("Cookie", session)], body: #"?SWING={"action":"stop"};"#)
+        let o = try XCTUnwrap(jsonObject(stopped.lines.first ?? ""), stopped.text)
+        let deviationFile = rig.config.deviationPath
+        switch o["state"] as? String {
+        case "refused":
+            // A few seconds of a board turning in place is no swing: the solver says what is missing, nothing is written.
+            XCTAssertTrue((o["error"] as? String ?? "").contains("the deviation curve in force is unchanged"), "\(o)")
+            XCTAssertFalse(FileManager.default.fileExists(atPath: deviationFile))
+        case "applied":
+            XCTAssertEqual(o["file"] as? String, deviationFile)
+            XCTAssertTrue(FileManager.default.fileExists(atPath: deviationFile))
+        default:
+            XCTFail("stop gave \(o)")
+        }
+        XCTAssertEqual(swing()["state"] as? String, o["state"] as? String, "the outcome stays for every reader")
+    }
+
     /// A LAN address without a credential file is refused at start, naming the command that sets one.
     func testALANAddressNeedsACredentialFile() throws {
         let core = PublishingCore(defaults: [:], release: "test")

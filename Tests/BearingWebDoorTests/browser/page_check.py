@@ -159,6 +159,11 @@ def online_mode(path):
     return (c.get("online") or {}).get("mode") if c.get("class") == "CALIBRATION" else None
 
 
+def socket_swing(path):
+    c = socket_request(path, "?SWING;")
+    return c.get("state") if c.get("class") == "SWING" else None
+
+
 def socket_points(path):
     c = socket_request(path, '?CALIBRATION={"points":true};')
     if c.get("class") != "CALIBRATION":
@@ -479,6 +484,16 @@ def check_actions(d, url, path, credential, expect):
         if m0 == "locked":
             click(d, "#action-lock")
             wait_for(lambda: online_mode(path) == "locked", 5, 0.25)
+        # The swing: started from the page, the socket says it collects; cancelled, it is idle again.
+        go(d, "deviation")
+        for button, want in (("#swing-start", "collecting"), ("#swing-cancel", "idle")):
+            before = action_status(d)[0]
+            click(d, button)
+            t, ok = wait_status(d, before)
+            state = wait_for(lambda: socket_swing(path) == want and want, 5, 0.25)
+            shown = wait_for(lambda: text(d, "#swing-status").startswith(want) and text(d, "#swing-status"), 5, 0.25)
+            report(button.lstrip("#"), bool(state) and bool(shown) and ok == "true",
+                   "%s: #action-status %r, #swing-status %r; the socket's SWING is %s (want %s)" % (button, t, text(d, "#swing-status"), socket_swing(path), want))
     click(d, "#logout")
     # Logged out, the page offers to log in again: a button, or only the form where viewing needs a login.
     out = wait_for(lambda: (visible(d, "#login-open") or visible(d, "#login-form")) and not visible(d, "#logout"), 5)
