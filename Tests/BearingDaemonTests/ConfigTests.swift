@@ -292,3 +292,26 @@ extension ConfigTests {
         XCTAssertNoThrow(try { let fd = try TCPSocket.listen(host: "127.0.0.1", port: free); close(fd) }(), "port \(free) was left open")
     }
 }
+
+/// A replay of a recording runs the recorded config with every door off but the socket (moved into its own
+/// directory): the recorded board's service is most likely running, and holds those ports.
+final class ReplayConfigTests: XCTestCase {
+    func testARecordedConfigKeepsToTheReplayingProcess() throws {
+        var c = try AgentConfig.parse(yaml: """
+            socket: {tcp: "127.0.0.1:2948"}
+            nmea0183: {tcp: "127.0.0.1:10110"}
+            signalk: {udp: "127.0.0.1:8375"}
+            mqtt: {broker: "mqtt://127.0.0.1:1883"}
+            web: {port: 8074}
+            log: {data_log: /var/log/bearing/data.ndjson}
+            """, source: "recorded.yaml")
+        c.keepToThisProcess(in: "/tmp/replay-x")
+        XCTAssertEqual(c.socket.path, "/tmp/replay-x/bearing.sock")
+        XCTAssertNil(c.socket.tcp)
+        XCTAssertEqual(c.nmea0183, AgentConfig().nmea0183)
+        XCTAssertEqual(c.signalK, AgentConfig().signalK)
+        XCTAssertEqual(c.mqtt, AgentConfig().mqtt)
+        XCTAssertFalse(c.web.enabled, "a replay opened the recorded board's web port")
+        XCTAssertNil(c.log.dataLog)
+    }
+}
