@@ -41,7 +41,7 @@ public struct ConfigOrigin: Equatable, Sendable {
 
 extension AgentConfig {
     /// This config kept to one process (`bearing record`, `bearing replay`): the socket and the
-    /// client-defined pipelines in `directory`, no TCP door, no NMEA 0183, Signal K or MQTT door, no data log
+    /// client-defined pipelines in `directory`, no TCP door, no NMEA 0183, Signal K, MQTT or web door, no data log
     /// — nothing that reaches the boat, the fleet or the service's files.
     public mutating func keepToThisProcess(in directory: String) {
         socket.path = "\(directory)/bearing.sock"
@@ -49,6 +49,7 @@ extension AgentConfig {
         nmea0183 = AgentConfig().nmea0183
         signalK = AgentConfig().signalK
         mqtt = AgentConfig().mqtt
+        web = AgentConfig().web
         log.dataLog = nil
         pipelineStore = "\(directory)/pipelines.json"
     }
