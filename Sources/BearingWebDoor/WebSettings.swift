@@ -11,7 +11,7 @@ public struct WebSettings: Equatable, Sendable {
     /// The credential file (`bearing web-credential` writes it): a LAN address needs it, and so do actions.
     public var credentialFile = "/etc/bearing/web-credential"
     /// Pages open at once (event streams); beyond this a page is told to try later (503). Each costs a thread
-    /// (64 KB of stack reserved, less touched) and at most `clientQueue` queued lines.
+    /// (256 KB of stack reserved, little of it touched) and at most `clientQueue` queued lines.
     public var maxPages = 16
     /// Lines queued per page before the page, which has stopped reading, is dropped.
     public var clientQueue = 256
