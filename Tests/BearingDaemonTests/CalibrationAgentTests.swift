@@ -26,7 +26,7 @@ final class CalibrationAgentTests: XCTestCase {
     }
 
     func config(dir: URL) -> AgentConfig {
-        var c = makeAgentConfig(gpsdPort: freePort(), dir: dir)
+        var c = makeAgentConfig(gpsdPort: 1, dir: dir)
         c.magnetometer.enabled = true
         c.magnetometer.reader.bus = "sim-bus"
         c.magnetometer.reader.chip = "qmc5883l"

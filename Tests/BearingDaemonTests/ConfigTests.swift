@@ -253,7 +253,7 @@ extension ConfigTests {
     func testTheMQTTDoorNamesAMissingPasswordFileAndAnUnnamedDevice() throws {
         let dir = temporaryDirectory("mqtt-open")
         defer { try? FileManager.default.removeItem(at: dir) }
-        var config = makeAgentConfig(gpsdPort: freePort(), dir: dir)
+        var config = makeAgentConfig(gpsdPort: 1, dir: dir)
         config.mqtt.broker = MQTTBroker(host: "127.0.0.1", port: freePort(), tls: false)
         config.mqtt.device = "d1"
         config.mqtt.username = "u"
@@ -276,7 +276,7 @@ extension ConfigTests {
         let taken = try TCPSocket.listen(host: "127.0.0.1", port: 0)
         defer { close(taken) }
         let port = try XCTUnwrap(TCPSocket.boundPort(taken))
-        var config = makeAgentConfig(gpsdPort: freePort(), dir: temporaryDirectory("door-port"))
+        var config = makeAgentConfig(gpsdPort: 1, dir: temporaryDirectory("door-port"))
         config.nmea0183.outputs.tcp = [.init(host: "127.0.0.1", port: port)]
         let core = PublishingCore(defaults: config.pipelines, release: Release.wireRelease)
         XCTAssertThrowsError(try Doors.open(config, core: core, requests: .init(), logger: testLogger())) { error in

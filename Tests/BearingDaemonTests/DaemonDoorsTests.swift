@@ -549,7 +549,7 @@ final class DaemonLifecycleTests: XCTestCase {
     func testAShutdownBeforeRunIsKept() async throws {
         let dir = temporaryDirectory("early-shutdown")
         defer { try? FileManager.default.removeItem(at: dir) }
-        let daemon = try Daemon(config: makeAgentConfig(gpsdPort: freePort(), dir: dir), logger: testLogger(), signals: [])
+        let daemon = try Daemon(config: makeAgentConfig(gpsdPort: 1, dir: dir), logger: testLogger(), signals: [])
         daemon.shutdown()
         let returned = await withTaskGroup(of: Bool.self) { group in
             group.addTask { (try? await daemon.run()) != nil }

@@ -71,7 +71,7 @@ final class MQTTConfigValidationTests: XCTestCase {
         let machineID = dir.appendingPathComponent("machine-id")
         try "0123456789abcdef0123456789abcdef\n".write(to: machineID, atomically: true, encoding: .utf8)
         let device = try XCTUnwrap(DeviceIdentity(machineID: "0123456789abcdef0123456789abcdef")).device
-        var config = makeAgentConfig(gpsdPort: freePort(), dir: dir)
+        var config = makeAgentConfig(gpsdPort: 1, dir: dir)
         config.mqtt.spoolDirectory = dir.appendingPathComponent("spool").path
         config.mqtt.fleetTopic = "bearing/\(device)/pipelines/status"
         let core = PublishingCore(defaults: config.pipelines, release: Release.wireRelease)
@@ -117,7 +117,7 @@ final class MQTTConfigValidationTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("password")
         try Data("ab\0cd\n".utf8).write(to: file)
-        var config = makeAgentConfig(gpsdPort: freePort(), dir: dir)
+        var config = makeAgentConfig(gpsdPort: 1, dir: dir)
         config.mqtt.device = "d1"
         config.mqtt.username = "u"
         config.mqtt.passwordFile = file.path

@@ -14,7 +14,7 @@ final class SpoolStallTests: XCTestCase {
     func testAStalledSpoolDiskDelaysNoReaderAndLosesNothing() throws {
         let dir = temporaryDirectory("spool-stall")
         defer { try? FileManager.default.removeItem(at: dir) }
-        var config = makeAgentConfig(gpsdPort: freePort(), dir: dir)
+        var config = makeAgentConfig(gpsdPort: 1, dir: dir)
         config.mqtt.spoolDirectory = dir.appendingPathComponent("spool").path
         config.mqtt.device = "stall"
         config.mqtt.topics = [.tpv: []]

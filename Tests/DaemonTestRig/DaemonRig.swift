@@ -28,6 +28,9 @@ public final class DaemonRig {
     private let outcome = RunOutcome()
     private var finished = false
 
+    /// The gpsd port of a rig without GPS: nothing listens there.
+    public static let noGPSD = 1
+
     /// The fallback position: Sydney, declination ≈ +12.8° (so true and magnetic headings differ until a fix).
     public static let fallback = Vector3(-33.9, 151.2, 0)
     /// The devices the sensors publish as.
@@ -42,7 +45,9 @@ public final class DaemonRig {
         Syscall.ignoreSIGPIPE()
         let dir = temporaryDirectory(name)
         self.dir = dir
-        let gpsdPort = freePort()
+        // Without GPS, a port no test can listen on (1, privileged and unused): a free port picked now may be
+        // another shard's gpsfake a moment later, and its fixes would move this daemon's WMM field and declination.
+        let gpsdPort = gps ? freePort() : DaemonRig.noGPSD
         let yaml = """
             gpsd: {host: 127.0.0.1, port: \(gpsdPort), retry_initial: 0.05, retry_max: 0.5}
             socket: {path: \(dir.appendingPathComponent("bearing.sock").path)}

@@ -262,7 +262,8 @@ public func writeIMURecording(_ samples: [IMUSample], to url: URL, header: Strin
 /// the accelerometer/gyroscope `imu` (nil: found by probing) at `imuRate`, both mounted chip Z up
 /// ("+X-Y-Z"), the WMM at `fallback` until a fix, ATT throttled to 4 a second.
 public func makeFusedAgentConfig(dir: URL, magnetometer: String, imu: String?, imuRate: Double = 100, fallback: Vector3) -> AgentConfig {
-    var c = makeAgentConfig(gpsdPort: freePort(), dir: dir)
+    // No gpsd: port 1, where nothing listens (a free port now may be another shard's gpsfake later).
+    var c = makeAgentConfig(gpsdPort: 1, dir: dir)
     let chipZUp = try! Orientation(axes: "+X-Y-Z")
     c.magnetometer.enabled = true
     c.magnetometer.reader.bus = "sim-bus"
