@@ -15,7 +15,10 @@ final class PageInBrowserTests: XCTestCase {
     static let script = here.appendingPathComponent("browser/page_check.py").path
     static let screenshots = here.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".build/test-output/web")
 
-    func check(_ rig: DaemonRig, _ door: WebDoor, expect: String? = nil, screenshots: URL? = nil) throws {
+    /// Runs page_check.py against the rig's page; `signal` gets each `{"signal": …}` the script prints, as it prints it
+    /// (the script waits for what the test does then).
+    func check(_ rig: DaemonRig, _ door: WebDoor, expect: String? = nil, screenshots: URL? = nil,
+               signal: (String) -> Void = { _ in }) throws {
         for tool in ["/usr/bin/chromium", "/usr/bin/chromedriver"] where !FileManager.default.isExecutableFile(atPath: tool) {
             throw XCTSkip("SKIPPED: \(tool) missing (apt-get install chromium chromium-driver python3-selenium)")
         }
@@ -25,19 +28,40 @@ final class PageInBrowserTests: XCTestCase {
         try FileManager.default.createDirectory(at: shots, withIntermediateDirectories: true)
         args += ["--screenshots", shots.path]
         if let expect { args += ["--expect", expect] }
-        let (status, output) = runPython(Self.script, args)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        p.arguments = [Self.script] + args
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = out
+        try p.run()
+        var output = "", pending = ""
         var checks = 0
-        for line in output.split(separator: "\n") {
-            guard let o = jsonObject(String(line)), let name = o["check"] as? String else {
-                print("page_check: \(line)")
-                continue
+        while true {
+            let data = out.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            pending += String(decoding: data, as: UTF8.self)
+            while let newline = pending.firstIndex(of: "\n") {
+                let line = String(pending[..<newline])
+                pending = String(pending[pending.index(after: newline)...])
+                output += line + "\n"
+                guard let o = jsonObject(line) else {
+                    print("page_check: \(line)")
+                    continue
+                }
+                if let s = o["signal"] as? String {
+                    signal(s)
+                    continue
+                }
+                guard let name = o["check"] as? String else { continue }
+                checks += 1
+                print("page_check \(name): \(o["ok"] as? Bool == true ? "ok" : "FAILED") \(o["detail"] as? String ?? "")")
+                XCTAssertEqual(o["ok"] as? Bool, true, "\(name): \(o["detail"] as? String ?? "")")
             }
-            checks += 1
-            print("page_check \(name): \(o["ok"] as? Bool == true ? "ok" : "FAILED") \(o["detail"] as? String ?? "")")
-            XCTAssertEqual(o["ok"] as? Bool, true, "\(name): \(o["detail"] as? String ?? "")")
         }
+        p.waitUntilExit()
         XCTAssertGreaterThan(checks, 0, "page_check.py printed no check: \(output.suffix(2000))")
-        XCTAssertEqual(status, 0, output.suffix(2000).description)
+        XCTAssertEqual(p.terminationStatus, 0, output.suffix(2000).description)
     }
 
     func rig(_ name: String, gps: Bool, configure: @escaping (inout AgentConfig) -> Void = { _ in }) throws -> (DaemonRig, WebDoor) {
@@ -57,6 +81,28 @@ final class PageInBrowserTests: XCTestCase {
         let (rig, door) = try rig("web-browser-no-gps", gps: false)
         defer { rig.finish() }
         try check(rig, door, expect: "no-gps")
+    }
+
+    /// The door goes away (the page's stream ends, its port refuses) and comes back 3 s later on the same port: the
+    /// page says it is reconnecting and marks its values stale, then reconnects by itself and shows fresh ones.
+    func testThePageSaysItIsReconnectingAndComesBack() throws {
+        let (rig, door) = try rig("web-browser-reconnect", gps: false)
+        defer { rig.finish() }
+        var reopened: WebDoor?
+        defer { reopened?.close() }
+        try check(rig, door, expect: "reconnect") { signal in
+            guard signal == "drop-now" else { return }
+            var settings = door.settings
+            settings.port = door.port
+            door.close()
+            Thread.sleep(forTimeInterval: 3)
+            do {
+                reopened = try WebDoor(settings, core: rig.daemon.agent.core, requests: rig.daemon.agent.socketRequests, logger: testLogger())
+            } catch {
+                XCTFail("the door did not open again on port \(settings.port): \(error)")
+            }
+        }
+        XCTAssertNotNil(reopened)
     }
 
     /// Without a magnetometer the page says there is no compass.
