@@ -162,11 +162,13 @@ final class SocketActivationTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: dir) }
         let socket = dir.appendingPathComponent("bearing.sock").path
         let port = freePort(), unusedPort = freePort()
+        let notify = dir.appendingPathComponent("notify").path
+        let receiver = try DatagramReceiver(notify)
         let config = dir.appendingPathComponent("bearing.yaml")
         try "web: {port: \(unusedPort), credential: \(dir.path)/web-credential}\n".write(to: config, atomically: true, encoding: .utf8)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: tool)
-        p.arguments = ["--listen=\(socket)", "--listen=127.0.0.1:\(port)", "--fdname=bearing:web",
+        p.arguments = ["--listen=\(socket)", "--listen=127.0.0.1:\(port)", "--fdname=bearing:web", "-E", "NOTIFY_SOCKET=\(notify)",
                        bearingBinary.path, "run", "--config", config.path,
                        "--gpsd", "127.0.0.1:\(freePort())", "--socket", dir.appendingPathComponent("unused.sock").path, "--log-level", "error"]
         p.standardInput = FileHandle.nullDevice
@@ -185,6 +187,8 @@ final class SocketActivationTests: XCTestCase {
         XCTAssertNotNil(tcpConnectError(port: unusedPort), "the web door opened a listener of its own")
         let reader = try SocketClient(path: socket)
         XCTAssertEqual(try XCTUnwrap(reader.message(timeout: 10)).className, "VERSION", "the UNIX socket is served too")
+        // The doors serve from the moment they are open; SIGTERM is handled from READY=1 on.
+        XCTAssertTrue(try XCTUnwrap(receiver.next(timeout: 10)).hasPrefix("READY=1"))
 
         kill(p.processIdentifier, SIGTERM)
         p.waitUntilExit()
