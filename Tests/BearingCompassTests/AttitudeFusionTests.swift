@@ -355,6 +355,40 @@ final class AttitudeFusionTests: XCTestCase {
         XCTAssertTrue(none.isEmpty)
     }
 
+    /// A field that flaps about the disturbance threshold (10 % strong for half a second in every second, as beside
+    /// a steel hull or a pump switching) is one episode of interference, told when it begins and when it ends, not
+    /// twice a second: the CALIBRATION object and the journal follow the episodes.
+    func testAFlappingFieldIsOneEpisodeToldOnceWhenItBeginsAndOnceWhenItEnds() throws {
+        var board = VirtualIMU(heading: { 6 * $0 })
+        board.fieldNorm = Self.sydney.reference.norm
+        board.dip = Self.sydney.reference.dip
+        // Undisturbed for 20 s, flapping from 20 to 80 s, undisturbed again to 100 s.
+        let feed = inputs(board, seconds: 100).map { input -> FusionInput in
+            switch input {
+            case .calibration: return .calibration(ActiveCalibration(chip: "qmc5883l", correction: .identity))
+            case .magnetic(var s):
+                let t = s.time.unixTime - Self.start
+                if t > 20 && t < 80 && Int(t * 2) % 2 == 0 { s.field = s.field * 1.1 }
+                return .magnetic(s)
+            default: return input
+            }
+        }
+        let chip = try! Orientation(axes: "+X-Y-Z")
+        var f = AttitudeFusion(imuOrientation: chip, magnetometerOrientation: chip, trueNorth: true, auto: .track)
+        let told = Mutex<[(time: Double, interference: Interference?)]>([])
+        f.onOnlineEvent = { change, state in
+            if change == nil { told.withLock { $0.append((state.time.unixTime - Self.start, state.interference)) } }
+        }
+        for input in feed { f.step(input) }
+        let events = told.withLock { $0 }
+        print("fusion, a field flapping 10 % for 60 s: told \(events.map { String(format: "%.1f s %@", $0.time, $0.interference?.rawValue ?? "passed") })")
+        XCTAssertEqual(events.count, 2, "one episode: begun and ended")
+        XCTAssertEqual(try XCTUnwrap(events.first).interference, .norm)
+        XCTAssertEqual(try XCTUnwrap(events.first).time, 20.5, accuracy: 0.6)
+        XCTAssertNil(try XCTUnwrap(events.last).interference)
+        XCTAssertEqual(try XCTUnwrap(events.last).time, 80, accuracy: 3)
+    }
+
     /// `vehicle: car` and `calibration.auto: track` from a cold start: a car behind a 25 µT hard iron pulls away
     /// at 1.5 m/s², brakes at 2 m/s² into two turns taken at 6 m/s, and drives on at 15 m/s. Its first straight
     /// fixes give the hard iron (the course as the heading), its fixes' speed takes its acceleration out of the
