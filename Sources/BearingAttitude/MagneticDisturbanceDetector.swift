@@ -36,6 +36,9 @@ public struct MagneticDisturbanceDetector: Sendable {
     public private(set) var reference: MagneticFieldReference?
     /// The latest (low-passed) norm and dip, dip in degrees.
     public private(set) var current = MagneticFieldReference(norm: 0, dip: 0)
+    /// Seconds the field has been judged disturbed against a reference, unbroken: how long the heading has ridden
+    /// on the gyroscope (0 while undisturbed, or before there is a reference).
+    public private(set) var disturbedFor = 0.0
 
     private var referenceNorm = 0.0
     private var referenceDip = 0.0
@@ -86,6 +89,7 @@ public struct MagneticDisturbanceDetector: Sendable {
             undisturbedTime = 0
             disturbed = true
         }
+        disturbedFor = disturbed && referenceNorm > 0 ? disturbedFor + dt : 0
 
         if abs(n - candidateNorm) < p.magNormThreshold * candidateNorm && abs(dip - candidateDip) < dipThreshold {
             if turnRate >= p.magNewMinGyro * .pi / 180 { candidateTime += dt }
@@ -97,6 +101,7 @@ public struct MagneticDisturbanceDetector: Sendable {
                 referenceDip = candidateDip
                 publishReference()
                 disturbed = false
+                disturbedFor = 0
                 undisturbedTime = p.magMinUndisturbedTime
             }
         } else {

@@ -161,6 +161,9 @@ public struct OnlineMagnetometerCalibration: Sendable {
     public private(set) var misfit: CalibrationMisfit?
     /// Why the latest sample was not taken as the Earth's field (nil: it was).
     public private(set) var interference: Interference?
+    /// How far the latest sample judged was off the field expected: its magnitude (% of the field, signed) and its
+    /// dip (degrees, signed); zero while learning.
+    public private(set) var departure = (norm: 0.0, dip: 0.0)
 
     struct Point {
         var raw: Vector3
@@ -251,8 +254,11 @@ public struct OnlineMagnetometerCalibration: Sendable {
         if !learning, let field {
             let c = inForce.apply(raw)
             let n = c.length
-            var cause: Interference? = abs(n / field - 1) > settings.normDisturbance ? .norm : nil
-            if cause == nil, let up, let dip = misfit?.meanDip, abs(Self.dip(c, up) - dip) > settings.dipDisturbance { cause = .dip }
+            departure.norm = 100 * (n / field - 1)
+            departure.dip = 0
+            if let up, let dip = misfit?.meanDip { departure.dip = Self.dip(c, up) - dip }
+            var cause: Interference? = abs(departure.norm) > 100 * settings.normDisturbance ? .norm : nil
+            if cause == nil, abs(departure.dip) > settings.dipDisturbance { cause = .dip }
             interference = cause
             if cause != nil {
                 let since = disturbedSince ?? time
@@ -697,6 +703,10 @@ public struct OnlineCalibrationState: Equatable, Sendable {
     public var field: Double?
     public var wmm: MagneticFieldReference?
     public var interference: Interference?
+    /// The episode of interference that began or ended with this state (nil: it tells of none).
+    public var episode: InterferenceEpisodes.Event?
+    /// The episode of interference going on (nil: none).
+    public var ongoing: InterferenceEpisodes.Episode?
     /// When this state was taken (a change's sample time).
     public var time: GPSTimestamp
     /// "good", "fair" or "poor" (see `OnlineMagnetometerCalibration.quality(wmm:)`).

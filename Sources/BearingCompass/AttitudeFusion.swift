@@ -107,8 +107,10 @@ public struct AttitudeFusion: Sendable {
     private var motion: VehicleAcceleration?
     /// Online calibration's quality word, kept from its latest state (it changes only with an event).
     private var quality: String?
-    /// Told of each change the online calibration makes (nil: the interference began or ended), with its
-    /// state after it, on the pipeline queue.
+    /// Online calibration's judgement of each field sample, as episodes of interference.
+    public private(set) var episodes = InterferenceEpisodes()
+    /// Told of each change the online calibration makes (nil: an episode of interference began or ended, the
+    /// state's `episode`), with its state after it, on the pipeline queue.
     public var onOnlineEvent: (@Sendable (CalibrationChange?, OnlineCalibrationState) -> Void)?
 
     private var calibration: ActiveCalibration?
@@ -164,6 +166,7 @@ public struct AttitudeFusion: Sendable {
                 if let r = local?.reference { online?.expect(field: r.norm, dip: r.dip) }
                 quality = online?.quality(wmm: local?.reference)
             }
+            episodes = InterferenceEpisodes()
             updateReference()
             restoreDriving()
         case .onlineMode(let mode, let lastStamp):
@@ -176,6 +179,7 @@ public struct AttitudeFusion: Sendable {
             online = OnlineMagnetometerCalibration(calibration: c?.correction, origin: c?.origin ?? .none, settings: onlineSettings)
             if let r = local?.reference { online?.expect(field: r.norm, dip: r.dip) }
             quality = online?.quality(wmm: local?.reference)
+            episodes = InterferenceEpisodes()
             driving?.restart(at: nil)
             drivingTable = nil
             updateReference()
@@ -236,11 +240,11 @@ public struct AttitudeFusion: Sendable {
         let t = s.time.unixTime
         let toSensor = magnetometerToLevel.transposed, toIMU = filter.quaternion6D.conjugate
         let up = toSensor * toIMU.rotate(Vector3(0, 0, 1))
-        let was = online!.interference
         var changes: [CalibrationChange] = []
         // Without a gyroscope the 6D orientation has no heading of its own to bin a turn by.
         let east = withoutGyroscope ? nil : toSensor * toIMU.rotate(Vector3(1, 0, 0))
         if let change = online!.add(s.field, up: up, east: east, time: t) { changes.append(change) }
+        let episode = episodes.observe(online!.interference, normOff: online!.departure.norm, dipOff: online!.departure.dip, at: t)
         if online!.fitDue(at: t) {
             switch online!.fit(at: t) {
             case .accepted(let change): changes.append(change)
@@ -250,13 +254,13 @@ public struct AttitudeFusion: Sendable {
             }
         }
         // Mostly nothing changed: nothing to adopt or tell.
-        guard !changes.isEmpty || online!.interference != was else { return }
-        adopt(changes, at: s.time, interferenceWas: was)
+        guard !changes.isEmpty || episode != nil else { return }
+        adopt(changes, at: s.time, episode: episode)
     }
 
-    /// Puts the online calibration's changes in force in the filter and tells of them (and of interference that
-    /// began or ended). `online` has learnt them already: it is the calibration in force.
-    private mutating func adopt(_ changes: [CalibrationChange], at time: GPSTimestamp, interferenceWas was: Interference?) {
+    /// Puts the online calibration's changes in force in the filter and tells of them (and of an episode of
+    /// interference that began or ended). `online` has learnt them already: it is the calibration in force.
+    private mutating func adopt(_ changes: [CalibrationChange], at time: GPSTimestamp, episode: InterferenceEpisodes.Event?) {
         guard let online else { return }
         for change in changes {
             let kind: OnlineCalibrationEvent.Kind = change.recalled ? .recalled : change.afterStep ? .step : change.fromCourse ? .course : .accepted
@@ -269,12 +273,14 @@ public struct AttitudeFusion: Sendable {
                 // An earlier calibration recalled: what was seen after it holds again.
                 restoreDriving()
             }
-            onOnlineEvent?(change, OnlineCalibrationState(online, mode: auto, time: time, wmm: local?.reference))
+            onOnlineEvent?(change, onlineState(at: time)!)
         }
-        if changes.isEmpty && online.interference != was {
-            onOnlineEvent?(nil, OnlineCalibrationState(online, mode: auto, time: time, wmm: local?.reference))
+        if let episode {
+            var state = onlineState(at: time)!
+            state.episode = episode
+            onOnlineEvent?(nil, state)
         }
-        if !changes.isEmpty || online.interference != was {
+        if !changes.isEmpty || episode != nil {
             quality = online.quality(wmm: local?.reference)
         }
     }
@@ -313,9 +319,8 @@ public struct AttitudeFusion: Sendable {
         guard driving?.straight == true, auto == .track, !withoutGyroscope, online != nil else { return }
         let toSensor = magnetometerToLevel.transposed
         let up = toSensor * filter.quaternion6D.conjugate.rotate(Vector3(0, 0, 1))
-        let was = online!.interference
         let change = online!.course(track, declination: variation, up: up, forward: toSensor * Vector3(1, 0, 0), time: time)
-        adopt(change.map { [$0] } ?? [], at: lastInertial.map { GPSTimestamp(unixTime: $0) } ?? stamp, interferenceWas: was)
+        adopt(change.map { [$0] } ?? [], at: lastInertial.map { GPSTimestamp(unixTime: $0) } ?? stamp, episode: nil)
     }
 
     /// The magnetometer correction in force: online calibration's, else the calibration file's.
@@ -344,7 +349,12 @@ public struct AttitudeFusion: Sendable {
 
     /// The online calibration's state now (nil when off).
     public func onlineState(at time: GPSTimestamp) -> OnlineCalibrationState? {
-        online.map { OnlineCalibrationState($0, mode: auto, time: time, wmm: local?.reference) }
+        guard let online else { return nil }
+        var state = OnlineCalibrationState(online, mode: auto, time: time, wmm: local?.reference)
+        // The episode's cause, not the latest sample's: a field flapping about a threshold is one episode.
+        state.interference = episodes.current?.cause
+        state.ongoing = episodes.current
+        return state
     }
 
     private mutating func updateReference() {
@@ -380,6 +390,8 @@ public struct AttitudeFusion: Sendable {
                          declination: declination?.value, declinationSource: declination?.source)
         a.deviation = deviation
         a.quality = quality
+        let held = filter.magnetic.disturbedFor
+        if held > 0 { a.held = held }
         a.roll = angles.roll
         a.pitch = angles.pitch
         a.yaw = angles.heading

@@ -88,6 +88,8 @@ public final class Agent: @unchecked Sendable {
     private var lastIMUFailure: String?
     /// Online calibration's state after its latest event, and the magnetometer's chip once a sample named it.
     private var onlineState: OnlineCalibrationState?
+    /// What the journal says of interference episodes (at most a line a minute for a flapping source). On the pipeline queue.
+    private var interferenceJournal = InterferenceJournal()
     /// The swing a client started (`?SWING={"action":"start"};`), its hub runs, and the last one's outcome (the
     /// SWING object); on the pipeline queue.
     private var swing: DaemonSwing?
@@ -539,10 +541,8 @@ public final class Agent: @unchecked Sendable {
                     }
                 }
             }
-        } else if let i = state.interference {
-            logger.info("magnetic interference (\(i.rawValue)): the field is not taken as the Earth's until it passes", metadata: ["quality": "\(state.quality)"])
-        } else {
-            logger.info("magnetic interference passed", metadata: ["quality": "\(state.quality)"])
+        } else if let episode = state.episode, let line = interferenceJournal.line(for: episode, at: state.time.unixTime) {
+            logger.info("\(line)", metadata: ["quality": "\(state.quality)"])
         }
         if let calibrations { hub.publishCalibration(calibrationObject(calibrations.status)) }
     }

@@ -66,6 +66,11 @@ extension WireEncoding {
                     o.number("dip_wmm", w.dip)
                 }
                 if let i = s.interference { o.string("interference", i.rawValue) }
+                if let e = s.ongoing {
+                    o.number("interference_seconds", max(0, s.time.unixTime - e.began))
+                    o.number("interference_norm", e.largestNorm)
+                    o.number("interference_dip", e.largestDip)
+                }
                 o.time("changed", s.time)
                 if s.origin != .none {
                     o.raw("offset", numbers([s.calibration.offset.x, s.calibration.offset.y, s.calibration.offset.z]))

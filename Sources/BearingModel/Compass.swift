@@ -127,6 +127,9 @@ public struct Attitude: Equatable, Sendable {
     /// Online calibration's judgement of the compass (`good`, `fair`, `poor`, `uncalibrated`, `unknown`): ATT's
     /// `mag_q`, Home Assistant's compass quality; nil when online calibration is off.
     public var quality: String?
+    /// Seconds the heading has ridden on the gyroscope alone, the field judged disturbed (ATT's `mag_held`); nil
+    /// while the field corrects it.
+    public var held: Double?
 
     /// The sensor (compass) heading, before deviation: NMEA HDG's heading and Signal K's `headingCompass`.
     public var compassHeading: Double { deviation.map { Compass.normalize(magneticHeading - $0) } ?? magneticHeading }

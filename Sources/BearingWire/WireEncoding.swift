@@ -104,6 +104,8 @@ public enum WireEncoding {
         w.string("mag_st", a.magStatus)
         // Bearing's: online calibration's judgement of the compass (CALIBRATION's online.quality).
         w.string("mag_q", a.quality)
+        // Bearing's: seconds the heading has ridden on the gyroscope, the field disturbed.
+        w.fixed("mag_held", a.held, 1)
         w.fixed("pitch", a.pitch, 2)
         w.fixed("yaw", a.yaw, 2)
         w.fixed("roll", a.roll, 2)

@@ -389,6 +389,36 @@ final class AttitudeFusionTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(events.last).time, 80, accuracy: 3)
     }
 
+    /// ATT's `held`: while the field is 30 % strong (a magnet brought near for 10 s), the heading rides on the
+    /// gyroscope and ATT says for how long; once the field is back, it is absent again.
+    func testATTSaysHowLongTheHeadingHasRiddenOnTheGyroscope() throws {
+        var board = VirtualIMU(heading: { 6 * $0 })
+        board.fieldNorm = Self.sydney.reference.norm
+        board.dip = Self.sydney.reference.dip
+        var f = AttitudeFusion(imuOrientation: try Orientation(axes: "+X-Y-Z"), magnetometerOrientation: try Orientation(axes: "+X-Y-Z"), trueNorth: true)
+        var heldAt: [Double: Double?] = [:]
+        for input in inputs(board, seconds: 60) {
+            switch input {
+            // A calibration in force (a tiny hard iron): the field's reference is WMM's from the start.
+            case .calibration: f.step(.calibration(ActiveCalibration(chip: "qmc5883l", correction: MagneticCalibration(offset: Vector3(0.01, 0, 0), matrix: .identity))))
+            case .magnetic(var s):
+                let t = s.time.unixTime - Self.start
+                if t > 30 && t < 40 { s.field = s.field * 1.3 }
+                f.step(.magnetic(s))
+            default: f.step(input)
+            }
+            if let a = f.emitted {
+                let t = (a.time.unixTime - Self.start)
+                if [25.0, 35.0, 39.5, 50.0].contains(where: { abs($0 - t) < 0.001 }) { heldAt[(t * 10).rounded() / 10] = a.held }
+            }
+        }
+        print("fusion, a magnet near for 10 s: ATT's held at 25, 35, 39.5, 50 s: \(heldAt.sorted { $0.key < $1.key })")
+        XCTAssertNil(heldAt[25] ?? 0)
+        XCTAssertEqual(try XCTUnwrap(heldAt[35] ?? nil), 5, accuracy: 0.3)
+        XCTAssertEqual(try XCTUnwrap(heldAt[39.5] ?? nil), 9.5, accuracy: 0.3)
+        XCTAssertNil(heldAt[50] ?? 0)
+    }
+
     /// `vehicle: car` and `calibration.auto: track` from a cold start: a car behind a 25 µT hard iron pulls away
     /// at 1.5 m/s², brakes at 2 m/s² into two turns taken at 6 m/s, and drives on at 15 m/s. Its first straight
     /// fixes give the hard iron (the course as the heading), its fixes' speed takes its acceleration out of the
