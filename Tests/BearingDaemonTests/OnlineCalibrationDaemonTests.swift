@@ -52,6 +52,46 @@ final class OnlineCalibrationDaemonTests: XCTestCase {
         XCTAssertEqual(objects.last { cls($0) == "ATT" }?["mag_st"] as? String, "N", "the kept calibration corrects the field")
     }
 
+    /// What was learnt on one sensor is never used on another: an online calibration kept by a run on a Pi's
+    /// QMC5883L at /dev/i2c-1 is set aside (renamed, named in the journal and in CALIBRATION) when the daemon finds
+    /// the simulator's, and nothing is in force; one learnt on this very sensor (the rig names no board) stays in force.
+    func testALearntCalibrationFromAnotherSensorIsSetAsideAndNeverUsed() throws {
+        let soft = Matrix3([1.08, 0.04, 0], [0.04, 0.93, 0.02], [0, 0.02, 1.0]).inverse!
+        let rows = soft.rows.map { "[\($0.x),\($0.y),\($0.z)]" }.joined(separator: ",")
+        func text(board: String, device: String) -> String {
+            #"{"format":"bearing-online-calibration-1","chip":"qmc5883l","offset":[21,-9.5,6],"matrix":[\#(rows)],"#
+                + #""field":48.7,"baseline":null,"time":"2026-11-27T00:00:00.000Z","regions":40,"steps":0,"#
+                + #""sensor":{"board":\#(board.isEmpty ? "null" : "\"\(board)\""),"device":"\#(device)","chip":"qmc5883l"}}"#
+        }
+        for (name, board, device, kept) in [("online-other", "rpi-4b", "i2c:/dev/i2c-1:0x0d", false),
+                                            ("online-same", "", "i2c:simulator:0x0d", true)] {
+            var path = ""
+            let log = LogCapture()
+            let rig = try DaemonRig(name, gps: false, configure: { c in
+                path = c.autoCalibrationPath
+                try? text(board: board, device: device).write(toFile: path, atomically: true, encoding: .utf8)
+            }, logger: log.logger)
+            defer { rig.finish() }
+            let client = try SocketClient(path: rig.socketPath)
+            client.watch()
+            // The ATT of a second or so: the first sample named the sensor.
+            var objects = client.collect(timeout: 10) { cls($0) == "ATT" }
+            objects += client.collect(timeout: 1.5) { _ in false }
+            let o = try XCTUnwrap(online(objects), "\(name): no online object")
+            if kept {
+                XCTAssertEqual(o["source"] as? String, "auto", "\(name): learnt on this sensor, it is in force")
+                XCTAssertTrue(FileManager.default.fileExists(atPath: path))
+                continue
+            }
+            XCTAssertEqual(o["source"] as? String, "none", "\(name): learnt on another sensor, it is not in force: \(o)")
+            let error = try XCTUnwrap(o["error"] as? String, "\(name): \(o)")
+            XCTAssertTrue(error.contains("i2c:/dev/i2c-1:0x0d") && error.contains("i2c:simulator:0x0d") && error.contains("\(path).set-aside"), error)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: path), "set aside: the daemon keeps its own learning at the path")
+            XCTAssertTrue(FileManager.default.fileExists(atPath: path + ".set-aside"))
+            XCTAssertTrue(log.lines.contains { $0.contains("set aside") && $0.contains("rpi-4b") }, log.lines.joined(separator: "\n"))
+        }
+    }
+
     func testANonsenseOnlineCalibrationIsRefusedNamingWhatIsWrong() throws {
         var path = ""
         let rig = try DaemonRig("online-nonsense", gps: false, configure: { c in
