@@ -16,6 +16,8 @@ public struct DrivingDeviationRecord: Codable, Equatable, Sendable {
     public var matrix: [[Double]]
     /// Twelve sectors of compass heading (0–30°, 30–60°, …), each a list of [compass, deviation] in degrees.
     public var sectors: [[[Double]]]
+    /// The magnetometer it was learnt on (nil: written before Bearing kept it).
+    public var sensor: SensorIdentity?
 
     public init(_ deviation: PassiveDeviation, after calibration: MagneticCalibration, time: String) {
         format = Self.currentFormat

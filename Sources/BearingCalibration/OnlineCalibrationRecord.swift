@@ -23,16 +23,19 @@ public struct OnlineCalibrationRecord: Codable, Equatable, Sendable {
     public var dipSpread: Double?
     public var regions: Int
     public var steps: Int
+    /// The sensor it was learnt on (nil: written before Bearing kept it; such a file is taken for its chip).
+    public var sensor: SensorIdentity?
 
     enum CodingKeys: String, CodingKey {
-        case format, chip, offset, matrix, field, baseline, time, regions, steps
+        case format, chip, offset, matrix, field, baseline, time, regions, steps, sensor
         case misfitPercent = "misfit_percent"
         case dipSpread = "dip_spread"
     }
 
-    public init(state: OnlineCalibrationState, chip: String?, baseline: String?, time: String) {
+    public init(state: OnlineCalibrationState, chip: String?, sensor: SensorIdentity?, baseline: String?, time: String) {
         format = Self.currentFormat
         self.chip = chip
+        self.sensor = sensor
         let c = state.calibration
         offset = [c.offset.x, c.offset.y, c.offset.z]
         matrix = c.matrix.rows.map { [$0.x, $0.y, $0.z] }

@@ -22,12 +22,6 @@ public enum Vehicle: String, Codable, Sendable, CaseIterable {
     public var learnsFromDriving: Bool { self == .car || self == .rover }
 }
 
-/// Why the field is not taken as the Earth's just now.
-public enum Interference: String, Codable, Sendable {
-    /// Its magnitude, or its dip, is off the calibration's field; a step: such a disturbance lasted and is
-    /// being learnt as a new hard iron.
-    case norm, dip, step
-}
 
 /// How online calibration samples, fits and decides.
 public struct OnlineCalibrationSettings: Equatable, Sendable {

@@ -174,7 +174,7 @@ public struct OfflineAttitude {
     public static func record(_ online: OnlineMagnetometerCalibration, time: GPSTimestamp) -> [UInt8]? {
         guard online.origin == .auto else { return nil }
         let state = OnlineCalibrationState(online, mode: .track, time: time, wmm: nil)
-        return Array(OnlineCalibrationRecord(state: state, chip: nil, baseline: nil, time: time.iso8601).encoded())
+        return Array(OnlineCalibrationRecord(state: state, chip: nil, sensor: nil, baseline: nil, time: time.iso8601).encoded())
     }
 }
 

@@ -100,6 +100,8 @@ public final class Agent: @unchecked Sendable {
     /// Writes the online calibration's file off the pipeline queue, in the order of the changes.
     private let onlineKeeper = DispatchQueue(label: "bearing.online-calibration", qos: .utility)
     private var magnetometerChip: String?
+    /// The magnetometer found (its first sample named it): what is learnt in place is kept with it.
+    private var magnetometerSensor: SensorIdentity?
 
     /// Where the sources' values come from.
     public enum Feed: Sendable {
@@ -383,6 +385,11 @@ public final class Agent: @unchecked Sendable {
             guard let self, self.magnetometerChip == nil else { return }
             self.magnetometerChip = sample.chip
             self.calibration?.dropIfMismatched(chip: sample.chip, sensor: "magnetometer")
+            // What was learnt in place on another sensor (the simulator's, the Pi's other compass) is set aside.
+            let sensor = SensorIdentity(board: self.config.board, device: sample.device, chip: sample.chip)
+            self.magnetometerSensor = sensor
+            self.calibrations?.online?.setAsideIfLearntOnAnother(sensor)
+            self.calibrations?.driving?.setAsideIfLearntOnAnother(sensor)
         })
 
         if imuReader != nil {
@@ -532,7 +539,7 @@ public final class Agent: @unchecked Sendable {
         if let change, let calibrations {
             logger.notice("\(change.summary)", metadata: ["regions": "\(state.regions)", "steps": "\(state.steps)", "quality": "\(state.quality)"])
             if case .live = feed, let store = calibrations.online {
-                let record = OnlineCalibrationRecord(state: state, chip: magnetometerChip, baseline: calibrations.magnetometer.current?.time,
+                let record = OnlineCalibrationRecord(state: state, chip: magnetometerChip, sensor: magnetometerSensor, baseline: calibrations.magnetometer.current?.time,
                                                      time: state.time.iso8601)
                 let logger = self.logger
                 onlineKeeper.async {
@@ -550,7 +557,9 @@ public final class Agent: @unchecked Sendable {
     /// The deviation learnt from driving to keep (on the pipeline queue): written atomically off it, live only.
     private func keepDrivingDeviation(_ record: DrivingDeviationRecord) {
         guard case .live = feed, let store = calibrations?.driving else { return }
-        let logger = self.logger
+        var stamped = record
+        stamped.sensor = magnetometerSensor
+        let record = stamped, logger = self.logger
         onlineKeeper.async {
             do {
                 try AtomicFile.write(Array(record.encoded()), to: store.path)

@@ -21,11 +21,18 @@ public protocol CalibrationFileContent: Equatable, Sendable {
     static func load(_ data: Data, path: String) throws(CalibrationFitError) -> Self
     /// The chip it was fitted for; nil when it holds for any chip.
     var fittedChip: String? { get }
+    /// The sensor it was learnt on, for what is learnt in place (online calibration, the deviation from
+    /// driving); nil when it holds for any sensor of its chip.
+    var learntOn: SensorIdentity? { get }
     /// What stays in force when a new file is rejected: `the calibration fitted 2026-…`.
     var inForce: String { get }
     /// What the log line of a load says about it, and a caution to log with it.
     var logMetadata: Logger.Metadata { get }
     var caution: String? { get }
+}
+
+extension CalibrationFileContent {
+    public var learntOn: SensorIdentity? { nil }
 }
 
 /// A calibration file the daemon keeps in force: loaded at start, reloaded on SIGHUP and on a client's
@@ -128,6 +135,31 @@ public final class CalibrationFileStore<Content: CalibrationFileContent>: Sendab
         return true
     }
 
+    /// Sets aside what is in force when it was learnt on another sensor than `sensor` (the one found): the file
+    /// is renamed to `PATH.set-aside` (so that what is learnt here is kept at the path, and nothing is lost),
+    /// named in the journal and in the state's error, and never used. Returns whether it did.
+    @discardableResult
+    public func setAsideIfLearntOnAnother(_ sensor: SensorIdentity) -> Bool {
+        let aside = path + ".set-aside"
+        let learnt = guarded.withLock { s -> SensorIdentity? in
+            guard let a = s.active, let learnt = a.content.learntOn, learnt != sensor else { return nil }
+            s.active = nil
+            return learnt
+        }
+        guard let learnt else { return false }
+        var message = "\(path): learnt on \(learnt), not on this \(sensor)"
+        do {
+            try AtomicFile.move(path, to: aside)
+            message += ": set aside as \(aside)"
+        } catch {
+            message += ": not used, and not set aside (\(error.message))"
+        }
+        guarded.withLock { $0.lastError = message }
+        logger.error("\(Content.kind) set aside: \(message); \(Content.without)")
+        onChange?()
+        return true
+    }
+
     /// What is in force.
     public var current: Content? { guarded.withLock { $0.active?.content } }
 
@@ -177,6 +209,7 @@ extension OnlineCalibrationRecord: CalibrationFileContent {
     }
 
     public var fittedChip: String? { chip }
+    public var learntOn: SensorIdentity? { sensor }
     public var inForce: String { "the online calibration learnt \(time)" }
     public var logMetadata: Logger.Metadata {
         ["learnt": "\(time)", "baseline": "\(baseline ?? "none")", "regions": "\(regions)", "steps": "\(steps)",
@@ -194,6 +227,7 @@ extension DrivingDeviationRecord: CalibrationFileContent {
     }
 
     public var fittedChip: String? { nil }
+    public var learntOn: SensorIdentity? { sensor }
     public var inForce: String { "the deviation from driving kept \(time)" }
     public var logMetadata: Logger.Metadata {
         ["kept": "\(time)", "sectors": "\(sectors.filter { !$0.isEmpty }.count)", "observations": "\(sectors.map(\.count).reduce(0, +))"]

@@ -5,6 +5,12 @@ import Glibc
 /// Whole-file reads and atomic replacement: a file is either the old one or the new one, never a mix,
 /// even when the process or the power dies mid-write.
 public enum AtomicFile {
+    /// Moves the file at `path` to `destination` (replacing any file there), atomically: it is at one name or
+    /// the other, never lost.
+    public static func move(_ path: String, to destination: String) throws(SystemError) {
+        _ = try Syscall.check("rename", "\(path) → \(destination)") { rename(path, destination) }
+    }
+
     /// Writes `bytes` to a temporary file beside `path`, fsyncs it, renames it over `path` and fsyncs
     /// the directory. Creates missing parent directories (0755).
     ///

@@ -1,4 +1,4 @@
-import BearingCalibration
+import BearingAttitude
 import XCTest
 
 /// Interference as episodes, and what the journal says of them: a line when one begins and one when it ends,

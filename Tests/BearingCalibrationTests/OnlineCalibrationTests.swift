@@ -228,7 +228,7 @@ final class OnlineCalibrationRecordTests: XCTestCase {
                                                     origin: .manual, field: 49)
         tracker.expect(field: 49, dip: 66)
         let state = OnlineCalibrationState(tracker, mode: .track, time: GPSTimestamp(unixTime: 1_795_000_000), wmm: nil)
-        return OnlineCalibrationRecord(state: state, chip: "qmc5883l", baseline: "2026-11-01T10:00:00.000Z", time: "2026-11-27T04:00:00.000Z")
+        return OnlineCalibrationRecord(state: state, chip: "qmc5883l", sensor: nil, baseline: "2026-11-01T10:00:00.000Z", time: "2026-11-27T04:00:00.000Z")
     }
 
     func testWrittenAndReadBack() throws {

@@ -1,5 +1,12 @@
 import BearingModel
 
+/// Why the field is not taken as the Earth's just now.
+public enum Interference: String, Codable, Sendable {
+    /// Its magnitude, or its dip, is off the calibration's field; a step: such a disturbance lasted and is
+    /// being learnt as a new hard iron.
+    case norm, dip, step
+}
+
 /// Magnetic interference as episodes, from the judgement of each field sample (`OnlineMagnetometerCalibration.
 /// interference`): an episode begins with the first disturbed sample and ends once the field has been undisturbed
 /// for `settle` seconds. A field that flaps about a threshold (beside a steel hull, a pump switching, a cable whose
