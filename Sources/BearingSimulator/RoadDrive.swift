@@ -239,7 +239,7 @@ public struct RoadDrive: Sendable {
             s = min(s + v * h, route.length - 1)
             let kappa = route.at(route.curvature, s)
             let gamma = atan(route.at(route.grade, s))
-            let chi = route.at(route.course, s)
+            let chi = route.courseAt(s)
             let lateral = v * v * kappa
             // Sideslip (nose into the turn) and body roll and pitch lag the forces by a tyre's and a damper's time.
             let slipWanted = fx.sideslip ? max(-5 * .pi / 180, min(5 * .pi / 180, slipGradient * lateral)) : 0

@@ -208,7 +208,8 @@ struct RoadRoute {
             n += Self.step * cos(gamma) * cos(chi + curvature[k] * Self.step / 2)
             e += Self.step * cos(gamma) * sin(chi + curvature[k] * Self.step / 2)
             d -= Self.step * sin(gamma)
-            chi += curvature[k] * Self.step
+            // The course integrates the curvature taken as linear between the grid's points (`courseAt`).
+            chi += (curvature[k] + curvature[min(k + 1, count - 1)]) / 2 * Self.step
         }
 
         // Bumps and potholes: speed humps in town, potholes and joints elsewhere.
@@ -238,6 +239,15 @@ struct RoadRoute {
         let x = max(0, min(s / Self.step, Double(array.count - 1)))
         let i = min(Int(x), array.count - 2)
         return array[i] + (array[i + 1] - array[i]) * (x - Double(i))
+    }
+
+    /// The course at distance `s`: the curvature linear between the grid's points, integrated exactly, so the
+    /// yaw rate has no steps (a linear interpolation of the course would make it a staircase).
+    func courseAt(_ s: Double) -> Double {
+        let x = max(0, min(s / Self.step, Double(course.count - 1)))
+        let i = min(Int(x), course.count - 2)
+        let u = (x - Double(i)) * Self.step
+        return course[i] + curvature[i] * u + (curvature[i + 1] - curvature[i]) * u * u / (2 * Self.step)
     }
 
     func index(_ s: Double) -> Int { max(0, min(Int(s / Self.step), curvature.count - 1)) }
