@@ -1,0 +1,355 @@
+import BearingAttitude
+import BearingCompass
+import BearingModel
+import BearingSimulator
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The fused compass judged on `RoadDrive`, a simulated car drive that departs from the estimator's own model
+/// (sideslip, a misaligned IMU with bias random walk and vibration, a local field off WMM's, the street's iron,
+/// a hard iron that changes, a soft iron that is not linear, GNSS that lags and jumps), as the held-out real
+/// drives are judged: from a cold start (`calibration.auto: track`, `vehicle: car`, nothing calibrated), the
+/// true heading's RMS on straight stretches at more than 5 m/s after the first two minutes, and the worst
+/// two-minute window; and the same drives without GNSS after ten minutes. docs/simulation.md describes the
+/// simulator and the sources of its magnitudes.
+final class RoadDriveTests: XCTestCase {
+    /// WMM at the start (Sydney): what the estimator is given; the drive's own field departs from it.
+    static let wmm = LocalField.wmm(.wmm2025, latitude: -33.9, longitude: 151.2, heightKm: 0, year: 2026.4, source: .fix)
+    static var model: RoadDriveField {
+        RoadDriveField(declination: wmm.declination.value, dip: wmm.reference.dip, norm: wmm.reference.norm)
+    }
+    static let seeds: [UInt64] = [1, 2, 3, 4, 5, 6, 7, 8]
+    static let duration = 960.0
+
+    static func drive(seed: UInt64, duration: Double = duration, effects: RoadDriveEffects = RoadDriveEffects(),
+                      configure: (inout RoadDrive.Configuration) -> Void = { _ in }) -> RoadDrive {
+        var c = RoadDrive.Configuration(seed: seed, model: model)
+        c.duration = duration
+        c.effects = effects
+        configure(&c)
+        return RoadDrive(c)
+    }
+
+    static func wrap(_ degrees: Double) -> Double {
+        var e = degrees.truncatingRemainder(dividingBy: 360)
+        if e > 180 { e -= 360 } else if e < -180 { e += 360 }
+        return e
+    }
+
+    /// How a drive is judged: RMS of the true heading's error on the straights after `after` seconds, the worst
+    /// 2-minute window (windows every 30 s with at least 30 s of straight samples), and the number judged.
+    struct Score {
+        var rms: Double
+        var worstWindow: Double
+        var samples: Int
+        /// The error's mean (a constant offset) on the same samples.
+        var mean: Double
+    }
+
+    static func judge(_ drive: RoadDrive, gnss: Bool, after: Double) -> Score {
+        let axes = try! Orientation(axes: "+X+Y+Z")
+        var f = AttitudeFusion(imuOrientation: axes, magnetometerOrientation: axes, trueNorth: true, auto: .track, vehicle: .car)
+        f.step(.calibration(nil))
+        f.step(.localField(wmm))
+        var errors: [(time: Double, error: Double)] = []
+        var i = 0
+        for event in drive.events {
+            switch event {
+            case .inertial(let s):
+                f.step(.inertial(s))
+                let truth = drive.truth[i]
+                i += 1
+                guard truth.straight, truth.time > after, let heading = f.emitted?.heading else { continue }
+                errors.append((truth.time, wrap(heading - truth.heading)))
+            case .magnetic(let s):
+                f.step(.magnetic(s))
+            case .fix(let x):
+                if gnss { f.step(.fix(x)) }
+            }
+        }
+        let rms = (errors.reduce(0) { $0 + $1.error * $1.error } / Double(max(errors.count, 1))).squareRoot()
+        let mean = errors.reduce(0) { $0 + $1.error } / Double(max(errors.count, 1))
+        var worst = 0.0
+        let rate = drive.configuration.rate
+        var start = after
+        while start + 120 <= drive.configuration.duration {
+            let inside = errors.filter { $0.time >= start && $0.time < start + 120 }
+            if Double(inside.count) >= 30 * rate {
+                worst = max(worst, (inside.reduce(0) { $0 + $1.error * $1.error } / Double(inside.count)).squareRoot())
+            }
+            start += 30
+        }
+        return Score(rms: rms, worstWindow: worst, samples: errors.count, mean: mean)
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        let s = values.sorted()
+        return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
+    }
+
+    static func format(_ x: Double, _ digits: Int = 2) -> String { String(printf: "%.\(digits)f", x) }
+
+    /// Eight 16-minute drives from a cold start, with GNSS and without: a table per seed, bounds on the median
+    /// and the worst seed at about 1.5 times what the estimator gets today, so the test fails if it gets worse.
+    func testTheFusionOnSimulatedRoadDrivesJudgedAsTheHeldOutDrives() {
+        var withGNSS: [Score] = [], withoutGNSS: [Score] = []
+        print("RoadDrive: seed | GNSS: RMS (after 120 s), worst 2-min, mean, n | no GNSS: RMS (after 600 s), worst 2-min, mean, n | "
+              + "lag s, mounting r/p/y °, Δdecl °, Δdip °, km")
+        for seed in Self.seeds {
+            let drive = Self.drive(seed: seed)
+            let a = Self.judge(drive, gnss: true, after: 120), b = Self.judge(drive, gnss: false, after: 600)
+            withGNSS.append(a)
+            withoutGNSS.append(b)
+            let m = drive.mounting
+            print("RoadDrive: \(seed) | \(Self.format(a.rms)) \(Self.format(a.worstWindow)) \(Self.format(a.mean)) \(a.samples) | "
+                  + "\(Self.format(b.rms)) \(Self.format(b.worstWindow)) \(Self.format(b.mean)) \(b.samples) | "
+                  + "\(Self.format(drive.gnssLag)) \(Self.format(m.x, 1))/\(Self.format(m.y, 1))/\(Self.format(m.z, 1)) "
+                  + "\(Self.format(drive.localField.declination - Self.model.declination)) \(Self.format(drive.localField.dip - Self.model.dip)) "
+                  + "\(Self.format(drive.distance / 1000, 1))")
+            XCTAssertGreaterThan(a.samples, 8000, "seed \(seed): enough straight driving to judge")
+        }
+        let gnssMedian = Self.median(withGNSS.map(\.rms)), gnssWorst = withGNSS.map(\.rms).max()!
+        let windowMedian = Self.median(withGNSS.map(\.worstWindow)), windowWorst = withGNSS.map(\.worstWindow).max()!
+        let noneMedian = Self.median(withoutGNSS.map(\.rms)), noneWorst = withoutGNSS.map(\.rms).max()!
+        print("RoadDrive: with GNSS RMS median \(Self.format(gnssMedian))°, worst seed \(Self.format(gnssWorst))°; worst 2-min window median "
+              + "\(Self.format(windowMedian))°, worst \(Self.format(windowWorst))°; without GNSS RMS median \(Self.format(noneMedian))°, "
+              + "worst \(Self.format(noneWorst))°")
+        // Measured (Swift 6.3.1, Linux x86_64): with GNSS RMS median 3.47°, worst seed 5.43°; worst window median
+        // 7.01°, worst 9.79°; without GNSS median 11.5°, third worst 26.2°, and two seeds lost (88°, 112°: online
+        // calibration accepted a wrong fit in a roundabout, its "up" tilted 10° by braking that nothing takes out
+        // without GNSS speed). Bounds at 1.5 times.
+        XCTAssertLessThan(gnssMedian, 5.2)
+        XCTAssertLessThan(gnssWorst, 8.1)
+        XCTAssertLessThan(windowMedian, 10.5)
+        XCTAssertLessThan(windowWorst, 14.7)
+        XCTAssertLessThan(noneMedian, 17.3)
+        let noneSorted = withoutGNSS.map(\.rms).sorted()
+        XCTAssertLessThan(noneSorted[noneSorted.count - 3], 39, "the third worst seed without GNSS")
+        XCTAssertLessThanOrEqual(withoutGNSS.filter { $0.rms > 45 }.count, 2, "seeds lost without GNSS")
+    }
+
+    // MARK: The simulator itself
+
+    /// With every effect off but the car's (linear) iron, the drive is the estimator's own model again, on this
+    /// route: the fusion does nearly as well as on `VirtualIMU`'s car (0.6°). What is left (1.0–1.4°) is the
+    /// route's: bends at 80 km/h and pulling away tilt the filter's "up" by about a degree (its roll and pitch
+    /// err while the car's own acceleration is taken out from 1 Hz speeds), which the steep dip (−64°) turns
+    /// into twice that of heading.
+    func testWithEveryEffectOffTheFusionIsNearlyAsGoodAsOnItsOwnModel() {
+        for seed: UInt64 in [1, 2] {
+            let drive = Self.drive(seed: seed, duration: 480, effects: .none)
+            let a = Self.judge(drive, gnss: true, after: 120)
+            print("RoadDrive: every effect off, seed \(seed): RMS \(Self.format(a.rms))°, worst 2-min \(Self.format(a.worstWindow))°, n \(a.samples)")
+            XCTAssertLessThan(a.rms, 2, "seed \(seed)")
+        }
+    }
+
+    /// The accelerometer reads gravity's reaction plus the car's own acceleration, computed here from the
+    /// truth alone: level, without the sensor's errors, lever arm or suspension, the specific force in the car's
+    /// axes is (v̇, v ψ̇, −g), v̇ and ψ̇ the truth's speed and heading differentiated.
+    func testTheAccelerometerReadsTheCarsAcceleration() throws {
+        var fx = RoadDriveEffects.none
+        fx.carIron = false
+        let drive = Self.drive(seed: 7, duration: 300, effects: fx)
+        let rate = drive.configuration.rate
+        var k = 0, worst = 0.0, largest = 0.0
+        for event in drive.events {
+            guard case .inertial(let s) = event else { continue }
+            defer { k += 1 }
+            guard k > 0, k + 1 < drive.truth.count else { continue }
+            let (before, now, after) = (drive.truth[k - 1], drive.truth[k], drive.truth[k + 1])
+            let along = (after.speed - before.speed) * rate / 2
+            let across = now.speed * Self.wrap(after.heading - before.heading) * rate / 2 * .pi / 180
+            let expected = Vector3(along, across, -9.81)
+            // Where the driver's acceleration steps (stopping at a light), the differences disagree for a sample.
+            guard abs(after.speed - 2 * now.speed + before.speed) * rate * rate < 0.5 else { continue }
+            worst = max(worst, (s.acceleration - expected).length)
+            largest = max(largest, Vector3(along, across, 0).length)
+        }
+        print("RoadDrive: accelerometer against the truth's acceleration: worst \(Self.format(worst, 4)) m/s² (largest \(Self.format(largest)) m/s²)")
+        XCTAssertGreaterThan(largest, 2)
+        XCTAssertLessThan(worst, 0.05)
+    }
+
+    /// The gyroscope reads the truth's turn: the yaw rate from the body rates, (ω_y sin φ + ω_z cos φ)/cos θ
+    /// with the truth's roll and pitch, integrates to the truth's heading over the drive (without the sensor's
+    /// errors or misalignment), through sideslip, hills, body motion, bumps and lever arm alike; with its
+    /// errors it wanders by about its bias.
+    func testTheGyroscopeReadsTheTruthsTurn() throws {
+        var effects = RoadDriveEffects()
+        for off: WritableKeyPath<RoadDriveEffects, Bool> in [\.gyroNoise, \.gyroBias, \.vibration, \.misalignment] { effects[keyPath: off] = false }
+        for (fx, tolerance) in [(effects, 0.3), (RoadDriveEffects(), 60.0)] {
+            let drive = Self.drive(seed: 3, duration: 300, effects: fx)
+            var integrated = drive.truth[0].heading, unwrapped = drive.truth[0].heading, worst = 0.0
+            var previous: (rate: Double, heading: Double)?
+            var k = 0, turned = 0.0
+            for event in drive.events {
+                guard case .inertial(let s) = event else { continue }
+                let truth = drive.truth[k]
+                k += 1
+                let w = try XCTUnwrap(s.angularRate)
+                let phi = truth.roll * .pi / 180, theta = truth.pitch * .pi / 180
+                let rate = (w.y * sin(phi) + w.z * cos(phi)) / cos(theta) * 180 / .pi
+                if let p = previous {
+                    integrated += (p.rate + rate) / 2 / drive.configuration.rate
+                    let step = Self.wrap(truth.heading - p.heading)
+                    unwrapped += step
+                    turned += abs(step)
+                }
+                previous = (rate, truth.heading)
+                worst = max(worst, abs(integrated - unwrapped))
+            }
+            print("RoadDrive: gyroscope against the truth over 300 s (\(Self.format(turned, 0))° turned): worst \(Self.format(worst, 3))°")
+            XCTAssertGreaterThan(turned, 360)
+            XCTAssertLessThan(worst, tolerance)
+            if fx == effects { XCTAssertGreaterThan(worst, 0) }
+        }
+    }
+
+    /// Outside the car's iron and away from the street's, the magnetometer reads the local field: turned into
+    /// north-east-down by the truth's attitude it is the drive's field exactly, whose declination and dip are
+    /// 1–3° off WMM's (what the estimator is given).
+    func testTheMagnetometerWithoutIronReadsTheLocalFieldNotWMMs() {
+        var fx = RoadDriveEffects.none
+        fx.carIron = false
+        fx.fieldOffWMM = true
+        let drive = Self.drive(seed: 4, duration: 200, effects: fx)
+        let local = drive.localField.ned
+        var k = 0, worst = 0.0
+        for event in drive.events {
+            switch event {
+            case .inertial: k += 1
+            case .magnetic(let m):
+                let t = drive.truth[k - 1]
+                let (f, th, ps) = (t.roll * .pi / 180, t.pitch * .pi / 180, t.heading * .pi / 180)
+                // Body (forward-right-down) to north-east-down, z-y-x.
+                let b = m.field
+                let x1 = b.x, y1 = b.y * cos(f) - b.z * sin(f), z1 = b.y * sin(f) + b.z * cos(f)
+                let x2 = x1 * cos(th) + z1 * sin(th), z2 = -x1 * sin(th) + z1 * cos(th)
+                let ned = Vector3(x2 * cos(ps) - y1 * sin(ps), x2 * sin(ps) + y1 * cos(ps), z2)
+                worst = max(worst, (ned - local).length)
+            case .fix: break
+            }
+        }
+        print("RoadDrive: field without iron against the local field: worst \(worst) µT; local declination "
+              + "\(Self.format(drive.localField.declination)) dip \(Self.format(drive.localField.dip)), WMM \(Self.format(Self.model.declination)) \(Self.format(Self.model.dip))")
+        XCTAssertLessThan(worst, 1e-6)
+        let dDecl = abs(drive.localField.declination - Self.model.declination), dDip = abs(drive.localField.dip - Self.model.dip)
+        XCTAssertTrue((1...3).contains(dDecl), "\(dDecl)")
+        XCTAssertTrue((1...3).contains(dDip), "\(dDip)")
+
+        // The street's iron: mostly far, tens of µT on the bridge and over manholes.
+        let street = Self.drive(seed: 4, effects: RoadDriveEffects())
+        let anomalies = street.truth.map(\.anomaly).sorted()
+        print("RoadDrive: the street's field at the sensor: median \(Self.format(anomalies[anomalies.count / 2])) µT, "
+              + "99th percentile \(Self.format(anomalies[anomalies.count * 99 / 100])) µT, max \(Self.format(anomalies.last!)) µT")
+        XCTAssertLessThan(anomalies[anomalies.count / 2], 2)
+        XCTAssertGreaterThan(anomalies.last!, 10)
+    }
+
+    /// GNSS speed and course lag the fix's time by the configured lag: the truth's speed shifted by it fits
+    /// the fixes' speed best; stopped, the course is noise.
+    func testGNSSLagsAsConfigured() throws {
+        for lag in [0.3, 0.8] {
+            var fx = RoadDriveEffects()
+            fx.gnssNoise = false
+            fx.multipath = false
+            let drive = Self.drive(seed: 5, duration: 400, effects: fx) { $0.gnssLag = lag }
+            XCTAssertEqual(drive.gnssLag, lag)
+            var fixes: [GPSFix] = []
+            var lastInertial = 0.0
+            for event in drive.events {
+                switch event {
+                case .inertial(let s): lastInertial = s.time.unixTime
+                case .fix(let f):
+                    fixes.append(f)
+                    XCTAssertGreaterThanOrEqual(lastInertial, try XCTUnwrap(f.time).unixTime, "a fix arrives after its time")
+                case .magnetic: break
+                }
+            }
+            let start = drive.configuration.start, rate = drive.configuration.rate
+            func misfit(_ shift: Double) -> Double {
+                fixes.reduce(0) { sum, f in
+                    let t = f.time!.unixTime - start - shift
+                    let j = Int((t * rate).rounded()) - 1
+                    guard j >= 0 && j < drive.truth.count else { return sum }
+                    let e = f.speed! - drive.truth[j].speed
+                    return sum + e * e
+                }
+            }
+            let shifts = (0...60).map { Double($0) * 0.025 }
+            let best = shifts.min { misfit($0) < misfit($1) }!
+            print("RoadDrive: GNSS lag configured \(lag) s, the speed fits best \(best) s behind")
+            XCTAssertEqual(best, lag, accuracy: 0.03)
+        }
+        // With its errors, a stopped car's course is anything.
+        let drive = Self.drive(seed: 5, duration: 400)
+        var stoppedTracks: [Double] = []
+        for event in drive.events {
+            guard case .fix(let f) = event, let t = f.time?.unixTime else { continue }
+            let j = Int(((t - drive.configuration.start) * drive.configuration.rate).rounded()) - 1
+            let lagged = j - Int((drive.gnssLag * drive.configuration.rate).rounded()) - 1
+            if lagged >= 0, j < drive.truth.count, drive.truth[j].speed == 0, drive.truth[lagged].speed == 0, let track = f.track {
+                stoppedTracks.append(track)
+                XCTAssertLessThan(try XCTUnwrap(f.speed), 2, "noise and multipath, no more")
+            }
+        }
+        XCTAssertGreaterThan(stoppedTracks.count, 10)
+        XCTAssertGreaterThan(stoppedTracks.max()! - stoppedTracks.min()!, 90, "stopped, the course wanders")
+    }
+
+    /// The car's heading is its course plus a sideslip of 2–5° in turns, none going straight.
+    func testTheCarSlipsSidewaysInTurnsOnly() {
+        let drive = Self.drive(seed: 6, duration: 600)
+        var turning = 0.0, straight = 0.0
+        for t in drive.truth where t.speed > 1 {
+            let slip = abs(Self.wrap(t.heading - t.course))
+            if t.straight { straight = max(straight, slip) } else if abs(t.lateralAcceleration) > 1 { turning = max(turning, slip) }
+        }
+        print("RoadDrive: sideslip up to \(Self.format(turning))° in turns, \(Self.format(straight, 4))° going straight")
+        XCTAssertGreaterThan(turning, 2)
+        XCTAssertLessThanOrEqual(turning, 5.001)
+        XCTAssertLessThan(straight, 0.05)
+    }
+
+    // MARK: Ablation
+
+    /// Which effect costs the estimator most: each switched off in turn (and each alone), on every seed. Slow
+    /// (minutes), so it runs only when ROAD_DRIVE_ABLATION is set (to "off", "alone" or "both").
+    func testEachEffectsCostWhenAskedFor() {
+        guard let mode = getenv("ROAD_DRIVE_ABLATION").map({ String(cString: $0) }) else { return }
+        let seeds = Self.seeds
+        func summary(_ fx: RoadDriveEffects) -> String {
+            var a: [Score] = [], b: [Score] = []
+            for seed in seeds {
+                let drive = Self.drive(seed: seed, effects: fx)
+                a.append(Self.judge(drive, gnss: true, after: 120))
+                if mode.contains("nognss") { b.append(Self.judge(drive, gnss: false, after: 600)) }
+            }
+            var line = "GNSS RMS median \(Self.format(Self.median(a.map(\.rms)))) worst \(Self.format(a.map(\.rms).max()!)), "
+                + "window median \(Self.format(Self.median(a.map(\.worstWindow)))) worst \(Self.format(a.map(\.worstWindow).max()!))"
+            if !b.isEmpty {
+                line += " | no GNSS RMS median \(Self.format(Self.median(b.map(\.rms)))) worst \(Self.format(b.map(\.rms).max()!))"
+            }
+            return line
+        }
+        print("RoadDrive ablation: all effects: \(summary(RoadDriveEffects()))")
+        if mode.hasPrefix("off") || mode.hasPrefix("both") {
+            for (name, path) in RoadDriveEffects.switches {
+                var fx = RoadDriveEffects()
+                fx[keyPath: path] = false
+                print("RoadDrive ablation: without \(name): \(summary(fx))")
+            }
+        }
+        if mode.hasPrefix("alone") || mode.hasPrefix("both") {
+            print("RoadDrive ablation: no effect: \(summary(.none))")
+            for (name, path) in RoadDriveEffects.switches where name != "carIron" {
+                var fx = RoadDriveEffects.none
+                fx[keyPath: path] = true
+                print("RoadDrive ablation: only \(name): \(summary(fx))")
+            }
+        }
+    }
+}
