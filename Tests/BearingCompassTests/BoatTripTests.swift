@@ -62,9 +62,13 @@ final class BoatTripTests: XCTestCase {
 
         var fusion = AttitudeFusion(imuOrientation: chip, magnetometerOrientation: chip, trueNorth: true, auto: .track)
         let changes = Mutex<[Double]>([])
+        let summaries = Mutex<[String]>([])
         let lastState = Mutex<OnlineCalibrationState?>(nil)
         fusion.onOnlineEvent = { change, state in
-            if change != nil { changes.withLock { $0.append(state.time.unixTime - Self.start) } }
+            if let change {
+                changes.withLock { $0.append(state.time.unixTime - Self.start) }
+                summaries.withLock { $0.append(String(format: "%.0f s: ", state.time.unixTime - Self.start) + "\(change.calibration.offset): " + change.summary) }
+            }
             lastState.withLock { $0 = state }
         }
         var stage = FusionStage(fusion)
@@ -136,14 +140,18 @@ final class BoatTripTests: XCTestCase {
               heading RMS from the swing's end, outside the 3 min after the jump: \(rms)° with the curve, \(raw)° without; in the 3 min after the jump \(jumpRMS)°
               by window: \(windows)
               online calibration: changes at \(changes.withLock { $0 }.map { Int($0) }) s, \(state.steps) step(s), origin \(state.origin), quality \(state.quality); swing from \(swing.first.map { Int($0.time) } ?? -1) s, \(swing.count) epochs
-            """)
+            """ + summaries.withLock { $0 }.map { "\n    " + $0 }.joined())
         XCTAssertLessThanOrEqual(curveError, 0.3)
         XCTAssertEqual(result.current.east, Self.current.east, accuracy: 0.1)
         XCTAssertEqual(result.current.north, Self.current.north, accuracy: 0.1)
         XCTAssertGreaterThan(ignoredError, curveError)
-        // The issue's bar.
-        XCTAssertLessThanOrEqual(rms, 0.5)
+        // The issue's bar (0.20° measured).
+        XCTAssertLessThanOrEqual(rms, 0.3)
         XCTAssertLessThan(rms, raw, "the swing's curve must improve the heading")
         XCTAssertEqual(state.steps, 1)
+        // The step (a magnet, a new battery): its new hard iron in force within 30 s, and the heading right in the
+        // 3 minutes after it (2.0° measured; 13.6° when only the magnitude told a step).
+        XCTAssertTrue(changes.withLock { $0 }.contains { $0 > 900 && $0 <= 930 }, "no change within 30 s of the step")
+        XCTAssertLessThanOrEqual(jumpRMS, 3.0, "heading RMS in the 3 minutes after the step")
     }
 }
