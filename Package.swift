@@ -9,6 +9,8 @@ import PackageDescription
 //   (no I/O,      BearingAttitude     the attitude filter, WMM2025, rate of turn
 //    no threads)  BearingWire         gpsd's JSON dialect, client requests, the operator-spec vocabulary
 //                 BearingCalibration  magnetometer, accelerometer and level fits and their records
+//                 BearingOnlineCalibration  calibration where the compass lives: online hard and soft iron,
+//                                     steps, the fits judged on samples they did not see, the deviation from driving
 //                 BearingCompass      the compass's stages (magnetometer alone, AttitudeFusion, WMM at the fix):
 //                                     values fed one input at a time, no OpenCombine
 //                 BearingPublishing   the hub: pipelines, the queue, the clock, named and per-client chains
@@ -74,7 +76,9 @@ let package = Package(
         .target(name: "BearingAttitude", dependencies: ["BearingModel"]),
         .target(name: "BearingWire", dependencies: ["BearingModel", "CBearingSys"]),
         .target(name: "BearingCalibration", dependencies: ["BearingModel", "BearingAttitude", "BearingWire"]),
-        .target(name: "BearingCompass", dependencies: ["BearingModel", "BearingAttitude", "BearingCalibration"]),
+        // Calibration where the compass lives: online hard and soft iron, steps, the deviation from driving.
+        .target(name: "BearingOnlineCalibration", dependencies: ["BearingModel", "BearingAttitude", "BearingCalibration"]),
+        .target(name: "BearingCompass", dependencies: ["BearingModel", "BearingAttitude", "BearingCalibration", "BearingOnlineCalibration"]),
         .target(name: "BearingPublishing", dependencies: [
             "BearingModel", "BearingWire",
             .product(name: "OpenCombine", package: "OpenCombine"),
@@ -90,7 +94,7 @@ let package = Package(
         .target(name: "BearingSimulator", dependencies: ["BearingModel", "BearingWire", "BearingI2C", "BearingPOSIX"]),
         .target(name: "BearingClient", dependencies: ["BearingModel", "BearingWire", "BearingPOSIX"]),
         .target(name: "BearingCalibrationWorkflow", dependencies: [
-            "BearingModel", "BearingAttitude", "BearingWire", "BearingCalibration", "BearingCompass", "BearingPOSIX", "BearingI2C",
+            "BearingModel", "BearingAttitude", "BearingWire", "BearingCalibration", "BearingOnlineCalibration", "BearingCompass", "BearingPOSIX", "BearingI2C",
             "BearingSensors", "BearingSimulator", "BearingClient",
         ]),
         .target(name: "BearingTerminal", dependencies: ["BearingModel", "BearingWire", "BearingPOSIX", "BearingCalibration", "BearingCalibrationWorkflow"]),
@@ -111,7 +115,7 @@ let package = Package(
             "CMicroHTTPD", "BearingModel", "BearingWire", "BearingPublishing", "BearingPOSIX", "BearingService", "BearingSocketDoor", "BearingLog",
         ], resources: [.embedInCode("page/index.html")]),
         .target(name: "BearingDaemon", dependencies: [
-            "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCompass", "BearingCalibration", "BearingPOSIX",
+            "BearingModel", "BearingAttitude", "BearingWire", "BearingPublishing", "BearingCompass", "BearingCalibration", "BearingOnlineCalibration", "BearingPOSIX",
             "BearingService", "BearingConfig", "BearingYAML", "BearingLog", "BearingI2C", "BearingGPSD", "BearingSensors",
             "BearingSimulator", "BearingMarine", "BearingMQTT", "BearingSocketDoor", "BearingWebDoor", "BearingRecording",
         ]),
@@ -122,14 +126,14 @@ let package = Package(
         .executableTarget(
             name: "bearing",
             dependencies: [
-                .product(name: "ArgumentParser", package: "swift-argument-parser"), "BearingAttitude", "BearingCalibration", "BearingCalibrationWorkflow", "BearingClient", "BearingDaemon", "BearingDiagnostics", "BearingI2C", "BearingLog", "BearingMQTT", "BearingModel", "BearingPOSIX", "BearingRecording", "BearingSensors", "BearingSimulator", "BearingTerminal", "BearingWebDoor", "BearingWire",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"), "BearingAttitude", "BearingCalibration", "BearingOnlineCalibration", "BearingCalibrationWorkflow", "BearingClient", "BearingDaemon", "BearingDiagnostics", "BearingI2C", "BearingLog", "BearingMQTT", "BearingModel", "BearingPOSIX", "BearingRecording", "BearingSensors", "BearingSimulator", "BearingTerminal", "BearingWebDoor", "BearingWire",
             ]
         ),
         // The benchmark workloads (bench/), not shipped in the .deb (scripts/package builds bearing alone).
         .executableTarget(
             name: "bearing-bench",
             dependencies: [
-                .product(name: "ArgumentParser", package: "swift-argument-parser"), "BearingAttitude", "BearingCalibration", "BearingCompass", "BearingDaemon", "BearingI2C", "BearingLog", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingRecording", "BearingSensors", "BearingSimulator", "BearingSocketDoor", "BearingWire", "CBearingSys",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"), "BearingAttitude", "BearingCalibration", "BearingOnlineCalibration", "BearingCompass", "BearingDaemon", "BearingI2C", "BearingLog", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingRecording", "BearingSensors", "BearingSimulator", "BearingSocketDoor", "BearingWire", "CBearingSys",
             ]
         ),
         // libFuzzer targets (scripts/fuzz builds them with -sanitize=fuzzer -DFUZZING); a plain build makes
@@ -178,11 +182,11 @@ let package = Package(
         // The whole-daemon rig (gpsfake, mosquitto, the built binary), for the tests that need it alone.
         .target(name: "DaemonTestRig", dependencies: ["BearingDaemon", "BearingLog", "BearingMQTT", "BearingModel", "BearingPOSIX", "BearingSimulator", "TestSupport"], path: "Tests/DaemonTestRig"),
         .testTarget(name: "BearingModelTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingMQTT", "BearingModel", "BearingWire"]),
-        .testTarget(name: "BearingAttitudeTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingCalibrationWorkflow", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPublishing", "BearingSimulator", "BearingWire", "TestSupport"]),
+        .testTarget(name: "BearingAttitudeTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingOnlineCalibration", "BearingCalibrationWorkflow", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPublishing", "BearingSimulator", "BearingWire", "TestSupport"]),
         .testTarget(name: "BearingWireTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPublishing", "BearingWire", "FuzzChecks", "TestSupport"]),
-        .testTarget(name: "BearingCalibrationTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingSensors", "BearingSimulator", "BearingWire"]),
+        .testTarget(name: "BearingCalibrationTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingOnlineCalibration", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingSensors", "BearingSimulator", "BearingWire"]),
         .testTarget(name: "BearingPublishingTests", dependencies: ["BearingCalibration", "BearingDaemon", "BearingMQTT", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingSimulator", "BearingWire", .product(name: "CombineSchedulers", package: "combine-schedulers"), .product(name: "OpenCombine", package: "OpenCombine"), .product(name: "OpenCombineDispatch", package: "OpenCombine")]),
-        .testTarget(name: "BearingCompassTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingCompass", "BearingModel", "BearingPublishing", "BearingSensors", "BearingSimulator", "BearingWire", .product(name: "OpenCombine", package: "OpenCombine")]),
+        .testTarget(name: "BearingCompassTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingOnlineCalibration", "BearingCompass", "BearingModel", "BearingPublishing", "BearingSensors", "BearingSimulator", "BearingWire", .product(name: "OpenCombine", package: "OpenCombine")]),
         .testTarget(name: "BearingRecordingTests", dependencies: ["BearingModel", "BearingRecording"]),
         .testTarget(name: "BearingPOSIXTests", dependencies: ["BearingDaemon", "BearingModel", "BearingPOSIX", "BearingWire", "TestSupport"]),
         .testTarget(name: "BearingServiceTests", dependencies: ["BearingLog", "BearingPOSIX", "BearingService", "TestSupport"]),
@@ -190,7 +194,7 @@ let package = Package(
         .testTarget(name: "BearingSensorsTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingCompass", "BearingDaemon", "BearingI2C", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingSensors", "BearingSimulator", "BearingWire", .product(name: "CombineSchedulers", package: "combine-schedulers"), .product(name: "OpenCombine", package: "OpenCombine"), "TestSupport"]),
         .testTarget(name: "BearingMarineTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPublishing", "BearingWire", "TestSupport"]),
         .testTarget(name: "BearingMQTTTests", dependencies: ["BearingConfig", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingWire", "FuzzChecks", "TestSupport"]),
-        .testTarget(name: "BearingDaemonTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingCalibrationWorkflow", "BearingCompass", "BearingConfig", "BearingDaemon", "BearingLog", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingRecording", "BearingSensors", "BearingSimulator", "BearingSocketDoor", "BearingWire", "BearingYAML", "DaemonTestRig", "FuzzChecks", "FuzzConfigChecks", "TestSupport"]),
+        .testTarget(name: "BearingDaemonTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingOnlineCalibration", "BearingCalibrationWorkflow", "BearingCompass", "BearingConfig", "BearingDaemon", "BearingLog", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingRecording", "BearingSensors", "BearingSimulator", "BearingSocketDoor", "BearingWire", "BearingYAML", "DaemonTestRig", "FuzzChecks", "FuzzConfigChecks", "TestSupport"]),
         .testTarget(name: "BearingClientTests", dependencies: ["BearingClient", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingSocketDoor", "BearingWire", "TestSupport"]),
         .testTarget(name: "BearingWebDoorTests", dependencies: ["BearingDaemon", "BearingLog", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingService", "BearingSocketDoor", "BearingWebDoor", "BearingWire", "DaemonTestRig", "TestSupport"], exclude: ["browser"]),
         .testTarget(name: "BearingSocketDoorTests", dependencies: ["BearingModel", "BearingPublishing", "BearingSocketDoor", "BearingWire", "TestSupport"]),
@@ -202,7 +206,7 @@ let package = Package(
         .testTarget(name: "BearingDiagnosticsTests", dependencies: ["BearingDiagnostics", "BearingPOSIX"]),
         .testTarget(name: "BearingTerminalTests", dependencies: ["BearingTerminal", "BearingWire"]),
         .testTarget(name: "RepositoryTests", dependencies: ["TestSupport"]),
-        .testTarget(name: "BearingCLITests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingCompass", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingRecording", "BearingSimulator", "BearingWire", "DaemonTestRig", "TestSupport"], exclude: ["help"]),
+        .testTarget(name: "BearingCLITests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingOnlineCalibration", "BearingCompass", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingRecording", "BearingSimulator", "BearingWire", "DaemonTestRig", "TestSupport"], exclude: ["help"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -59,6 +59,8 @@ public struct AttitudeFilter: Sendable {
     private var rotatedBiasLowPass: ButterworthLowPass<Vector3>
     /// A floor under the heading gain in the first `tauMag` seconds: 1, 1/2, 1/3, … (VQF's fast start).
     private var headingGainFloor = 1.0
+    /// After a recalibration, the heading takes the field at those gains only while it is undisturbed.
+    private var floorWaitsForUndisturbed = false
     private var clocks = (gyroscope: Double?.none, accelerometer: Double?.none, magnetometer: Double?.none)
 
     /// The bias covariance's start, (0.01 °/s)².
@@ -106,8 +108,14 @@ public struct AttitudeFilter: Sendable {
 
     /// The magnetometer's calibration changed: disturbance detection starts afresh from `reference` (the
     /// undisturbed field, when known), forgetting the field, and the rejection time, it ran up through the old one.
+    ///
+    /// The heading then takes the newly calibrated field as it did the first field samples (gains 1, ½, ⅓, … for
+    /// `tauMag` seconds: their mean), once the field is judged undisturbed, instead of turning to it at the filter's
+    /// own rate: a 60° correction would otherwise take most of a minute (e^(−t/tauMag)).
     public mutating func magnetometerRecalibrated(reference: MagneticFieldReference?) {
         magnetic = MagneticDisturbanceDetector(parameters: parameters, reference: reference)
+        headingGainFloor = 1
+        floorWaitsForUndisturbed = true
     }
 
     // MARK: Updates
@@ -164,7 +172,7 @@ public struct AttitudeFilter: Sendable {
         let disagreement = Self.wrap(atan2(inEarth.x, inEarth.y) - headingOffset)
         var k = Self.gain(tau: parameters.tauMag, dt: dt)
         if parameters.magneticDisturbanceRejection { k = magnetic.gain(k, dt: dt) }
-        if headingGainFloor != 0 {
+        if headingGainFloor != 0 && !(floorWaitsForUndisturbed && parameters.magneticDisturbanceRejection && magnetic.disturbed) {
             k = max(k, headingGainFloor)
             headingGainFloor = headingGainFloor / (headingGainFloor + 1)
             if headingGainFloor * parameters.tauMag < dt { headingGainFloor = 0 }

@@ -5,10 +5,10 @@ import Glibc
 #endif
 
 /// Reads the JSON files calibrations are kept in, with errors that name the file and the key.
-enum CalibrationFileDecoding {
+public enum CalibrationFileDecoding {
     /// Decodes `data` as `T`; `source` names the file and `what` the kind of file in errors, e.g.
     /// `level.json: missing "roll"` or `x.json: not a mounting level file: invalid JSON` (`what` is "a mounting level file").
-    static func decode<T: Decodable>(_ type: T.Type, from data: Data, source: String, what: String) throws(CalibrationFitError) -> T {
+    public static func decode<T: Decodable>(_ type: T.Type, from data: Data, source: String, what: String) throws(CalibrationFitError) -> T {
         do {
             return try JSONDecoder().decode(T.self, from: data)
         } catch let DecodingError.keyNotFound(key, context) {
@@ -24,7 +24,7 @@ enum CalibrationFileDecoding {
     }
 
     /// `decode`, then `check` on what was read (the record's own validation): its error is prefixed with `source`.
-    static func decode<T: Decodable, R>(_ type: T.Type, from data: Data, source: String, what: String,
+    public static func decode<T: Decodable, R>(_ type: T.Type, from data: Data, source: String, what: String,
                                         check: (T) throws(CalibrationFitError) -> R) throws(CalibrationFitError) -> T {
         let value = try decode(type, from: data, source: source, what: what)
         do {
@@ -35,12 +35,12 @@ enum CalibrationFileDecoding {
         return value
     }
 
-    static func path(_ keys: [CodingKey]) -> String {
+    public static func path(_ keys: [CodingKey]) -> String {
         keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".").replacing(".[", with: "[")
     }
 
     /// Pretty, key-sorted JSON with a final newline.
-    static func encode<T: Encodable>(_ value: T) -> Data {
+    public static func encode<T: Encodable>(_ value: T) -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         // Encoding plain numbers, strings and arrays cannot fail.
@@ -50,13 +50,13 @@ enum CalibrationFileDecoding {
     }
 
     /// Three finite numbers.
-    static func vector(_ values: [Double], _ key: String) throws(CalibrationFitError) -> Vector3 {
+    public static func vector(_ values: [Double], _ key: String) throws(CalibrationFitError) -> Vector3 {
         guard values.count == 3, values.allSatisfy(\.isFinite) else { throw CalibrationFitError("\"\(key)\" must be three finite numbers") }
         return Vector3(values[0], values[1], values[2])
     }
 
     /// Three rows of three finite numbers, a matrix that keeps handedness.
-    static func matrix(_ rows: [[Double]], _ key: String) throws(CalibrationFitError) -> Matrix3 {
+    public static func matrix(_ rows: [[Double]], _ key: String) throws(CalibrationFitError) -> Matrix3 {
         guard rows.count == 3, rows.allSatisfy({ $0.count == 3 && $0.allSatisfy(\.isFinite) }) else {
             throw CalibrationFitError("\"\(key)\" must be 3 rows of 3 finite numbers")
         }

@@ -160,13 +160,16 @@ public struct MagnetometerCalibrator: Sendable {
         return ((max(0, values[0]) / values[2]).squareRoot(), vectors[0], vectors)
     }
 
+    /// Points thinner than this (`thinness`) span a plane: `supportedModel`'s planar range.
+    public static let planarThinness = 0.15
+
     /// The model the spread of the data supports.
     static func supportedModel(thinness t: Double) -> CalibrationModel? {
         switch t {
         case 0.35...: return .ellipsoid
         case 0.25..<0.35: return .axes
-        case OnlineMagnetometerCalibration.planarThinness..<0.25: return .sphere
-        case 0.005..<OnlineMagnetometerCalibration.planarThinness: return .planar
+        case planarThinness..<0.25: return .sphere
+        case 0.005..<planarThinness: return .planar
         default: return nil
         }
     }

@@ -1,5 +1,6 @@
 import BearingAttitude
 import BearingCalibration
+import BearingOnlineCalibration
 import BearingModel
 import BearingWire
 import BearingPOSIX

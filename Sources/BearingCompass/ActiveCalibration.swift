@@ -1,4 +1,5 @@
 import BearingCalibration
+import BearingOnlineCalibration
 import BearingModel
 
 /// The correction in force for one chip (a calibration is fitted in one chip's axes).

@@ -1,4 +1,5 @@
 import BearingCalibration
+import BearingOnlineCalibration
 import BearingAttitude
 import BearingModel
 #if canImport(Glibc)
@@ -196,6 +197,7 @@ public struct AttitudeFusion: Sendable {
             imuToLevel = m * imuOrientation.matrix
             magnetometerToLevel = m * magnetometerOrientation.matrix
             filter = AttitudeFilter(parameters: filter.parameters, magneticReference: referenceGiven)
+            online?.frameRestarted()
         case .localField(let f):
             local = f
             if let r = f?.reference { online?.expect(field: r.norm, dip: r.dip) }
@@ -226,6 +228,7 @@ public struct AttitudeFusion: Sendable {
             if (rate == nil) != withoutGyroscope {
                 withoutGyroscope = rate == nil
                 filter = AttitudeFilter(parameters: withoutGyroscope ? parametersWithoutGyroscope : parameters, magneticReference: referenceGiven)
+                online?.frameRestarted()
             }
             if let rate { filter.updateGyroscope(rate, at: t) }
             if motion != nil { lastInertial = t }
@@ -244,13 +247,16 @@ public struct AttitudeFusion: Sendable {
         // Without a gyroscope the 6D orientation has no heading of its own to bin a turn by.
         let east = withoutGyroscope ? nil : toSensor * toIMU.rotate(Vector3(1, 0, 0))
         if let change = online!.add(s.field, up: up, east: east, time: t) { changes.append(change) }
+        if case .refused(let inForce, let candidate) = online!.takeJudgement() {
+            note(OnlineCalibrationEvent(time: s.time, kind: .refused, before: inForce.total, after: candidate.total, regions: online!.regions))
+        }
         let episode = episodes.observe(online!.interference, normOff: online!.departure.norm, dipOff: online!.departure.dip, at: t)
         if online!.fitDue(at: t) {
             switch online!.fit(at: t) {
             case .accepted(let change): changes.append(change)
             case .kept(let inForce, let candidate):
                 note(OnlineCalibrationEvent(time: s.time, kind: .refused, before: inForce.total, after: candidate.total, regions: online!.regions))
-            case .notEnough, .failed: break
+            case .notEnough, .failed, .held, .refused: break
             }
         }
         // Mostly nothing changed: nothing to adopt or tell.

@@ -1,5 +1,6 @@
 import BearingAttitude
 import BearingCalibration
+import BearingOnlineCalibration
 import BearingModel
 
 // The compass path as pure stages, between the sensors' samples and the ATT chains. Each is a value that

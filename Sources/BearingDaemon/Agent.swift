@@ -4,6 +4,7 @@ import BearingModel
 import BearingWire
 import BearingPublishing
 import BearingCalibration
+import BearingOnlineCalibration
 import BearingPOSIX
 import BearingService
 import BearingLog

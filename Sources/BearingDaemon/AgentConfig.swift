@@ -1,6 +1,7 @@
 import BearingModel
 import BearingWire
 import BearingCalibration
+import BearingOnlineCalibration
 import BearingPOSIX
 import BearingConfig
 import BearingYAML

@@ -1,5 +1,6 @@
 import BearingCompass
 import BearingCalibration
+import BearingOnlineCalibration
 import BearingPublishing
 import BearingLog
 

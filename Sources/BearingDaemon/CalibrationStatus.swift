@@ -1,5 +1,6 @@
 import BearingModel
 import BearingCalibration
+import BearingOnlineCalibration
 import BearingWire
 import BearingCompass
 

@@ -2,6 +2,7 @@ import BearingCompass
 import BearingModel
 import BearingPublishing
 import BearingCalibration
+import BearingOnlineCalibration
 import BearingPOSIX
 import BearingLog
 import FoundationEssentials

@@ -4,6 +4,7 @@ import BearingCompass
 import BearingSimulator
 import BearingSensors
 import BearingCalibration
+import BearingOnlineCalibration
 import BearingModel
 import BearingWire
 import BearingPOSIX

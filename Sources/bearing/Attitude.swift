@@ -2,6 +2,7 @@ import BearingWire
 import ArgumentParser
 import BearingTerminal
 import BearingCalibration
+import BearingOnlineCalibration
 import BearingCalibrationWorkflow
 import BearingAttitude
 import BearingModel

@@ -3,6 +3,7 @@
 @testable import BearingWire
 @testable import BearingPublishing
 @testable import BearingCalibration
+@testable import BearingOnlineCalibration
 @testable import BearingMarine
 @testable import BearingMQTT
 import BearingCalibrationWorkflow

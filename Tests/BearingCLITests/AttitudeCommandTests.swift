@@ -5,6 +5,7 @@ import BearingPublishing
 import BearingSimulator
 import BearingDaemon
 import BearingCalibration
+import BearingOnlineCalibration
 import Foundation
 import DaemonTestRig
 import TestSupport

@@ -1,4 +1,5 @@
 import BearingCalibration
+import BearingOnlineCalibration
 import BearingModel
 import BearingSimulator
 import Foundation

@@ -1,4 +1,5 @@
 @testable import BearingCalibration
+@testable import BearingOnlineCalibration
 import BearingModel
 import BearingSimulator
 import Foundation

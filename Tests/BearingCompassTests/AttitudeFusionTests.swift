@@ -5,6 +5,7 @@ import OpenCombine
 import BearingModel
 import BearingWire
 import BearingCalibration
+import BearingOnlineCalibration
 import BearingSensors
 import BearingSimulator
 import XCTest

@@ -1,4 +1,5 @@
 @testable import BearingCalibration
+@testable import BearingOnlineCalibration
 import BearingAttitude
 import BearingCompass
 import BearingModel

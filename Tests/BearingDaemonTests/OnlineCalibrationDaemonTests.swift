@@ -1,4 +1,5 @@
 import BearingCalibration
+import BearingOnlineCalibration
 import BearingDaemon
 import BearingModel
 import BearingSimulator

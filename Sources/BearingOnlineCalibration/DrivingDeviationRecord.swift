@@ -1,3 +1,4 @@
+import BearingCalibration
 import BearingModel
 import FoundationEssentials
 

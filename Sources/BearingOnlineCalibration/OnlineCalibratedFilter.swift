@@ -1,4 +1,5 @@
 import BearingAttitude
+import BearingCalibration
 import BearingModel
 
 /// The attitude filter fed through online magnetometer calibration: each field sample is learnt (with the
@@ -35,6 +36,7 @@ public struct OnlineCalibratedFilter: Sendable {
             adopt(change, field: calibration.field)
             outcomes.append((s.time, .accepted(change)))
         }
+        if let judgement = calibration.takeJudgement() { outcomes.append((s.time, judgement)) }
         filter.update(gyroscope: s.gyroscope, accelerometer: s.accelerometer, magnetometer: calibration.inForce.apply(raw), dt: dt)
         if calibration.fitDue(at: s.time) {
             let outcome = calibration.fit(at: s.time)

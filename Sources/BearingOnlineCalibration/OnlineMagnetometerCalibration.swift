@@ -1,4 +1,5 @@
 import BearingAttitude
+import BearingCalibration
 import BearingModel
 #if canImport(Glibc)
 import Glibc
@@ -46,6 +47,13 @@ public struct OnlineCalibrationSettings: Equatable, Sendable {
     /// Seconds a disturbance must last, unbroken, to be taken as a step of the hard iron rather than a
     /// passing one (a truck, a bridge).
     public var stepTime = 10.0
+    /// A step found against the field followed in the gyroscope's frame (`followTheFrame`) needs what the samples
+    /// leave to wander this many times more in the world's axes than in the sensor's. Afloat a field fixed in the
+    /// world that holds still for 10 s is rare (the boat moves through it) and a boat's rolling turns it a little.
+    /// On land a car waits at a light beside a truck, drives straight beside a rail, and its loads switch: on the
+    /// simulated drives (`RoadDriveTests`) steps found this way cost more than they gave (3.56° against 3.41° RMS
+    /// with GNSS, 18.7° against 11.1° without), so `forLand` has it off (infinity).
+    public var stepWorldSpread = 1.25
     /// Regions that must hold a point for a fit of the hard iron alone, after a step (the soft iron stays).
     public var minimumStepRegions = 5
     /// Seconds a disturbance must last before earlier calibrations are tried on it (a magnet taken away
@@ -56,6 +64,11 @@ public struct OnlineCalibrationSettings: Equatable, Sendable {
     /// times the old one's and lower by at least `acceptMargin` (hysteresis: no flip-flopping).
     public var acceptRatio = 0.8
     public var acceptMargin = 0.3
+    /// A fit (other than a step's) is put in force only once `validationSamples` samples after it (at
+    /// `sampleInterval`), turned through enough directions, are explained better by it than by the calibration in
+    /// force; refused when they are not, or when `validationTime` seconds pass first. 0: taken at once.
+    public var validationSamples = 50
+    public var validationTime = 120.0
     /// Whether the tilt a turn's points show is real (a boat rolling, a board in a hand). On land (`forLand`) it is
     /// mostly what is left of the vehicle's own acceleration (`VehicleAcceleration` takes out most, not all):
     /// then a turn's fit weighs each point's dip at `landDipWeight` of its magnitude (a turn needs the dip only
@@ -73,6 +86,7 @@ public struct OnlineCalibrationSettings: Equatable, Sendable {
     public static var forLand: OnlineCalibrationSettings {
         var s = OnlineCalibrationSettings()
         s.turnTiltIsReal = false
+        s.stepWorldSpread = .infinity
         // An uncompensated car (no fix) tilts its "up" by up to 9°: no disturbance, nor a step of the hard iron.
         s.dipDisturbance = 12
         return s
@@ -109,11 +123,14 @@ public struct CalibrationChange: Equatable, Sendable {
     /// Whether GNSS epochs going straight at speed gave it (`OnlineMagnetometerCalibration.course`): `regions`
     /// counts the epochs.
     public var fromCourse = false
+    /// Whether the gyroscope's attitude gave it (`GyroAidedHardIron`): a cold start's strong hard iron, or a step's
+    /// new one from the field followed in the gyroscope's frame.
+    public var fromGyroscope = false
 
     /// Whether it turns the heading, not merely refines it: a step, a recall, or a hard iron moved by more than
     /// 1 % of the field (up to about 1.5° of heading at 65° dip). What was built on the calibration before it (the
     /// filter's settled heading, the deviation learnt from driving) then starts again.
-    public var turnsTheHeading: Bool { afterStep || recalled || fromCourse || Self.turnsTheHeading(offsetMoved: offsetMoved, field: after.meanNorm) }
+    public var turnsTheHeading: Bool { afterStep || recalled || fromCourse || fromGyroscope || Self.turnsTheHeading(offsetMoved: offsetMoved, field: after.meanNorm) }
 
     /// Whether a hard iron moved by `offsetMoved` turns the heading of a field of magnitude `field` (µT).
     public static func turnsTheHeading(offsetMoved: Double, field: Double) -> Bool { offsetMoved > 0.01 * field }
@@ -123,6 +140,11 @@ public struct CalibrationChange: Equatable, Sendable {
         if fromCourse {
             return String(printf: "magnetometer calibration changed: hard iron moved %.1f, field %.1f → %.1f: ", offsetMoved, before.meanNorm, after.meanNorm)
                 + "\(regions) GNSS epochs going straight at speed give it (the course as the heading, WMM's field); a turn will refine it"
+        }
+        if fromGyroscope {
+            return String(printf: "magnetometer calibration changed: hard iron moved %.1f, field %.1f → %.1f: ", offsetMoved, before.meanNorm, after.meanNorm)
+                + (afterStep ? "a step of the hard iron, held still in the sensor's axes for 10 s, measured against the field followed in the gyroscope's frame"
+                             : "the gyroscope's attitude over \(regions) samples gives it (the field fixed in its frame); the fits that follow refine it")
         }
         let why = recalled ? "an earlier calibration explains the field again (the disturbance that replaced it is gone)"
             : "\(afterStep ? "after a step of the hard iron, " : "")a fit on \(regions) directions explains them better"
@@ -178,6 +200,17 @@ public struct OnlineMagnetometerCalibration: Sendable {
     /// When the latest disturbed sample came: no fit within `stepTime` of it (its points may straddle a step).
     private var lastDisturbed: Double?
     private var lastTaken = -Double.infinity
+    private var lastFramed = -Double.infinity
+    private var lastGyroTry = -Double.infinity
+    /// A gyroscope-aided solution held until the samples after it judge it.
+    private var gyroHeld: (solution: GyroAidedHardIron.Solution, time: Double)?
+    /// A fit held until the samples after it judge it, and those samples (at `sampleInterval`).
+    private var heldFit: HeldFit?
+    private var fresh: [Point] = []
+    private var freshFramed: [GyroAidedHardIron.Sample] = []
+    private var lastFresh = -Double.infinity
+    /// A held fit refused by the samples after it, until told (`takeJudgement`).
+    private var lastJudgement: Outcome?
     private var lastFit: Double?
     private var afterStep = false
     /// The calibration in force came from a step's few directions: the next fits (more directions) replace it
@@ -193,6 +226,14 @@ public struct OnlineMagnetometerCalibration: Sendable {
     private var courseSum = Vector3.zero
     private var courseCount = 0
     private var courseEpochs: [(offset: Vector3, point: Point)] = []
+    /// The gyroscope's attitude with the raw field (`GyroAidedHardIron`): a cold start's hard iron however large,
+    /// from a window of samples turning about more than one axis.
+    private var gyroAided = GyroAidedHardIron()
+    /// The Earth field in the gyroscope's frame, followed while the calibration in force explains the field: it
+    /// gives a step's new hard iron from the step's own samples.
+    private var frameField: Vector3?
+    /// What the samples leave against `frameField`, in the sensor's axes and the frame's, while it is large.
+    private var stepWindow: [(sensor: Vector3, world: Vector3, time: Double)] = []
 
     /// `calibration` is the one in force at the start (a manual one is the baseline that tracking refines);
     /// `field` the expected magnitude in the samples' units, when known.
@@ -241,6 +282,21 @@ public struct OnlineMagnetometerCalibration: Sendable {
     @discardableResult
     public mutating func add(_ raw: Vector3, up: Vector3?, east: Vector3? = nil, time: Double) -> CalibrationChange? {
         guard raw.isFinite, raw != .zero else { return nil }
+        if heldFit != nil, time - lastFresh >= settings.sampleInterval {
+            fresh.append(Point(raw: raw, up: up, time: time))
+            if let framed = GyroAidedHardIron.sample(raw, east: east, up: up, time: time) { freshFramed.append(framed) }
+            lastFresh = time
+            if let change = judgeHeld(at: time) { return change }
+        }
+        let framed = GyroAidedHardIron.sample(raw, east: east, up: up, time: time)
+        if origin == .none, let framed, time - lastFramed >= settings.sampleInterval {
+            gyroAided.add(framed.raw, east: framed.east, up: framed.up, time: time)
+            lastFramed = time
+            if time - lastGyroTry >= Self.gyroInterval {
+                lastGyroTry = time
+                if case .accepted(let change) = fitFromTheGyroscope(at: time) { return change }
+            }
+        }
         if origin == .none {
             courseSum = courseSum + raw
             courseCount += 1
@@ -254,6 +310,15 @@ public struct OnlineMagnetometerCalibration: Sendable {
             var cause: Interference? = abs(departure.norm) > 100 * settings.normDisturbance ? .norm : nil
             if cause == nil, abs(departure.dip) > settings.dipDisturbance { cause = .dip }
             interference = cause
+            if let framed {
+                if let change = followTheFrame(framed, calibrated: c, field: field, time: time) { return change }
+                if cause == nil && stepWindow.isEmpty {
+                    // The field in the gyroscope's frame, followed over ~10 s (the frame's heading drifts slowly with
+                    // the gyroscope's bias), while the samples agree with it.
+                    let b = framed.inFrame(c)
+                    frameField = frameField.map { $0 + (b - $0) * 0.01 } ?? b
+                }
+            }
             if cause != nil {
                 let since = disturbedSince ?? time
                 disturbedSince = since
@@ -266,6 +331,8 @@ public struct OnlineMagnetometerCalibration: Sendable {
                 if time - since >= settings.stepTime {
                     // A step: what was learnt before it no longer holds.
                     steps += 1
+                    heldFit = nil
+                    let held = stepFromTheGyroscope(at: time)
                     interference = .step
                     learning = true
                     afterStep = true
@@ -274,6 +341,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
                     pending = []
                     disturbedSince = nil
                     lastDisturbed = nil
+                    return held
                 }
                 return nil
             }
@@ -358,6 +426,12 @@ public struct OnlineMagnetometerCalibration: Sendable {
             if best.map({ m.total < $0.1.total }) ?? true { best = (i, m) }
         }
         guard let (i, m) = best, m.total < settings.acceptRatio * now.total else { return nil }
+        // With a gyroscope, the earlier one must also hold the field fixed in the gyroscope's frame better.
+        let framed = pending.compactMap { GyroAidedHardIron.sample($0.raw, east: $0.east, up: $0.up, time: 0) }
+        if framed.count == pending.count {
+            let inForce = self.inForce, c = earlier[i]
+            guard GyroAidedHardIron.wander(framed, c.apply) < settings.acceptRatio * GyroAidedHardIron.wander(framed, inForce.apply) else { return nil }
+        }
         let calibration = earlier.remove(at: i)
         let change = CalibrationChange(calibration: calibration, before: now, after: m, regions: 0,
                                        offsetMoved: (calibration.offset - inForce.offset).length, afterStep: false, recalled: true)
@@ -410,8 +484,15 @@ public struct OnlineMagnetometerCalibration: Sendable {
         }
     }
 
-    /// Whether a fit is due at `time`.
+    /// The outcome of the latest held fit's judgement when it was refused (nil: none since last asked), emptied.
+    public mutating func takeJudgement() -> Outcome? {
+        defer { lastJudgement = nil }
+        return lastJudgement
+    }
+
+    /// Whether a fit is due at `time` (none while one is held for judgement).
     public func fitDue(at time: Double) -> Bool {
+        if heldFit != nil { return false }
         if let disturbed = lastDisturbed, time - disturbed < settings.stepTime { return false }
         guard let last = lastFit else { return true }
         return time - last >= settings.fitInterval
@@ -424,7 +505,139 @@ public struct OnlineMagnetometerCalibration: Sendable {
         case kept(inForce: CalibrationMisfit, candidate: CalibrationMisfit)
         case notEnough(regions: Int)
         case failed(String)
+        /// Fitted, better on its points, and held until the samples after it judge it (`OnlineCalibrationSettings.
+        /// validation`): put in force then only if it explains them better too.
+        case held(inForce: CalibrationMisfit, candidate: CalibrationMisfit)
+        /// A held fit the samples after it did not bear out (misfits on them: in force, candidate).
+        case refused(inForce: CalibrationMisfit, candidate: CalibrationMisfit)
     }
+
+    /// The gyroscope frame restarted (a new attitude filter: the mounting level changed, the gyroscope came or
+    /// went): the field followed in it, and the window of samples in it, no longer hold.
+    public mutating func frameRestarted() {
+        frameField = nil
+        stepWindow.removeAll()
+        gyroAided.removeAll()
+    }
+
+    /// Each sample against the field followed in the gyroscope's frame: what it leaves, `d = raw − (matrix⁻¹·M·b +
+    /// offset)`, is nearly zero while the calibration holds. A step of the hard iron leaves a `d` fixed in the
+    /// sensor's axes whatever the board does; a passing field (a bridge, a hull, another boat) or the frame's own
+    /// drift leaves one fixed in the world, which turns in the sensor's axes as the board turns. A `d` of at least
+    /// 4 % of the field (and 1 µT) that has held still in the sensor's axes for `stepTime` seconds, while turning
+    /// in the world's, is a step: its new hard iron (`offset + d`) is in force at once, the soft iron kept, and
+    /// the step's fits refine it. This finds a step the magnitude alone does not (at some headings a new hard iron
+    /// leaves the magnitude within the thresholds) and needs no disturbance that lasts. Returns the change.
+    private mutating func followTheFrame(_ s: GyroAidedHardIron.Sample, calibrated c: Vector3, field: Double, time: Double) -> CalibrationChange? {
+        guard settings.stepWorldSpread.isFinite, let b = frameField, let inverse = inForce.matrix.inverse else { return nil }
+        let d = s.raw - (inverse * s.sensed(b) + inForce.offset)
+        let large = d.length >= max(0.04 * field, 1.0)
+        guard large || !stepWindow.isEmpty else { return nil }
+        if !large {
+            stepWindow.removeAll(keepingCapacity: true)
+            return nil
+        }
+        guard time - (stepWindow.last?.time ?? -.infinity) >= settings.sampleInterval else { return nil }
+        stepWindow.append((d, s.inFrame(d), time))
+        guard let first = stepWindow.first, time - first.time >= settings.stepTime, stepWindow.count >= 50 else { return nil }
+        let n = Double(stepWindow.count)
+        let meanSensor = stepWindow.reduce(Vector3.zero) { $0 + $1.sensor } * (1 / n)
+        let meanWorld = stepWindow.reduce(Vector3.zero) { $0 + $1.world } * (1 / n)
+        let spreadSensor = (stepWindow.reduce(0.0) { $0 + ($1.sensor - meanSensor).dot($1.sensor - meanSensor) } / n).squareRoot()
+        let spreadWorld = (stepWindow.reduce(0.0) { $0 + ($1.world - meanWorld).dot($1.world - meanWorld) } / n).squareRoot()
+        stepWindow.removeFirst()
+        guard spreadSensor <= 0.35 * meanSensor.length, spreadWorld >= settings.stepWorldSpread * spreadSensor else { return nil }
+        // A step: the new hard iron from the latest samples (the step's start may straddle it).
+        func median(_ v: [Double]) -> Double { v.sorted()[v.count / 2] }
+        let latest = stepWindow.suffix(50).map(\.sensor)
+        let moved = Vector3(median(latest.map(\.x)), median(latest.map(\.y)), median(latest.map(\.z)))
+        let candidate = MagneticCalibration(offset: inForce.offset + moved, matrix: inForce.matrix)
+        let before = misfit ?? CalibrationMisfit(normPercent: 0, dipDegrees: 0, meanDip: dipReference ?? 0, meanNorm: field)
+        steps += 1
+        heldFit = nil
+        let change = CalibrationChange(calibration: candidate, before: before, after: before, regions: 0,
+                                       offsetMoved: moved.length, afterStep: true, fromGyroscope: true)
+        putInForce(candidate, misfit: before)
+        // Not provisional: the gyroscope's frame gives the hard iron better than a few directions' fit would.
+        // What was learnt before the step no longer holds: learn afresh from here, the soft iron kept.
+        interference = .step
+        learning = true
+        afterStep = true
+        clearPoints()
+        stepWindow.removeAll(keepingCapacity: true)
+        return change
+    }
+
+    /// At a step of the hard iron: its new value from the step's latest samples and the field in the gyroscope's
+    /// frame from before it (`GyroAidedHardIron.offset(after:)`), the soft iron kept, in force at once when it
+    /// explains those samples as the Earth's field; the step's fits refine it as the board turns.
+    private mutating func stepFromTheGyroscope(at time: Double) -> CalibrationChange? {
+        guard let b = frameField, let field else { return nil }
+        let latest = pending.suffix(50).compactMap { GyroAidedHardIron.sample($0.raw, east: $0.east, up: $0.up, time: time) }
+        guard latest.count >= 10, let o = GyroAidedHardIron.offset(after: latest, field: b, matrix: inForce.matrix) else { return nil }
+        let candidate = MagneticCalibration(offset: o, matrix: inForce.matrix)
+        let points = latest.map { Point(raw: $0.raw, up: $0.up, time: time) }
+        let before = Self.misfit(inForce, points), after = Self.misfit(candidate, points)
+        guard Self.good(after, settings), abs(after.meanNorm / field - 1) < settings.normDisturbance / 2 else { return nil }
+        let change = CalibrationChange(calibration: candidate, before: before, after: after, regions: 0,
+                                       offsetMoved: (o - inForce.offset).length, afterStep: true, fromGyroscope: true)
+        putInForce(candidate, misfit: after)
+        provisional = true
+        return change
+    }
+
+    /// A cold start's hard iron from the gyroscope's attitude (`GyroAidedHardIron`), however large, once the board
+    /// has turned about more than one axis; in force provisionally (the soft iron is left to the fits that follow).
+    /// A solution is first held, then judged on the samples that come after it, which it did not see: it is put in
+    /// force only if it predicts them (field fixed in the gyroscope's frame, its hard iron) better than the hard iron
+    /// in force does with the best field for them. A fit that merely follows its own window's noise does not.
+    private mutating func fitFromTheGyroscope(at time: Double) -> Outcome? {
+        guard origin == .none else { return nil }
+        if let held = gyroHeld {
+            let fresh = gyroAided.residual(field: held.solution.field, offset: held.solution.offset, after: held.time)
+            guard fresh.count >= Self.gyroValidationSamples else { return nil }
+            gyroHeld = nil
+            let now = gyroAided.residual(field: nil, offset: inForce.offset, after: held.time)
+            if fresh.value <= Self.gyroMaximumResidual, fresh.value < settings.acceptRatio * now.value {
+                return acceptFromTheGyroscope(held.solution)
+            }
+        }
+        // For a strong hard iron only (a fifth of the field or more: a magnet beside the chip), where the point fits
+        // come late or never; a weak one is left to them.
+        guard let s = gyroAided.solve(minimumSpread: Self.gyroMinimumSpread), s.residual <= Self.gyroMaximumResidual,
+              (s.offset - inForce.offset).length >= 0.2 * s.field.length else { return nil }
+        gyroHeld = (s, time)
+        return nil
+    }
+
+    private mutating func acceptFromTheGyroscope(_ s: GyroAidedHardIron.Solution) -> Outcome? {
+        let norm = s.field.length
+        let scale = field.map { $0 / norm } ?? 1
+        guard scale > 0.5 && scale < 2 else { return nil }
+        let candidate = MagneticCalibration(offset: s.offset, matrix: Matrix3.identity * scale)
+        let points = gyroAided.samples.map { Point(raw: $0.raw, up: $0.up, time: $0.time) }
+        let old = Self.misfit(inForce, points), new = Self.misfit(candidate, points)
+        guard Self.good(new, settings), new.total < settings.acceptRatio * old.total, old.total - new.total >= settings.acceptMargin else { return nil }
+        let change = CalibrationChange(calibration: candidate, before: old, after: new, regions: points.count,
+                                       offsetMoved: (s.offset - inForce.offset).length, afterStep: false, fromGyroscope: true)
+        if field == nil { field = norm }
+        putInForce(candidate, misfit: new)
+        // Every sample is still learnt, and the first fit of the points replaces it on any real improvement.
+        learning = true
+        provisional = true
+        gyroAided.removeAll()
+        return .accepted(change)
+    }
+
+    /// The least spread of rotations (`GyroAidedHardIron.Solution.spread`) a cold start's gyroscope-aided hard
+    /// iron needs, and how often it is tried before anything is in force (it costs a 3×3 solve over ≤ 200 samples).
+    static let gyroMinimumSpread = 0.05
+    /// The most a gyroscope-aided solution may leave unexplained (RMS, fraction of the field): a field disturbed
+    /// in places (a magnet nearby as the board moves) leaves 6–7 %; the judgement on later samples is the gate.
+    static let gyroMaximumResidual = 0.15
+    static let gyroInterval = 2.0
+    /// Samples after a held solution that judge it (5 s at `sampleInterval`).
+    static let gyroValidationSamples = 50
 
     /// Fits the points (aged ones dropped first) and puts the fit in force if it is clearly better.
     public mutating func fit(at time: Double) -> Outcome {
@@ -504,12 +717,68 @@ public struct OnlineMagnetometerCalibration: Sendable {
         }
         let change = CalibrationChange(calibration: fitted, before: old, after: new, regions: current.count,
                                        offsetMoved: (fitted.offset - inForce.offset).length, afterStep: afterStep)
+        let held = HeldFit(change: change, time: time, dipWeight: dipWeight, field: scale,
+                           provisional: hardIronOnly || (provisional && sectors < 12), partialTurnSectors: sectors < 12 ? sectors : nil)
+        // A good calibration in force (one that explains its points within half the disturbance thresholds) is
+        // replaced only by a fit that also explains the samples after it better, which it did not see. One that
+        // does not (nothing known yet, a hard iron known to have stepped) has nothing to protect: no wait.
+        if hardIronOnly || !Self.good(old, settings) || settings.validationSamples == 0 { return .accepted(take(held)) }
+        heldFit = held
+        fresh.removeAll(keepingCapacity: true)
+        freshFramed.removeAll(keepingCapacity: true)
+        return .held(inForce: old, candidate: new)
+    }
+
+    /// A fit held until the samples after it judge it, and what putting it in force then does.
+    struct HeldFit {
+        var change: CalibrationChange
+        var time: Double
+        var dipWeight: Double
+        var field: Double
+        var provisional: Bool
+        var partialTurnSectors: Int?
+    }
+
+    private mutating func take(_ held: HeldFit) -> CalibrationChange {
         // The points stay: their regions were found from the old offset, close enough to keep them apart.
-        if field == nil { field = scale }
-        putInForce(fitted, misfit: new)
-        provisional = hardIronOnly || (provisional && sectors < 12)
-        partialTurnSectors = sectors < 12 ? sectors : nil
-        return .accepted(change)
+        if field == nil { field = held.field }
+        putInForce(held.change.calibration, misfit: held.change.after)
+        provisional = held.provisional
+        partialTurnSectors = held.partialTurnSectors
+        return held.change
+    }
+
+    /// The held fit judged on the samples after it (`fresh`), once they are enough and turned through enough
+    /// directions (4 of 12 heading sectors, or 4 direction regions): taken when it explains them better than the
+    /// calibration in force (as it was fitted: with its dip weight), refused when not, or when `validationTime`
+    /// passes without such samples. Returns the change when taken, and tells the outcome in `lastJudgement`.
+    private mutating func judgeHeld(at time: Double) -> CalibrationChange? {
+        guard let held = heldFit else { return nil }
+        if time - held.time > settings.validationTime {
+            heldFit = nil
+            return nil
+        }
+        guard fresh.count >= settings.validationSamples else { return nil }
+        let c = held.change.calibration
+        let directions = Set(fresh.compactMap { SphereRegions.region(of: $0.raw - c.offset) }).count
+        guard directions >= 4 || Self.headingSectors(fresh, offset: c.offset) >= 4 else { return nil }
+        heldFit = nil
+        let old = Self.misfit(inForce, fresh), new = Self.misfit(c, fresh)
+        // With a gyroscope: the one whose field wanders less in the gyroscope's frame (the heading's own error);
+        // without: the misfit, as fitted.
+        let better: Bool
+        if freshFramed.count == fresh.count {
+            let inForce = self.inForce
+            better = GyroAidedHardIron.wander(freshFramed, c.apply) < settings.acceptRatio * GyroAidedHardIron.wander(freshFramed, inForce.apply)
+        } else {
+            better = new.total(dipWeight: held.dipWeight) < old.total(dipWeight: held.dipWeight)
+        }
+        guard better else {
+            lastJudgement = .refused(inForce: old, candidate: new)
+            return nil
+        }
+        lastJudgement = nil
+        return take(held)
     }
 
     /// The calibration that best explains the points' magnitude (`field`) and dip together, from `start`:
@@ -628,8 +897,8 @@ public struct OnlineMagnetometerCalibration: Sendable {
         return worst < 3 ? "good" : worst < 6 ? "fair" : "poor"
     }
 
-    /// Points thinner than this (`MagnetometerCalibrator.thinness`) span a plane: `supportedModel`'s planar range.
-    static let planarThinness = 0.15
+    /// Points thinner than this (`MagnetometerCalibrator.thinness`) span a plane.
+    static let planarThinness = MagnetometerCalibrator.planarThinness
 
     /// The points' mean "up", unit (nil: none known).
     static func meanUp(_ points: [Point]) -> Vector3? {

@@ -1,0 +1,147 @@
+import BearingModel
+
+/// The hard iron from the gyroscope's attitude. The gyroscope and accelerometer alone (the filter's 6-D
+/// orientation) give each sample's attitude up to a heading that is arbitrary but the same for every sample of a
+/// short window: the axes of that frame (east, north, up) in the sensor's axes. The Earth field is fixed in that
+/// frame (`b`), so every raw sample is `raw = M·b + o`, with `M` the matrix whose columns are those axes and `o`
+/// the hard iron: linear in the six unknowns, solved by least squares over the window, without knowing the
+/// field's direction, the heading or the hard iron beforehand, and however large the hard iron is (a magnet beside
+/// the chip). The soft iron is left out: what it leaves is in the residual, and the ellipsoid fits that follow
+/// refine it. The same frame carries the field over a step of the hard iron: with `b` known from before it, each
+/// sample after it gives the new hard iron at once (`offset(after:)`).
+///
+/// This is the attitude-aided formulation of magnetometer bias estimation (e.g. Troni & Whitcomb, "Adaptive
+/// estimation of measurement bias in three-dimensional field sensors with angular rate sensors", 2013; Crassidis,
+/// Lai & Harman, "Real-time attitude-independent three-axis magnetometer calibration", JGCD 28(1), 2005, for the
+/// attitude-independent one it improves on when an attitude is known), written here as a batch over a window.
+public struct GyroAidedHardIron: Sendable {
+    public struct Sample: Sendable {
+        public var raw: Vector3
+        /// The gyroscope frame's east, north and up in the sensor's axes.
+        public var east: Vector3
+        public var north: Vector3
+        public var up: Vector3
+        public var time: Double
+        /// `M·b`: the field `b` (in the gyroscope's frame) as the sensor sees it.
+        public func sensed(_ b: Vector3) -> Vector3 { east * b.x + north * b.y + up * b.z }
+        /// `Mᵀ·v`: a sensor-frame vector in the gyroscope's frame.
+        public func inFrame(_ v: Vector3) -> Vector3 { Vector3(east.dot(v), north.dot(v), up.dot(v)) }
+    }
+
+    public struct Solution: Equatable, Sendable {
+        /// The Earth field in the gyroscope's frame, and the hard iron, in the samples' units.
+        public var field: Vector3
+        public var offset: Vector3
+        /// RMS of what the model leaves, as a fraction of the field's magnitude.
+        public var residual: Double
+        /// The smallest eigenvalue of `I − SᵀS` (S the mean of the M's): 0 when the samples turned about one
+        /// axis only (the vertical hard iron and field cannot be told apart), up to 1 for rotations all round.
+        public var spread: Double
+    }
+
+    /// Seconds of samples kept.
+    public var window: Double
+    public private(set) var samples: [Sample] = []
+
+    public init(window: Double = 20) {
+        self.window = window
+    }
+
+    /// One sample: its raw field, and the gyroscope frame's east and up in the sensor's axes (unit).
+    public mutating func add(_ raw: Vector3, east: Vector3, up: Vector3, time: Double) {
+        guard raw.isFinite, east.isFinite, up.isFinite else { return }
+        let u = up.normalized, e = (east - u * east.dot(u)).normalized
+        samples.append(Sample(raw: raw, east: e, north: u.cross(e), up: u, time: time))
+        if let first = samples.first, time - first.time > window {
+            samples.removeFirst(samples.firstIndex { time - $0.time <= window } ?? samples.count)
+        }
+    }
+
+    public mutating func removeAll() { samples.removeAll(keepingCapacity: true) }
+
+    /// The least-squares field and hard iron over the window; nil with fewer than `minimumSamples` or a spread
+    /// below `minimumSpread`.
+    public func solve(minimumSamples: Int = 50, minimumSpread: Double = 0.05) -> Solution? {
+        guard samples.count >= minimumSamples else { return nil }
+        let n = Double(samples.count)
+        // S = mean M (columns east, north, up), and the means of raw and Mᵀ·raw.
+        var s0 = Vector3.zero, s1 = Vector3.zero, s2 = Vector3.zero
+        var meanRaw = Vector3.zero, meanFrame = Vector3.zero
+        for x in samples {
+            s0 = s0 + x.east; s1 = s1 + x.north; s2 = s2 + x.up
+            meanRaw = meanRaw + x.raw
+            meanFrame = meanFrame + x.inFrame(x.raw)
+        }
+        s0 = s0 * (1 / n); s1 = s1 * (1 / n); s2 = s2 * (1 / n)
+        meanRaw = meanRaw * (1 / n)
+        meanFrame = meanFrame * (1 / n)
+        // (I − SᵀS) b = mean(Mᵀ raw) − Sᵀ mean(raw); o = mean(raw) − S b.
+        let columns = [s0, s1, s2]
+        var a = DenseMatrix(rows: 3, columns: 3), g = DenseMatrix(rows: 3, columns: 1)
+        for i in 0..<3 {
+            for j in 0..<3 { a[i, j] = (i == j ? 1 : 0) - columns[i].dot(columns[j]) }
+        }
+        let sTraw = Vector3(s0.dot(meanRaw), s1.dot(meanRaw), s2.dot(meanRaw))
+        let rhs = meanFrame - sTraw
+        g[0, 0] = rhs.x; g[1, 0] = rhs.y; g[2, 0] = rhs.z
+        let spread = a.symmetricEigen().values.min() ?? 0
+        guard spread >= minimumSpread, let x = a.solve(g) else { return nil }
+        let b = Vector3(x[0, 0], x[1, 0], x[2, 0])
+        let o = meanRaw - (s0 * b.x + s1 * b.y + s2 * b.z)
+        let norm = b.length
+        guard norm > 0, norm.isFinite, o.isFinite else { return nil }
+        let sum = samples.reduce(0.0) { r, x in
+            let d = x.raw - x.sensed(b) - o
+            return r + d.dot(d)
+        }
+        return Solution(field: b, offset: o, residual: (sum / n).squareRoot() / norm, spread: spread)
+    }
+
+    /// How well the field `b` (in the gyroscope's frame) and the hard iron `o` explain the samples taken after
+    /// `time`: the RMS of `raw − (M·b + o)` as a fraction of |b|, and how many there were. With `b` nil, the best any
+    /// field fixed in the frame does with that hard iron (its least-squares `b`): the score of a hard iron alone.
+    public func residual(field b: Vector3?, offset o: Vector3, after time: Double) -> (value: Double, count: Int) {
+        let fresh = samples.filter { $0.time > time }
+        guard !fresh.isEmpty else { return (.infinity, 0) }
+        let field = b ?? fresh.reduce(Vector3.zero) { $0 + $1.inFrame($1.raw - o) } * (1 / Double(fresh.count))
+        let norm = field.length
+        guard norm > 0 else { return (.infinity, fresh.count) }
+        let sum = fresh.reduce(0.0) { r, x in
+            let d = x.raw - x.sensed(field) - o
+            return r + d.dot(d)
+        }
+        return ((sum / Double(fresh.count)).squareRoot() / norm, fresh.count)
+    }
+
+    /// How far a calibration's field wanders in the gyroscope's frame over `samples`: the RMS distance of each
+    /// calibrated sample, turned into that frame, from their mean, as a fraction of the mean's magnitude. The Earth
+    /// field is fixed there, so a calibration that turns the heading as the board turns (the error a heading
+    /// suffers) makes it wander, whatever it does to the magnitude. 0 for a perfect one.
+    public static func wander(_ samples: [Sample], _ calibrated: (Vector3) -> Vector3) -> Double {
+        guard !samples.isEmpty else { return .infinity }
+        let inFrame = samples.map { $0.inFrame(calibrated($0.raw)) }
+        let mean = inFrame.reduce(Vector3.zero, +) * (1 / Double(inFrame.count))
+        let norm = mean.length
+        guard norm > 0 else { return .infinity }
+        let sum = inFrame.reduce(0.0) { r, v in r + (v - mean).dot(v - mean) }
+        return (sum / Double(inFrame.count)).squareRoot() / norm
+    }
+
+    /// The hard iron after a step, from `samples` taken after it and the field `b` in the gyroscope's frame from
+    /// before it, with the soft iron `matrix` in force (calibrated = matrix·(raw − offset)): each sample's
+    /// `raw − matrix⁻¹·M·b`, the median per axis (a magnet still moving in is outvoted). nil without samples
+    /// or an invertible matrix.
+    public static func offset(after samples: [Sample], field b: Vector3, matrix: Matrix3) -> Vector3? {
+        guard !samples.isEmpty, let inverse = matrix.inverse else { return nil }
+        let offsets = samples.map { $0.raw - inverse * $0.sensed(b) }
+        func median(_ v: [Double]) -> Double { v.sorted()[v.count / 2] }
+        return Vector3(median(offsets.map(\.x)), median(offsets.map(\.y)), median(offsets.map(\.z)))
+    }
+
+    /// A sample from its raw field and the gyroscope frame's east and up (nil when either is missing).
+    public static func sample(_ raw: Vector3, east: Vector3?, up: Vector3?, time: Double) -> Sample? {
+        guard let east, let up, raw.isFinite, east.isFinite, up.isFinite else { return nil }
+        let u = up.normalized, e = (east - u * east.dot(u)).normalized
+        return Sample(raw: raw, east: e, north: u.cross(e), up: u, time: time)
+    }
+}
