@@ -165,7 +165,11 @@ public struct CalibrationChange: Equatable, Sendable {
 /// per-sample path.
 public struct OnlineMagnetometerCalibration: Sendable {
     public let settings: OnlineCalibrationSettings
-    public private(set) var inForce: MagneticCalibration
+    public private(set) var inForce: MagneticCalibration {
+        didSet { inForceInverse = inForce.matrix.inverse }
+    }
+    /// `inForce.matrix⁻¹`, kept with it: the field followed in the gyroscope's frame is compared in raw units.
+    private var inForceInverse: Matrix3?
     public private(set) var origin: CalibrationOrigin
     /// The magnitude calibrated fields are scaled to (WMM's at the fix when known; else the first fit's).
     public private(set) var field: Double?
@@ -241,6 +245,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
                 settings: OnlineCalibrationSettings = OnlineCalibrationSettings()) {
         self.settings = settings
         inForce = calibration ?? .identity
+        inForceInverse = inForce.matrix.inverse
         self.origin = calibration == nil ? .none : origin
         self.field = field
         learning = calibration == nil
@@ -529,7 +534,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
     /// the step's fits refine it. This finds a step the magnitude alone does not (at some headings a new hard iron
     /// leaves the magnitude within the thresholds) and needs no disturbance that lasts. Returns the change.
     private mutating func followTheFrame(_ s: GyroAidedHardIron.Sample, calibrated c: Vector3, field: Double, time: Double) -> CalibrationChange? {
-        guard settings.stepWorldSpread.isFinite, let b = frameField, let inverse = inForce.matrix.inverse else { return nil }
+        guard settings.stepWorldSpread.isFinite, let b = frameField, let inverse = inForceInverse else { return nil }
         let d = s.raw - (inverse * s.sensed(b) + inForce.offset)
         let large = d.length >= max(0.04 * field, 1.0)
         guard large || !stepWindow.isEmpty else { return nil }
