@@ -390,6 +390,30 @@ final class AttitudeFusionTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(events.last).time, 80, accuracy: 3)
     }
 
+    /// A saturated accelerometer (a knock beyond its range: the axis reads its full scale, not the motion) gives
+    /// no "up": two seconds of it leave roll and pitch where they were.
+    func testASaturatedAccelerometerDoesNotTiltTheAttitude() throws {
+        var board = VirtualIMU(heading: { _ in 40 })
+        board.fieldNorm = Self.sydney.reference.norm
+        board.dip = Self.sydney.reference.dip
+        var f = fusion()
+        var last: Attitude?
+        for input in inputs(board, seconds: 30) {
+            guard case .inertial(var s) = input else { f.step(input); continue }
+            let t = s.time.unixTime - Self.start
+            if t > 20 && t < 22 {
+                s.acceleration = Vector3(156.9, 0, 9.81)
+                s.saturated = true
+            }
+            f.step(.inertial(s))
+            if let a = f.emitted, t < 22.5 { last = a }
+        }
+        let a = try XCTUnwrap(last)
+        print("fusion, 2 s of a saturated accelerometer: roll \(a.roll ?? .nan)°, pitch \(a.pitch ?? .nan)°")
+        XCTAssertEqual(try XCTUnwrap(a.roll), 0, accuracy: 0.5)
+        XCTAssertEqual(try XCTUnwrap(a.pitch), 0, accuracy: 0.5)
+    }
+
     /// ATT's `held`: while the field is 30 % strong (a magnet brought near for 10 s), the heading rides on the
     /// gyroscope and ATT says for how long; once the field is back, it is absent again.
     func testATTSaysHowLongTheHeadingHasRiddenOnTheGyroscope() throws {
