@@ -232,7 +232,8 @@ public struct AttitudeFusion: Sendable {
             }
             if let rate { filter.updateGyroscope(rate, at: t) }
             if motion != nil { lastInertial = t }
-            filter.updateAccelerometer(gravity, at: t)
+            // An axis at the end of its range reads less than the motion: no "up" from it.
+            if !s.saturated { filter.updateAccelerometer(gravity, at: t) }
             if filter.hasMagnetometer, let field { emitted = attitude(s, acceleration: acc, angularRate: rate, field: field) }
         }
     }

@@ -399,7 +399,7 @@ public final class Agent: @unchecked Sendable {
             wireMagnetometerOnly()
         }
 
-        wireReports(magAdapter, name: "magnetometer", log: \.magnetometerLog, lastFailure: \.lastMagFailure) { [reader] in reader?.endpoint ?? "" }
+        wireReports(magAdapter, name: "magnetometer", log: \.magnetometerLog, lastFailure: \.lastMagFailure, saturated: \.overflow) { [reader] in reader?.endpoint ?? "" }
     }
 
     /// The calibration files changed (on the pipeline queue): what they hold is in force in the compass stage from
@@ -424,6 +424,7 @@ public final class Agent: @unchecked Sendable {
     private func wireReports<Sample>(_ adapter: SensorSubjects<Sample>, name: String,
                                      log: ReferenceWritableKeyPath<Agent, SourceStateLog>,
                                      lastFailure: ReferenceWritableKeyPath<Agent, String?>,
+                                     saturated: @escaping (Sample) -> Bool,
                                      endpoint: @escaping () -> String) {
         let q = core.entry
         subscriptions.append(adapter.states.subscribe(on: q) { [weak self] state in
@@ -431,8 +432,13 @@ public final class Agent: @unchecked Sendable {
             if state == .connected { self[keyPath: lastFailure] = nil }
             self.publishState(state, log: &self[keyPath: log], endpoint: endpoint())
         })
-        subscriptions.append(adapter.samples.subscribe(on: q) { [weak self] _ in
-            self?.sourceHealth[name, default: SourceHealth()].sample(at: Syscall.monotonicSeconds())
+        subscriptions.append(adapter.samples.subscribe(on: q) { [weak self] sample in
+            guard let self else { return }
+            let now = Syscall.monotonicSeconds()
+            self.sourceHealth[name, default: SourceHealth()].sample(at: now)
+            if saturated(sample), let line = self.sourceHealth[name, default: SourceHealth()].saturatedSample(at: now, source: name) {
+                self.logger.warning("\(line)")
+            }
         })
         subscriptions.append(adapter.failures.subscribe(on: q) { [weak self] failure in
             guard let self else { return }
@@ -501,7 +507,7 @@ public final class Agent: @unchecked Sendable {
             self?.calibrations?.accelerometer?.dropIfMismatched(chip: sample.chip, sensor: "accelerometer")
         })
 
-        wireReports(imuAdapter, name: "imu", log: \.imuLog, lastFailure: \.lastIMUFailure) { [imuReader] in imuReader?.endpoint ?? "" }
+        wireReports(imuAdapter, name: "imu", log: \.imuLog, lastFailure: \.lastIMUFailure, saturated: \.saturated) { [imuReader] in imuReader?.endpoint ?? "" }
     }
 
     /// The CALIBRATION object: the files in force and, with `calibration.auto`, the online calibration's state.
@@ -722,6 +728,7 @@ public final class Agent: @unchecked Sendable {
             if case .disconnected(let reason, _) = state { o.append(("reason", .string(reason.description))) }
             o.append(("rate", .number((h.rate(at: now) * 10).rounded() / 10)))
             o.append(("failures", .number(Double(h.failures))))
+            if name != "gpsd" { o.append(("saturated", .number(Double(h.saturated)))) }
             return .map(o)
         })
         let blackBox = recorder.map { r -> JSONValue in
@@ -786,6 +793,21 @@ struct SourceStateLog {
 struct SourceHealth {
     private var buckets = Array(repeating: (second: -1, count: 0), count: 10)
     var failures = 0
+    /// Samples with an axis at the end of its range since the start, and when the journal last said so.
+    private(set) var saturated = 0
+    private var saturationTold: (time: Double, count: Int)?
+
+    /// One saturated sample at `now` (monotonic seconds) from `source`: the journal's line when one is due (the
+    /// first at once, then at most one a minute, counting those between).
+    mutating func saturatedSample(at now: Double, source: String) -> String? {
+        saturated += 1
+        if let told = saturationTold, now - told.time < 60 { return nil }
+        let since = saturated - (saturationTold?.count ?? 0)
+        saturationTold = (now, saturated)
+        let what = source == "magnetometer" ? "a field beyond its range: a magnet or a motor too close?" : "a motion beyond its range: a knock, or the range set too small?"
+        return "\(source): an axis at the end of its range (saturated), \(since) sample\(since == 1 ? "" : "s") since the last line: "
+            + "\(what) What it reads then is not used; \(saturated) since the start"
+    }
 
     mutating func sample(at now: Double) {
         let second = Int(now), i = second % 10
