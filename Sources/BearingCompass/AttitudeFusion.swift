@@ -87,6 +87,8 @@ public struct AttitudeFusion: Sendable {
     public private(set) var online: OnlineMagnetometerCalibration?
     /// The deviation learnt from driving (`vehicle` car or rover; nil otherwise): it corrects the headings.
     public private(set) var driving: PassiveDeviation?
+    /// On land, the course going straight at speed as a heading reference (`CourseTrim`; nil otherwise).
+    public private(set) var courseTrim: CourseTrim?
     /// `driving`'s table, taken each time it may change (a fix, a restart): the per-sample lookup reads it alone.
     private var drivingTable: DeviationTable?
     /// The latest deviation from driving kept (read at start, or written since): put back whenever the
@@ -136,6 +138,7 @@ public struct AttitudeFusion: Sendable {
                 vehicle: Vehicle = .none) {
         self.auto = auto
         driving = vehicle.learnsFromDriving ? PassiveDeviation() : nil
+        courseTrim = vehicle.learnsFromDriving ? CourseTrim() : nil
         motion = vehicle.learnsFromDriving ? VehicleAcceleration() : nil
         onlineSettings = vehicle.learnsFromDriving ? .forLand : OnlineCalibrationSettings()
         filter = AttitudeFilter(parameters: parameters)
@@ -323,6 +326,11 @@ public struct AttitudeFusion: Sendable {
             drivingTable = driving?.table
             keepDriving(at: stamp)
         }
+        if driving?.straight == true, courseTrim != nil {
+            // The magnetic heading given now, deviation included, against the magnetic course.
+            let deviation = drivingTable?.deviation(atCompassHeading: compass) ?? measuredDeviation?.deviation(atCompassHeading: compass) ?? 0
+            courseTrim?.straightEpoch(course: track - variation, heading: compass + deviation, time: time)
+        }
         guard driving?.straight == true, auto == .track, !withoutGyroscope, online != nil else { return }
         let toSensor = magnetometerToLevel.transposed
         let up = toSensor * filter.quaternion6D.conjugate.rotate(Vector3(0, 0, 1))
@@ -384,6 +392,12 @@ public struct AttitudeFusion: Sendable {
             let heading = AttitudeAngles.heading(compass)
             deviation = drivingTable?.deviation(atCompassHeading: heading)
             if deviation == nil { deviation = measuredDeviation?.deviation(atCompassHeading: heading) }
+        }
+        // On land, the course's trim where it holds: part of the deviation the headings include.
+        if courseTrim?.learnt != nil {
+            let heading = AttitudeAngles.heading(compass) + (deviation ?? 0)
+            let trim = courseTrim!.trim(at: heading, time: s.time.unixTime)
+            if trim != 0 { deviation = (deviation ?? 0) + trim }
         }
         let magnetic = deviation.map { Quaternion.aboutZ(-$0 * .pi / 180) * compass } ?? compass
         let declination = trueNorth ? local?.declination : nil
