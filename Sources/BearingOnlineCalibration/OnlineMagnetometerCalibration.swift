@@ -293,10 +293,12 @@ public struct OnlineMagnetometerCalibration: Sendable {
             lastFresh = time
             if let change = judgeHeld(at: time) { return change }
         }
-        let framed = GyroAidedHardIron.sample(raw, east: east, up: up, time: time)
-        if origin == .none, let framed, time - lastFramed >= settings.sampleInterval {
+        // The gyroscope's frame is followed at `sampleInterval` (whatever the magnetometer's rate: the same time
+        // constants, and a tenth of the work at 100 Hz).
+        let framed = time - lastFramed >= settings.sampleInterval ? GyroAidedHardIron.sample(raw, east: east, up: up, time: time) : nil
+        if framed != nil { lastFramed = time }
+        if origin == .none, let framed {
             gyroAided.add(framed.raw, east: framed.east, up: framed.up, time: time)
-            lastFramed = time
             if time - lastGyroTry >= Self.gyroInterval {
                 lastGyroTry = time
                 if case .accepted(let change) = fitFromTheGyroscope(at: time) { return change }
@@ -542,7 +544,6 @@ public struct OnlineMagnetometerCalibration: Sendable {
             stepWindow.removeAll(keepingCapacity: true)
             return nil
         }
-        guard time - (stepWindow.last?.time ?? -.infinity) >= settings.sampleInterval else { return nil }
         stepWindow.append((d, s.inFrame(d), time))
         guard let first = stepWindow.first, time - first.time >= settings.stepTime, stepWindow.count >= 50 else { return nil }
         let n = Double(stepWindow.count)
