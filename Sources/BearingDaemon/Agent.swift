@@ -729,6 +729,15 @@ public final class Agent: @unchecked Sendable {
             o.append(("rate", .number((h.rate(at: now) * 10).rounded() / 10)))
             o.append(("failures", .number(Double(h.failures))))
             if name != "gpsd" { o.append(("saturated", .number(Double(h.saturated)))) }
+            if name == "magnetometer" {
+                // The episode of interference going on, and how long the heading has ridden on the gyroscope.
+                if let state = onlineState, let e = state.ongoing {
+                    o.append(("interference", .map([("cause", .string(e.cause.rawValue)),
+                                                    ("seconds", .number((max(0, state.time.unixTime - e.began) * 10).rounded() / 10)),
+                                                    ("norm", .number((e.largestNorm * 10).rounded() / 10)), ("dip", .number((e.largestDip * 10).rounded() / 10))])))
+                }
+                if let held = fusionStage?.fusion.filter.magnetic.disturbedFor, held > 0 { o.append(("held", .number((held * 10).rounded() / 10))) }
+            }
             return .map(o)
         })
         let blackBox = recorder.map { r -> JSONValue in

@@ -208,6 +208,11 @@ final class WebDoorTests: XCTestCase {
         let web = doors?.first { $0["name"] as? String == "web" }
         XCTAssertEqual(web?["clients"] as? Int, 2, health.text)
         XCTAssertGreaterThanOrEqual(web?["refused"] as? Int ?? 0, 3, health.text)
+        // Each sensor says how many of its samples saturated (none here: the simulator's board stays in range).
+        let sources = jsonObject(health.lines.first ?? "")?["sources"] as? [[String: Any]]
+        for name in ["magnetometer", "imu"] {
+            XCTAssertEqual(sources?.first { $0["source"] as? String == name }?["saturated"] as? Int, 0, "\(name): \(health.text)")
+        }
     }
 
     /// A page that stops reading is dropped; socket readers lose nothing meanwhile (the pipeline never waits for a page).
