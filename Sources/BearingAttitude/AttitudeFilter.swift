@@ -59,6 +59,9 @@ public struct AttitudeFilter: Sendable {
     private var rotatedBiasLowPass: ButterworthLowPass<Vector3>
     /// A floor under the heading gain in the first `tauMag` seconds: 1, 1/2, 1/3, … (VQF's fast start).
     private var headingGainFloor = 1.0
+    /// Seconds the heading has ridden on the gyroscope alone, the field judged disturbed (`MagneticDisturbanceDetector.
+    /// disturbedFor`, kept here: read for every attitude, and a read through `magnetic` costs a copy of it).
+    public private(set) var heldOnGyroscope = 0.0
     /// After a recalibration, the heading takes the field at those gains only while it is undisturbed.
     private var floorWaitsForUndisturbed = false
     private var clocks = (gyroscope: Double?.none, accelerometer: Double?.none, magnetometer: Double?.none)
@@ -114,6 +117,7 @@ public struct AttitudeFilter: Sendable {
     /// own rate: a 60° correction would otherwise take most of a minute (e^(−t/tauMag)).
     public mutating func magnetometerRecalibrated(reference: MagneticFieldReference?) {
         magnetic = MagneticDisturbanceDetector(parameters: parameters, reference: reference)
+        heldOnGyroscope = 0
         headingGainFloor = 1
         floorWaitsForUndisturbed = true
     }
@@ -166,6 +170,7 @@ public struct AttitudeFilter: Sendable {
         let inEarth = quaternion6D.rotate(field)
         if parameters.magneticDisturbanceRejection {
             magnetic.observe(earthField: inEarth, turnRate: rest.lowPassedRate.length, dt: dt)
+            heldOnGyroscope = magnetic.disturbedFor
         }
 
         // δ̂ makes the horizontal field point along +y (magnetic north).

@@ -89,6 +89,8 @@ public struct AttitudeFusion: Sendable {
     public private(set) var driving: PassiveDeviation?
     /// On land, the course going straight at speed as a heading reference (`CourseTrim`; nil otherwise).
     public private(set) var courseTrim: CourseTrim?
+    /// Whether `courseTrim` has learnt anything (the per-sample path reads this flag alone).
+    private var trimLearnt = false
     /// `driving`'s table, taken each time it may change (a fix, a restart): the per-sample lookup reads it alone.
     private var drivingTable: DeviationTable?
     /// The latest deviation from driving kept (read at start, or written since): put back whenever the
@@ -329,7 +331,7 @@ public struct AttitudeFusion: Sendable {
         if driving?.straight == true, courseTrim != nil {
             // The magnetic heading given now, deviation included, against the magnetic course.
             let deviation = drivingTable?.deviation(atCompassHeading: compass) ?? measuredDeviation?.deviation(atCompassHeading: compass) ?? 0
-            courseTrim?.straightEpoch(course: track - variation, heading: compass + deviation, time: time)
+            if courseTrim?.straightEpoch(course: track - variation, heading: compass + deviation, time: time) == true { trimLearnt = true }
         }
         guard driving?.straight == true, auto == .track, !withoutGyroscope, online != nil else { return }
         let toSensor = magnetometerToLevel.transposed
@@ -394,7 +396,7 @@ public struct AttitudeFusion: Sendable {
             if deviation == nil { deviation = measuredDeviation?.deviation(atCompassHeading: heading) }
         }
         // On land, the course's trim where it holds: part of the deviation the headings include.
-        if courseTrim?.learnt != nil {
+        if trimLearnt {
             let heading = AttitudeAngles.heading(compass) + (deviation ?? 0)
             let trim = courseTrim!.trim(at: heading, time: s.time.unixTime)
             if trim != 0 { deviation = (deviation ?? 0) + trim }
@@ -411,7 +413,7 @@ public struct AttitudeFusion: Sendable {
                          declination: declination?.value, declinationSource: declination?.source)
         a.deviation = deviation
         a.quality = quality
-        let held = filter.magnetic.disturbedFor
+        let held = filter.heldOnGyroscope
         if held > 0 { a.held = held }
         a.roll = angles.roll
         a.pitch = angles.pitch

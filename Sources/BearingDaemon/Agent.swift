@@ -736,7 +736,7 @@ public final class Agent: @unchecked Sendable {
                                                     ("seconds", .number((max(0, state.time.unixTime - e.began) * 10).rounded() / 10)),
                                                     ("norm", .number((e.largestNorm * 10).rounded() / 10)), ("dip", .number((e.largestDip * 10).rounded() / 10))])))
                 }
-                if let held = fusionStage?.fusion.filter.magnetic.disturbedFor, held > 0 { o.append(("held", .number((held * 10).rounded() / 10))) }
+                if let held = fusionStage?.fusion.filter.heldOnGyroscope, held > 0 { o.append(("held", .number((held * 10).rounded() / 10))) }
             }
             return .map(o)
         })
