@@ -87,8 +87,10 @@ public struct AttitudeFusion: Sendable {
     public private(set) var online: OnlineMagnetometerCalibration?
     /// The deviation learnt from driving (`vehicle` car or rover; nil otherwise): it corrects the headings.
     public private(set) var driving: PassiveDeviation?
-    /// On land, the course going straight at speed as a heading reference (`CourseTrim`; nil otherwise).
-    public private(set) var courseTrim: CourseTrim?
+    /// On land, the course going straight at speed as a heading reference (`CourseTrim`; used only when
+    /// `tracksCourse`: a plain value, not an optional, so that the per-sample path never copies it).
+    public private(set) var courseTrim = CourseTrim()
+    public let tracksCourse: Bool
     /// Whether `courseTrim` has learnt anything (the per-sample path reads this flag alone).
     private var trimLearnt = false
     /// `driving`'s table, taken each time it may change (a fix, a restart): the per-sample lookup reads it alone.
@@ -140,7 +142,7 @@ public struct AttitudeFusion: Sendable {
                 vehicle: Vehicle = .none) {
         self.auto = auto
         driving = vehicle.learnsFromDriving ? PassiveDeviation() : nil
-        courseTrim = vehicle.learnsFromDriving ? CourseTrim() : nil
+        tracksCourse = vehicle.learnsFromDriving
         motion = vehicle.learnsFromDriving ? VehicleAcceleration() : nil
         onlineSettings = vehicle.learnsFromDriving ? .forLand : OnlineCalibrationSettings()
         filter = AttitudeFilter(parameters: parameters)
@@ -328,10 +330,10 @@ public struct AttitudeFusion: Sendable {
             drivingTable = driving?.table
             keepDriving(at: stamp)
         }
-        if driving?.straight == true, courseTrim != nil {
+        if driving?.straight == true, tracksCourse {
             // The magnetic heading given now, deviation included, against the magnetic course.
             let deviation = drivingTable?.deviation(atCompassHeading: compass) ?? measuredDeviation?.deviation(atCompassHeading: compass) ?? 0
-            if courseTrim?.straightEpoch(course: track - variation, heading: compass + deviation, time: time) == true { trimLearnt = true }
+            if courseTrim.straightEpoch(course: track - variation, heading: compass + deviation, time: time) { trimLearnt = true }
         }
         guard driving?.straight == true, auto == .track, !withoutGyroscope, online != nil else { return }
         let toSensor = magnetometerToLevel.transposed
@@ -398,7 +400,7 @@ public struct AttitudeFusion: Sendable {
         // On land, the course's trim where it holds: part of the deviation the headings include.
         if trimLearnt {
             let heading = AttitudeAngles.heading(compass) + (deviation ?? 0)
-            let trim = courseTrim!.trim(at: heading, time: s.time.unixTime)
+            let trim = courseTrim.trim(at: heading, time: s.time.unixTime)
             if trim != 0 { deviation = (deviation ?? 0) + trim }
         }
         let magnetic = deviation.map { Quaternion.aboutZ(-$0 * .pi / 180) * compass } ?? compass
