@@ -513,7 +513,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
         case notEnough(regions: Int)
         case failed(String)
         /// Fitted, better on its points, and held until the samples after it judge it (`OnlineCalibrationSettings.
-        /// validation`): put in force then only if it explains them better too.
+        /// validationSamples`): put in force then only if it explains them better too.
         case held(inForce: CalibrationMisfit, candidate: CalibrationMisfit)
         /// A held fit the samples after it did not bear out (misfits on them: in force, candidate).
         case refused(inForce: CalibrationMisfit, candidate: CalibrationMisfit)
