@@ -421,7 +421,8 @@ final class AttitudeFusionTests: XCTestCase {
         board.fieldNorm = Self.sydney.reference.norm
         board.dip = Self.sydney.reference.dip
         var f = AttitudeFusion(imuOrientation: try Orientation(axes: "+X-Y-Z"), magnetometerOrientation: try Orientation(axes: "+X-Y-Z"), trueNorth: true)
-        var heldAt: [Double: Double?] = [:]
+        // ATT's `held` at a few times, 0 where ATT has none.
+        var heldAt: [Double: Double] = [:]
         for input in inputs(board, seconds: 60) {
             switch input {
             // A calibration in force (a tiny hard iron): the field's reference is WMM's from the start.
@@ -434,14 +435,14 @@ final class AttitudeFusionTests: XCTestCase {
             }
             if let a = f.emitted {
                 let t = (a.time.unixTime - Self.start)
-                if [25.0, 35.0, 39.5, 50.0].contains(where: { abs($0 - t) < 0.001 }) { heldAt[(t * 10).rounded() / 10] = a.held }
+                if [25.0, 35.0, 39.5, 50.0].contains(where: { abs($0 - t) < 0.001 }) { heldAt[(t * 10).rounded() / 10] = a.held ?? 0 }
             }
         }
         print("fusion, a magnet near for 10 s: ATT's held at 25, 35, 39.5, 50 s: \(heldAt.sorted { $0.key < $1.key })")
-        XCTAssertNil(heldAt[25] ?? 0)
-        XCTAssertEqual(try XCTUnwrap(heldAt[35] ?? nil), 5, accuracy: 0.3)
-        XCTAssertEqual(try XCTUnwrap(heldAt[39.5] ?? nil), 9.5, accuracy: 0.3)
-        XCTAssertNil(heldAt[50] ?? 0)
+        XCTAssertEqual(try XCTUnwrap(heldAt[25]), 0, "no held before the magnet")
+        XCTAssertEqual(try XCTUnwrap(heldAt[35]), 5, accuracy: 0.3)
+        XCTAssertEqual(try XCTUnwrap(heldAt[39.5]), 9.5, accuracy: 0.3)
+        XCTAssertEqual(try XCTUnwrap(heldAt[50]), 0, "no held once the field is back")
     }
 
     /// `vehicle: car` and `calibration.auto: track` from a cold start: a car behind a 25 µT hard iron pulls away
