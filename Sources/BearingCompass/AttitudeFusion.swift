@@ -384,7 +384,9 @@ public struct AttitudeFusion: Sendable {
         referenceGiven = wanted
     }
 
-    private func attitude(_ s: InertialSample, acceleration: Vector3, angularRate: Vector3?,
+    /// `mutating` though it changes nothing: called from `step` (which holds `self` inout), a non-mutating method
+    /// got a copy of the whole fusion every sample (~1,800 instructions, `bench/compass-cost`).
+    private mutating func attitude(_ s: InertialSample, acceleration: Vector3, angularRate: Vector3?,
                           field: (value: Vector3, status: String)) -> Attitude {
         // The deviation in force at the compass heading turns the whole orientation about the vertical: the one
         // learnt from driving, else the measured one; the compass heading only where there is one. (Optional
