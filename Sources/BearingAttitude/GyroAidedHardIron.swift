@@ -49,9 +49,13 @@ public struct GyroAidedHardIron: Sendable {
 
     /// One sample: its raw field, and the gyroscope frame's east and up in the sensor's axes (unit).
     public mutating func add(_ raw: Vector3, east: Vector3, up: Vector3, time: Double) {
-        guard raw.isFinite, east.isFinite, up.isFinite else { return }
-        let u = up.normalized, e = (east - u * east.dot(u)).normalized
-        samples.append(Sample(raw: raw, east: e, north: u.cross(e), up: u, time: time))
+        if let s = Self.sample(raw, east: east, up: up, time: time) { add(s) }
+    }
+
+    /// One sample already in the frame (`sample(_:east:up:time:)`'s).
+    public mutating func add(_ s: Sample) {
+        let time = s.time
+        samples.append(s)
         if let first = samples.first, time - first.time > window {
             samples.removeFirst(samples.firstIndex { time - $0.time <= window } ?? samples.count)
         }
@@ -133,9 +137,13 @@ public struct GyroAidedHardIron: Sendable {
     /// or an invertible matrix.
     public static func offset(after samples: [Sample], field b: Vector3, matrix: Matrix3) -> Vector3? {
         guard !samples.isEmpty, let inverse = matrix.inverse else { return nil }
-        let offsets = samples.map { $0.raw - inverse * $0.sensed(b) }
-        func median(_ v: [Double]) -> Double { v.sorted()[v.count / 2] }
-        return Vector3(median(offsets.map(\.x)), median(offsets.map(\.y)), median(offsets.map(\.z)))
+        return median(samples.map { $0.raw - inverse * $0.sensed(b) })
+    }
+
+    /// The median of each axis (a few outliers among the vectors are outvoted). `v` must not be empty.
+    public static func median(_ v: [Vector3]) -> Vector3 {
+        func median(_ x: [Double]) -> Double { x.sorted()[x.count / 2] }
+        return Vector3(median(v.map(\.x)), median(v.map(\.y)), median(v.map(\.z)))
     }
 
     /// A sample from its raw field and the gyroscope frame's east and up (nil when either is missing).

@@ -1,3 +1,4 @@
+import BearingCalibration
 import BearingModel
 #if canImport(Glibc)
 import Glibc
@@ -33,7 +34,7 @@ public struct CourseTrim: Sendable {
         guard course.isFinite, heading.isFinite, time.isFinite else { return false }
         let now = weight(at: heading, time: time)
         let current = trim * now
-        let error = Self.wrap180(course - heading)
+        let error = SwingSolver.wrap180(course - heading)
         guard abs(error - current) <= outlier else { return false }
         if now < 0.5 { epochs = 0 }
         epochs += 1
@@ -51,14 +52,8 @@ public struct CourseTrim: Sendable {
 
     private func weight(at heading: Double, time: Double) -> Double {
         guard let learnt else { return 0 }
-        let away = abs(Self.wrap180(heading - learnt.heading))
+        let away = abs(SwingSolver.wrap180(heading - learnt.heading))
         let near = max(0, 1 - away / headingSpan)
         return near * exp(-max(0, time - learnt.time) / holdTime)
-    }
-
-    static func wrap180(_ a: Double) -> Double {
-        var x = a.truncatingRemainder(dividingBy: 360)
-        if x > 180 { x -= 360 } else if x <= -180 { x += 360 }
-        return x
     }
 }

@@ -298,7 +298,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
         let framed = time - lastFramed >= settings.sampleInterval ? GyroAidedHardIron.sample(raw, east: east, up: up, time: time) : nil
         if framed != nil { lastFramed = time }
         if origin == .none, let framed {
-            gyroAided.add(framed.raw, east: framed.east, up: framed.up, time: time)
+            gyroAided.add(framed)
             if time - lastGyroTry >= Self.gyroInterval {
                 lastGyroTry = time
                 if case .accepted(let change) = fitFromTheGyroscope(at: time) { return change }
@@ -395,7 +395,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
         if courseEpochs.count > 4 * settings.courseEpochs { courseEpochs.removeFirst() }
         guard courseEpochs.count >= settings.courseEpochs else { return nil }
         func median(_ v: [Double]) -> Double { v.sorted()[v.count / 2] }
-        let offset = Vector3(median(courseEpochs.map(\.offset.x)), median(courseEpochs.map(\.offset.y)), median(courseEpochs.map(\.offset.z)))
+        let offset = GyroAidedHardIron.median(courseEpochs.map(\.offset))
         guard median(courseEpochs.map { ($0.offset - offset).length }) <= settings.courseSpread * field else { return nil }
         // Scaled to WMM's field; a scale far from 1 is a sensor not in the field's units, or a misjudged start.
         let scale = field / median(courseEpochs.map { ($0.point.raw - offset).length })
@@ -554,9 +554,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
         stepWindow.removeFirst()
         guard spreadSensor <= 0.35 * meanSensor.length, spreadWorld >= settings.stepWorldSpread * spreadSensor else { return nil }
         // A step: the new hard iron from the latest samples (the step's start may straddle it).
-        func median(_ v: [Double]) -> Double { v.sorted()[v.count / 2] }
-        let latest = stepWindow.suffix(50).map(\.sensor)
-        let moved = Vector3(median(latest.map(\.x)), median(latest.map(\.y)), median(latest.map(\.z)))
+        let moved = GyroAidedHardIron.median(stepWindow.suffix(50).map(\.sensor))
         let candidate = MagneticCalibration(offset: inForce.offset + moved, matrix: inForce.matrix)
         let before = misfit ?? CalibrationMisfit(normPercent: 0, dipDegrees: 0, meanDip: dipReference ?? 0, meanNorm: field)
         steps += 1
