@@ -34,7 +34,8 @@ import Glibc
 ///
 /// With `--pipeline` (9-axis), the samples go through the daemon's own stage instead of a loop around
 /// `AttitudeFusion`: the hub's sources (`PipelineSource`: the adapters' subjects, entered on the pipeline
-/// queue), the daemon's `FusionStage` and a callback writing each ATT: what the wiring adds per sample.
+/// queue), the daemon's `FusionStage` and a callback writing each ATT: what the wiring adds per sample. With
+/// `--online` and `--record` too, the 9-axis path as the daemon runs it by default, as one figure.
 struct BenchCompass: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "bench-compass")
 
@@ -129,7 +130,8 @@ struct BenchCompass: ParsableCommand {
             // one FusionStage, each attitude written.
             let entry = PipelineEntry(DispatchQueue(label: "bench.pipeline"))
             let inertial = PipelineSource<InertialSample>(), magnetic = PipelineSource<MagneticSample>()
-            var stage = FusionStage(AttitudeFusion(imuOrientation: orientation, magnetometerOrientation: orientation, trueNorth: true))
+            var stage = FusionStage(AttitudeFusion(imuOrientation: orientation, magnetometerOrientation: orientation, trueNorth: true,
+                                                   auto: online ? .track : .off))
             stage.start(calibration: nil, localField: field)
             let runs = [magnetic.subscribe(on: entry) { if let a = stage.step(.magnetic($0)) { write(WireEncoding.att(a)) } },
                         inertial.subscribe(on: entry) { if let a = stage.step(.inertial($0)) { write(WireEncoding.att(a)) } }]
