@@ -145,9 +145,11 @@ public final class Agent: @unchecked Sendable {
         }
         imuReader = config.magnetometer.enabled && config.imu.enabled
             ? InertialReader(configuration: config.imu.reader, openBus: recording(.imu), now: GPSTimestamp.now) : nil
-        let devices = ["gpsd://\(config.gpsd.endpoint)"] + (reader.map { [$0.endpoint] } ?? []) + (imuReader.map { [$0.endpoint] } ?? [])
-        core = PublishingCore(defaults: config.pipelines, named: config.namedPipelines, devices: devices, release: Release.wireRelease, clock: clock)
+        // The sensors are listed once found (`wireReports`): with chip or address on auto, the endpoint is the bus alone until then.
+        core = PublishingCore(defaults: config.pipelines, named: config.namedPipelines, devices: ["gpsd://\(config.gpsd.endpoint)"], release: Release.wireRelease, clock: clock)
         input = PipelineInput(entry: core.entry, clock: clock, recorder: recorder)
+        // DEVICES lists the sensors in this order, whichever is found first.
+        for source in ["magnetometer", "imu"] { core.hub.setDevice(nil, of: source) }
         gpsAdapter = GPSPublisherAdapter(input: input, initialState: .connecting(attempt: 0), echoes: config.nmea0183.echoGuard)
         magAdapter = SensorSubjects(.magnetometer, input: input, transactions: recorder?.magnetometerTransactions, time: { $0.time },
                                     initialState: .connecting(attempt: 0))
@@ -399,7 +401,8 @@ public final class Agent: @unchecked Sendable {
             wireMagnetometerOnly()
         }
 
-        wireReports(magAdapter, name: "magnetometer", log: \.magnetometerLog, lastFailure: \.lastMagFailure, saturated: \.overflow) { [reader] in reader?.endpoint ?? "" }
+        wireReports(magAdapter, name: "magnetometer", log: \.magnetometerLog, lastFailure: \.lastMagFailure, saturated: \.overflow,
+                    addressConfigured: reader?.configuration.address != nil) { [reader] in reader?.endpoint ?? "" }
     }
 
     /// The calibration files changed (on the pipeline queue): what they hold is in force in the compass stage from
@@ -424,12 +427,15 @@ public final class Agent: @unchecked Sendable {
     private func wireReports<Sample>(_ adapter: SensorSubjects<Sample>, name: String,
                                      log: ReferenceWritableKeyPath<Agent, SourceStateLog>,
                                      lastFailure: ReferenceWritableKeyPath<Agent, String?>,
-                                     saturated: @escaping (Sample) -> Bool,
+                                     saturated: @escaping (Sample) -> Bool, addressConfigured: Bool,
                                      endpoint: @escaping () -> String) {
         let q = core.entry
         subscriptions.append(adapter.states.subscribe(on: q) { [weak self] state in
             guard let self else { return }
             if state == .connected { self[keyPath: lastFailure] = nil }
+            // DEVICES lists a sensor at its configured address from the start, and with the address on auto once it is
+            // found, at the address it answered at (its endpoint is the bus alone until then); a lost one stays listed.
+            if state == .connected || addressConfigured { self.hub.setDevice(endpoint(), of: name) }
             self.publishState(state, log: &self[keyPath: log], endpoint: endpoint())
         })
         subscriptions.append(adapter.samples.subscribe(on: q) { [weak self] sample in
@@ -507,7 +513,8 @@ public final class Agent: @unchecked Sendable {
             self?.calibrations?.accelerometer?.dropIfMismatched(chip: sample.chip, sensor: "accelerometer")
         })
 
-        wireReports(imuAdapter, name: "imu", log: \.imuLog, lastFailure: \.lastIMUFailure, saturated: \.saturated) { [imuReader] in imuReader?.endpoint ?? "" }
+        wireReports(imuAdapter, name: "imu", log: \.imuLog, lastFailure: \.lastIMUFailure, saturated: \.saturated,
+                    addressConfigured: imuReader?.configuration.address != nil) { [imuReader] in imuReader?.endpoint ?? "" }
     }
 
     /// The CALIBRATION object: the files in force and, with `calibration.auto`, the online calibration's state.

@@ -61,8 +61,16 @@ public final class PublishingHub<S: Scheduler> {
     private var calibrationLine: String?
     /// Recipients of unchained classes (STATE, CALIBRATION, MAG), rebuilt when a WATCH changes.
     private var unchainedRecipients: [String: [ClientID]] = [:]
-    /// Device paths: the sources' endpoints, then every device a report named.
-    private var devices: [String]
+    /// Device paths: the fixed ones (gpsd's endpoint), each source's device while it has one (`setDevice`:
+    /// a sensor once found, at the address it answered at), then every other device a report named.
+    private var fixedDevices: [String]
+    private var sourceDevices: [(source: String, path: String?)] = []
+    private var reportedDevices: [String] = []
+    private var devices: [String] {
+        var listed: [String] = []
+        for path in fixedDevices + sourceDevices.compactMap(\.path) + reportedDevices where !listed.contains(path) { listed.append(path) }
+        return listed
+    }
 
     public init(defaults: [StreamKey: [OperatorSpec]], named: [NamedPipeline] = [], devices: [String] = [],
                 release: String, scheduler: S, deliver: @escaping Deliver = { _, _ in }) {
@@ -70,7 +78,7 @@ public final class PublishingHub<S: Scheduler> {
         self.scheduler = scheduler
         self.deliver = deliver
         self.release = release
-        self.devices = devices
+        fixedDevices = devices
         for p in named { self.named[p.name] = p }
         for key in StreamKey.all {
             inputs[key] = OrderedSubject()
@@ -83,8 +91,18 @@ public final class PublishingHub<S: Scheduler> {
     /// One unfiltered value from `source`.
     public func publish(_ report: Report, from source: StreamSource) {
         let key = StreamKey(report.stream, source)
-        if let device = report.device, !devices.contains(device) { devices.append(device) }
+        if let device = report.device, !reportedDevices.contains(device) { reportedDevices.append(device) }
         inputs[key]?.send(report)
+    }
+
+    /// The device `source` reads now (nil: none yet, e.g. a sensor not found): listed in DEVICES once, in the
+    /// order the sources were first set (a nil sets the order too).
+    public func setDevice(_ path: String?, of source: String) {
+        if let i = sourceDevices.firstIndex(where: { $0.source == source }) {
+            sourceDevices[i].path = path
+        } else {
+            sourceDevices.append((source, path))
+        }
     }
 
     /// A source's STATE object (kept per source and replayed to clients that start watching); sent now
