@@ -15,6 +15,8 @@ import PackageDescription
 //                                     values fed one input at a time, no OpenCombine
 //                 BearingPublishing   the hub: pipelines, the queue, the clock, named and per-client chains
 //                 BearingRecording    the black box's records, file format, frame codec and ring
+//                 BearingSelfTest     `bearing selftest`'s verdicts: statistics at rest, datasheet figures, the
+//                                     guided moves' axis signs, the table and the Markdown report
 //   I/O           BearingLog, BearingYAML, BearingPOSIX (syscalls wrapped once), BearingService (the
 //                 service group, the Door protocol), BearingI2C (the bus protocol, /dev/i2c-N),
 //                 BearingConfig (YAML to typed config: key tables, errors naming the key), BearingGPSD
@@ -85,6 +87,7 @@ let package = Package(
             .product(name: "OpenCombineDispatch", package: "OpenCombine"),
         ]),
         .target(name: "BearingRecording", dependencies: ["BearingModel"]),
+        .target(name: "BearingSelfTest", dependencies: ["BearingModel"]),
         .target(name: "BearingPOSIX", dependencies: ["CBearingSys", "BearingModel"]),
         .target(name: "BearingService", dependencies: ["BearingLog"]),
         .target(name: "BearingConfig", dependencies: ["BearingYAML", "BearingModel", "BearingWire", "BearingPOSIX", "BearingI2C", "BearingLog"]),
@@ -95,7 +98,7 @@ let package = Package(
         .target(name: "BearingClient", dependencies: ["BearingModel", "BearingWire", "BearingPOSIX"]),
         .target(name: "BearingCalibrationWorkflow", dependencies: [
             "BearingModel", "BearingAttitude", "BearingWire", "BearingCalibration", "BearingOnlineCalibration", "BearingCompass", "BearingPOSIX", "BearingI2C",
-            "BearingSensors", "BearingSimulator", "BearingClient",
+            "BearingSensors", "BearingSimulator", "BearingClient", "BearingSelfTest",
         ]),
         .target(name: "BearingTerminal", dependencies: ["BearingModel", "BearingWire", "BearingPOSIX", "BearingCalibration", "BearingCalibrationWorkflow"]),
         // The socket and TCP door (gpsd's JSON dialect): its readers are the hub's clients.
@@ -126,7 +129,7 @@ let package = Package(
         .executableTarget(
             name: "bearing",
             dependencies: [
-                .product(name: "ArgumentParser", package: "swift-argument-parser"), "BearingAttitude", "BearingCalibration", "BearingOnlineCalibration", "BearingCalibrationWorkflow", "BearingClient", "BearingDaemon", "BearingDiagnostics", "BearingI2C", "BearingLog", "BearingMQTT", "BearingModel", "BearingPOSIX", "BearingRecording", "BearingSensors", "BearingSimulator", "BearingTerminal", "BearingWebDoor", "BearingWire",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"), "BearingAttitude", "BearingCalibration", "BearingOnlineCalibration", "BearingCalibrationWorkflow", "BearingClient", "BearingDaemon", "BearingDiagnostics", "BearingI2C", "BearingLog", "BearingMQTT", "BearingModel", "BearingPOSIX", "BearingRecording", "BearingSelfTest", "BearingSensors", "BearingSimulator", "BearingTerminal", "BearingWebDoor", "BearingWire",
             ]
         ),
         // The benchmark workloads (bench/), not shipped in the .deb (scripts/package builds bearing alone).
@@ -202,7 +205,7 @@ let package = Package(
         .testTarget(name: "BearingConfigTests", dependencies: ["BearingConfig", "BearingModel", "BearingWire", "BearingYAML"]),
         .testTarget(name: "BearingI2CTests", dependencies: ["BearingI2C"]),
         .testTarget(name: "BearingSimulatorTests", dependencies: ["BearingI2C", "BearingModel", "BearingSensors", "BearingSimulator"]),
-        .testTarget(name: "BearingCalibrationWorkflowTests", dependencies: ["BearingCalibration", "BearingCalibrationWorkflow", "BearingModel", "BearingSimulator"]),
+        .testTarget(name: "BearingCalibrationWorkflowTests", dependencies: ["BearingCalibration", "BearingCalibrationWorkflow", "BearingI2C", "BearingModel", "BearingSelfTest", "BearingSensors", "BearingSimulator"]),
         .testTarget(name: "BearingDiagnosticsTests", dependencies: ["BearingDiagnostics", "BearingPOSIX"]),
         .testTarget(name: "BearingTerminalTests", dependencies: ["BearingTerminal", "BearingWire"]),
         .testTarget(name: "RepositoryTests", dependencies: ["TestSupport"]),

@@ -33,7 +33,7 @@ public final class BMM150Model: RegisterChipModel {
     public override func willRead(_ r: UInt8) {
         if r == 0x40 { registers[0x40] = powered ? 0x32 : 0x00 }
         guard r == 0x42, normalMode, registers[0x48] & 0x01 == 0, conversionDone() else { return }
-        let f = field()
+        let f = sensedField()
         let x = rawXY(f.x, d1: Double(trim.x1), d2: Double(trim.x2))
         let y = rawXY(f.y, d1: Double(trim.y1), d2: Double(trim.y2))
         let z = rawZ(f.z)

@@ -31,7 +31,7 @@ public final class HMC5883LModel: RegisterChipModel {
     public override func willRead(_ r: UInt8) {
         guard r == 0x09, continuous, registers[0x09] & 0x01 == 0, conversionDone() else { return }
         let k = Self.lsbPerGauss[Int(registers[0x01] >> 5)] / 100
-        let f = field()
+        let f = sensedField()
         func counts(_ v: Double) -> Int {
             let c = Self.clamp(v * k, -2048, 2047)
             return c.clipped ? -4096 : c.value

@@ -55,7 +55,7 @@ public final class ICM20948Model: InertialChipModel {
     public override func willRead(_ r: UInt8) {
         guard bank == 0, r == 0x1A, awake, registers[0x11] & 0x01 != 0, registers[0x1A] & 0x01 == 0,
               conversionDone() else { return }
-        let m = motion()
+        let m = sensedMotion()
         let a = Self.lsbPerG[Int(banks[2][0x14] >> 1 & 0x03)] / Motion.standardGravity
         let g = Self.lsbPerDPS[Int(banks[2][0x01] >> 1 & 0x03)] * 180 / .pi
         putBE(0x2D, Self.counts(m.specificForce.x, 1 / a)); putBE(0x2F, Self.counts(m.specificForce.y, 1 / a))
@@ -97,7 +97,7 @@ public final class AK09916Model: RegisterChipModel {
 
     public override func willRead(_ r: UInt8) {
         guard r == 0x10, continuous, registers[0x10] & 0x01 == 0, conversionDone() else { return }
-        let f = field()
+        let f = sensedField()
         let c = [f.x, f.y, f.z].map { Self.clamp($0 / 0.15, -32752, 32752) }
         putLE(0x11, c[0].value); putLE(0x13, c[1].value); putLE(0x15, c[2].value)
         registers[0x18] = c.contains { $0.clipped } ? 0x08 : 0x00

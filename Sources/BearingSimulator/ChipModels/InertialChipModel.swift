@@ -28,6 +28,15 @@ open class InertialChipModel: RegisterChipModel {
         super.init(field: { .zero })
     }
 
+    /// The motion the chip converts now: what it senses, through its faults (each of the accelerometer and the
+    /// gyroscope with its own noise; a stuck or saturated axis is that axis of both).
+    func sensedMotion() -> Motion {
+        var m = motion()
+        m.specificForce = faults.apply(m.specificForce, noise: faults.accelerationNoise, slot: 1)
+        m.angularRate = faults.apply(m.angularRate, noise: faults.angularRateNoise, slot: 2)
+        return m
+    }
+
     /// `value / unitsPerCount` rounded and clipped to the int16 output range.
     static func counts(_ value: Double, _ unitsPerCount: Double) -> Int {
         clamp(value / unitsPerCount, -32768, 32767).value
@@ -127,7 +136,7 @@ open class STInertialModel: InertialChipModel {
 
     /// Converts the motion now into the output registers.
     func latch() {
-        let m = motion()
+        let m = sensedMotion()
         putLE(layout.temperature, Self.counts(m.temperature - temperatureZero, 1 / temperatureSensitivity))
         let sx: Double = xReversed ? -1 : 1
         let g = Vector3(sx * m.angularRate.x, m.angularRate.y, m.angularRate.z)

@@ -20,7 +20,7 @@ public final class LIS2MDLModel: RegisterChipModel {
 
     public override func willRead(_ r: UInt8) {
         guard r == 0x67, continuous, registers[0x67] & 0x08 == 0, conversionDone() else { return }
-        let f = field()
+        let f = sensedField()
         let c = [f.x, f.y, -f.z].map { Self.clamp($0 / 0.15, -32768, 32767).value }
         putLE(0x68, c[0]); putLE(0x6A, c[1]); putLE(0x6C, c[2])
         setBit(0x67, 0x08, true)

@@ -28,7 +28,7 @@ public final class LIS3MDLModel: RegisterChipModel {
     public override func willRead(_ r: UInt8) {
         guard r == 0x27, continuous, registers[0x27] & 0x08 == 0, conversionDone() else { return }
         let k = Self.lsbPerGauss[Int(registers[0x21] >> 5 & 0x03)] / 100
-        let f = field()
+        let f = sensedField()
         let c = [f.x, f.y, f.z].map { Self.clamp($0 * k, -32768, 32767).value }
         putLE(0x28, c[0]); putLE(0x2A, c[1]); putLE(0x2C, c[2])
         setBit(0x27, 0x08, true)

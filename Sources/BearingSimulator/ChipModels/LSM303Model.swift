@@ -67,7 +67,7 @@ public final class LSM303Model: InertialChipModel {
         let fs = Int(registers[0x23] >> 4 & 0x03)
         let digit = variant.milliGPerDigit[fs] / 1000 * Motion.standardGravity * Double(1 << (12 - bits))
         let top = 1 << (bits - 1)
-        let a = motion().specificForce
+        let a = sensedMotion().specificForce
         for (axis, value) in [a.x, a.y, a.z].enumerated() where registers[0x20] & UInt8(1) << axis != 0 {
             let counts = Self.clamp(value / digit, -top, top - 1).value
             putLE(0x28 + UInt8(2 * axis), counts << (16 - bits))

@@ -30,7 +30,7 @@ public final class MMC5983MAModel: RegisterChipModel {
     public override func willRead(_ r: UInt8) {
         guard r == 0x08, measuring, conversionDone() else { return }
         measuring = false
-        let f = field() * polarity + bridgeOffset
+        let f = sensedField() * polarity + bridgeOffset
         let c = [f.x, f.y, f.z].map { Self.clamp(131_072 + $0 * 163.84, 0, 262_143).value }
         registers[0x00] = UInt8(c[0] >> 10 & 0xFF); registers[0x01] = UInt8(c[0] >> 2 & 0xFF)
         registers[0x02] = UInt8(c[1] >> 10 & 0xFF); registers[0x03] = UInt8(c[1] >> 2 & 0xFF)

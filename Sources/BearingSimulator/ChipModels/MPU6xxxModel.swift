@@ -53,7 +53,7 @@ public final class MPU6xxxModel: InertialChipModel {
 
     public override func willRead(_ r: UInt8) {
         guard r == 0x3A, awake, registers[0x38] & 0x01 != 0, registers[0x3A] & 0x01 == 0, conversionDone() else { return }
-        let m = motion()
+        let m = sensedMotion()
         let a = Self.lsbPerG[Int(registers[0x1C] >> 3 & 0x03)] / Motion.standardGravity
         let g = Self.lsbPerDPS[Int(registers[0x1B] >> 3 & 0x03)] * 180 / .pi
         putBE(0x3B, Self.counts(m.specificForce.x, 1 / a)); putBE(0x3D, Self.counts(m.specificForce.y, 1 / a))
@@ -112,7 +112,7 @@ public final class AK8963Model: RegisterChipModel {
         guard r == 0x02, continuous, !holding, conversionDone() else { return }
         let sixteenBit = registers[0x0A] & 0x10 != 0
         let (k, limit) = sixteenBit ? (0.15, 32760) : (0.6, 8190)
-        let f = field()
+        let f = sensedField()
         let axes = [f.x, f.y, f.z].enumerated().map { i, h in
             Self.clamp(h / (k * (Double(sensitivityAdjustment[i]) + 128) / 256), -limit, limit).value
         }

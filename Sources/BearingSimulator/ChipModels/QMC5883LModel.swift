@@ -18,7 +18,7 @@ public final class QMC5883LModel: RegisterChipModel {
     public override func willRead(_ r: UInt8) {
         guard r == 0x06, continuous, registers[0x06] & 0x01 == 0, conversionDone() else { return }
         let k = (registers[0x09] >> 4 & 0x03) == 0 ? 120.0 : 30.0
-        let f = field()
+        let f = sensedField()
         let c = [f.x, f.y, f.z].map { Self.clamp($0 * k, -32768, 32767) }
         putLE(0x00, c[0].value); putLE(0x02, c[1].value); putLE(0x04, c[2].value)
         setBit(0x06, 0x02, c.contains { $0.clipped })

@@ -110,11 +110,17 @@ open class RegisterChipModel: I2CDeviceModel {
     /// Every register write, in order.
     public private(set) var writes: [(register: UInt8, value: UInt8)] = []
     open var isReachable: Bool { true }
+    /// Faults injected below the bus (`ChipFaults`): a stuck or saturated axis, noise, a slow rate, a clone.
+    public var faults = ChipFaults()
     var pollsLeft = 0
+    var lastConversion = -Double.infinity
 
     public init(field: @escaping () -> Vector3) {
         self.field = field
     }
+
+    /// The field the chip converts now: what it senses, through its faults.
+    func sensedField() -> Vector3 { faults.apply(field(), noise: faults.fieldNoise) }
 
     /// The register after `r` in a multi-byte read.
     open func next(after r: UInt8) -> UInt8 { r &+ 1 }
@@ -131,6 +137,7 @@ open class RegisterChipModel: I2CDeviceModel {
 
     public func write(_ r: UInt8, _ v: UInt8) {
         writes.append((r, v))
+        if faults.clone { return }
         registers[Int(r)] = v
         didWrite(r, v)
     }
@@ -152,6 +159,11 @@ open class RegisterChipModel: I2CDeviceModel {
     func conversionDone() -> Bool {
         if neverReady { return false }
         if pollsLeft > 0 { pollsLeft -= 1; return false }
+        if let rate = faults.outputRate {
+            let now = faults.clock()
+            guard now - lastConversion >= 1 / rate else { return false }
+            lastConversion = now
+        }
         return true
     }
 

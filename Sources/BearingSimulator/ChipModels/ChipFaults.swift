@@ -1,0 +1,52 @@
+import BearingModel
+
+/// Faults a chip model can be given, below the bus interface, as a user's chip might have them: what
+/// `bearing selftest` must name. Each applies to what the chip senses (in its own axes, before its
+/// conversion to counts), to its conversions, or to its registers.
+public struct ChipFaults {
+    /// This axis (0 x, 1 y, 2 z) reads the value it had at the first conversion, for ever (a dead channel).
+    public var stuckAxis: Int?
+    /// This axis reads far beyond the chip's range: its counts sit at the end of the range (a magnet on the chip,
+    /// a broken channel).
+    public var saturatedAxis: Int?
+    /// Extra white noise, standard deviation per conversion: µT for a magnetometer, m/s² and rad/s for an
+    /// accelerometer and gyroscope.
+    public var fieldNoise = 0.0
+    public var accelerationNoise = 0.0
+    public var angularRateNoise = 0.0
+    /// The chip converts at most this often (samples a second), whatever its rate register says: a slow
+    /// or mis-clocked part. Needs `clock`.
+    public var outputRate: Double?
+    /// A clone that answers to the ID but to nothing else: its registers keep their reset values and every
+    /// write is ignored (so it never leaves standby, nor takes a range).
+    public var clone = false
+    /// Mounted turned half a turn about its z axis from what the board profile says: x and y the other way.
+    public var turnedHalfAboutZ = false
+    /// Seconds, for `outputRate`.
+    public var clock: () -> Double = { 0 }
+    var random = RoadDriveRandom(seed: 17, stream: 9)
+    /// The value each quantity (`slot`) had at its first conversion, for `stuckAxis`.
+    var stuck: [Int: Vector3] = [:]
+
+    public init() {}
+
+    /// What the chip converts, from what it senses: `noise` the standard deviation for this quantity, `slot`
+    /// which quantity it is (field 0, specific force 1, angular rate 2).
+    mutating func apply(_ v: Vector3, noise: Double, slot: Int = 0) -> Vector3 {
+        var v = v
+        if turnedHalfAboutZ { v = Vector3(-v.x, -v.y, v.z) }
+        if noise > 0 { v = v + Vector3(random.gaussian(), random.gaussian(), random.gaussian()) * noise }
+        if let axis = stuckAxis {
+            let held = stuck[slot] ?? v
+            stuck[slot] = held
+            v = Self.set(v, axis, Self.get(held, axis))
+        }
+        if let axis = saturatedAxis { v = Self.set(v, axis, 1e9) }
+        return v
+    }
+
+    static func get(_ v: Vector3, _ axis: Int) -> Double { axis == 0 ? v.x : axis == 1 ? v.y : v.z }
+    static func set(_ v: Vector3, _ axis: Int, _ value: Double) -> Vector3 {
+        Vector3(axis == 0 ? value : v.x, axis == 1 ? value : v.y, axis == 2 ? value : v.z)
+    }
+}

@@ -1,0 +1,198 @@
+import BearingCalibrationWorkflow
+import BearingI2C
+import BearingModel
+import BearingSelfTest
+import BearingSimulator
+import XCTest
+
+/// `bearing selftest` on register models at rest, in virtual time, each with one fault injected below the bus:
+/// every fault must be named by its own line (and a healthy board pass every line).
+final class SelfTestTests: XCTestCase {
+    /// The board lies level, facing north, near Greenwich (WMM2025 there in 2026: 48.997 µT, dip 66.14°, from the
+    /// daemon's own test output, not from this code), chip axes = board axes (x forward, y right, z down).
+    static let field = Vector3(19.82, 0, 44.82)
+    static let gravityUp = Vector3(0, 0, -9.80665)
+    /// White noise as the datasheets give it: QMC5883L 0.2 µT per sample; LSM6DS3 7 mdps/√Hz and 90 µg/√Hz, per
+    /// sample at 100 Hz over the 50 Hz band: σ = density · √50.
+    static let fieldNoise = 0.2
+    static let gyroNoise = 0.007 * 50.0.squareRoot() * .pi / 180
+    static let accelNoise = 90e-6 * 9.80665 * 50.0.squareRoot()
+
+    final class VirtualTime {
+        var now = 0.0
+    }
+
+    struct Rig {
+        let bus = SimulatedI2CBus(path: "simulator")
+        let time = VirtualTime()
+        let magnetometer: QMC5883LModel
+        let imu: LSM6DSxModel
+
+        /// `motion(t)`: the angular rate (rad/s, board = chip axes) at virtual time t; the specific force stays 1 g up.
+        init(motion: @escaping (Double) -> Vector3 = { _ in .zero }) {
+            let time = self.time
+            magnetometer = QMC5883LModel(field: { SelfTestTests.field })
+            imu = LSM6DSxModel(variant: .lsm6dsox, motion: {
+                Motion(specificForce: SelfTestTests.gravityUp, angularRate: motion(time.now) + Vector3(0.002, -0.001, 0.0015))
+            })
+            magnetometer.faults.fieldNoise = SelfTestTests.fieldNoise
+            imu.faults.accelerationNoise = SelfTestTests.accelNoise
+            imu.faults.angularRateNoise = SelfTestTests.gyroNoise
+            magnetometer.faults.clock = { time.now }
+            imu.faults.clock = { time.now }
+            bus.attach(magnetometer, at: 0x0d)
+            bus.attach(imu, at: 0x6a)
+        }
+
+        func run(moves: Bool = false) -> [SelfTestLine] {
+            let targets = [
+                SelfTestRun.Target(kind: .magnetometer, bus: "simulator", chip: "qmc5883l", address: 0x0d, rate: 50, orientation: .identity),
+                SelfTestRun.Target(kind: .imu, bus: "simulator", chip: "lsm6dsx", address: 0x6a, rate: 100, orientation: .identity),
+            ]
+            let bus = self.bus, time = self.time
+            var r = SelfTestRun(targets: targets, now: 1_795_000_000) { _ throws(I2CError) in bus }
+            r.position = (51, 0)
+            r.moves = moves
+            r.clock = { time.now }
+            r.sleep = { time.now += max($0, 1e-4) }
+            let lines = r.run()
+            print(SelfTestReport(lines: lines).table)
+            return lines
+        }
+    }
+
+    static func line(_ lines: [SelfTestLine], _ sensor: String, _ check: String, file: StaticString = #filePath, line: UInt = #line) throws -> SelfTestLine {
+        try XCTUnwrap(lines.first { $0.sensor == sensor && $0.check == check }, "no \(sensor) \(check) line in \(lines.map { "\($0.sensor) \($0.check)" })",
+                      file: file, line: line)
+    }
+
+    /// The only failing lines are `expected` (sensor, check).
+    static func assertFails(_ lines: [SelfTestLine], only expected: Set<String>, file: StaticString = #filePath, line: UInt = #line) {
+        let failed = Set(lines.filter { $0.verdict == .fail }.map { "\($0.sensor) \($0.check)" })
+        XCTAssertEqual(failed, expected, file: file, line: line)
+    }
+
+    func testAHealthyBoardPassesEveryLine() throws {
+        let lines = Rig().run()
+        XCTAssertEqual(lines.filter { $0.verdict != .pass }.map { "\($0.sensor) \($0.check): \($0.measured)" }, [])
+        for (sensor, check) in [("magnetometer", "rate"), ("magnetometer", "noise"), ("magnetometer", "field"), ("magnetometer", "dip"),
+                                ("magnetometer", "registers"), ("imu", "rate"), ("gyroscope", "noise"), ("accelerometer", "noise"),
+                                ("gyroscope", "bias"), ("accelerometer", "gravity"), ("imu", "i2c errors")] {
+            XCTAssertEqual(try Self.line(lines, sensor, check).verdict, .pass, "\(sensor) \(check)")
+        }
+    }
+
+    func testAStuckAxisIsNamed() throws {
+        let rig = Rig()
+        rig.magnetometer.faults.stuckAxis = 1
+        let lines = rig.run()
+        let stuck = try Self.line(lines, "magnetometer", "stuck axis")
+        XCTAssertEqual(stuck.verdict, .fail)
+        XCTAssertTrue(stuck.measured.hasPrefix("y never changes"), stuck.measured)
+        Self.assertFails(lines, only: ["magnetometer stuck axis"])
+    }
+
+    func testASaturatedAxisIsNamed() throws {
+        let rig = Rig()
+        rig.imu.faults.saturatedAxis = 0
+        let lines = rig.run()
+        let accel = try Self.line(lines, "accelerometer", "saturated")
+        XCTAssertEqual(accel.verdict, .fail)
+        XCTAssertTrue(accel.measured.contains("axis x"), accel.measured)
+        Self.assertFails(lines, only: ["accelerometer saturated", "gyroscope saturated"])
+    }
+
+    func testASlowRateIsNamed() throws {
+        let rig = Rig()
+        rig.magnetometer.faults.outputRate = 20
+        let lines = rig.run()
+        let rate = try Self.line(lines, "magnetometer", "rate")
+        XCTAssertEqual(rate.verdict, .fail, rate.measured)
+        Self.assertFails(lines, only: ["magnetometer rate"])
+    }
+
+    func testANoisyChipIsNamed() throws {
+        let rig = Rig()
+        rig.magnetometer.faults.fieldNoise = 20 * Self.fieldNoise
+        let lines = rig.run()
+        let noise = try Self.line(lines, "magnetometer", "noise")
+        XCTAssertEqual(noise.verdict, .fail, noise.measured)
+        Self.assertFails(lines, only: ["magnetometer noise"])
+    }
+
+    func testACloneThatAnswersOnlyToTheIDIsNamed() throws {
+        let rig = Rig()
+        rig.magnetometer.faults.clone = true
+        let lines = rig.run()
+        let registers = try Self.line(lines, "magnetometer", "registers")
+        XCTAssertEqual(registers.verdict, .fail, registers.measured)
+        XCTAssertTrue(registers.fix?.contains("clone") == true, registers.fix ?? "")
+        XCTAssertEqual(try Self.line(lines, "magnetometer", "chip").verdict, .pass, "it answers to the ID")
+    }
+
+    func testANACKingAddressIsNamed() throws {
+        let rig = Rig()
+        rig.bus.unplug(0x0d)
+        let lines = rig.run()
+        let chip = try Self.line(lines, "magnetometer", "chip")
+        XCTAssertEqual(chip.verdict, .fail)
+        XCTAssertTrue(chip.measured.contains("nothing answers at 0x0d on simulator"), chip.measured)
+        Self.assertFails(lines, only: ["magnetometer chip"])
+    }
+
+    /// The guided moves, made by the simulated board once asked (after the 20 s at rest): turn clockwise 90°, tip
+    /// the front down 30° and back, roll right 30° and back, each at 30 °/s.
+    static func moves(_ t: Double) -> Vector3 {
+        let w = 30 * Double.pi / 180
+        switch t {
+        case 25..<28: return Vector3(0, 0, w)
+        case 32..<33: return Vector3(0, -w, 0)
+        case 33..<34: return Vector3(0, w, 0)
+        case 38..<39: return Vector3(w, 0, 0)
+        case 39..<40: return Vector3(-w, 0, 0)
+        default: return .zero
+        }
+    }
+
+    func testTheGuidedMovesPassWhenTheProfileIsRight() throws {
+        let lines = Rig(motion: Self.moves).run(moves: true)
+        for move in ["turn", "tip", "roll"] { XCTAssertEqual(try Self.line(lines, "imu", "move: \(move)").verdict, .pass, move) }
+        XCTAssertNil(lines.first { $0.check == "orientation" })
+    }
+
+    func testAWrongAxisSignIsNamedWithTheOrientationToUse() throws {
+        let rig = Rig(motion: Self.moves)
+        // The chip sits turned half a turn about z from what the profile (+X+Y+Z) says.
+        rig.imu.faults.turnedHalfAboutZ = true
+        let lines = rig.run(moves: true)
+        XCTAssertEqual(try Self.line(lines, "imu", "move: turn").verdict, .pass)
+        XCTAssertEqual(try Self.line(lines, "imu", "move: tip").verdict, .fail)
+        XCTAssertEqual(try Self.line(lines, "imu", "move: roll").verdict, .fail)
+        let orientation = try Self.line(lines, "imu", "orientation")
+        XCTAssertEqual(orientation.measured, "-X-Y+Z")
+        XCTAssertTrue(orientation.fix?.contains("orientation: \"-X-Y+Z\"") == true, orientation.fix ?? "")
+    }
+
+    func testTheMarkdownReportRoundsThePositionAndEscapesCells() {
+        let report = SelfTestReport(lines: [SelfTestLine("imu", "rate", measured: "a|b", expected: "x", .fail, fix: "do this")],
+                                    facts: [("position", SelfTestReport.position(latitude: 51.123456, longitude: -1.98765, precise: false))])
+        XCTAssertTrue(report.markdown.contains("51.12, -1.99 (rounded to about 1 km)"), report.markdown)
+        XCTAssertFalse(report.markdown.contains("51.1234"), report.markdown)
+        XCTAssertTrue(report.markdown.contains("| a\\|b |"), report.markdown)
+        XCTAssertTrue(report.markdown.contains("- imu rate: do this"), report.markdown)
+        XCTAssertEqual(report.summary, "0 passed, 0 warnings, 1 failed")
+    }
+
+    /// The Allan deviation of white noise σ at rate f is σ/√(f τ) (IEEE Std 952): checked on a series whose noise
+    /// this test makes.
+    func testTheAllanDeviationOfWhiteNoise() throws {
+        var random = RoadDriveRandom(seed: 3)
+        var s = RestSeries()
+        for k in 0..<20_000 { s.append(Double(k) / 100, Vector3(random.gaussian(), 2 * random.gaussian(), 0.5 * random.gaussian())) }
+        let a = try XCTUnwrap(s.allanDeviation(tau: 1))
+        XCTAssertEqual(a.x, 0.1, accuracy: 0.01)
+        XCTAssertEqual(a.y, 0.2, accuracy: 0.02)
+        XCTAssertEqual(a.z, 0.05, accuracy: 0.005)
+        XCTAssertEqual(try XCTUnwrap(s.rate), 100, accuracy: 1e-9)
+    }
+}
