@@ -68,7 +68,7 @@ public enum SelfTestJudge {
         lines += rate(first, configured: run.configuredRate, sensor: name)
         var damaged = false
         for (sensor, s, range) in series {
-            let stuck = stuckLine(s, sensor)
+            let stuck = stuckLine(s, range: range, sensor)
             let saturated = saturation(s, range: range, flagged: run.saturatedSamples, sensor: sensor)
             damaged = damaged || stuck?.verdict == .fail || saturated?.verdict == .fail
             lines += [stuck, saturated].compactMap { $0 }
@@ -122,8 +122,9 @@ public enum SelfTestJudge {
 
     static let axes = ["x", "y", "z"]
 
-    static func stuckLine(_ s: RestSeries, _ sensor: String) -> SelfTestLine? {
-        let stuck = s.stuckAxes
+    /// An axis that never changes, unless it sits at the end of its range (that is `saturation`'s to name).
+    static func stuckLine(_ s: RestSeries, range: Double?, _ sensor: String) -> SelfTestLine? {
+        let stuck = s.stuckAxes.filter { axis in range.map { abs(RestSeries.component(s.values[0], axis)) < 0.98 * $0 } ?? true }
         guard !stuck.isEmpty else { return SelfTestLine(sensor, "stuck axis", measured: "none", expected: "every axis changes", .pass) }
         let names = stuck.map { axes[$0] }.joined(separator: ", ")
         let values = stuck.map { String(printf: "%@ %.3f", axes[$0], RestSeries.component(s.values[0], $0)) }.joined(separator: ", ")
