@@ -122,6 +122,12 @@ public struct SelfTestRun {
                 lines.append(Self.notFound(error, name: name, target: target, where_: where_))
             }
         }
+        // The magnetometer was read at rest too: when the IMU saw the board move, its noise is the motion's.
+        if lines.contains(where: { $0.check == "still" && $0.verdict == .warn }), let i = lines.firstIndex(where: { $0.sensor == "magnetometer" && $0.check == "noise" }),
+           lines[i].verdict > .pass {
+            lines[i].verdict = .warn
+            lines[i].fix = "not judged: the board moved during the test; lay it still and run again"
+        }
         if let boardField, let position {
             let year = WorldMagneticModel.decimalYear(unixSeconds: now)
             let f = WorldMagneticModel.wmm2025.field(latitude: position.latitude, longitude: position.longitude, heightKm: 0, year: year)

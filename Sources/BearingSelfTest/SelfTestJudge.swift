@@ -51,6 +51,8 @@ public struct SensorRun: Sendable {
 public enum SelfTestJudge {
     /// 1 g, m/s².
     public static let standardGravity = 9.80665
+    /// The accelerometer's Allan deviation at 1 s above which the board is taken to have moved (20 mg).
+    public static let movedAcceleration = 0.02 * standardGravity
     public static func judge(_ run: SensorRun) -> [SelfTestLine] {
         let name = run.kind == .magnetometer ? "magnetometer" : "imu"
         var lines: [SelfTestLine] = []
@@ -159,6 +161,12 @@ public enum SelfTestJudge {
         case .imu:
             var lines: [SelfTestLine] = []
             let g = run.angularRate, a = run.acceleration
+            // No accelerometer has 20 mg of white noise over 1 s: that is the board moving, and nothing at rest is judged.
+            if let adev = a.allanDeviation(tau: 1), max(adev.x, adev.y, adev.z) > movedAcceleration {
+                let mg = max(adev.x, adev.y, adev.z) / standardGravity * 1000
+                return [SelfTestLine("imu", "still", measured: String(printf: "the accelerometer varied by %.0f mg over 1 s", mg), expected: "below 20 mg", .warn,
+                                     fix: "the board moved during the test, so noise, bias and gravity are not judged: lay it still and run again")]
+            }
             if let adev = g.allanDeviation(tau: 1) {
                 let dps = max(adev.x, adev.y, adev.z) * 180 / .pi
                 lines.append(ratioLine("gyroscope", "noise", measured: String(printf: "Allan 1 s %.4f °/s", dps), value: dps,

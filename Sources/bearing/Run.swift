@@ -84,7 +84,6 @@ struct Run: AsyncParsableCommand {
             DispatchQueue.global().asyncAfter(deadline: .now() + 10) { Syscall.trimExecutableMappings() }
         }
 
-
         try await daemon.run()
     }
 }

@@ -140,6 +140,20 @@ final class SelfTestTests: XCTestCase {
         Self.assertFails(lines, only: ["magnetometer chip"])
     }
 
+    func testABoardThatMovesIsToldToLieStillNotCalledNoisy() throws {
+        // Turning at 20 °/s and rocking: the IMU's accelerometer sees the gravity turn through its axes.
+        let rig = Rig(motion: { t in Vector3(0.3 * sin(t), 0.2 * cos(1.3 * t), 0.35) })
+        rig.imu.motion = { [time = rig.time] in
+            let t = time.now
+            return Motion(specificForce: Vector3(3 * sin(t), 2 * cos(1.3 * t), -9.2), angularRate: Vector3(0.3 * sin(t), 0.2 * cos(1.3 * t), 0.35))
+        }
+        rig.magnetometer.field = { [time = rig.time] in Vector3(19.82 * cos(0.35 * time.now), -19.82 * sin(0.35 * time.now), 44.82) }
+        let lines = rig.run()
+        XCTAssertEqual(try Self.line(lines, "imu", "still").verdict, .warn)
+        XCTAssertEqual(try Self.line(lines, "magnetometer", "noise").verdict, .warn)
+        Self.assertFails(lines, only: [])
+    }
+
     /// The guided moves, made by the simulated board once asked (after the 20 s at rest): turn clockwise 90°, tip
     /// the front down 30° and back, roll right 30° and back, each at 30 °/s.
     static func moves(_ t: Double) -> Vector3 {

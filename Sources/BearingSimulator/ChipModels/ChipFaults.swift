@@ -1,4 +1,7 @@
 import BearingModel
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Faults a chip model can be given, below the bus interface, as a user's chip might have them: what
 /// `bearing selftest` must name. Each applies to what the chip senses (in its own axes, before its
@@ -24,7 +27,8 @@ public struct ChipFaults {
     public var turnedHalfAboutZ = false
     /// Seconds, for `outputRate`.
     public var clock: () -> Double = { 0 }
-    var random = RoadDriveRandom(seed: 17, stream: 9)
+    /// SplitMix64 (Steele, Lea & Flood 2014), for the noise: the same every run.
+    var state: UInt64 = 0x9E37_79B9_7F4A_7C15
     /// The value each quantity (`slot`) had at its first conversion, for `stuckAxis`.
     var stuck: [Int: Vector3] = [:]
 
@@ -35,7 +39,7 @@ public struct ChipFaults {
     mutating func apply(_ v: Vector3, noise: Double, slot: Int = 0) -> Vector3 {
         var v = v
         if turnedHalfAboutZ { v = Vector3(-v.x, -v.y, v.z) }
-        if noise > 0 { v = v + Vector3(random.gaussian(), random.gaussian(), random.gaussian()) * noise }
+        if noise > 0 { v = v + Vector3(gaussian(), gaussian(), gaussian()) * noise }
         if let axis = stuckAxis {
             let held = stuck[slot] ?? v
             stuck[slot] = held
@@ -43,6 +47,20 @@ public struct ChipFaults {
         }
         if let axis = saturatedAxis { v = Self.set(v, axis, 1e9) }
         return v
+    }
+
+    mutating func uniform() -> Double {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return Double((z ^ (z >> 31)) >> 11) / Double(1 << 53)
+    }
+
+    /// Box–Muller.
+    mutating func gaussian() -> Double {
+        let u1 = max(uniform(), 1e-300), u2 = uniform()
+        return (-2 * log(u1)).squareRoot() * cos(2 * .pi * u2)
     }
 
     static func get(_ v: Vector3, _ axis: Int) -> Double { axis == 0 ? v.x : axis == 1 ? v.y : v.z }
