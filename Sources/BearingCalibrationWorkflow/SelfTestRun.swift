@@ -122,20 +122,17 @@ public struct SelfTestRun {
                 lines.append(Self.notFound(error, name: name, target: target, where_: where_))
             }
         }
-        // The magnetometer was read at rest too: when the IMU saw the board move, its noise is the motion's.
-        if lines.contains(where: { $0.check == "still" && $0.verdict == .warn }), let i = lines.firstIndex(where: { $0.sensor == "magnetometer" && $0.check == "noise" }),
-           lines[i].verdict > .pass {
-            lines[i].verdict = .warn
-            lines[i].fix = "not judged: the board moved during the test; lay it still and run again"
-        }
-        if let boardField, let position {
-            let year = WorldMagneticModel.decimalYear(unixSeconds: now)
-            let f = WorldMagneticModel.wmm2025.field(latitude: position.latitude, longitude: position.longitude, heightKm: 0, year: year)
-            // The field in nT from the WMM, µT here.
-            lines += SelfTestJudge.earthField(board: boardField, down: boardDown, wmmTotal: f.totalIntensity / 1000, wmmDip: f.inclination,
-                                              calibrated: false)
-        }
+        lines = SelfTestJudge.judgedTogether(lines)
+        if let boardField, let position { lines += Self.earthLines(field: boardField, down: boardDown, position: position, now: now) }
         return lines
+    }
+
+    /// The field at rest (board axes, raw: no calibration) against the WMM2025's at `position` and `now` (Unix time).
+    static func earthLines(field: Vector3, down: Vector3?, position: (latitude: Double, longitude: Double), now: Double) -> [SelfTestLine] {
+        let year = WorldMagneticModel.decimalYear(unixSeconds: now)
+        let f = WorldMagneticModel.wmm2025.field(latitude: position.latitude, longitude: position.longitude, heightKm: 0, year: year)
+        // The WMM's field in nT, µT here.
+        return SelfTestJudge.earthField(board: field, down: down, wmmTotal: f.totalIntensity / 1000, wmmDip: f.inclination, calibrated: false)
     }
 
     static func notFound(_ error: SensorError, name: String, target: Target, where_: String) -> SelfTestLine {
@@ -155,7 +152,7 @@ public struct SelfTestRun {
 
     /// The configuration registers the driver wrote (a value other than 0, the last write to each) read back.
     func readBack(_ run: inout SensorRun, _ bus: WriteLoggingBus, address: UInt8) {
-        if Self.writeOnlyControl.contains(run.chip) { run.readbackUnavailable = true; return }
+        if Self.writeOnlyControl.contains(run.chip) { run.readbackUnavailable = "write-only control registers"; return }
         var last: [UInt8: UInt8] = [:]
         var order: [UInt8] = []
         for w in bus.writes where w.address == address {

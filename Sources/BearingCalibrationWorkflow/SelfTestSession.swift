@@ -68,13 +68,15 @@ public struct SelfTestSession {
 
     /// Runs the test; `say` gets the prompts, `progress` each sensor's share done (0…1).
     public func run(say: @escaping (String) -> Void, progress: @escaping (Double) -> Void) throws(Refused) -> SelfTestReport {
-        if !direct, let fd = try? UnixSocket.connect(path: socketPath) {
-            close(fd)
-            throw Refused(description: "the bearing daemon is running (\(socketPath)) and reads these chips: stop it first (sudo systemctl stop bearing), "
-                                       + "or give --direct to test alongside it (both then miss samples, and its rates and noise look worse)")
-        }
         let targets = SelfTestRun.Target.of(magnetometer: magnetometer, imu: imu)
         guard !targets.isEmpty else { throw Refused(description: "no magnetometer or imu configured: give --board or --config (or run `bearing probe`)") }
+        if !direct, let fd = try? UnixSocket.connect(path: socketPath) {
+            close(fd)
+            // The daemon reads these chips: ask it (`SelfTestDaemonRun`) rather than read them too.
+            var d = SelfTestDaemonRun(path: socketPath, targets: targets, now: Double(Syscall.wallClock().seconds))
+            (d.seconds, d.moves, d.position, d.say, d.progress) = (seconds, moves, position.map { ($0.x, $0.y) }, say, progress)
+            return SelfTestReport(lines: try d.run(), facts: facts() + [("read", "from the running daemon at \(socketPath)")])
+        }
         var r = SelfTestRun(targets: targets, now: Double(Syscall.wallClock().seconds)) { path throws(I2CError) in try BusOpener.open(path) }
         r.seconds = seconds
         r.moves = moves
@@ -82,7 +84,7 @@ public struct SelfTestSession {
         r.say = say
         r.progress = progress
         say("keep the board still for \(Int(seconds)) s per sensor")
-        return SelfTestReport(lines: r.run(), facts: facts())
+        return SelfTestReport(lines: r.run(), facts: facts() + [("read", "directly" + (direct ? ", alongside the running daemon (--direct)" : ""))])
     }
 
     /// What the report says about the machine: versions, board, kernel, OS, and the position as asked.

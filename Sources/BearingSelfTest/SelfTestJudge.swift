@@ -29,8 +29,8 @@ public struct SensorRun: Sendable {
     public var saturatedSamples = 0
     /// Configuration registers the driver wrote with a value other than 0 and read back: how many, how many kept it.
     public var readback: (written: Int, kept: Int)?
-    /// The chip does not let its configuration be read back (write-only control registers): no clone check.
-    public var readbackUnavailable = false
+    /// Why the configuration was not read back (write-only control registers, the daemon owns the chip): no clone check.
+    public var readbackUnavailable: String?
     public var field = RestSeries()
     public var acceleration = RestSeries()
     public var angularRate = RestSeries()
@@ -79,6 +79,19 @@ public enum SelfTestJudge {
         return lines
     }
 
+    /// When the IMU saw the board move (its `still` line), the magnetometer's noise is the motion's too: a warning
+    /// that says so, not a failure.
+    public static func judgedTogether(_ lines: [SelfTestLine]) -> [SelfTestLine] {
+        guard lines.contains(where: { $0.check == "still" && $0.verdict == .warn }) else { return lines }
+        return lines.map { l in
+            guard l.sensor == "magnetometer", l.check == "noise", l.verdict > .pass else { return l }
+            var l = l
+            l.verdict = .warn
+            l.fix = "not judged: the board moved during the test; lay it still and run again"
+            return l
+        }
+    }
+
     static func first_count(_ series: [(String, RestSeries, Double?)]) -> Int { series.first?.1.values.count ?? 0 }
 
     static func errors(_ run: SensorRun, _ sensor: String) -> [SelfTestLine] {
@@ -95,8 +108,8 @@ public enum SelfTestJudge {
     }
 
     static func readback(_ run: SensorRun, _ sensor: String) -> [SelfTestLine] {
-        if run.readbackUnavailable {
-            return [SelfTestLine(sensor, "registers", measured: "write-only control registers", expected: "-", .info)]
+        if let why = run.readbackUnavailable {
+            return [SelfTestLine(sensor, "registers", measured: "not read back: \(why)", expected: "-", .info)]
         }
         guard let r = run.readback, r.written > 0 else { return [] }
         let verdict: SelfTestLine.Verdict = r.kept == r.written ? .pass : r.kept == 0 ? .fail : .warn
