@@ -43,6 +43,11 @@ struct BenchCompass: ParsableCommand {
     @Flag var imu = false
     @Flag var replay = false
     @Flag var pipeline = false
+    /// With `--pipeline`: each attitude published into the daemon's hub (`PublishingCore` with the default chains:
+    /// ATT smoothed over 5 and thrown at most every 0.5 s) for one watching client, as `bearing run` does by default,
+    /// instead of written unthrottled; the pipeline's clock set to each sample's time (a replay's clock), so the
+    /// throttle's timers run as they would live.
+    @Flag var daemon = false
     /// Records every sample as the black box does (bus transfers, clock stamp, frame encoding, the ring).
     @Flag var record = false
     /// Online magnetometer calibration on (`calibration.auto: track`) in the 9-axis loop: its per-sample work and
@@ -128,16 +133,38 @@ struct BenchCompass: ParsableCommand {
         if let gyro, pipeline {
             // As the daemon wires it: the sensors' sources (the hub's), entered on the pipeline queue, each value into
             // one FusionStage, each attitude written.
-            let entry = PipelineEntry(DispatchQueue(label: "bench.pipeline"))
+            // The daemon's hub, its default chains and one watching client (`--daemon`): the sources enter its queue.
+            let clock = PipelineClock(.replay)
+            let core = PublishingCore(defaults: AgentConfig.defaultPipelines, release: Release.wireRelease,
+                                      queue: DispatchQueue(label: "bench.pipeline"), clock: clock)
+            let entry = daemon ? core.entry : PipelineEntry(DispatchQueue(label: "bench.pipeline"))
             let inertial = PipelineSource<InertialSample>(), magnetic = PipelineSource<MagneticSample>()
             var stage = FusionStage(AttitudeFusion(imuOrientation: orientation, magnetometerOrientation: orientation, trueNorth: true,
                                                    auto: online ? .track : .off))
             stage.start(calibration: nil, localField: field)
-            let runs = [magnetic.subscribe(on: entry) { if let a = stage.step(.magnetic($0)) { write(WireEncoding.att(a)) } },
-                        inertial.subscribe(on: entry) { if let a = stage.step(.inertial($0)) { write(WireEncoding.att(a)) } }]
+            if daemon {
+                core.serveClients { line, _ in write(line) }
+                core.entry.run {
+                    core.hub.connect(1)
+                    core.hub.handle(.watch(WatchChange(enable: true, json: true)), from: 1, now: GPSTimestamp(unixTime: 1_780_000_000))
+                }
+            }
+            let publish = { (a: Attitude) in
+                // On the entry already, as the agent's `fuse` is.
+                if daemon { core.hub.publish(Report(.attitude(a)), from: .compass) } else { write(WireEncoding.att(a)) }
+            }
+            let runs = [magnetic.subscribe(on: entry) { if let a = stage.step(.magnetic($0)) { publish(a) } },
+                        inertial.subscribe(on: entry) { if let a = stage.step(.inertial($0)) { publish(a) } }]
             for i in 0..<samples {
                 t = Double(i) * 0.01
                 let time = GPSTimestamp(unixTime: 1_780_000_000 + t)
+                if daemon {
+                    let us = UInt64(t * 1e6)
+                    entry.run {
+                        clock.set(us, wallTime: time)
+                        clock.runTimers(through: us)
+                    }
+                }
                 if i % 5 == 0 {
                     let r = try driver.read()
                     recordSample(.magnetometer, time)
