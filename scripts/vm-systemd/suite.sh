@@ -261,6 +261,56 @@ check config-error-no-restart "bad config: status $cfg_status, $cfg_state, resta
 cp "$out/bearing.yaml.good" /etc/bearing/bearing.yaml
 systemctl reset-failed bearing.service
 
+# --- Upgrade: a newer version over this one, a reader connected ------------------------------------------
+# The same package with a higher Version (dpkg-deb -R, the control file's Version, dpkg-deb -b): what dpkg and
+# the maintainer scripts do on an upgrade (postinst: restart the socket and the service), not what changed.
+systemctl start bearing.service
+wait_for "active before the upgrade" 10 sh -c 'test "$(systemctl is-active bearing.service)" = active'
+printf '\n# kept across the upgrade (the VM suite)\n' >> /etc/bearing/bearing.yaml
+cal_sum=$(md5sum < /var/lib/bearing/calibration.json)
+ver=$(dpkg-query -W -f '${Version}' bearing)
+rm -rf /tmp/upgrade && dpkg-deb -R "$deb" /tmp/upgrade \
+  && sed -i "s/^Version: .*/Version: ${ver}+vm1/" /tmp/upgrade/DEBIAN/control \
+  && dpkg-deb -b /tmp/upgrade /tmp/bearing-upgrade.deb > /dev/null
+as alice $reader --seconds 30 --watch ATT --reconnect --out "$out/upgrade.txt" &
+reader_pid=$!
+sleep 5
+pid_before=$(prop bearing.service MainPID)
+t_upgrade=$(now)
+dpkg -i /tmp/bearing-upgrade.deb > "$out/dpkg-upgrade.log" 2>&1
+upgrade_status=$?
+value upgrade_seconds "$(minus "$(now)" "$t_upgrade")"
+wait_for "active after the upgrade" 15 sh -c 'test "$(systemctl is-active bearing.service)" = active'
+pid_after=$(prop bearing.service MainPID)
+installed=$(dpkg-query -W -f '${Version}' bearing)
+check upgrade "dpkg -i ${ver}+vm1 over $ver: status $upgrade_status, $installed installed" \
+  sh -c "test $upgrade_status -eq 0 && test '$installed' = '${ver}+vm1'"
+check upgrade-restarted "the service restarted onto the new package (main PID $pid_before → $pid_after), socket $(systemctl is-active bearing.socket)" \
+  sh -c "test '$pid_before' != '$pid_after' && test '$pid_after' != 0 && test \"\$(systemctl is-active bearing.socket)\" = active"
+check upgrade-conffile "the edit to /etc/bearing/bearing.yaml (a conffile) kept, no prompt" grep -q 'kept across the upgrade' /etc/bearing/bearing.yaml
+check upgrade-state "/var/lib/bearing kept: calibration.json unchanged" test "$(md5sum < /var/lib/bearing/calibration.json)" = "$cal_sum"
+wait $reader_pid
+# The reader lost its connection when the service restarted, connected again, and got ATT again.
+python3 - "$out/upgrade.txt" > "$out/upgrade-reader.txt" <<'EOF'
+import json, sys
+connects, att_after = 0, 0
+for line in open(sys.argv[1]):
+    t, _, rest = line.partition(" ")
+    if rest.startswith("#CONNECTED"):
+        connects += 1
+        continue
+    try:
+        obj = json.loads(rest)
+    except ValueError:
+        continue
+    if obj.get("class") == "ATT" and connects >= 2:
+        att_after += 1
+print(f"connects={connects} att_after_reconnect={att_after}")
+print("OK" if connects >= 2 and att_after >= 5 else "NOT-OK")
+EOF
+sed 's/^/SUITE-NOTE /' "$out/upgrade-reader.txt"
+check upgrade-readers-reconnect "a reader connected through the upgrade reconnects and gets ATT again" grep -q '^OK$' "$out/upgrade-reader.txt"
+
 # --- Purge: nothing stray -----------------------------------------------------------------------------
 dpkg -P bearing > "$out/dpkg-purge.log" 2>&1
 check purge "dpkg -P bearing" test $? -eq 0
