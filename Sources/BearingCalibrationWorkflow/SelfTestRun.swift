@@ -67,6 +67,8 @@ public struct SelfTestRun {
     public func run() -> [SelfTestLine] {
         var lines: [SelfTestLine] = []
         var boardField: Vector3?, boardDown: Vector3?
+        // The magnetometer, kept for the guided moves: its field must turn against the board's turn.
+        var magnetometer: (read: () -> Vector3?, orientation: Orientation)?
         for target in targets {
             let name = target.kind == .magnetometer ? "magnetometer" : "imu"
             let where_ = "\(target.bus)" + (target.address.map { " " + I2CError.hex($0) } ?? "")
@@ -95,6 +97,7 @@ public struct SelfTestRun {
                         return (r.field, nil, r.overflow)
                     }
                     if !run.field.values.isEmpty { boardField = target.orientation.toBoard(run.field.mean) }
+                    magnetometer = ({ try? d.read().field }, target.orientation)
                 case .imu:
                     let d = try ChipProbe.findInertial(logging, chip: target.chip, address: target.address)
                     d.sleep = sleep
@@ -113,7 +116,7 @@ public struct SelfTestRun {
                     if !run.acceleration.values.isEmpty { boardDown = target.orientation.toBoard(run.acceleration.mean) * -1 }
                     lines += SelfTestJudge.judge(run)
                     if moves, run.angularRate.values.count >= 10 {
-                        lines += guidedMoves(target) { () throws(SensorError) in try d.read().angularRate ?? .zero }
+                        lines += guidedMoves(target, magnetometer: magnetometer) { () throws(SensorError) in try d.read().angularRate ?? .zero }
                     }
                     continue
                 }
@@ -201,13 +204,18 @@ public struct SelfTestRun {
 
     /// Each guided move: asked for, waited for (a turn above 20 °/s, within 30 s), followed until the board is
     /// still again (below 6 °/s for 0.7 s, at most 15 s), its rate integrated and the largest excursion kept.
-    func guidedMoves(_ target: Target, read: () throws(SensorError) -> Vector3) -> [SelfTestLine] {
+    /// With a magnetometer, the turn also checks its field: read as the turn starts and once the board is still
+    /// again, it must turn against the board (`GuidedMoveResults.judgeField`).
+    func guidedMoves(_ target: Target, magnetometer: (read: () -> Vector3?, orientation: Orientation)?,
+                     read: () throws(SensorError) -> Vector3) -> [SelfTestLine] {
         var results = GuidedMoveResults()
         let period = 1 / max(target.rate, 1)
+        var fieldLines: [SelfTestLine] = []
         for move in GuidedMove.allCases {
             say(move.prompt)
             var angle = Vector3.zero, largest = Vector3.zero
             var started: Double?, stillSince: Double?
+            let fieldBefore = move == .turnClockwise ? magnetometer?.read() : nil
             let asked = clock()
             var last = clock()
             while true {
@@ -229,8 +237,13 @@ public struct SelfTestRun {
                 if t - started! > 15 { break }
             }
             if started != nil { results.turned[move] = largest }
+            if let m = magnetometer, let before = fieldBefore, started != nil, let after = m.read() {
+                let yaw = target.orientation.toBoard(angle).z
+                fieldLines = GuidedMoveResults.judgeField(before: m.orientation.toBoard(before), after: m.orientation.toBoard(after),
+                                                          boardTurn: yaw, orientation: m.orientation)
+            }
         }
-        return results.judge(orientation: target.orientation)
+        return results.judge(orientation: target.orientation) + fieldLines
     }
 }
 

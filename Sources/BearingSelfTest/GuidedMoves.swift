@@ -1,4 +1,7 @@
 import BearingModel
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The guided moves of `bearing selftest --moves`: each turns the board about one of its axes, so that the
 /// gyroscope's sign on that axis can be checked against the board profile's `orientation`, and the three
@@ -66,6 +69,25 @@ public struct GuidedMoveResults: Sendable {
             }
         }
         return lines
+    }
+
+    /// The magnetometer over the turn: the horizontal field (board axes, through its `orientation`) read before and
+    /// after must turn against the board's turn (`boardTurn`, radians about board z down, from the gyroscope): a
+    /// board turned clockwise sees the field turn anticlockwise. The other way is a chip upside down against its
+    /// profile (z and one horizontal axis the other way round): the fix flips y and z.
+    public static func judgeField(before: Vector3, after: Vector3, boardTurn: Double, orientation: Orientation) -> [SelfTestLine] {
+        guard abs(boardTurn) >= minimumTurn else { return [] }
+        let a = atan2(before.y, before.x), b = atan2(after.y, after.x)
+        var turned = b - a
+        while turned > .pi { turned -= 2 * .pi }
+        while turned < -.pi { turned += 2 * .pi }
+        let right = turned * boardTurn < 0
+        let axes = Array(orientation.axes)
+        let flipped = String([axes[0], axes[1], axes[2] == "+" ? "-" : "+", axes[3], axes[4] == "+" ? "-" : "+", axes[5]])
+        return [SelfTestLine("magnetometer", "move: turn", measured: String(printf: "field turned %+.0f° for the board's %+.0f°", turned * 180 / .pi, boardTurn * 180 / .pi),
+                             expected: "against the board's turn", right ? .pass : .fail,
+                             fix: right ? nil : "the magnetometer turns the wrong way against the IMU: the chip sits upside down against its profile; "
+                                + "magnetometer orientation: \"\(flipped)\" (y and z flipped), then run the test again (the dip line checks z)")]
     }
 
     static func dominant(_ v: Vector3) -> (axis: Int, value: Double) {

@@ -29,9 +29,10 @@ final class SelfTestTests: XCTestCase {
         let imu: LSM6DSxModel
 
         /// `motion(t)`: the angular rate (rad/s, board = chip axes) at virtual time t; the specific force stays 1 g up.
-        init(motion: @escaping (Double) -> Vector3 = { _ in .zero }) {
+        /// `field(t)`: the field the magnetometer senses at virtual time t (board = chip axes), by default still.
+        init(motion: @escaping (Double) -> Vector3 = { _ in .zero }, field: @escaping (Double) -> Vector3 = { _ in SelfTestTests.field }) {
             let time = self.time
-            magnetometer = QMC5883LModel(field: { SelfTestTests.field })
+            magnetometer = QMC5883LModel(field: { field(time.now) })
             imu = LSM6DSxModel(variant: .lsm6dsox, motion: {
                 Motion(specificForce: SelfTestTests.gravityUp, angularRate: motion(time.now) + Vector3(0.002, -0.001, 0.0015))
             })
@@ -168,14 +169,36 @@ final class SelfTestTests: XCTestCase {
         }
     }
 
+    /// The Earth's field in the board's axes through the moves: the board's attitude from the same timeline (yaw,
+    /// then pitch, then roll, one at a time from level: each angle the integral of its rate), the field turned into it.
+    static func movesField(_ t: Double) -> Vector3 {
+        func ramp(_ t: Double, _ a: Double, _ b: Double) -> Double { min(max(t - a, 0), b - a) }
+        let yaw = 30 * ramp(t, 25, 28)
+        let pitch = -30 * (ramp(t, 32, 33) - ramp(t, 33, 34))
+        let roll = 30 * (ramp(t, 38, 39) - ramp(t, 39, 40))
+        return Matrix3.rotation(rollDegrees: roll, pitchDegrees: pitch, yawDegrees: yaw).transposed * field
+    }
+
     func testTheGuidedMovesPassWhenTheProfileIsRight() throws {
-        let lines = Rig(motion: Self.moves).run(moves: true)
+        let lines = Rig(motion: Self.moves, field: Self.movesField).run(moves: true)
+        XCTAssertEqual(try Self.line(lines, "magnetometer", "move: turn").verdict, .pass)
         for move in ["turn", "tip", "roll"] { XCTAssertEqual(try Self.line(lines, "imu", "move: \(move)").verdict, .pass, move) }
         XCTAssertNil(lines.first { $0.check == "orientation" })
     }
 
+    func testAMagnetometerUpsideDownIsNamedWithTheOrientationToUse() throws {
+        let rig = Rig(motion: Self.moves, field: Self.movesField)
+        rig.magnetometer.faults.upsideDown = true
+        let lines = rig.run(moves: true)
+        let turn = try Self.line(lines, "magnetometer", "move: turn")
+        XCTAssertEqual(turn.verdict, .fail, turn.measured)
+        XCTAssertTrue(turn.fix?.contains("magnetometer orientation: \"+X-Y-Z\"") == true, turn.fix ?? "")
+        XCTAssertEqual(try Self.line(lines, "magnetometer", "dip").verdict, .warn, "the dip's sign says z too")
+        Self.assertFails(lines, only: ["magnetometer move: turn"])
+    }
+
     func testAWrongAxisSignIsNamedWithTheOrientationToUse() throws {
-        let rig = Rig(motion: Self.moves)
+        let rig = Rig(motion: Self.moves, field: Self.movesField)
         // The chip sits turned half a turn about z from what the profile (+X+Y+Z) says.
         rig.imu.faults.turnedHalfAboutZ = true
         let lines = rig.run(moves: true)

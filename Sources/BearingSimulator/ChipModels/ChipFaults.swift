@@ -25,6 +25,8 @@ public struct ChipFaults {
     public var clone = false
     /// Mounted turned half a turn about its z axis from what the board profile says: x and y the other way.
     public var turnedHalfAboutZ = false
+    /// Mounted upside down (turned half a turn about its x axis) from what the board profile says: y and z the other way.
+    public var upsideDown = false
     /// Seconds, for `outputRate`.
     public var clock: () -> Double = { 0 }
     /// SplitMix64 (Steele, Lea & Flood 2014), for the noise: the same every run.
@@ -39,6 +41,7 @@ public struct ChipFaults {
     mutating func apply(_ v: Vector3, noise: Double, slot: Int = 0) -> Vector3 {
         var v = v
         if turnedHalfAboutZ { v = Vector3(-v.x, -v.y, v.z) }
+        if upsideDown { v = Vector3(v.x, -v.y, -v.z) }
         if noise > 0 { v = v + Vector3(gaussian(), gaussian(), gaussian()) * noise }
         if let axis = stuckAxis {
             let held = stuck[slot] ?? v
