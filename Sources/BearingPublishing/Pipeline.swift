@@ -38,7 +38,7 @@ public enum Pipeline {
                 return a.mode == b.mode && a.latitude == b.latitude && a.longitude == b.longitude && a.altHAE == b.altHAE
             }.eraseToAnyPublisher()
         case .throttle(let interval, let latest):
-            return p.throttle(for: .seconds(interval), scheduler: scheduler, latest: latest).eraseToAnyPublisher()
+            return ReportThrottle(upstream: p, interval: .seconds(interval), scheduler: scheduler, latest: latest).eraseToAnyPublisher()
         case .sample(let every):
             return p.scan((count: -1, report: Report?.none)) { s, r in ((s.count + 1) % every, r) }
                 .compactMap { $0.count == 0 ? $0.report : nil }
@@ -57,14 +57,7 @@ public enum Pipeline {
             // A fused attitude (one with a quaternion) passes unchanged: the attitude filter already is its
             // low-pass (inclination over `tauAcc`, heading over `tauMag`, seconds), and averaging roll,
             // pitch and heading as separate angles would tear the rotation apart.
-            return p.scan((smoother: AttitudeSmoother(window: n), out: Report?.none)) { s, r in
-                guard case .attitude(let a) = r.payload, a.quaternion == nil else { return (s.smoother, r) }
-                var smoother = s.smoother
-                smoother.add(a)
-                return (smoother, smoother.smoothed.map { Report(.attitude($0), keep: r.keep) })
-            }
-            .compactMap(\.out)
-            .eraseToAnyPublisher()
+            return ReportSmooth(upstream: p, window: n).eraseToAnyPublisher()
         }
     }
 }

@@ -7,16 +7,62 @@
 /// the hub.
 /// Sendable: OpenCombine's subjects lock themselves (the compiler takes them on trust: `@preconcurrency import`).
 public final class PipelineSource<Value>: Sendable {
-    private let subject = OrderedSubject<Value>()
+    @usableFromInline let subject = OrderedSubject<Value>()
 
     public init() {}
 
     /// On the pipeline queue (inside the entry's `run`).
-    public func send(_ value: Value) { subject.send(value) }
+    @inlinable public func send(_ value: Value) { subject.send(value) }
 
     /// `receive` gets each value on the pipeline queue until the subscription is cancelled or released.
     public func subscribe(on entry: PipelineEntry, _ receive: @escaping (Value) -> Void) -> HubSubscription {
-        HubSubscription(subject.receive(on: entry).sink(receiveValue: receive))
+        // What `receive(on: entry).sink(receiveValue:)` did, in one subscriber of our own: OpenCombine's ReceiveOn
+        // and Sink, generic code in another module, took two locks and looked up their state's metadata per value.
+        let sink = EntrySink(entry: entry, receive: receive)
+        subject.subscribe(sink)
+        return HubSubscription(AnyCancellable(sink))
+    }
+}
+
+/// Takes every value (unlimited demand) and hands it to `receive` inside the pipeline entry's `run` (at once when
+/// on the pipeline queue already, as a source's values are) until cancelled.
+final class EntrySink<Value>: Subscriber, Cancellable {
+    typealias Input = Value
+    typealias Failure = Never
+
+    private let entry: PipelineEntry
+    private var receiveValue: ((Value) -> Void)?
+    private var subscription: Subscription?
+
+    init(entry: PipelineEntry, receive: @escaping (Value) -> Void) {
+        self.entry = entry
+        receiveValue = receive
+    }
+
+    func receive(subscription: Subscription) {
+        guard self.subscription == nil, receiveValue != nil else {
+            subscription.cancel()
+            return
+        }
+        self.subscription = subscription
+        subscription.request(.unlimited)
+    }
+
+    func receive(_ input: Value) -> Subscribers.Demand {
+        if let receiveValue { entry.run { receiveValue(input) } }
+        return .none
+    }
+
+    func receive(completion: Subscribers.Completion<Never>) {
+        receiveValue = nil
+        subscription = nil
+    }
+
+    func cancel() {
+        let s = subscription
+        subscription = nil
+        receiveValue = nil
+        s?.cancel()
     }
 }
 
