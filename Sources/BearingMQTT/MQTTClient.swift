@@ -1,6 +1,7 @@
 import BearingModel
 import BearingPOSIX
 import CMosquitto
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -89,6 +90,9 @@ public struct MQTTError: Error, Equatable, CustomStringConvertible {
             return "the broker closed the connection"
         case Int32(MOSQ_ERR_CONN_LOST.rawValue): return "the connection was reset"
         case Int32(MOSQ_ERR_ERRNO.rawValue): return String(cString: strerror(e))
+        case 128...255:
+            // An MQTT 5 broker's DISCONNECT gives its reason code (libmosquitto's own results are below 128).
+            return "the broker ended the connection: \(String(cString: mosquitto_reason_string(rc)))"
         default:
             let text = String(cString: mosquitto_strerror(rc))
             return text.hasSuffix(".") ? String(text.dropLast()) : text
@@ -151,6 +155,15 @@ public struct Secret: Equatable, Sendable, CustomStringConvertible {
     public var description: String { "(secret)" }
 }
 
+/// The MQTT version a client speaks to its broker.
+public enum MQTTProtocolVersion: String, Equatable, Sendable, CaseIterable {
+    /// MQTT 5: the CONNECT says the largest packet the client takes (Maximum Packet Size), and the broker sends
+    /// none larger.
+    case v5 = "5"
+    /// MQTT 3.1.1: a broker sends a packet of any size, which libmosquitto holds whole before the client sees it.
+    case v311 = "3.1.1"
+}
+
 /// One connection to a broker, inside the client's thread: publish from the delegate's calls only.
 public final class MQTTSession {
     fileprivate let mosq: OpaquePointer
@@ -202,9 +215,17 @@ public protocol MQTTClientDelegate: AnyObject, Sendable {
     func mqttClientTick(_ client: MQTTClient, session: MQTTSession?)
     /// The client is stopping while connected: the last messages (a retained `offline`) go now.
     func mqttClient(_ client: MQTTClient, willClose session: MQTTSession)
+    /// The broker refused MQTT 5's CONNECT as an unsupported protocol version: the client speaks 3.1.1 to it from
+    /// now on (`protocolVersion`) and connects again at once. Called once per client.
+    func mqttClient(_ client: MQTTClient, brokerSpeaks311Only refusal: String)
 }
 
-/// An MQTT 3.1.1 client over libmosquitto, owning its connection on a thread of its own: it connects,
+extension MQTTClientDelegate {
+    public func mqttClient(_ client: MQTTClient, brokerSpeaks311Only refusal: String) {}
+}
+
+/// An MQTT 5 client over libmosquitto (3.1.1 for a broker that refuses 5, or when configured so), owning its
+/// connection on a thread of its own: it connects,
 /// keeps the connection alive and reconnects after 1 s, 2 s, 4 s … up to `retryMax`, each delay
 /// shortened by a random part of up to half (so that a fleet does not come back all at once), for ever.
 ///
@@ -235,6 +256,11 @@ public final class MQTTClient: Sendable {
         public var settingNames: MQTTSettingNames = .config
         /// A received payload longer than this is not copied: the delegate gets its size only (nil: no bound).
         public var maxMessageBytes: Int?
+        /// The version tried first: `.v5` falls back to 3.1.1, for good, with a broker that refuses it.
+        public var protocolVersion: MQTTProtocolVersion = .v5
+        /// Told to an MQTT 5 broker as CONNECT's Maximum Packet Size: it sends no larger packet, so a message too
+        /// large for the client is dropped by the broker, not sent (nil: no bound). See `publishPacketBound`.
+        public var maxPacketBytes: Int?
 
         public init(broker: MQTTBroker, clientID: String) {
             self.broker = broker
@@ -247,18 +273,35 @@ public final class MQTTClient: Sendable {
                 && a.keepalive == b.keepalive && a.will?.topic == b.will?.topic && a.will?.payload == b.will?.payload
                 && a.retryInitial == b.retryInitial && a.retryMax == b.retryMax && a.connectTimeout == b.connectTimeout
                 && a.settingNames == b.settingNames && a.maxMessageBytes == b.maxMessageBytes
+                && a.protocolVersion == b.protocolVersion && a.maxPacketBytes == b.maxPacketBytes
         }
+    }
+
+    /// What a publisher may add to a message as MQTT 5 properties (a content type, user properties, the
+    /// message expiry) and the broker forwards: room kept for them in `publishPacketBound`.
+    public static let propertyAllowance = 1024
+
+    /// The largest PUBLISH packet that carries a payload of `payload` bytes on one of `topics`, counted as MQTT 5's
+    /// Maximum Packet Size counts (the whole packet): the fixed header (1 byte and a remaining length of up to
+    /// 4), the topic (2 bytes of length and its UTF-8), the packet identifier (2, QoS 1), the properties' length
+    /// (up to 4) and `propertyAllowance` bytes of them, then the payload.
+    public static func publishPacketBound(payload: Int, topics: [String]) -> Int {
+        let topic = topics.map(\.utf8.count).max() ?? 0
+        return 1 + 4 + 2 + topic + 2 + 4 + propertyAllowance + payload
     }
 
     public let configuration: Configuration
     private let delegate: any MQTTClientDelegate
     private let worker: WorkerThread
     private let wakeFD: Int32
+    /// What the client speaks to the broker now: the configuration's, until a broker refuses 5.
+    private let version: Mutex<MQTTProtocolVersion>
 
     public init(configuration: Configuration, delegate: any MQTTClientDelegate) throws(SystemError) {
         self.configuration = configuration
         self.delegate = delegate
         worker = WorkerThread(name: "bearing-mqtt")
+        version = Mutex(configuration.protocolVersion)
         wakeFD = try Syscall.eventFD()
         _ = mosquitto_lib_init()
     }
@@ -273,6 +316,9 @@ public final class MQTTClient: Sendable {
     }
 
     public func start() { worker.start { [self] in run() } }
+
+    /// The MQTT version the client speaks to the broker: 3.1.1 once a broker refused 5.
+    public var protocolVersion: MQTTProtocolVersion { version.withLock { $0 } }
 
     /// Sends what waits, from any thread: the loop calls `maySend` when connected.
     public func wake() {
@@ -294,8 +340,14 @@ public final class MQTTClient: Sendable {
         var backoff = Backoff(initial: configuration.retryInitial, maximum: configuration.retryMax)
         while !worker.isStopping {
             var refusal: MQTTRefusal?
+            let tried = protocolVersion
             let reason = session(&backoff, &refusal)
             if worker.isStopping { break }
+            if tried == .v5 && protocolVersion == .v311 {
+                // The broker refused MQTT 5 itself: 3.1.1 at once, not after a delay.
+                delegate.mqttClient(self, brokerSpeaks311Only: reason)
+                continue
+            }
             let delay = backoff.delay() * Double.random(in: 0.5...1)
             delegate.mqttClient(self, didDisconnect: reason, refusal: refusal, attempt: backoff.attempt, retryIn: delay)
             // Ticks go on while waiting, a second at a time.
@@ -310,10 +362,12 @@ public final class MQTTClient: Sendable {
     /// One connection, from connecting to its end; returns why it ended, and sets `refusal` when trying
     /// again cannot help.
     private func session(_ backoff: inout Backoff, _ refusal: inout MQTTRefusal?) -> String {
-        let box = CallbackBox(configuration)
+        let speaking = protocolVersion
+        let box = CallbackBox(configuration, version: speaking)
         let context = Unmanaged.passRetained(box)
         defer { context.release() }
         defer {
+            if box.refusedMQTT5 { version.withLock { $0 = .v311 } }
             // OpenSSL's reasons are among libmosquitto's error log lines.
             let tlsHint = configuration.broker.tls ? MQTTError.explainTLS(box.errors.joined(separator: "; "), names: configuration.settingNames) : nil
             refusal = box.refusal ?? tlsHint.map { MQTTRefusal(connackCode: nil, hint: $0) }
@@ -323,10 +377,19 @@ public final class MQTTClient: Sendable {
         }
         defer { mosquitto_destroy(mosq) }
         let session = MQTTSession(mosq)
-        do throws(MQTTError) { try configure(mosq) } catch { return error.message }
+        do throws(MQTTError) { try configure(mosq, speaking) } catch { return error.message }
 
         let target = "\(configuration.broker)"
-        var rc = mosquitto_connect_async(mosq, configuration.broker.host, Int32(configuration.broker.port), Int32(configuration.keepalive))
+        var rc: Int32
+        if speaking == .v5, let bound = configuration.maxPacketBytes {
+            var properties: OpaquePointer?
+            defer { mosquitto_property_free_all(&properties) }
+            rc = mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_MAXIMUM_PACKET_SIZE.rawValue), UInt32(clamping: bound))
+            guard rc == 0 else { return MQTTError.mosquitto("CONNECT property Maximum Packet Size \(bound)", rc).message }
+            rc = bearing_mosq_connect_async_v5(mosq, configuration.broker.host, Int32(configuration.broker.port), Int32(configuration.keepalive), properties)
+        } else {
+            rc = mosquitto_connect_async(mosq, configuration.broker.host, Int32(configuration.broker.port), Int32(configuration.keepalive))
+        }
         guard rc == 0 else { return MQTTError.mosquitto("connect \(target)", rc, log: box.errors, names: configuration.settingNames).message }
         let connectDeadline = Syscall.monotonicSeconds() + configuration.connectTimeout
         var lastMisc = Syscall.monotonicSeconds()
@@ -396,16 +459,39 @@ public final class MQTTClient: Sendable {
         box.refused ?? box.disconnectReason ?? fallback
     }
 
-    private func configure(_ mosq: OpaquePointer) throws(MQTTError) {
-        _ = mosquitto_int_option(mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311)
-        _ = mosquitto_max_inflight_messages_set(mosq, 0) // Bearing keeps its own window
-        mosquitto_connect_callback_set(mosq) { _, context, rc in
+    /// An MQTT 5 CONNACK reason code as MQTT 3.1.1's return code of the same meaning (so that a refusal reads,
+    /// and is told apart, the same with either version); nil for one 3.1.1 has no code for.
+    static func connackCode311(_ reason: Int32) -> Int32? {
+        switch reason {
+        case Int32(MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue): return 1
+        case Int32(MQTT_RC_CLIENTID_NOT_VALID.rawValue): return 2
+        case Int32(MQTT_RC_SERVER_UNAVAILABLE.rawValue): return 3
+        case Int32(MQTT_RC_BAD_USERNAME_OR_PASSWORD.rawValue): return 4
+        case Int32(MQTT_RC_NOT_AUTHORIZED.rawValue): return 5
+        default: return nil
+        }
+    }
+
+    private func configure(_ mosq: OpaquePointer, _ speaking: MQTTProtocolVersion) throws(MQTTError) {
+        let level = speaking == .v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311
+        var rc = mosquitto_int_option(mosq, MOSQ_OPT_PROTOCOL_VERSION, level)
+        guard rc == 0 else { throw MQTTError.mosquitto("MQTT protocol version \(speaking.rawValue)", rc) }
+        rc = mosquitto_max_inflight_messages_set(mosq, 0) // Bearing keeps its own window
+        guard rc == 0 else { throw MQTTError.mosquitto("libmosquitto's in-flight bound (none: Bearing keeps its own window)", rc) }
+        // The result is the CONNACK's code: 3.1.1's return code, or MQTT 5's reason code.
+        mosquitto_connect_callback_set(mosq) { _, context, result in
             let box = Unmanaged<CallbackBox>.fromOpaque(context!).takeUnretainedValue()
-            if rc == 0 {
+            if result == 0 {
                 box.connected = true
                 box.justConnected = true
+            } else if box.version == .v5 && result == Int32(MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue) {
+                // libmosquitto reports a 3.1.1 broker's CONNACK 1 to an MQTT 5 CONNECT as this reason too.
+                box.refusedMQTT5 = true
+                box.refused = "the broker refused MQTT 5: \(String(cString: mosquitto_reason_string(result)))"
             } else {
-                let refused = "the broker refused the connection: \(String(cString: mosquitto_connack_string(rc)))"
+                let rc = box.version == .v5 ? MQTTClient.connackCode311(result) ?? result : result
+                let text = rc < 128 ? String(cString: mosquitto_connack_string(rc)) : String(cString: mosquitto_reason_string(rc))
+                let refused = "the broker refused the connection: \(text)"
                 // A bad user name or password (4), or not authorised (5): trying again cannot help.
                 guard rc == 4 || rc == 5 else { box.refused = refused; return }
                 let names = box.settingNames
@@ -445,6 +531,7 @@ public final class MQTTClient: Sendable {
             guard rc == 0 else { throw MQTTError.mosquitto(configuration.settingNames.username, rc) }
         }
         if let will = configuration.will {
+            // The same call for MQTT 5 (the will without properties) and 3.1.1.
             let bytes = Array(will.payload.utf8)
             let rc = bytes.withUnsafeBytes { mosquitto_will_set(mosq, will.topic, Int32($0.count), $0.baseAddress, 1, true) }
             guard rc == 0 else { throw MQTTError.mosquitto("last will on \(will.topic)", rc) }
@@ -465,7 +552,11 @@ private final class CallbackBox {
     let settingNames: MQTTSettingNames
     let hasUsername: Bool
     let maxMessageBytes: Int
+    /// What this connection speaks.
+    let version: MQTTProtocolVersion
     var connected = false
+    /// The broker refused MQTT 5 as an unsupported protocol version.
+    var refusedMQTT5 = false
     var justConnected = false
     var refused: String?
     /// Set with `refused` when trying again cannot help.
@@ -476,7 +567,8 @@ private final class CallbackBox {
     /// libmosquitto's error log lines (OpenSSL's reasons among them), for the next error message.
     var errors: [String] = []
 
-    init(_ configuration: MQTTClient.Configuration) {
+    init(_ configuration: MQTTClient.Configuration, version: MQTTProtocolVersion) {
+        self.version = version
         settingNames = configuration.settingNames
         hasUsername = configuration.username != nil
         maxMessageBytes = configuration.maxMessageBytes ?? .max

@@ -180,15 +180,15 @@ extension MQTTDoorTests {
         let dir = temporaryDirectory("mqtt-cut")
         defer { try? FileManager.default.removeItem(at: dir) }
         let port = freePort()
-        // CONNACK, then the first 8 of a PUBLISH's 64 bytes, then a clean close (everything sent is read first,
-        // so the close is a FIN, not a reset).
+        // CONNACK (MQTT 5's: flags, reason code, no properties), then the first 8 of a PUBLISH's 64 bytes, then a
+        // clean close (everything sent is read first, so the close is a FIN, not a reset).
         let script = """
             import socket, sys, time
             s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(5); s.settimeout(20)
             for _ in range(2):
                 c, _ = s.accept(); c.settimeout(0.3)
-                c.recv(1000); c.sendall(b"\\x20\\x02\\x00\\x00\\x30\\x40\\x00\\x03abcdef")
+                c.recv(1000); c.sendall(b"\\x20\\x03\\x00\\x00\\x00\\x30\\x40\\x00\\x03abcdef")
                 try:
                     while c.recv(65536): pass
                 except socket.timeout: pass
