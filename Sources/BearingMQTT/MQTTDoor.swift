@@ -486,7 +486,7 @@ final class MQTTOutbox: MQTTClientDelegate {
     func mqttClient(_ client: MQTTClient, didAcknowledge mid: Int32, session: MQTTSession) {
         state.withLock { s in
             guard s.inFlight.removeValue(forKey: mid) != nil else { return } // `status` and `spool` are not spooled
-            // QoS 1 acknowledgements come in order (MQTT 3.1.1 §4.6), but the mark only moves past what no
+            // QoS 1 acknowledgements come in order (§4.6 of MQTT 3.1.1 and 5), but the mark only moves past what no
             // message in flight precedes.
             s.spool.acknowledge(through: s.inFlight.values.min().map { $0 - 1 } ?? s.lastSent)
         }
