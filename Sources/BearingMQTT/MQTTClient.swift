@@ -90,6 +90,7 @@ public struct MQTTError: Error, Equatable, CustomStringConvertible {
             return "the broker closed the connection"
         case Int32(MOSQ_ERR_CONN_LOST.rawValue): return "the connection was reset"
         case Int32(MOSQ_ERR_ERRNO.rawValue): return String(cString: strerror(e))
+        case Int32(MOSQ_ERR_MALFORMED_PACKET.rawValue): return "a malformed packet"
         case 128...255:
             // An MQTT 5 broker's DISCONNECT gives its reason code (libmosquitto's own results are below 128).
             return "the broker ended the connection: \(String(cString: mosquitto_reason_string(rc)))"
@@ -294,14 +295,22 @@ public final class MQTTClient: Sendable {
     private let delegate: any MQTTClientDelegate
     private let worker: WorkerThread
     private let wakeFD: Int32
-    /// What the client speaks to the broker now: the configuration's, until a broker refuses 5.
-    private let version: Mutex<MQTTProtocolVersion>
+    /// What the client speaks to the broker: the configuration's version, until a broker refuses 5.
+    private struct Speaking {
+        var version: MQTTProtocolVersion
+        /// Why the last MQTT 5 attempt looked like a 3.1.1 broker's answer: the next attempt tries 3.1.1, and the
+        /// version becomes 3.1.1 if the broker accepts it.
+        var probe311: String?
+        /// The broker refused MQTT 5 (its reason), not told to the delegate yet.
+        var untold: String?
+    }
+    private let speaking: Mutex<Speaking>
 
     public init(configuration: Configuration, delegate: any MQTTClientDelegate) throws(SystemError) {
         self.configuration = configuration
         self.delegate = delegate
         worker = WorkerThread(name: "bearing-mqtt")
-        version = Mutex(configuration.protocolVersion)
+        speaking = Mutex(Speaking(version: configuration.protocolVersion))
         wakeFD = try Syscall.eventFD()
         _ = mosquitto_lib_init()
     }
@@ -318,7 +327,7 @@ public final class MQTTClient: Sendable {
     public func start() { worker.start { [self] in run() } }
 
     /// The MQTT version the client speaks to the broker: 3.1.1 once a broker refused 5.
-    public var protocolVersion: MQTTProtocolVersion { version.withLock { $0 } }
+    public var protocolVersion: MQTTProtocolVersion { speaking.withLock { $0.version } }
 
     /// Sends what waits, from any thread: the loop calls `maySend` when connected.
     public func wake() {
@@ -340,14 +349,18 @@ public final class MQTTClient: Sendable {
         var backoff = Backoff(initial: configuration.retryInitial, maximum: configuration.retryMax)
         while !worker.isStopping {
             var refusal: MQTTRefusal?
-            let tried = protocolVersion
             let reason = session(&backoff, &refusal)
             if worker.isStopping { break }
-            if tried == .v5 && protocolVersion == .v311 {
-                // The broker refused MQTT 5 itself: 3.1.1 at once, not after a delay.
-                delegate.mqttClient(self, brokerSpeaks311Only: reason)
+            let (untold, probing) = speaking.withLock { s in
+                defer { s.untold = nil }
+                return (s.untold, s.probe311 != nil)
+            }
+            // The broker refused MQTT 5 itself, or seemed to: 3.1.1 at once, not after a delay.
+            if let untold {
+                delegate.mqttClient(self, brokerSpeaks311Only: untold)
                 continue
             }
+            if probing { continue }
             let delay = backoff.delay() * Double.random(in: 0.5...1)
             delegate.mqttClient(self, didDisconnect: reason, refusal: refusal, attempt: backoff.attempt, retryIn: delay)
             // Ticks go on while waiting, a second at a time.
@@ -362,12 +375,24 @@ public final class MQTTClient: Sendable {
     /// One connection, from connecting to its end; returns why it ended, and sets `refusal` when trying
     /// again cannot help.
     private func session(_ backoff: inout Backoff, _ refusal: inout MQTTRefusal?) -> String {
-        let speaking = protocolVersion
+        let (established, probe) = self.speaking.withLock { ($0.version, $0.probe311) }
+        let speaking: MQTTProtocolVersion = probe == nil ? established : .v311
         let box = CallbackBox(configuration, version: speaking)
         let context = Unmanaged.passRetained(box)
         defer { context.release() }
         defer {
-            if box.refusedMQTT5 { version.withLock { $0 = .v311 } }
+            self.speaking.withLock { s in
+                if box.refusedMQTT5 {
+                    s.version = .v311
+                    s.untold = box.refused
+                } else if speaking == .v5, let why = box.maybe311 {
+                    s.probe311 = why
+                } else {
+                    // A 3.1.1 attempt after an MQTT 5 one that looked like a 3.1.1 broker's answer has ended: accepted
+                    // (the version is 3.1.1 now), or not (MQTT 5 again).
+                    s.probe311 = nil
+                }
+            }
             // OpenSSL's reasons are among libmosquitto's error log lines.
             let tlsHint = configuration.broker.tls ? MQTTError.explainTLS(box.errors.joined(separator: "; "), names: configuration.settingNames) : nil
             refusal = box.refusal ?? tlsHint.map { MQTTRefusal(connackCode: nil, hint: $0) }
@@ -418,7 +443,17 @@ public final class MQTTClient: Sendable {
             }
             if fds[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
                 rc = mosquitto_loop_read(mosq, 1)
-                if rc != 0 { return ended(box, MQTTError.mosquitto("read from \(target)", rc, log: box.errors, names: configuration.settingNames).message) }
+                if rc != 0 {
+                    let text = MQTTError.mosquitto("read from \(target)", rc, log: box.errors, names: configuration.settingNames).message
+                    // libmosquitto 2.0.21 reads a 3.1.1 broker's refusal of MQTT 5 (CONNACK 1, without MQTT 5's
+                    // properties) as a malformed packet and says nothing else (2.0.11 reports it as reason 132):
+                    // such an answer to MQTT 5's CONNECT is tried with 3.1.1 next.
+                    if speaking == .v5 && !box.accepted && box.refused == nil
+                        && (rc == Int32(MOSQ_ERR_MALFORMED_PACKET.rawValue) || rc == Int32(MOSQ_ERR_PROTOCOL.rawValue)) {
+                        box.maybe311 = "the broker answered MQTT 5's CONNECT with a packet that is not MQTT 5's CONNACK (\(text))"
+                    }
+                    return ended(box, text)
+                }
             }
             if fds[0].revents & Int16(POLLOUT) != 0 {
                 rc = mosquitto_loop_write(mosq, 1)
@@ -429,6 +464,11 @@ public final class MQTTClient: Sendable {
                 box.justConnected = false
                 box.errors = []
                 backoff.reset()
+                if let probe {
+                    // 3.1.1 accepted where MQTT 5 was not: the broker speaks 3.1.1 only.
+                    self.speaking.withLock { $0.version = .v311 }
+                    delegate.mqttClient(self, brokerSpeaks311Only: probe)
+                }
                 delegate.mqttClient(self, didConnect: session)
                 delegate.mqttClient(self, maySend: session)
             }
@@ -483,6 +523,7 @@ public final class MQTTClient: Sendable {
             let box = Unmanaged<CallbackBox>.fromOpaque(context!).takeUnretainedValue()
             if result == 0 {
                 box.connected = true
+                box.accepted = true
                 box.justConnected = true
             } else if box.version == .v5 && result == Int32(MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue) {
                 // libmosquitto reports a 3.1.1 broker's CONNACK 1 to an MQTT 5 CONNECT as this reason too.
@@ -557,6 +598,10 @@ private final class CallbackBox {
     var connected = false
     /// The broker refused MQTT 5 as an unsupported protocol version.
     var refusedMQTT5 = false
+    /// The broker accepted the connection (CONNACK 0).
+    var accepted = false
+    /// Why MQTT 5's CONNECT seemed to reach a broker that speaks 3.1.1 only (nil: it did not).
+    var maybe311: String?
     var justConnected = false
     var refused: String?
     /// Set with `refused` when trying again cannot help.
