@@ -1,6 +1,7 @@
 import BearingModel
 import BearingPOSIX
 import CMosquitto
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -89,6 +90,10 @@ public struct MQTTError: Error, Equatable, CustomStringConvertible {
             return "the broker closed the connection"
         case Int32(MOSQ_ERR_CONN_LOST.rawValue): return "the connection was reset"
         case Int32(MOSQ_ERR_ERRNO.rawValue): return String(cString: strerror(e))
+        case Int32(MOSQ_ERR_MALFORMED_PACKET.rawValue): return "a malformed packet"
+        case 128...255:
+            // An MQTT 5 broker's DISCONNECT gives its reason code (libmosquitto's own results are below 128).
+            return "the broker ended the connection: \(String(cString: mosquitto_reason_string(rc)))"
         default:
             let text = String(cString: mosquitto_strerror(rc))
             return text.hasSuffix(".") ? String(text.dropLast()) : text
@@ -151,6 +156,15 @@ public struct Secret: Equatable, Sendable, CustomStringConvertible {
     public var description: String { "(secret)" }
 }
 
+/// The MQTT version a client speaks to its broker.
+public enum MQTTProtocolVersion: String, Equatable, Sendable, CaseIterable {
+    /// MQTT 5: the CONNECT says the largest packet the client takes (Maximum Packet Size), and the broker sends
+    /// none larger.
+    case v5 = "5"
+    /// MQTT 3.1.1: a broker sends a packet of any size, which libmosquitto holds whole before the client sees it.
+    case v311 = "3.1.1"
+}
+
 /// One connection to a broker, inside the client's thread: publish from the delegate's calls only.
 public final class MQTTSession {
     fileprivate let mosq: OpaquePointer
@@ -202,9 +216,17 @@ public protocol MQTTClientDelegate: AnyObject, Sendable {
     func mqttClientTick(_ client: MQTTClient, session: MQTTSession?)
     /// The client is stopping while connected: the last messages (a retained `offline`) go now.
     func mqttClient(_ client: MQTTClient, willClose session: MQTTSession)
+    /// The broker refused MQTT 5's CONNECT as an unsupported protocol version: the client speaks 3.1.1 to it from
+    /// now on (`protocolVersion`) and connects again at once. Called once per client.
+    func mqttClient(_ client: MQTTClient, brokerSpeaks311Only refusal: String)
 }
 
-/// An MQTT 3.1.1 client over libmosquitto, owning its connection on a thread of its own: it connects,
+extension MQTTClientDelegate {
+    public func mqttClient(_ client: MQTTClient, brokerSpeaks311Only refusal: String) {}
+}
+
+/// An MQTT 5 client over libmosquitto (3.1.1 for a broker that refuses 5, or when configured so), owning its
+/// connection on a thread of its own: it connects,
 /// keeps the connection alive and reconnects after 1 s, 2 s, 4 s … up to `retryMax`, each delay
 /// shortened by a random part of up to half (so that a fleet does not come back all at once), for ever.
 ///
@@ -235,6 +257,11 @@ public final class MQTTClient: Sendable {
         public var settingNames: MQTTSettingNames = .config
         /// A received payload longer than this is not copied: the delegate gets its size only (nil: no bound).
         public var maxMessageBytes: Int?
+        /// The version tried first: `.v5` falls back to 3.1.1, for good, with a broker that refuses it.
+        public var protocolVersion: MQTTProtocolVersion = .v5
+        /// Told to an MQTT 5 broker as CONNECT's Maximum Packet Size: it sends no larger packet, so a message too
+        /// large for the client is dropped by the broker, not sent (nil: no bound). See `publishPacketBound`.
+        public var maxPacketBytes: Int?
 
         public init(broker: MQTTBroker, clientID: String) {
             self.broker = broker
@@ -247,18 +274,43 @@ public final class MQTTClient: Sendable {
                 && a.keepalive == b.keepalive && a.will?.topic == b.will?.topic && a.will?.payload == b.will?.payload
                 && a.retryInitial == b.retryInitial && a.retryMax == b.retryMax && a.connectTimeout == b.connectTimeout
                 && a.settingNames == b.settingNames && a.maxMessageBytes == b.maxMessageBytes
+                && a.protocolVersion == b.protocolVersion && a.maxPacketBytes == b.maxPacketBytes
         }
+    }
+
+    /// What a publisher may add to a message as MQTT 5 properties (a content type, user properties, the
+    /// message expiry) and the broker forwards: room kept for them in `publishPacketBound`.
+    public static let propertyAllowance = 1024
+
+    /// The largest PUBLISH packet that carries a payload of `payload` bytes on one of `topics`, counted as MQTT 5's
+    /// Maximum Packet Size counts (the whole packet): the fixed header (1 byte and a remaining length of up to
+    /// 4), the topic (2 bytes of length and its UTF-8), the packet identifier (2, QoS 1), the properties' length
+    /// (up to 4) and `propertyAllowance` bytes of them, then the payload.
+    public static func publishPacketBound(payload: Int, topics: [String]) -> Int {
+        let topic = topics.map(\.utf8.count).max() ?? 0
+        return 1 + 4 + 2 + topic + 2 + 4 + propertyAllowance + payload
     }
 
     public let configuration: Configuration
     private let delegate: any MQTTClientDelegate
     private let worker: WorkerThread
     private let wakeFD: Int32
+    /// What the client speaks to the broker: the configuration's version, until a broker refuses 5.
+    private struct Speaking {
+        var version: MQTTProtocolVersion
+        /// Why the last MQTT 5 attempt looked like a 3.1.1 broker's answer: the next attempt tries 3.1.1, and the
+        /// version becomes 3.1.1 if the broker accepts it.
+        var probe311: String?
+        /// The broker refused MQTT 5 (its reason), not told to the delegate yet.
+        var untold: String?
+    }
+    private let speaking: Mutex<Speaking>
 
     public init(configuration: Configuration, delegate: any MQTTClientDelegate) throws(SystemError) {
         self.configuration = configuration
         self.delegate = delegate
         worker = WorkerThread(name: "bearing-mqtt")
+        speaking = Mutex(Speaking(version: configuration.protocolVersion))
         wakeFD = try Syscall.eventFD()
         _ = mosquitto_lib_init()
     }
@@ -273,6 +325,9 @@ public final class MQTTClient: Sendable {
     }
 
     public func start() { worker.start { [self] in run() } }
+
+    /// The MQTT version the client speaks to the broker: 3.1.1 once a broker refused 5.
+    public var protocolVersion: MQTTProtocolVersion { speaking.withLock { $0.version } }
 
     /// Sends what waits, from any thread: the loop calls `maySend` when connected.
     public func wake() {
@@ -296,6 +351,16 @@ public final class MQTTClient: Sendable {
             var refusal: MQTTRefusal?
             let reason = session(&backoff, &refusal)
             if worker.isStopping { break }
+            let (untold, probing) = speaking.withLock { s in
+                defer { s.untold = nil }
+                return (s.untold, s.probe311 != nil)
+            }
+            // The broker refused MQTT 5 itself, or seemed to: 3.1.1 at once, not after a delay.
+            if let untold {
+                delegate.mqttClient(self, brokerSpeaks311Only: untold)
+                continue
+            }
+            if probing { continue }
             let delay = backoff.delay() * Double.random(in: 0.5...1)
             delegate.mqttClient(self, didDisconnect: reason, refusal: refusal, attempt: backoff.attempt, retryIn: delay)
             // Ticks go on while waiting, a second at a time.
@@ -310,10 +375,24 @@ public final class MQTTClient: Sendable {
     /// One connection, from connecting to its end; returns why it ended, and sets `refusal` when trying
     /// again cannot help.
     private func session(_ backoff: inout Backoff, _ refusal: inout MQTTRefusal?) -> String {
-        let box = CallbackBox(configuration)
+        let (established, probe) = self.speaking.withLock { ($0.version, $0.probe311) }
+        let speaking: MQTTProtocolVersion = probe == nil ? established : .v311
+        let box = CallbackBox(configuration, version: speaking)
         let context = Unmanaged.passRetained(box)
         defer { context.release() }
         defer {
+            self.speaking.withLock { s in
+                if box.refusedMQTT5 {
+                    s.version = .v311
+                    s.untold = box.refused
+                } else if speaking == .v5, let why = box.maybe311 {
+                    s.probe311 = why
+                } else {
+                    // A 3.1.1 attempt after an MQTT 5 one that looked like a 3.1.1 broker's answer has ended: accepted
+                    // (the version is 3.1.1 now), or not (MQTT 5 again).
+                    s.probe311 = nil
+                }
+            }
             // OpenSSL's reasons are among libmosquitto's error log lines.
             let tlsHint = configuration.broker.tls ? MQTTError.explainTLS(box.errors.joined(separator: "; "), names: configuration.settingNames) : nil
             refusal = box.refusal ?? tlsHint.map { MQTTRefusal(connackCode: nil, hint: $0) }
@@ -323,10 +402,19 @@ public final class MQTTClient: Sendable {
         }
         defer { mosquitto_destroy(mosq) }
         let session = MQTTSession(mosq)
-        do throws(MQTTError) { try configure(mosq) } catch { return error.message }
+        do throws(MQTTError) { try configure(mosq, speaking) } catch { return error.message }
 
         let target = "\(configuration.broker)"
-        var rc = mosquitto_connect_async(mosq, configuration.broker.host, Int32(configuration.broker.port), Int32(configuration.keepalive))
+        var rc: Int32
+        if speaking == .v5, let bound = configuration.maxPacketBytes {
+            var properties: OpaquePointer?
+            defer { mosquitto_property_free_all(&properties) }
+            rc = mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_MAXIMUM_PACKET_SIZE.rawValue), UInt32(clamping: bound))
+            guard rc == 0 else { return MQTTError.mosquitto("CONNECT property Maximum Packet Size \(bound)", rc).message }
+            rc = bearing_mosq_connect_async_v5(mosq, configuration.broker.host, Int32(configuration.broker.port), Int32(configuration.keepalive), properties)
+        } else {
+            rc = mosquitto_connect_async(mosq, configuration.broker.host, Int32(configuration.broker.port), Int32(configuration.keepalive))
+        }
         guard rc == 0 else { return MQTTError.mosquitto("connect \(target)", rc, log: box.errors, names: configuration.settingNames).message }
         let connectDeadline = Syscall.monotonicSeconds() + configuration.connectTimeout
         var lastMisc = Syscall.monotonicSeconds()
@@ -355,7 +443,17 @@ public final class MQTTClient: Sendable {
             }
             if fds[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
                 rc = mosquitto_loop_read(mosq, 1)
-                if rc != 0 { return ended(box, MQTTError.mosquitto("read from \(target)", rc, log: box.errors, names: configuration.settingNames).message) }
+                if rc != 0 {
+                    let text = MQTTError.mosquitto("read from \(target)", rc, log: box.errors, names: configuration.settingNames).message
+                    // libmosquitto 2.0.21 reads a 3.1.1 broker's refusal of MQTT 5 (CONNACK 1, without MQTT 5's
+                    // properties) as a malformed packet and says nothing else (2.0.11 reports it as reason 132):
+                    // such an answer to MQTT 5's CONNECT is tried with 3.1.1 next.
+                    if speaking == .v5 && !box.accepted && box.refused == nil
+                        && (rc == Int32(MOSQ_ERR_MALFORMED_PACKET.rawValue) || rc == Int32(MOSQ_ERR_PROTOCOL.rawValue)) {
+                        box.maybe311 = "the broker answered MQTT 5's CONNECT with a packet that is not MQTT 5's CONNACK (\(text))"
+                    }
+                    return ended(box, text)
+                }
             }
             if fds[0].revents & Int16(POLLOUT) != 0 {
                 rc = mosquitto_loop_write(mosq, 1)
@@ -366,6 +464,11 @@ public final class MQTTClient: Sendable {
                 box.justConnected = false
                 box.errors = []
                 backoff.reset()
+                if let probe {
+                    // 3.1.1 accepted where MQTT 5 was not: the broker speaks 3.1.1 only.
+                    self.speaking.withLock { $0.version = .v311 }
+                    delegate.mqttClient(self, brokerSpeaks311Only: probe)
+                }
                 delegate.mqttClient(self, didConnect: session)
                 delegate.mqttClient(self, maySend: session)
             }
@@ -396,16 +499,40 @@ public final class MQTTClient: Sendable {
         box.refused ?? box.disconnectReason ?? fallback
     }
 
-    private func configure(_ mosq: OpaquePointer) throws(MQTTError) {
-        _ = mosquitto_int_option(mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311)
-        _ = mosquitto_max_inflight_messages_set(mosq, 0) // Bearing keeps its own window
-        mosquitto_connect_callback_set(mosq) { _, context, rc in
+    /// An MQTT 5 CONNACK reason code as MQTT 3.1.1's return code of the same meaning (so that a refusal reads,
+    /// and is told apart, the same with either version); nil for one 3.1.1 has no code for.
+    static func connackCode311(_ reason: Int32) -> Int32? {
+        switch reason {
+        case Int32(MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue): return 1
+        case Int32(MQTT_RC_CLIENTID_NOT_VALID.rawValue): return 2
+        case Int32(MQTT_RC_SERVER_UNAVAILABLE.rawValue): return 3
+        case Int32(MQTT_RC_BAD_USERNAME_OR_PASSWORD.rawValue): return 4
+        case Int32(MQTT_RC_NOT_AUTHORIZED.rawValue): return 5
+        default: return nil
+        }
+    }
+
+    private func configure(_ mosq: OpaquePointer, _ speaking: MQTTProtocolVersion) throws(MQTTError) {
+        let level = speaking == .v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311
+        var rc = mosquitto_int_option(mosq, MOSQ_OPT_PROTOCOL_VERSION, level)
+        guard rc == 0 else { throw MQTTError.mosquitto("MQTT protocol version \(speaking.rawValue)", rc) }
+        rc = mosquitto_max_inflight_messages_set(mosq, 0) // Bearing keeps its own window
+        guard rc == 0 else { throw MQTTError.mosquitto("libmosquitto's in-flight bound (none: Bearing keeps its own window)", rc) }
+        // The result is the CONNACK's code: 3.1.1's return code, or MQTT 5's reason code.
+        mosquitto_connect_callback_set(mosq) { _, context, result in
             let box = Unmanaged<CallbackBox>.fromOpaque(context!).takeUnretainedValue()
-            if rc == 0 {
+            if result == 0 {
                 box.connected = true
+                box.accepted = true
                 box.justConnected = true
+            } else if box.version == .v5 && result == Int32(MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue) {
+                // libmosquitto reports a 3.1.1 broker's CONNACK 1 to an MQTT 5 CONNECT as this reason too.
+                box.refusedMQTT5 = true
+                box.refused = "the broker refused MQTT 5: \(String(cString: mosquitto_reason_string(result)))"
             } else {
-                let refused = "the broker refused the connection: \(String(cString: mosquitto_connack_string(rc)))"
+                let rc = box.version == .v5 ? MQTTClient.connackCode311(result) ?? result : result
+                let text = rc < 128 ? String(cString: mosquitto_connack_string(rc)) : String(cString: mosquitto_reason_string(rc))
+                let refused = "the broker refused the connection: \(text)"
                 // A bad user name or password (4), or not authorised (5): trying again cannot help.
                 guard rc == 4 || rc == 5 else { box.refused = refused; return }
                 let names = box.settingNames
@@ -445,6 +572,7 @@ public final class MQTTClient: Sendable {
             guard rc == 0 else { throw MQTTError.mosquitto(configuration.settingNames.username, rc) }
         }
         if let will = configuration.will {
+            // The same call for MQTT 5 (the will without properties) and 3.1.1.
             let bytes = Array(will.payload.utf8)
             let rc = bytes.withUnsafeBytes { mosquitto_will_set(mosq, will.topic, Int32($0.count), $0.baseAddress, 1, true) }
             guard rc == 0 else { throw MQTTError.mosquitto("last will on \(will.topic)", rc) }
@@ -465,7 +593,15 @@ private final class CallbackBox {
     let settingNames: MQTTSettingNames
     let hasUsername: Bool
     let maxMessageBytes: Int
+    /// What this connection speaks.
+    let version: MQTTProtocolVersion
     var connected = false
+    /// The broker refused MQTT 5 as an unsupported protocol version.
+    var refusedMQTT5 = false
+    /// The broker accepted the connection (CONNACK 0).
+    var accepted = false
+    /// Why MQTT 5's CONNECT seemed to reach a broker that speaks 3.1.1 only (nil: it did not).
+    var maybe311: String?
     var justConnected = false
     var refused: String?
     /// Set with `refused` when trying again cannot help.
@@ -476,7 +612,8 @@ private final class CallbackBox {
     /// libmosquitto's error log lines (OpenSSL's reasons among them), for the next error message.
     var errors: [String] = []
 
-    init(_ configuration: MQTTClient.Configuration) {
+    init(_ configuration: MQTTClient.Configuration, version: MQTTProtocolVersion) {
+        self.version = version
         settingNames = configuration.settingNames
         hasUsername = configuration.username != nil
         maxMessageBytes = configuration.maxMessageBytes ?? .max

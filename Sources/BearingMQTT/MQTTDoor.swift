@@ -75,8 +75,14 @@ public final class MQTTDoor: Door {
         clientConfig.retryInitial = config.retryInitial
         clientConfig.retryMax = config.retryMax
         clientConfig.will = (topics.status, "offline")
-        // Only fleet messages are received (and HA's `online`): a longer payload is refused by its size alone.
+        // Only fleet messages are received (and HA's `online`): a longer payload is refused by its size alone, and
+        // an MQTT 5 broker is told the largest packet that carries one, so it does not even send a longer one.
         clientConfig.maxMessageBytes = FleetPipelines.maxMessageBytes
+        let prefix = topics.prefix
+        let discovery = config.homeAssistant.map { HomeAssistantDiscovery(discoveryPrefix: $0, device: device, prefix: prefix) }
+        let subscribed = [config.fleetTopic, discovery?.birthTopic].compactMap { $0 }
+        clientConfig.maxPacketBytes = MQTTClient.publishPacketBound(payload: FleetPipelines.maxMessageBytes, topics: subscribed)
+        clientConfig.protocolVersion = config.protocolVersion
         let directory = config.spoolDirectory ?? MQTTDoorConfig.defaultSpoolDirectory()
         let spool: MessageSpool
         do {
@@ -88,9 +94,11 @@ public final class MQTTDoor: Door {
         logger.info("MQTT door for \(broker)", metadata: [
             "client_id": "\(clientConfig.clientID)", "prefix": "\(topics.prefix)", "spool": "\(directory)",
             "waiting": "\(spool.pending)", "next_seq": "\(spool.nextSeq)", "libmosquitto": "\(MQTTClient.libraryVersion)",
+            "protocol": "\(config.protocolVersion.rawValue)", "max_packet": "\(clientConfig.maxPacketBytes ?? 0)",
         ])
-        let prefix = topics.prefix
-        let discovery = config.homeAssistant.map { HomeAssistantDiscovery(discoveryPrefix: $0, device: device, prefix: prefix) }
+        if config.protocolVersion == .v311 {
+            logger.warning("MQTT: mqtt.protocol is 3.1.1: \(MQTTOutbox.without5)")
+        }
         fleetFile = "\(directory)/fleet.json"
         savedFleet = config.fleetTopic == nil ? nil : MQTTDoor.loadFleet(fleetFile, logger: logger)
         let (updates, continuation) = AsyncStream<FleetMessage>.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -218,10 +226,15 @@ public final class MQTTDoor: Door {
         return out
     }
 
-    /// HEALTH: whether the broker is connected, and the spool's messages waiting for it.
+    /// HEALTH: whether the broker is connected, the spool's messages waiting for it, the MQTT version spoken
+    /// (`3.1.1` when configured so or the broker refused 5) and, with MQTT 5, the largest packet the broker may send.
     public var health: [(String, HealthValue)] {
         let (connected, pending, bytes) = outbox.state.withLock { ($0.connected, $0.spool.pending, $0.spool.bytes) }
-        return [("connected", .bool(connected)), ("spool", .number(Double(pending))), ("spool_bytes", .number(Double(bytes)))]
+        let version = client.protocolVersion
+        var out: [(String, HealthValue)] = [("connected", .bool(connected)), ("spool", .number(Double(pending))),
+                                            ("spool_bytes", .number(Double(bytes))), ("protocol", .string(version.rawValue))]
+        if version == .v5, let bound = client.configuration.maxPacketBytes { out.append(("max_packet", .number(Double(bound)))) }
+        return out
     }
 
     public func close() {
@@ -473,7 +486,7 @@ final class MQTTOutbox: MQTTClientDelegate {
     func mqttClient(_ client: MQTTClient, didAcknowledge mid: Int32, session: MQTTSession) {
         state.withLock { s in
             guard s.inFlight.removeValue(forKey: mid) != nil else { return } // `status` and `spool` are not spooled
-            // QoS 1 acknowledgements come in order (MQTT 3.1.1 §4.6), but the mark only moves past what no
+            // QoS 1 acknowledgements come in order (§4.6 of MQTT 3.1.1 and 5), but the mark only moves past what no
             // message in flight precedes.
             s.spool.acknowledge(through: s.inFlight.values.min().map { $0 - 1 } ?? s.lastSent)
         }
@@ -560,6 +573,15 @@ final class MQTTOutbox: MQTTClientDelegate {
         if let spoolObject, let session {
             do { try session.publish(topics.spool, spoolObject, retain: true) } catch { logger.warning("MQTT: \(error)") }
         }
+    }
+
+    /// Why a broker that speaks 3.1.1 costs memory: what the log says of it.
+    static let without5 = "the broker cannot be told the largest packet Bearing takes (MQTT 5's Maximum Packet Size), so a message "
+        + "larger than \(FleetPipelines.maxMessageBytes >> 10) KiB on the fleet topic is received whole before Bearing refuses it "
+        + "(libmosquitto holds the whole packet first); set the broker's max_packet_size"
+
+    func mqttClient(_ client: MQTTClient, brokerSpeaks311Only refusal: String) {
+        logger.warning("MQTT: \(broker) speaks MQTT 3.1.1 only (\(refusal)); 3.1.1 from now on: \(MQTTOutbox.without5)")
     }
 
     func mqttClient(_ client: MQTTClient, willClose session: MQTTSession) {

@@ -37,6 +37,8 @@ public struct MQTTDoorConfig: Equatable, Sendable {
     public var fleetTopic: String?
     /// Whether the fleet's message may also set the socket's named pipelines (its `pipelines`).
     public var fleetNamedPipelines = false
+    /// The MQTT version tried first: 5 (3.1.1 for a broker that refuses it), or 3.1.1 only.
+    public var protocolVersion: MQTTProtocolVersion = .v5
 
     public init() {}
 
@@ -144,6 +146,14 @@ extension MQTTDoorConfig {
         .path("password_file", \.config.passwordFile, default: "none",
               "a file holding the password (needs `username`): its first line, read when the door opens, never logged"),
         .section("tls", \.self, tlsKeys, "TLS for `mqtts://`: the CA that signed the broker's certificate, and a client certificate"),
+        .init("protocol", "`5` or `3.1.1`", "the MQTT version: 5 tells the broker the largest packet Bearing takes, so it does not send "
+                + "a larger fleet message; a broker that refuses 5 gets 3.1.1 (a warning, and HEALTH's `protocol`); `3.1.1` only for a "
+                + "broker that mishandles 5 ([docs/mqtt.md](mqtt.md#mqtt-5-the-largest-packet))", default: { ConfigShow.code($0.config.protocolVersion.rawValue) }) {
+            r, node, path, c in
+            let s = try r.scalar(node, path)
+            guard let v = MQTTProtocolVersion(rawValue: s) else { throw r.fail(node, path, s.quoted, "5 or 3.1.1") }
+            c.config.protocolVersion = v
+        },
         .int("keepalive", \.config.keepalive, 5...65535, unit: " s", "MQTT keepalive"),
         .int("window", \.config.window, 1...1000, "QoS 1 messages in flight (sent, not yet acknowledged) at once"),
         .seconds("retry_initial", \.config.retryInitial, 0.01...3600, "first reconnect delay; doubles per failed attempt, each shortened at random by up to half"),

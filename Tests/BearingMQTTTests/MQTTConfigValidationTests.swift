@@ -32,6 +32,34 @@ final class MQTTConfigValidationTests: XCTestCase {
         XCTAssertNoThrow(try AgentConfig.parse(yaml: yaml, source: "bearing.yaml"), yaml, file: file, line: line)
     }
 
+    // MARK: Issue 40: the MQTT version
+
+    /// `mqtt.protocol`: 5 by default (the broker is told the largest packet), 3.1.1 when set so; nothing else.
+    func testTheProtocolKeyIsFiveOr311() throws {
+        let base = "mqtt:\n  broker: mqtt://127.0.0.1:1883\n  device: p1\n"
+        XCTAssertEqual(try AgentConfig.parse(yaml: base, source: "bearing.yaml").mqtt.protocolVersion, .v5)
+        XCTAssertEqual(try AgentConfig.parse(yaml: base + "  protocol: 5\n", source: "bearing.yaml").mqtt.protocolVersion, .v5)
+        XCTAssertEqual(try AgentConfig.parse(yaml: base + "  protocol: 3.1.1\n", source: "bearing.yaml").mqtt.protocolVersion, .v311)
+        XCTAssertEqual(try AgentConfig.parse(yaml: base + "  protocol: \"3.1.1\"\n", source: "bearing.yaml").mqtt.protocolVersion, .v311)
+        for bad in ["3", "3.1", "4", "5.0", "v5", "mqtt5"] {
+            assertRejected(base + "  protocol: \(bad)\n", mentions: ["mqtt.protocol", "5 or 3.1.1"])
+        }
+    }
+
+    /// The packet bound told to an MQTT 5 broker: a whole PUBLISH of the largest fleet message on the longest
+    /// topic subscribed to, with room for the properties a publisher may add.
+    func testThePacketBoundCoversTheLargestFleetMessageOnTheLongestTopic() {
+        let topic = "bearing/fleet/pipelines"
+        let bound = MQTTClient.publishPacketBound(payload: FleetPipelines.maxMessageBytes, topics: [topic, "homeassistant/status"])
+        // 1 + 4 (fixed header) + 2 + 23 (topic) + 2 (packet id) + 4 (properties' length) + 1024 (properties) + 65,536.
+        XCTAssertEqual(bound, 66_596)
+        XCTAssertEqual(MQTTClient.publishPacketBound(payload: 10, topics: []), 1 + 4 + 2 + 2 + 4 + MQTTClient.propertyAllowance + 10)
+        XCTAssertEqual(MQTTClient.connackCode311(132), 1)
+        XCTAssertEqual(MQTTClient.connackCode311(134), 4)
+        XCTAssertEqual(MQTTClient.connackCode311(135), 5)
+        XCTAssertNil(MQTTClient.connackCode311(138))
+    }
+
     // MARK: Item 2: a fleet topic the device publishes to
 
     /// Each topic the door publishes to, under the default prefix, its own prefix, and Home Assistant's.
