@@ -19,7 +19,7 @@ final class SystemdNotifyTests: XCTestCase {
         let socket = dir.appendingPathComponent("bearing.sock").path
         // No gpsd at this port: the agent is ready all the same, and says gpsd is not connected.
         let (agent, _, _) = try launchBearing(["run", "--gpsd", "127.0.0.1:\(freePort())", "--socket", socket, "--log-level", "error"],
-                                              environment: ["NOTIFY_SOCKET": notify])
+                                              environment: ["NOTIFY_SOCKET": notify, "STATE_DIRECTORY": dir.path])
         defer { if agent.isRunning { kill(agent.processIdentifier, SIGKILL) } }
 
         let ready = try XCTUnwrap(receiver.next(timeout: 20), "READY=1 within 20 s")
@@ -50,7 +50,8 @@ final class WatchdogTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: dir) }
         let notify = dir.appendingPathComponent("notify").path
         let receiver = try DatagramReceiver(notify)
-        var env = ["NOTIFY_SOCKET": notify, "WATCHDOG_USEC": "1000000"]
+        // Its state (the black box the watchdog's fault saves) in the test's folder, not /var/lib/bearing.
+        var env = ["NOTIFY_SOCKET": notify, "WATCHDOG_USEC": "1000000", "STATE_DIRECTORY": dir.path]
         if wedge { env["BEARING_TEST_WEDGE"] = "pipeline" }
         let (agent, _, err) = try launchBearing(["run", "--gpsd", "127.0.0.1:\(freePort())", "--socket", dir.appendingPathComponent("s.sock").path,
                                                  "--log-level", "critical"], environment: env)
