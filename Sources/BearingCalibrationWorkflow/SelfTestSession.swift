@@ -94,17 +94,13 @@ public struct SelfTestSession {
         if let model = try? AtomicFile.readText("/proc/device-tree/model", limit: 256) {
             facts.append(("hardware", String(model.prefix { $0 != "\0" })))
         }
-        if let kernel = try? AtomicFile.readText("/proc/sys/kernel/osrelease", limit: 256) {
-            facts.append(("kernel", kernel.trimmingSuffixNewlines))
-        }
+        let system = Syscall.systemName()
+        if let system { facts.append(("kernel", system.release)) }
         if let os = try? AtomicFile.readText("/etc/os-release", limit: 8192),
            let line = os.split(separator: "\n").first(where: { $0.hasPrefix("PRETTY_NAME=") }) {
             facts.append(("os", String(line.dropFirst("PRETTY_NAME=".count)).trimmingQuotes))
         }
-        var u = utsname()
-        if uname(&u) == 0 {
-            facts.append(("architecture", withUnsafeBytes(of: &u.machine) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }))
-        }
+        if let system { facts.append(("architecture", system.machine)) }
         for t in SelfTestRun.Target.of(magnetometer: magnetometer, imu: imu) {
             facts.append(("\(t.kind.rawValue) config", "bus \(t.bus), chip \(t.chip ?? "auto"), address \(t.address.map(I2CError.hex) ?? "auto"), "
                           + "rate \(t.rate) Hz, orientation \(t.orientation.description)"))
@@ -117,6 +113,5 @@ public struct SelfTestSession {
 }
 
 extension String {
-    var trimmingSuffixNewlines: String { String(self.reversed().drop { $0 == "\n" }.reversed()) }
     var trimmingQuotes: String { String(self.drop { $0 == "\"" }.reversed().drop { $0 == "\"" }.reversed()) }
 }

@@ -650,13 +650,9 @@ public final class Agent: @unchecked Sendable {
     private func recordKeys() {
         guard let recorder else { return }
         let api = GPSDClient.apiVersion
-        var u = utsname()
-        uname(&u)
-        func text<T>(_ field: T) -> String {
-            withUnsafeBytes(of: field) { raw in String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self) }
-        }
+        let u = Syscall.systemName() ?? ("", "", "")
         let environment: [BearingRecording.Record.Pair] = [
-            .init("bearing", Release.version), .init("kernel", "\(text(u.sysname)) \(text(u.release)) \(text(u.machine))"),
+            .init("bearing", Release.version), .init("kernel", "\(u.sysname) \(u.release) \(u.machine)"),
             .init("libgps_api", "\(api.major).\(api.minor)"), .init("started", "\(startTime.seconds).\(String(printf: "%09d", Int(startTime.nanoseconds)))"),
         ] + (origin?.pairs ?? [])
         input.enter({ .environment(environment) }) {}

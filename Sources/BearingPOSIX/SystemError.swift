@@ -110,6 +110,17 @@ public enum Syscall {
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
+    /// uname(2): the kernel's name, release and the machine's architecture (`Linux`, `6.1.0-…`, `aarch64`); nil
+    /// when it fails.
+    public static func systemName() -> (sysname: String, release: String, machine: String)? {
+        var u = utsname()
+        guard uname(&u) == 0 else { return nil }
+        func text<T>(_ field: T) -> String {
+            withUnsafeBytes(of: field) { raw in String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self) }
+        }
+        return (text(u.sysname), text(u.release), text(u.machine))
+    }
+
     public static func wallClock() -> (seconds: Int64, nanoseconds: Int32) {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
