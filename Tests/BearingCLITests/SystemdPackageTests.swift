@@ -127,7 +127,8 @@ final class SystemdPackageTests: XCTestCase {
                         "first-connection-starts", "notify-active", "notify-status", "other-user-refused", "magnetometer-read",
                         "no-thread-priority-error", "device-acl-refuses", "calibrate-saved", "reload", "blackbox-save", "watchdog-restart",
                         "watchdog-no-loss", "blackbox-fault", "stop-fast", "datalog-intact", "config-error-no-restart", "upgrade", "upgrade-restarted",
-                        "upgrade-conffile", "upgrade-state", "upgrade-readers-reconnect", "purge", "purge-clean"]
+                        "upgrade-socket-kept", "upgrade-conffile", "upgrade-state", "upgrade-readers-reconnect", "upgrade-socket-changed", "purge",
+                        "purge-clean"]
         for name in expected {
             XCTAssertEqual(checks[name], true, "VM check \(name): \(checks[name] == nil ? "did not run" : "failed")")
         }

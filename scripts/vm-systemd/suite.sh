@@ -272,10 +272,13 @@ ver=$(dpkg-query -W -f '${Version}' bearing)
 rm -rf /tmp/upgrade && dpkg-deb -R "$deb" /tmp/upgrade \
   && sed -i "s/^Version: .*/Version: ${ver}+vm1/" /tmp/upgrade/DEBIAN/control \
   && dpkg-deb -b /tmp/upgrade /tmp/bearing-upgrade.deb > /dev/null
-as alice $reader --seconds 30 --watch ATT --reconnect --out "$out/upgrade.txt" &
+# The reader runs until it has what the check needs (or 120 s): a slow VM (CI under load took 25 s for the
+# upgrade) must not end it before it connects again, as a fixed 30 s window did.
+as alice $reader --seconds 120 --watch ATT --reconnect --out "$out/upgrade.txt" &
 reader_pid=$!
 sleep 5
 pid_before=$(prop bearing.service MainPID)
+socket_since=$(prop bearing.socket ActiveEnterTimestampMonotonic)
 t_upgrade=$(now)
 dpkg -i /tmp/bearing-upgrade.deb > "$out/dpkg-upgrade.log" 2>&1
 upgrade_status=$?
@@ -287,11 +290,12 @@ check upgrade "dpkg -i ${ver}+vm1 over $ver: status $upgrade_status, $installed 
   sh -c "test $upgrade_status -eq 0 && test '$installed' = '${ver}+vm1'"
 check upgrade-restarted "the service restarted onto the new package (main PID $pid_before → $pid_after), socket $(systemctl is-active bearing.socket)" \
   sh -c "test '$pid_before' != '$pid_after' && test '$pid_after' != 0 && test \"\$(systemctl is-active bearing.socket)\" = active"
+check upgrade-socket-kept "the socket, its unit unchanged, stayed open (active since $socket_since → $(prop bearing.socket ActiveEnterTimestampMonotonic))" \
+  test "$(prop bearing.socket ActiveEnterTimestampMonotonic)" = "$socket_since"
 check upgrade-conffile "the edit to /etc/bearing/bearing.yaml (a conffile) kept, no prompt" grep -q 'kept across the upgrade' /etc/bearing/bearing.yaml
 check upgrade-state "/var/lib/bearing kept: calibration.json unchanged" test "$(md5sum < /var/lib/bearing/calibration.json)" = "$cal_sum"
-wait $reader_pid
 # The reader lost its connection when the service restarted, connected again, and got ATT again.
-python3 - "$out/upgrade.txt" > "$out/upgrade-reader.txt" <<'EOF'
+cat > /tmp/upgrade-reader.py <<'EOF'
 import json, sys
 connects, att_after = 0, 0
 for line in open(sys.argv[1]):
@@ -308,8 +312,27 @@ for line in open(sys.argv[1]):
 print(f"connects={connects} att_after_reconnect={att_after}")
 print("OK" if connects >= 2 and att_after >= 5 else "NOT-OK")
 EOF
+reader_done() { python3 /tmp/upgrade-reader.py "$out/upgrade.txt" > "$out/upgrade-reader.txt" && grep -q '^OK$' "$out/upgrade-reader.txt"; }
+wait_for "the reader to reconnect and get ATT" 90 reader_done
+# runuser does not pass the signal on: end the reader itself.
+pkill -u alice -f "upgrade.txt" 2> /dev/null; wait $reader_pid 2> /dev/null
+python3 /tmp/upgrade-reader.py "$out/upgrade.txt" > "$out/upgrade-reader.txt"
 sed 's/^/SUITE-NOTE /' "$out/upgrade-reader.txt"
 check upgrade-readers-reconnect "a reader connected through the upgrade reconnects and gets ATT again" grep -q '^OK$' "$out/upgrade-reader.txt"
+
+# A socket unit that changed is restarted (its new settings in force): the same package again, Version higher
+# still, with a line added to bearing.socket.
+socket_since=$(prop bearing.socket ActiveEnterTimestampMonotonic)
+socket_unit=$(cd /tmp/upgrade && find . -path '*/systemd/system/bearing.socket' | head -1)
+echo '# changed (the VM suite)' >> "/tmp/upgrade/$socket_unit" \
+  && sed -i "s/^Version: .*/Version: ${ver}+vm2/" /tmp/upgrade/DEBIAN/control \
+  && dpkg-deb -b /tmp/upgrade /tmp/bearing-upgrade2.deb > /dev/null
+dpkg -i /tmp/bearing-upgrade2.deb > "$out/dpkg-upgrade2.log" 2>&1
+upgrade2_status=$?
+wait_for "the socket active after the second upgrade" 15 sh -c 'test "$(systemctl is-active bearing.socket)" = active'
+check upgrade-socket-changed "a changed socket unit is restarted: status $upgrade2_status, active since $socket_since → $(prop bearing.socket ActiveEnterTimestampMonotonic)" \
+  sh -c "test $upgrade2_status -eq 0 && test \"\$(systemctl show -P ActiveEnterTimestampMonotonic bearing.socket)\" != '$socket_since' \
+         && grep -q 'changed (the VM suite)' '/${socket_unit#./}'"
 
 # --- Purge: nothing stray -----------------------------------------------------------------------------
 dpkg -P bearing > "$out/dpkg-purge.log" 2>&1
