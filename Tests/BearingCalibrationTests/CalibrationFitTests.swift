@@ -143,6 +143,23 @@ final class CalibrationFitTests: XCTestCase {
         // A forced full fit of the same data may be anything; the calibrator never picks it by itself.
     }
 
+    /// A turn exactly level and without noise (a simulator's, a filtered or finely quantised sensor's) is the
+    /// cleanest planar data there is: its smallest spread is zero, but it is a ring, not a line.
+    func testAFlatTurnWithoutNoiseIsPlanarNotALine() throws {
+        var rng = SplitMix64(seed: 3)
+        let d = Self.randomDistortion(&rng, field: 50)
+        let i = 60 * Double.pi / 180
+        let dirs = (0..<360).map { k -> Vector3 in
+            let h = Double(k) * .pi / 180
+            return Vector3(cos(h) * cos(i), -sin(h) * cos(i), sin(i))
+        }
+        let raw = Self.samples(dirs, field: 50, d, noise: 0, &rng)
+        XCTAssertLessThan(MagnetometerCalibrator.thinness(raw).value, 1e-6)
+        let fit = try MagnetometerCalibrator(options: .init(field: 50, inclination: 60)).fit(raw)
+        XCTAssertEqual(fit.model, .planar)
+        XCTAssertLessThan(Self.headingRMS(fit.calibration, d, field: 50), 2)
+    }
+
     func testSlightlyTiltedTurnsFallBackToSmallerModels() throws {
         var rng = SplitMix64(seed: 4)
         let d = Self.randomDistortion(&rng, field: 50)
