@@ -312,7 +312,7 @@ for line in open(sys.argv[1]):
 print(f"connects={connects} att_after_reconnect={att_after}")
 print("OK" if connects >= 2 and att_after >= 5 else "NOT-OK")
 EOF
-reader_done() { python3 /tmp/upgrade-reader.py "$out/upgrade.txt" > "$out/upgrade-reader.txt" && grep -q '^OK$' "$out/upgrade-reader.txt"; }
+reader_done() { python3 /tmp/upgrade-reader.py "$out/upgrade.txt" > "$out/upgrade-reader.txt" 2> /dev/null && grep -q '^OK$' "$out/upgrade-reader.txt"; }
 wait_for "the reader to reconnect and get ATT" 90 reader_done
 # runuser does not pass the signal on: end the reader itself.
 pkill -u alice -f "upgrade.txt" 2> /dev/null; wait $reader_pid 2> /dev/null
