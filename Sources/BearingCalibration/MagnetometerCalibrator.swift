@@ -147,6 +147,23 @@ public struct MagnetometerCalibrator: Sendable {
     /// Thinness of the sample cloud: √(smallest / largest variance along its principal axes). 1 for a
     /// sphere, 0.5 for a hemisphere, about 0.14 for turns tilted no more than ±10°, ≈ 0 for a flat turn.
     public static func thinness(_ points: [Vector3]) -> (value: Double, normal: Vector3, axes: [Vector3]) {
+        let (values, vectors) = spread(points)
+        guard values[2] > 0 else { return (0, vectors[0], vectors) }
+        return ((max(0, values[0]) / values[2]).squareRoot(), vectors[0], vectors)
+    }
+
+    /// Whether the cloud spans two directions at all: √(middle / largest variance) at least `lineThinness`.
+    /// A ring turned exactly level (thinness 0) is a plane; points along one direction are a line.
+    public static func spansAPlane(_ points: [Vector3]) -> Bool {
+        let (values, _) = spread(points)
+        return values[2] > 0 && (max(0, values[1]) / values[2]).squareRoot() >= lineThinness
+    }
+
+    /// Below this `thinness` a cloud is a line unless `spansAPlane`.
+    static let lineThinness = 0.005
+
+    /// The covariance's eigenvalues (ascending) and eigenvectors.
+    private static func spread(_ points: [Vector3]) -> (values: [Double], vectors: [Vector3]) {
         let mean = Vector3.mean(points)
         var c = [Double](repeating: 0, count: 6)
         for p in points {
@@ -156,21 +173,20 @@ public struct MagnetometerCalibrator: Sendable {
         }
         let m = Matrix3([c[0], c[3], c[4]], [c[3], c[1], c[5]], [c[4], c[5], c[2]])
         let (values, vectors) = m.symmetricEigen
-        guard values[2] > 0 else { return (0, vectors[0], vectors) }
-        return ((max(0, values[0]) / values[2]).squareRoot(), vectors[0], vectors)
+        return (values, vectors)
     }
 
     /// Points thinner than this (`thinness`) span a plane: `supportedModel`'s planar range.
     public static let planarThinness = 0.15
 
     /// The model the spread of the data supports.
-    static func supportedModel(thinness t: Double) -> CalibrationModel? {
+    static func supportedModel(thinness t: Double, spansAPlane: Bool) -> CalibrationModel? {
         switch t {
         case 0.35...: return .ellipsoid
         case 0.25..<0.35: return .axes
         case planarThinness..<0.25: return .sphere
-        case 0.005..<planarThinness: return .planar
-        default: return nil
+        case lineThinness..<planarThinness: return .planar
+        default: return spansAPlane ? .planar : nil
         }
     }
 
@@ -188,7 +204,7 @@ public struct MagnetometerCalibrator: Sendable {
         if let forced = options.model {
             wanted = forced
         } else {
-            guard let supported = Self.supportedModel(thinness: shape.value) else {
+            guard let supported = Self.supportedModel(thinness: shape.value, spansAPlane: Self.spansAPlane(finite)) else {
                 throw CalibrationFitError("the samples lie along a line (thinness \(String(printf: "%.3f", shape.value))): the device was hardly turned; turn it through a full circle, then tilt and roll it")
             }
             wanted = supported
