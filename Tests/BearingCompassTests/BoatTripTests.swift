@@ -67,7 +67,9 @@ final class BoatTripTests: XCTestCase {
         let lastState = Mutex<OnlineCalibrationState?>(nil)
         fusion.onOnlineEvent = { change, state in
             if let change {
-                changes.withLock { $0.append(state.time.unixTime - Self.start) }
+                // The swing starts again after a change that turns the heading, as `bearing attitude`'s does
+                // (`OfflineAttitude`): a refinement (the hard iron moved by less than 1 % of the field) keeps it.
+                if change.turnsTheHeading { changes.withLock { $0.append(state.time.unixTime - Self.start) } }
                 summaries.withLock { $0.append(String(format: "%.0f s: ", state.time.unixTime - Self.start) + "\(change.calibration.offset): " + change.summary) }
             }
             lastState.withLock { $0 = state }
@@ -146,7 +148,8 @@ final class BoatTripTests: XCTestCase {
         XCTAssertEqual(result.current.east, Self.current.east, accuracy: 0.1)
         XCTAssertEqual(result.current.north, Self.current.north, accuracy: 0.1)
         XCTAssertGreaterThan(ignoredError, curveError)
-        // The bar (0.20° measured).
+        // The bar (0.10° measured; 0.24° when a single field sample at the start differs: a figure this small
+        // moves with the fits' history).
         XCTAssertLessThanOrEqual(rms, 0.23)
         XCTAssertLessThan(rms, raw, "the swing's curve must improve the heading")
         XCTAssertEqual(state.steps, 1)
