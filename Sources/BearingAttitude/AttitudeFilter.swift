@@ -122,6 +122,19 @@ public struct AttitudeFilter: Sendable {
         floorWaitsForUndisturbed = true
     }
 
+    /// The accelerometer's time constant in force (`parameters.tauAcc` unless retuned).
+    public var accelerometerTimeConstant: Double { accLowPass.tau }
+
+    /// Takes the accelerometer (and the bias estimation that rests on it) at time constant `tau` from the next
+    /// sample on, the low-passed state carried over: longer while the accelerometer reads an acceleration that
+    /// nothing takes out (a car without GNSS speed), back to `parameters.tauAcc` when it is known again.
+    public mutating func retuneAccelerometer(tau: Double) {
+        guard tau > 0, tau.isFinite else { return }
+        accLowPass.retune(tau: tau)
+        rotationLowPass.retune(tau: tau)
+        rotatedBiasLowPass.retune(tau: tau)
+    }
+
     // MARK: Updates
 
     /// Gyroscope, accelerometer and magnetometer sampled together, `dt` seconds after the previous sample.

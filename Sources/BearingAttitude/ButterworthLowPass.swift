@@ -30,7 +30,7 @@ extension Vector3: LowPassSignal {}
 /// As in VQF, the filter starts from the mean of its first samples: until τ seconds have been seen it
 /// outputs their running mean, then it starts at rest on that mean, so one odd first sample does not linger.
 public struct ButterworthLowPass<Value: LowPassSignal>: Sendable {
-    public let tau: Double
+    public private(set) var tau: Double
     /// The latest output.
     public private(set) var output: Value = .zero
     private var rate: Value = .zero
@@ -48,6 +48,13 @@ public struct ButterworthLowPass<Value: LowPassSignal>: Sendable {
 
     /// Feeds `x`, the input over the `dt` seconds since the previous sample, and returns the new output.
     /// An interval that is not positive and finite leaves the state as it is and returns the last output.
+    /// A new time constant from the next step on; the output and its rate carry over (no jump).
+    public mutating func retune(tau: Double) {
+        guard tau != self.tau else { return }
+        self.tau = tau
+        cachedInterval = .nan
+    }
+
     @discardableResult
     public mutating func step(_ x: Value, dt: Double) -> Value {
         guard tau > 0 else { output = x; return x }

@@ -46,10 +46,16 @@ public struct VehicleAcceleration: Sendable {
         last = (speed, fixTime, arrival)
     }
 
+    /// Whether a recent epoch's speed is known at `time` (samples' clock): what `acceleration` takes out then.
+    public func knowsSpeed(at time: Double) -> Bool {
+        guard let last else { return false }
+        return time >= last.arrival - 0.5 && time - last.arrival <= staleAfter
+    }
+
     /// The vehicle's acceleration at `time` (samples' clock), m/s², in the frame of `angularRate` (rad/s), whose
     /// x is the vehicle's forward axis; zero when nothing recent is known.
     public func acceleration(at time: Double, angularRate ω: Vector3) -> Vector3 {
-        guard let last, time >= last.arrival - 0.5, time - last.arrival <= staleAfter else { return .zero }
+        guard let last, knowsSpeed(at: time) else { return .zero }
         let v = max(0, last.speed + change * max(0, time - last.arrival))
         // v̇ x̂ + ω × (v x̂) = (v̇, v ω_z, −v ω_y).
         return Vector3(change, v * ω.z, -v * ω.y)

@@ -614,4 +614,52 @@ final class AttitudeFusionTests: XCTestCase {
         let other = ActiveCalibration(chip: "qmc5883l", correction: MagneticCalibration(offset: Vector3(3, 0, 0), matrix: .identity))
         XCTAssertTrue(try XCTUnwrap(firstDeviation(kept, calibration: other)).isNaN, "kept under another calibration: not used")
     }
+
+    /// A car without GNSS speed cannot take its own acceleration out of the accelerometer: braking at 1.5 m/s² for
+    /// 8 s tilts a 3 s filter's "up" by most of 8.7°. As a car (`vehicle: car`, no fix), the accelerometer is taken
+    /// at `tauAccWithoutSpeed` (the gyroscope holds the tilt), so the pitch errs by a fraction of that; with fixes, or
+    /// on a board that tilts faster than a vehicle does, the filter's own time constant is kept. (In the filter's
+    /// first `tauAccWithoutSpeed` seconds its "up" is the mean of what it read, as VQF starts: pulling away at 10 s
+    /// costs 3.9° then, against 9.0°.)
+    func testACarWithoutGNSSSpeedRidesItsTiltOnTheGyroscope() throws {
+        var board = VirtualIMU(heading: { _ in 30 })
+        let psi = 30 * Double.pi / 180
+        // Still, pulling away at 10 s, cruising at 12 m/s, braking to a stop at 80 s.
+        board.acceleration = { t in Vector3(sin(psi), cos(psi), 0) * (t >= 10 && t < 18 ? 1.5 : t >= 80 && t < 88 ? -1.5 : 0) }
+        board.fieldNorm = Self.sydney.reference.norm
+        board.dip = Self.sydney.reference.dip
+        let chip = try Orientation(axes: "+X-Y-Z")
+        func worstPitch(_ vehicle: Vehicle, fixes: Bool, _ board: VirtualIMU) -> (pitch: Double, tau: Double) {
+            var f = AttitudeFusion(imuOrientation: chip, magnetometerOrientation: chip, trueNorth: true, vehicle: vehicle)
+            var worst = 0.0, nextFix = 1.0
+            for input in inputs(board, seconds: 100) {
+                if fixes, case .inertial(let s) = input, s.time.unixTime - Self.start >= nextFix {
+                    var x = GPSFix(mode: .threeD, time: GPSTimestamp(unixTime: Self.start + nextFix), latitude: -33.9, longitude: 151.2)
+                    x.track = 30
+                    x.speed = (min(max(0, nextFix - 10), 8) - min(max(0, nextFix - 80), 8)) * 1.5
+                    f.step(.fix(x))
+                    nextFix += 1
+                }
+                f.step(input)
+                if let a = f.emitted, a.time.unixTime - Self.start > 80, let pitch = a.pitch {
+                    worst = max(worst, abs(pitch - board.pitch(a.time.unixTime - Self.start)))
+                }
+            }
+            return (worst, f.filter.accelerometerTimeConstant)
+        }
+        let plain = worstPitch(.none, fixes: false, board), car = worstPitch(.car, fixes: false, board)
+        let withFixes = worstPitch(.car, fixes: true, board)
+        var turning = board
+        turning.roll = { t in 20 * sin(t * 1.5) }
+        let inHand = worstPitch(.car, fixes: false, turning)
+        print(String(format: "a car braking at 1.5 m/s² without GNSS: largest pitch error %.2f° (τ %.0f s) against %.2f° for a "
+                     + "plain filter (τ %.0f s); with fixes %.2f° (τ %.0f s); rolling ±20° at 1.5 rad/s: τ %.0f s",
+                     car.pitch, car.tau, plain.pitch, plain.tau, withFixes.pitch, withFixes.tau, inHand.tau))
+        XCTAssertGreaterThan(plain.pitch, 5)
+        XCTAssertLessThan(car.pitch, plain.pitch / 4)
+        XCTAssertEqual(car.tau, AttitudeFusion.tauAccWithoutSpeed)
+        XCTAssertEqual(withFixes.tau, AttitudeFilterParameters().tauAcc)
+        XCTAssertEqual(inHand.tau, AttitudeFilterParameters().tauAcc)
+    }
+
 }
