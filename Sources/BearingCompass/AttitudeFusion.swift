@@ -78,6 +78,8 @@ public struct AttitudeFusion: Sendable {
     /// trials through `bearing attitude`'s default `car`) is well above, and keeps the filter's own.
     public static let carLikeTiltRate = 5.0
     public static let tiltRateTime = 5.0
+    /// The gyroscope's rate about the horizontal (roll and pitch rates), low-passed over `tiltRateTime`, °/s.
+    private var tiltRate = 0.0
     public let parameters: AttitudeFilterParameters
     public let parametersWithoutGyroscope: AttitudeFilterParameters
     public let imuOrientation: Orientation
@@ -245,6 +247,7 @@ public struct AttitudeFusion: Sendable {
             // The vehicle's own acceleration out, for the filter only: ATT reports the specific force measured.
             var gravity = acc
             if let rate, let a = motion?.acceleration(at: t, angularRate: rate - filter.gyroBias) { gravity = acc - a }
+            if let motion, let rate { tuneAccelerometer(motion, rate: rate, at: t) }
             if (rate == nil) != withoutGyroscope {
                 withoutGyroscope = rate == nil
                 filter = AttitudeFilter(parameters: withoutGyroscope ? parametersWithoutGyroscope : parameters, magneticReference: referenceGiven)
@@ -256,6 +259,18 @@ public struct AttitudeFusion: Sendable {
             if !s.saturated { filter.updateAccelerometer(gravity, at: t) }
             if filter.hasMagnetometer, let field { emitted = attitude(s, acceleration: acc, angularRate: rate, field: field) }
         }
+    }
+
+    /// A land vehicle's accelerometer time constant for the sample at `t`: `tauAccWithoutSpeed` while no GNSS speed
+    /// takes its acceleration out and it tilts as slowly as a vehicle does, the filter's own otherwise.
+    private mutating func tuneAccelerometer(_ motion: VehicleAcceleration, rate: Vector3, at t: Double) {
+        let up = filter.quaternion6D.conjugate.rotate(Vector3(0, 0, 1)), w = rate - filter.gyroBias
+        let tilt = (w - up * w.dot(up)).length * 180 / .pi
+        let dt = lastInertial.map { min(max(t - $0, 0), 1) } ?? 0
+        tiltRate += (tilt - tiltRate) * min(1, dt / Self.tiltRateTime)
+        let own = filter.parameters.tauAcc
+        let tau = motion.knowsSpeed(at: t) || tiltRate >= Self.carLikeTiltRate ? own : max(own, Self.tauAccWithoutSpeed)
+        if filter.accelerometerTimeConstant != tau { filter.retuneAccelerometer(tau: tau) }
     }
 
     /// One field sample into the online calibration, with the filter's "up" in the chip's axes; a fit when
