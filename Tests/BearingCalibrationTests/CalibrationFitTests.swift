@@ -120,16 +120,20 @@ final class CalibrationFitTests: XCTestCase {
         XCTAssertFalse(fit.figures.passes)
     }
 
-    func testFlatTurnsAreFlaggedAndFittedIn2DNotWildly() throws {
+    /// Level turns only: `count` field directions round a cone of 60° inclination about z, through `distortion`.
+    static func flatTurn(count: Int, noise: Double) -> (raw: [Vector3], distortion: Distortion) {
         var rng = SplitMix64(seed: 3)
-        let d = Self.randomDistortion(&rng, field: 50)
-        // Level turns only: field directions on a cone of 60° inclination around z.
+        let d = randomDistortion(&rng, field: 50)
         let i = 60 * Double.pi / 180
-        let dirs = (0..<720).map { k -> Vector3 in
-            let h = Double(k) * .pi / 360
+        let dirs = (0..<count).map { k -> Vector3 in
+            let h = Double(k) * 2 * .pi / Double(count)
             return Vector3(cos(h) * cos(i), -sin(h) * cos(i), sin(i))
         }
-        let raw = Self.samples(dirs, field: 50, d, noise: 0.01, &rng)
+        return (samples(dirs, field: 50, d, noise: noise, &rng), d)
+    }
+
+    func testFlatTurnsAreFlaggedAndFittedIn2DNotWildly() throws {
+        let (raw, d) = Self.flatTurn(count: 720, noise: 0.01)
         let fit = try MagnetometerCalibrator(options: .init(field: 50, inclination: 60)).fit(raw)
         XCTAssertEqual(fit.model, .planar)
         XCTAssertTrue(fit.warnings.contains { $0.contains("only a plane") }, "\(fit.warnings)")
@@ -146,14 +150,7 @@ final class CalibrationFitTests: XCTestCase {
     /// A turn exactly level and without noise (a simulator's, a filtered or finely quantised sensor's) is the
     /// cleanest planar data there is: its smallest spread is zero, but it is a ring, not a line.
     func testAFlatTurnWithoutNoiseIsPlanarNotALine() throws {
-        var rng = SplitMix64(seed: 3)
-        let d = Self.randomDistortion(&rng, field: 50)
-        let i = 60 * Double.pi / 180
-        let dirs = (0..<360).map { k -> Vector3 in
-            let h = Double(k) * .pi / 180
-            return Vector3(cos(h) * cos(i), -sin(h) * cos(i), sin(i))
-        }
-        let raw = Self.samples(dirs, field: 50, d, noise: 0, &rng)
+        let (raw, d) = Self.flatTurn(count: 360, noise: 0)
         XCTAssertLessThan(MagnetometerCalibrator.thinness(raw).value, 1e-6)
         let fit = try MagnetometerCalibrator(options: .init(field: 50, inclination: 60)).fit(raw)
         XCTAssertEqual(fit.model, .planar)
