@@ -807,15 +807,14 @@ struct SourceHealth {
     var failures = 0
     /// Samples with an axis at the end of its range since the start, and when the journal last said so.
     private(set) var saturated = 0
-    private var saturationTold: (time: Double, count: Int)?
+    private var saturationLines = LogThrottle(interval: 60)
 
     /// One saturated sample at `now` (monotonic seconds) from `source`: the journal's line when one is due (the
     /// first at once, then at most one a minute, counting those between).
     mutating func saturatedSample(at now: Double, source: String) -> String? {
         saturated += 1
-        if let told = saturationTold, now - told.time < 60 { return nil }
-        let since = saturated - (saturationTold?.count ?? 0)
-        saturationTold = (now, saturated)
+        guard let untold = saturationLines.admit(at: now) else { return nil }
+        let since = untold + 1
         let what = source == "magnetometer" ? "a field beyond its range: a magnet or a motor too close?" : "a motion beyond its range: a knock, or the range set too small?"
         return "\(source): an axis at the end of its range (saturated), \(since) sample\(since == 1 ? "" : "s") since the last line: "
             + "\(what) What it reads then is not used; \(saturated) since the start"

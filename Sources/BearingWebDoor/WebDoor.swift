@@ -30,7 +30,7 @@ public final class WebDoor: Door, Sendable {
     private let collected = Mutex<[ClientID: [String]]>([:])
     private let nextID = Atomic<Int>(0)
     private let counts = Mutex<(pages: Int, dropped: Int, refused: Int)>((0, 0, 0))
-    private let refusalLog = Mutex<[String: (last: Double, suppressed: Int)]>([:])
+    private let refusalLog = Mutex<[String: LogThrottle]>([:])
     /// The port bound (the one asked for, or the kernel's pick for port 0).
     public let port: Int
 
@@ -180,11 +180,8 @@ public final class WebDoor: Door, Sendable {
         let key = "\(peer) \(reason)"
         let now = Syscall.monotonicSeconds()
         let suppressed = refusalLog.withLock { log -> Int? in
-            if let e = log[key], now - e.last < 60 { log[key]!.suppressed += 1; return nil }
-            let n = log[key]?.suppressed ?? 0
-            if log.count > 1024 { log = log.filter { now - $0.value.last < 60 } }
-            log[key] = (now, 0)
-            return n
+            if log[key] == nil, log.count > 1024 { log = log.filter { !$0.value.isQuiet(at: now) } }
+            return log[key, default: LogThrottle(interval: 60)].admit(at: now)
         }
         guard let suppressed else { return }
         logger.notice("web: refused \(reason)", metadata: ["from": "\(peer)"].merging(suppressed > 0 ? ["not_logged_since": "\(suppressed)"] : [:]) { $1 })
