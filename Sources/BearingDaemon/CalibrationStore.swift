@@ -121,19 +121,12 @@ public final class CalibrationFileStore<Content: CalibrationFileContent>: Sendab
     }
 
     /// Drops what is in force when it was fitted for another chip than the `sensor` found (`chip: auto`),
-    /// loudly, once. Returns whether it did.
+    /// loudly, once. The file stays where it is (the user's, for the chip it was fitted on). Returns whether it did.
     @discardableResult
     public func dropIfMismatched(chip: String, sensor: String) -> Bool {
-        let dropped = guarded.withLock { s -> String? in
-            guard let a = s.active, let fitted = a.content.fittedChip, fitted != chip else { return nil }
-            s.active = nil
-            s.lastError = "\(path): fitted for chip \(fitted), the \(sensor) found is \(chip)"
-            return s.lastError
+        retire("dropped") { content in
+            content.fittedChip.flatMap { $0 == chip ? nil : "\(path): fitted for chip \($0), the \(sensor) found is \(chip)" }
         }
-        guard let message = dropped else { return false }
-        logger.error("\(Content.kind) dropped: \(message); \(Content.without)")
-        onChange?()
-        return true
     }
 
     /// Sets aside what is in force when it was learnt on another sensor than `sensor` (the one found): the file
@@ -141,22 +134,31 @@ public final class CalibrationFileStore<Content: CalibrationFileContent>: Sendab
     /// named in the journal and in the state's error, and never used. Returns whether it did.
     @discardableResult
     public func setAsideIfLearntOnAnother(_ sensor: SensorIdentity) -> Bool {
-        let aside = path + ".set-aside"
-        let learnt = guarded.withLock { s -> SensorIdentity? in
-            guard let a = s.active, let learnt = a.content.learntOn, learnt != sensor else { return nil }
+        let aside = "\(path).set-aside"
+        return retire("set aside", { content in
+            content.learntOn.flatMap { $0 == sensor ? nil : "\(path): learnt on \($0), not on this \(sensor)" }
+        }, then: { reason in
+            do throws(SystemError) {
+                try AtomicFile.move(path, to: aside)
+                return "\(reason): set aside as \(aside)"
+            } catch {
+                return "\(reason): not used, and not set aside (\(error.message))"
+            }
+        })
+    }
+
+    /// Takes what is in force out of use when `mismatch` names why it does not belong to the sensor found: `then`
+    /// does what the file needs and completes the message, which becomes the state's error and one journal line.
+    private func retire(_ verb: String, _ mismatch: (Content) -> String?, then: (String) -> String = { $0 }) -> Bool {
+        let reason = guarded.withLock { s -> String? in
+            guard let a = s.active, let reason = mismatch(a.content) else { return nil }
             s.active = nil
-            return learnt
+            return reason
         }
-        guard let learnt else { return false }
-        var message = "\(path): learnt on \(learnt), not on this \(sensor)"
-        do {
-            try AtomicFile.move(path, to: aside)
-            message += ": set aside as \(aside)"
-        } catch {
-            message += ": not used, and not set aside (\(error.message))"
-        }
+        guard let reason else { return false }
+        let message = then(reason)
         guarded.withLock { $0.lastError = message }
-        logger.error("\(Content.kind) set aside: \(message); \(Content.without)")
+        logger.error("\(Content.kind) \(verb): \(message); \(Content.without)")
         onChange?()
         return true
     }
