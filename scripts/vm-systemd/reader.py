@@ -2,12 +2,18 @@
 """A reader of Bearing's socket for the systemd VM suite (runs in the guest, as a test user).
 
     reader.py SOCKET --seconds S [--watch CLASSES] [--reconnect] [--out FILE]
+    reader.py --analyse FILE --expect restart-gap|reconnect
 
 Connects, sends ?WATCH={"enable":true,"json":true,"classes":[...]}; when --watch is given, and writes each
 line received as "<CLOCK_MONOTONIC seconds> <line>" to FILE (or stdout) until S seconds have passed. With
 --reconnect a closed connection is opened again at once (a restarted service's readers do this), and each
 (re)connection is logged as "<t> #CONNECTED". Exit status: 0, or 13 when the socket refused us (EACCES),
 2 for any other connection error.
+
+--analyse reads such a FILE and prints what the suite's checks judge: the ATT lines, the connections, the ATT
+after the second connection, the gaps between ATT (over 1.5 s: big; 0.9-1.5 s: odd), and OK or NOT-OK for
+--expect restart-gap (ATT every 0.5 s before and after one restart, one gap between, nothing else missing) or
+--expect reconnect (connected again, and at least 5 ATT after).
 """
 import argparse
 import json
@@ -16,14 +22,50 @@ import sys
 import time
 
 
+def analyse(path, expect):
+    times, connects, after_reconnect = [], 0, 0
+    for line in open(path):
+        t, _, rest = line.partition(" ")
+        if rest.startswith("#CONNECTED"):
+            connects += 1
+            continue
+        try:
+            obj = json.loads(rest)
+        except ValueError:
+            print("BAD", rest.strip())
+            continue
+        if obj.get("class") == "ATT":
+            times.append(float(t))
+            if connects >= 2:
+                after_reconnect += 1
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    big = [g for g in gaps if g > 1.5]
+    odd = [g for g in gaps if 0.9 < g <= 1.5]
+    after_gap = len([t for t in times if big and t > times[gaps.index(big[0]) + 1] - 0.01])
+    print(f"att={len(times)} connects={connects} att_after_reconnect={after_reconnect} "
+          f"big_gaps={['%.1f' % g for g in big]} odd_gaps={len(odd)} after_gap={after_gap}")
+    if expect == "restart-gap":
+        ok = len(big) == 1 and not odd and connects >= 2 and after_gap >= 5
+    else:
+        ok = connects >= 2 and after_reconnect >= 5
+    print("OK" if ok else "NOT-OK")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("socket")
-    ap.add_argument("--seconds", type=float, required=True)
+    ap.add_argument("socket", nargs="?")
+    ap.add_argument("--seconds", type=float)
     ap.add_argument("--watch")
     ap.add_argument("--reconnect", action="store_true")
     ap.add_argument("--out")
+    ap.add_argument("--analyse")
+    ap.add_argument("--expect", choices=["restart-gap", "reconnect"], default="reconnect")
     a = ap.parse_args()
+    if a.analyse:
+        return analyse(a.analyse, a.expect)
+    if a.socket is None or a.seconds is None:
+        ap.error("SOCKET and --seconds are needed (or --analyse FILE)")
     out = open(a.out, "w", buffering=1) if a.out else sys.stdout
     end = time.monotonic() + a.seconds
     while time.monotonic() < end:

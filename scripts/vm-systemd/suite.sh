@@ -13,6 +13,7 @@ out=$share/out
 mkdir -p "$out"
 sock=/run/bearing/bearing.sock
 reader="python3 $share/reader.py $sock"
+analyse="python3 $share/reader.py --analyse"
 passed=0
 failed=0
 
@@ -185,29 +186,7 @@ check watchdog-restart "wedge → watchdog timeout → restarted → active" \
   sh -c "journalctl -u bearing.service --since @$t_wedge --no-pager | grep -q 'Watchdog timeout' && test \"\$(systemctl is-active bearing.service)\" = active"
 wait $reader_pid
 # ATT every 0.5 s before the wedge and after the restart; one gap between them, nothing else missing.
-python3 - "$out/watchdog.txt" > "$out/watchdog-gaps.txt" <<'EOF'
-import json, sys
-times, connects = [], 0
-for line in open(sys.argv[1]):
-    t, _, rest = line.partition(" ")
-    if rest.startswith("#CONNECTED"):
-        connects += 1
-        continue
-    try:
-        obj = json.loads(rest)
-    except ValueError:
-        print("BAD", rest.strip()); continue
-    if obj.get("class") == "ATT":
-        times.append(float(t))
-gaps = [b - a for a, b in zip(times, times[1:])]
-big = [g for g in gaps if g > 1.5]
-odd = [g for g in gaps if 0.9 < g <= 1.5]
-print(f"att={len(times)} connects={connects} big_gaps={['%.1f' % g for g in big]} odd_gaps={len(odd)}")
-after = len([t for t in times if big and t > times[gaps.index(big[0]) + 1] - 0.01])
-print(f"after_restart={after}")
-ok = len(big) == 1 and not odd and connects >= 2 and after >= 5
-print("OK" if ok else "NOT-OK")
-EOF
+$analyse "$out/watchdog.txt" --expect restart-gap > "$out/watchdog-gaps.txt"
 sed 's/^/SUITE-NOTE /' "$out/watchdog-gaps.txt"
 check watchdog-no-loss "a reconnecting reader misses nothing beyond the restart gap" grep -q '^OK$' "$out/watchdog-gaps.txt"
 journalctl -u bearing.service --no-pager -o cat | grep -i "black box" | sed 's/^/SUITE-NOTE /'
@@ -295,28 +274,11 @@ check upgrade-socket-kept "the socket, its unit unchanged, stayed open (active s
 check upgrade-conffile "the edit to /etc/bearing/bearing.yaml (a conffile) kept, no prompt" grep -q 'kept across the upgrade' /etc/bearing/bearing.yaml
 check upgrade-state "/var/lib/bearing kept: calibration.json unchanged" test "$(md5sum < /var/lib/bearing/calibration.json)" = "$cal_sum"
 # The reader lost its connection when the service restarted, connected again, and got ATT again.
-cat > /tmp/upgrade-reader.py <<'EOF'
-import json, sys
-connects, att_after = 0, 0
-for line in open(sys.argv[1]):
-    t, _, rest = line.partition(" ")
-    if rest.startswith("#CONNECTED"):
-        connects += 1
-        continue
-    try:
-        obj = json.loads(rest)
-    except ValueError:
-        continue
-    if obj.get("class") == "ATT" and connects >= 2:
-        att_after += 1
-print(f"connects={connects} att_after_reconnect={att_after}")
-print("OK" if connects >= 2 and att_after >= 5 else "NOT-OK")
-EOF
-reader_done() { python3 /tmp/upgrade-reader.py "$out/upgrade.txt" > "$out/upgrade-reader.txt" 2> /dev/null && grep -q '^OK$' "$out/upgrade-reader.txt"; }
+reader_done() { $analyse "$out/upgrade.txt" > "$out/upgrade-reader.txt" 2> /dev/null && grep -q '^OK$' "$out/upgrade-reader.txt"; }
 wait_for "the reader to reconnect and get ATT" 90 reader_done
 # runuser does not pass the signal on: end the reader itself.
 pkill -u alice -f "upgrade.txt" 2> /dev/null; wait $reader_pid 2> /dev/null
-python3 /tmp/upgrade-reader.py "$out/upgrade.txt" > "$out/upgrade-reader.txt"
+$analyse "$out/upgrade.txt" > "$out/upgrade-reader.txt"
 sed 's/^/SUITE-NOTE /' "$out/upgrade-reader.txt"
 check upgrade-readers-reconnect "a reader connected through the upgrade reconnects and gets ATT again" grep -q '^OK$' "$out/upgrade-reader.txt"
 
