@@ -46,8 +46,6 @@ public struct ButterworthLowPass<Value: LowPassSignal>: Sendable {
         self.tau = tau
     }
 
-    /// Feeds `x`, the input over the `dt` seconds since the previous sample, and returns the new output.
-    /// An interval that is not positive and finite leaves the state as it is and returns the last output.
     /// A new time constant from the next step on; the output and its rate carry over (no jump).
     public mutating func retune(tau: Double) {
         guard tau != self.tau else { return }
@@ -55,6 +53,8 @@ public struct ButterworthLowPass<Value: LowPassSignal>: Sendable {
         cachedInterval = .nan
     }
 
+    /// Feeds `x`, the input over the `dt` seconds since the previous sample, and returns the new output.
+    /// An interval that is not positive and finite leaves the state as it is and returns the last output.
     @discardableResult
     public mutating func step(_ x: Value, dt: Double) -> Value {
         guard tau > 0 else { output = x; return x }

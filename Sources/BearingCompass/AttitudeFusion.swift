@@ -77,6 +77,7 @@ public struct AttitudeFusion: Sendable {
     /// without GNSS speed takes `tauAccWithoutSpeed`: a car's is below 2 °/s; a board turned in the hand (the BROAD
     /// trials through `bearing attitude`'s default `car`) is well above, and keeps the filter's own.
     public static let carLikeTiltRate = 5.0
+    /// Seconds over which the tilt rate is low-passed (a bump's spike is not a hand's turn).
     public static let tiltRateTime = 5.0
     /// The gyroscope's rate about the horizontal (roll and pitch rates), low-passed over `tiltRateTime`, °/s.
     private var tiltRate = 0.0
