@@ -122,9 +122,9 @@ final class RoadDriveTests: XCTestCase {
         // (`AttitudeFusion.tauAccWithoutSpeed`); at 3 s, braking that nothing takes out tilted its "up" and the median
         // was 12.5°, the third worst 14.2°. Bounds at about 1.5 times.
         XCTAssertLessThan(gnssMedian, 1.9)
-        XCTAssertLessThan(gnssWorst, 5.7)
-        XCTAssertLessThan(windowMedian, 2.8)
-        XCTAssertLessThan(windowWorst, 16)
+        XCTAssertLessThan(gnssWorst, 2.6)
+        XCTAssertLessThan(windowMedian, 2.9)
+        XCTAssertLessThan(windowWorst, 4.9)
         XCTAssertLessThan(noneMedian, 12.7)
         let noneSorted = withoutGNSS.map(\.rms).sorted()
         XCTAssertLessThan(noneSorted[noneSorted.count - 3], 16.5, "the third worst seed without GNSS")
