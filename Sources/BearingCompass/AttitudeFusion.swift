@@ -293,7 +293,7 @@ public struct AttitudeFusion: Sendable {
             case .accepted(let change): changes.append(change)
             case .kept(let inForce, let candidate):
                 note(OnlineCalibrationEvent(time: s.time, kind: .refused, before: inForce.total, after: candidate.total, regions: online!.regions))
-            case .notEnough, .failed, .held, .refused: break
+            case .notEnough, .failed, .held, .refused, .disagreesWithCourse: break
             }
         }
         // Mostly nothing changed: nothing to adopt or tell.
@@ -358,6 +358,13 @@ public struct AttitudeFusion: Sendable {
         if driving?.epoch(time: time, compass: compass, gyroHeading: gyroHeading, track: track, speed: speed, eps: f.eps, variation: variation) == true {
             drivingTable = driving?.table
             keepDriving(at: stamp)
+        }
+        if online != nil {
+            // Every fix's epoch, straight or not: the field since the fix before is a check of the course when the car
+            // went straight since it (`CourseChecks`).
+            let toSensor = magnetometerToLevel.transposed
+            let up = toSensor * filter.quaternion6D.conjugate.rotate(Vector3(0, 0, 1))
+            online!.courseEpoch(driving?.straight == true ? track - variation : nil, up: up, forward: toSensor * Vector3(1, 0, 0), time: time)
         }
         if driving?.straight == true, tracksCourse {
             // The magnetic heading given now, deviation included, against the magnetic course.

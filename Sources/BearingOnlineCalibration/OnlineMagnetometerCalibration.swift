@@ -88,6 +88,10 @@ public struct OnlineCalibrationSettings: Equatable, Sendable {
     public var courseEpochs = 10
     public var courseWindow = 300.0
     public var courseSpread = 0.06
+    /// On land with GNSS, a fit whose heading departs from the straight epochs' course (`CourseChecks.spread`) by
+    /// more than this many degrees beyond the calibration in force's is not taken, however well it explains the
+    /// field's points.
+    public var courseTolerance = 0.2
 
     /// The settings for a land vehicle (`Vehicle.learnsFromDriving`).
     public static var forLand: OnlineCalibrationSettings {
@@ -245,6 +249,8 @@ public struct OnlineMagnetometerCalibration: Sendable {
     private var frameField: Vector3?
     /// What the samples leave against `frameField`, in the sensor's axes and the frame's, while it is large.
     private var stepWindow: [(sensor: Vector3, world: Vector3, time: Double)] = []
+    /// On land with GNSS: the straight epochs' course, a check on each fit that the field never gave it.
+    public private(set) var courseChecks = CourseChecks()
 
     /// `calibration` is the one in force at the start (a manual one is the baseline that tracking refines);
     /// `field` the expected magnitude in the samples' units, when known.
@@ -294,6 +300,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
     @discardableResult
     public mutating func add(_ raw: Vector3, up: Vector3?, east: Vector3? = nil, time: Double) -> CalibrationChange? {
         guard raw.isFinite, raw != .zero else { return nil }
+        courseChecks.sample(raw, time: time)
         if heldFit != nil, time - lastFresh >= settings.sampleInterval {
             fresh.append(Point(raw: raw, up: up, time: time))
             if let framed = GyroAidedHardIron.sample(raw, east: east, up: up, time: time) { freshFramed.append(framed) }
@@ -334,6 +341,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
                 }
             }
             if cause != nil {
+                courseChecks.disturb()
                 let since = disturbedSince ?? time
                 disturbedSince = since
                 lastDisturbed = time
@@ -346,6 +354,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
                     // A step: what was learnt before it no longer holds.
                     steps += 1
                     heldFit = nil
+                    courseChecks.clear()
                     let held = stepFromTheGyroscope(at: time)
                     interference = .step
                     learning = true
@@ -418,6 +427,12 @@ public struct OnlineMagnetometerCalibration: Sendable {
         provisional = true
         courseEpochs = []
         return change
+    }
+
+    /// One GNSS epoch of a land vehicle (`CourseChecks.epoch`): `course` its magnetic course (degrees) when it went
+    /// straight at speed, nil when not; `up` and `forward` unit, in the sensor's frame.
+    public mutating func courseEpoch(_ course: Double?, up: Vector3, forward: Vector3, time: Double) {
+        courseChecks.epoch(course: course, up: up, forward: forward, time: time)
     }
 
     static func outer(_ a: Vector3, _ b: Vector3) -> Matrix3 {
@@ -524,6 +539,9 @@ public struct OnlineMagnetometerCalibration: Sendable {
         case held(inForce: CalibrationMisfit, candidate: CalibrationMisfit)
         /// A held fit the samples after it did not bear out (misfits on them: in force, candidate).
         case refused(inForce: CalibrationMisfit, candidate: CalibrationMisfit)
+        /// Better on its points, but its heading departs further from the course on the straight epochs
+        /// (`CourseChecks.spread`, degrees: in force, candidate).
+        case disagreesWithCourse(inForce: Double, candidate: Double)
     }
 
     /// The gyroscope frame restarted (a new attitude filter: the mounting level changed, the gyroscope came or
@@ -726,6 +744,17 @@ public struct OnlineMagnetometerCalibration: Sendable {
             }
             return .kept(inForce: old, candidate: new)
         }
+        // On land with GNSS the course judges it too, on epochs it never saw: a fit that explains the field's points
+        // better but turns the heading away from the course (a hard iron chasing the street's field, or the car's
+        // loads) is no better; one that brings the heading clearly closer to it needs no other judge.
+        var courseBearsOut = false
+        if let now = courseChecks.spread(inForce, at: time), let candidate = courseChecks.spread(fitted, at: time) {
+            if candidate > now + settings.courseTolerance {
+                misfit = old
+                return .disagreesWithCourse(inForce: now, candidate: candidate)
+            }
+            courseBearsOut = candidate < now - settings.courseTolerance
+        }
         let change = CalibrationChange(calibration: fitted, before: old, after: new, regions: current.count,
                                        offsetMoved: (fitted.offset - inForce.offset).length, afterStep: afterStep)
         let held = HeldFit(change: change, time: time, dipWeight: dipWeight, field: scale,
@@ -733,7 +762,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
         // A good calibration in force (one that explains its points within half the disturbance thresholds) is
         // replaced only by a fit that also explains the samples after it better, which it did not see. One that
         // does not (nothing known yet, a hard iron known to have stepped) has nothing to protect: no wait.
-        if hardIronOnly || !Self.good(old, settings) || settings.validationSamples == 0 { return .accepted(take(held)) }
+        if hardIronOnly || courseBearsOut || !Self.good(old, settings) || settings.validationSamples == 0 { return .accepted(take(held)) }
         heldFit = held
         fresh.removeAll(keepingCapacity: true)
         freshFramed.removeAll(keepingCapacity: true)
