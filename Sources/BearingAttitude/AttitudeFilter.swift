@@ -51,6 +51,9 @@ public struct AttitudeFilter: Sendable {
     public private(set) var magnetic: MagneticDisturbanceDetector
     /// Whether a magnetometer sample has been used (9D); until then the heading is free (6D).
     public private(set) var hasMagnetometer = false
+    /// Whether an accelerometer sample has corrected the inclination yet: before it, "up" is the identity's, not
+    /// the sensor's.
+    public private(set) var hasInclination = false
 
     /// Bias covariance, in (0.01 °/s)² as VQF keeps it (numerically kinder than rad/s).
     private var biasCovariance: Matrix3x3
@@ -170,6 +173,7 @@ public struct AttitudeFilter: Sendable {
         let w = ((up.z + 1) / 2).squareRoot()
         let correction = w > 1e-6 ? Quaternion(w: w, x: 0.5 * up.y / w, y: -0.5 * up.x / w, z: 0) : Quaternion(w: 0, x: 1, y: 0, z: 0)
         inclinationCorrection = (correction * inclinationCorrection).normalized
+        hasInclination = true
 
         if parameters.motionBiasEstimation || parameters.restBiasEstimation {
             estimateBias(correctionDirection: up, dt: dt)

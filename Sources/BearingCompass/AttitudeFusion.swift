@@ -279,10 +279,13 @@ public struct AttitudeFusion: Sendable {
     private mutating func learn(_ s: MagneticSample) {
         let t = s.time.unixTime
         let toSensor = magnetometerToLevel.transposed, toIMU = filter.quaternion6D.conjugate
-        let up = toSensor * toIMU.rotate(Vector3(0, 0, 1))
+        // Before the first accelerometer sample the filter's "up" is the identity's (a board upside down, for a z-down
+        // chip): a field sample then has no "up", nor a gyroscope's heading to bin a turn by.
+        let inclined = filter.hasInclination
+        let up = inclined ? toSensor * toIMU.rotate(Vector3(0, 0, 1)) : nil
         var changes: [CalibrationChange] = []
         // Without a gyroscope the 6D orientation has no heading of its own to bin a turn by.
-        let east = withoutGyroscope ? nil : toSensor * toIMU.rotate(Vector3(1, 0, 0))
+        let east = withoutGyroscope || !inclined ? nil : toSensor * toIMU.rotate(Vector3(1, 0, 0))
         if let change = online!.add(s.field, up: up, east: east, time: t) { changes.append(change) }
         if case .refused(let inForce, let candidate) = online!.takeJudgement() {
             note(OnlineCalibrationEvent(time: s.time, kind: .refused, before: inForce.total, after: candidate.total, regions: online!.regions))
