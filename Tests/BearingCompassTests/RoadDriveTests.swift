@@ -129,8 +129,8 @@ final class RoadDriveTests: XCTestCase {
         XCTAssertLessThan(windowWorst, 4.9)
         XCTAssertLessThan(noneMedian, 8.7)
         let noneSorted = withoutGNSS.map(\.rms).sorted()
-        XCTAssertLessThan(noneSorted[noneSorted.count - 3], 11, "the third worst seed without GNSS")
-        XCTAssertLessThanOrEqual(withoutGNSS.filter { $0.rms > 45 }.count, 1, "seeds lost without GNSS")
+        XCTAssertLessThan(noneSorted[noneSorted.count - 3], 9.5, "the third worst seed without GNSS")
+        XCTAssertLessThan(noneWorst, 16, "the worst seed without GNSS")
     }
 
     // MARK: The simulator itself
