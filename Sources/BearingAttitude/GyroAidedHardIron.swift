@@ -37,6 +37,8 @@ public struct GyroAidedHardIron: Sendable {
         /// The smallest eigenvalue of `I − SᵀS` (S the mean of the M's): 0 when the samples turned about one
         /// axis only (the vertical hard iron and field cannot be told apart), up to 1 for rotations all round.
         public var spread: Double
+        /// Solved with the vertical field given (`solveLevel`): `spread` is then that of the horizontal part.
+        public var level = false
     }
 
     /// Seconds of samples kept.
@@ -99,6 +101,56 @@ public struct GyroAidedHardIron: Sendable {
             return r + d.dot(d)
         }
         return Solution(field: b, offset: o, residual: (sum / n).squareRoot() / norm, spread: spread)
+    }
+
+    /// The same for a board that turns about its vertical only (a car, a boat that hardly rolls), where the vertical
+    /// hard iron cannot be told from the vertical field: that component of the field in the frame is given
+    /// (`vertical`, up positive: WMM's −|B|·sin(dip), dip down positive, in the samples' units), and the horizontal
+    /// field and the whole hard iron are solved, `raw − up·vertical = east·bₑ + north·bₙ + o`. A turn through an arc
+    /// of φ has a spread of 1 − (sin²φ + (1 − cos φ)²)/φ²: 0.19 for a right-angle corner, 0.09 for 60°, 0.02 for 30°.
+    /// nil with fewer than `minimumSamples` or a spread below `minimumSpread`.
+    public func solveLevel(vertical bu: Double, minimumSamples: Int = 50, minimumSpread: Double = 0.05) -> Solution? {
+        guard samples.count >= minimumSamples, bu.isFinite else { return nil }
+        let n = Double(samples.count)
+        var se = Vector3.zero, sn = Vector3.zero, meanR = Vector3.zero
+        var frame = (e: 0.0, n: 0.0)
+        for x in samples {
+            let r = x.raw - x.up * bu
+            se = se + x.east; sn = sn + x.north
+            meanR = meanR + r
+            frame.e += x.east.dot(r); frame.n += x.north.dot(r)
+        }
+        se = se * (1 / n); sn = sn * (1 / n); meanR = meanR * (1 / n)
+        // (I − SᵀS) c = mean(Eᵀ r) − Sᵀ mean(r), S = (mean east, mean north); o = mean(r) − S c.
+        let a00 = 1 - se.dot(se), a01 = -se.dot(sn), a11 = 1 - sn.dot(sn)
+        let g0 = frame.e / n - se.dot(meanR), g1 = frame.n / n - sn.dot(meanR)
+        let spread = (a00 + a11) / 2 - (((a00 - a11) / 2) * ((a00 - a11) / 2) + a01 * a01).squareRoot()
+        let det = a00 * a11 - a01 * a01
+        guard spread >= minimumSpread, det > 0 else { return nil }
+        let be = (a11 * g0 - a01 * g1) / det, bn = (a00 * g1 - a01 * g0) / det
+        let b = Vector3(be, bn, bu)
+        let o = meanR - se * be - sn * bn
+        let norm = b.length
+        guard norm > 0, norm.isFinite, o.isFinite else { return nil }
+        let sum = samples.reduce(0.0) { r, x in
+            let d = x.raw - x.sensed(b) - o
+            return r + d.dot(d)
+        }
+        return Solution(field: b, offset: o, residual: (sum / n).squareRoot() / norm, spread: spread, level: true)
+    }
+
+    /// How far the samples after `time` turned about the vertical: `solveLevel`'s spread over them alone (0 for a
+    /// board that did not turn).
+    public func levelSpread(after time: Double) -> Double {
+        var se = Vector3.zero, sn = Vector3.zero, n = 0.0
+        for x in samples where x.time > time {
+            se = se + x.east; sn = sn + x.north
+            n += 1
+        }
+        guard n > 0 else { return 0 }
+        se = se * (1 / n); sn = sn * (1 / n)
+        let a00 = 1 - se.dot(se), a01 = -se.dot(sn), a11 = 1 - sn.dot(sn)
+        return (a00 + a11) / 2 - (((a00 - a11) / 2) * ((a00 - a11) / 2) + a01 * a01).squareRoot()
     }
 
     /// How well the field `b` (in the gyroscope's frame) and the hard iron `o` explain the samples taken after

@@ -53,6 +53,47 @@ final class GyroAidedHardIronTests: XCTestCase {
         XCTAssertLessThan(g.solve(minimumSpread: 0)?.spread ?? 0, 0.01)
     }
 
+    /// A car at a corner: 5 s straight, 90° about the vertical in 10 s, 5 s straight, tilted 1° and 2° by the road;
+    /// `yaw` from `from` through `turn` degrees.
+    func corner(_ o: Vector3, from: Double = 30, turn: Double = 90) -> GyroAidedHardIron {
+        var g = GyroAidedHardIron(window: 20)
+        var noise = Noise(state: 7)
+        let b = Vector3(0, 19.6, -44.6)
+        for k in 0..<200 {
+            let t = Double(k) / 10
+            let r = Self.worldToSensor(yaw: from + turn * min(1, max(0, t - 5) / 10), pitch: 1, roll: -2)
+            let raw = r * b + o + Vector3(noise.next(), noise.next(), noise.next()) * 0.3
+            g.add(raw, east: r * Vector3(1, 0, 0), up: r * Vector3(0, 0, 1), time: t)
+        }
+        return g
+    }
+
+    /// About the vertical alone the vertical hard iron cannot be told from the vertical field; given the field's
+    /// vertical component (WMM's), one corner gives the whole hard iron and the horizontal field.
+    func testACornerGivesTheHardIronWhenTheVerticalFieldIsGiven() throws {
+        let o = Vector3(25, -30, 12)
+        let g = corner(o)
+        XCTAssertNil(g.solve(), "the full solve: no spread about one axis")
+        let s = try XCTUnwrap(g.solveLevel(vertical: -44.6))
+        print("gyro-aided hard iron at a corner: \(s.offset) for \(o), field \(s.field), residual \(s.residual), spread \(s.spread)")
+        XCTAssertLessThan((s.offset - o).length, 0.3)
+        XCTAssertEqual(s.field.x, 0, accuracy: 0.3)
+        XCTAssertEqual(s.field.y, 19.6, accuracy: 0.3)
+        XCTAssertLessThan(s.residual, 0.02)
+        // A 30° bend: its spread, 1 − (sin²φ + (1 − cos φ)²)/φ² ≈ 0.02 over the arc alone, is too little.
+        XCTAssertNil(corner(o, turn: 30).solveLevel(vertical: -44.6))
+    }
+
+    /// A vertical field 4 µT off (WMM's against the car's own, or a soft iron's scale) moves the vertical hard iron
+    /// by as much, and the horizontal one hardly (by what the road's 2° of tilt carries over).
+    func testAWrongVerticalFieldMovesTheVerticalHardIron() throws {
+        let o = Vector3(25, -30, 12)
+        let s = try XCTUnwrap(corner(o).solveLevel(vertical: -40.6))
+        let horizontal = Vector3(s.offset.x - o.x, s.offset.y - o.y, 0).length
+        XCTAssertLessThan(horizontal, 0.4)
+        XCTAssertEqual(s.offset.z - o.z, -4, accuracy: 0.3)
+    }
+
     func testTheWindowKeepsItsSeconds() {
         let g = samples(.zero)
         XCTAssertEqual(g.samples.count, 200)
