@@ -284,9 +284,13 @@ final class MQTTDoorTests: XCTestCase {
         let seqs = sequenceNumbers(sub.messages(on: "bearing/f1/att").map(\.payload))
         let audit = SequenceAudit(seqs)
         print("MQTT spool on a full 64 KiB tmpfs: \(audit); dropped \(state["dropped"] ?? 0)")
-        XCTAssertEqual(log.components(separatedBy: "MQTT spool: cannot write a message: write(").count - 1, 1, "one error for the streak: \(log)")
+        // One error when a streak of failed writes starts and one line when it ends, not one per message. Under load
+        // the backlog can fill the disk again while it drains (a second streak, told the same way).
+        let streaks = log.components(separatedBy: "MQTT spool: cannot write a message: write(").count - 1
+        XCTAssertGreaterThanOrEqual(streaks, 1, log)
+        XCTAssertLessThanOrEqual(streaks, 3, "one error per streak, not per message: \(log)")
+        XCTAssertEqual(log.components(separatedBy: "MQTT spool: writing again").count - 1, streaks, "each streak's end told: \(log)")
         XCTAssertTrue(log.contains("No space left on device"), log)
-        XCTAssertTrue(log.contains("MQTT spool: writing again"), log)
         // What was spooled before the disk filled: 1 up to the first gap, all there.
         let firstGap = try XCTUnwrap(audit.missing.first, "the full disk cost messages: \(audit)")
         XCTAssertGreaterThan(firstGap, 50)
