@@ -220,6 +220,73 @@ final class OnlineCalibrationTests: XCTestCase {
         XCTAssertTrue(Self.driveStraight(&kept, course: 30, seconds: 30, hardIron: Self.hardIron) { _ in 30 }.isEmpty)
         XCTAssertEqual(kept.inForce, manual)
     }
+
+    /// A level car's raw field heading `course` degrees magnetic (sensor x forward, y left, z up), behind `hardIron`.
+    static func level(course: Double, hardIron: Vector3, noise: inout SplitMix64) -> Vector3 {
+        let h = field * cos(dip * .pi / 180), psi = course * .pi / 180
+        let earth = Vector3(0, h, -field * sin(dip * .pi / 180))
+        let forward = Vector3(sin(psi), cos(psi), 0), left = Vector3(-cos(psi), sin(psi), 0)
+        return Vector3(forward.dot(earth), left.dot(earth), earth.z) + hardIron
+            + Vector3(noise.uniform(-0.3, 0.3), noise.uniform(-0.3, 0.3), noise.uniform(-0.3, 0.3))
+    }
+
+    /// Straights of 10 s on four courses, a sample every 0.1 s and a GNSS epoch each second (`courseEpoch`), behind
+    /// `hardIron`; then two level turns at 6 °/s behind `turning`, and a fit. Returns what the fit came to.
+    static func straightsThenATurn(_ tracker: inout OnlineMagnetometerCalibration, straights hardIron: Vector3?,
+                                   turning: Vector3) -> OnlineMagnetometerCalibration.Outcome {
+        var noise = SplitMix64(seed: 21)
+        let up = Vector3(0, 0, 1), forward = Vector3(1, 0, 0)
+        var t = 0.0
+        if let hardIron {
+            for course in [20.0, 110, 200, 290] {
+                tracker.courseEpoch(nil, up: up, forward: forward, time: t)
+                for k in 1...100 {
+                    t += 0.1
+                    tracker.add(level(course: course, hardIron: hardIron, noise: &noise), up: up, time: t)
+                    if k % 10 == 0 { tracker.courseEpoch(course, up: up, forward: forward, time: t) }
+                }
+            }
+        }
+        for k in 1...1200 {
+            t += 0.1
+            tracker.add(level(course: 6 * Double(k) / 10, hardIron: turning, noise: &noise), up: up, time: t)
+        }
+        return tracker.fit(at: t)
+    }
+
+    /// On land with GNSS the course judges a fit on epochs the fit never saw. A calibration in force that the straight
+    /// epochs bear out, and a turn behind a hard iron 2.5 µT away (the street's field, a load switched on for the turn):
+    /// the fit explains the turn's points better, but its heading departs from the course, and it is refused. When the
+    /// epochs bear the fit out instead, it is taken at once, without waiting for the samples after it; with no epochs
+    /// it waits for them as before.
+    func testTheCourseJudgesAFitOnEpochsItNeverSaw() throws {
+        let a = Vector3(20, -12, 6), b = a + Vector3(2.5, 0, 0)
+        func tracker() -> OnlineMagnetometerCalibration {
+            var t = OnlineMagnetometerCalibration(calibration: MagneticCalibration(offset: a, matrix: .identity), origin: .auto,
+                                                  settings: .forLand)
+            t.expect(field: Self.field, dip: Self.dip)
+            return t
+        }
+        var refused = tracker()
+        guard case .disagreesWithCourse(let now, let candidate) = Self.straightsThenATurn(&refused, straights: a, turning: b) else {
+            return XCTFail("a fit the course does not bear out was not refused")
+        }
+        print("course checks: in force \(now)°, the turn's fit \(candidate)° about the course")
+        XCTAssertLessThan(now, 0.5)
+        XCTAssertGreaterThan(candidate, 2)
+        XCTAssertEqual(refused.inForce.offset, a)
+
+        var borneOut = tracker()
+        guard case .accepted(let change) = Self.straightsThenATurn(&borneOut, straights: b, turning: b) else {
+            return XCTFail("a fit the course bears out was not taken at once")
+        }
+        XCTAssertLessThan((change.calibration.offset - b).length, 0.5)
+
+        var noCourse = tracker()
+        guard case .held = Self.straightsThenATurn(&noCourse, straights: nil, turning: b) else {
+            return XCTFail("without GNSS a fit replacing a good calibration waits for the samples after it")
+        }
+    }
 }
 
 /// The kept online calibration file: written and read back the same; nonsense refused naming the key.
