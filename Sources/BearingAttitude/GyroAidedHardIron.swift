@@ -96,11 +96,7 @@ public struct GyroAidedHardIron: Sendable {
         let o = meanRaw - (s0 * b.x + s1 * b.y + s2 * b.z)
         let norm = b.length
         guard norm > 0, norm.isFinite, o.isFinite else { return nil }
-        let sum = samples.reduce(0.0) { r, x in
-            let d = x.raw - x.sensed(b) - o
-            return r + d.dot(d)
-        }
-        return Solution(field: b, offset: o, residual: (sum / n).squareRoot() / norm, spread: spread)
+        return Solution(field: b, offset: o, residual: Self.residual(samples, field: b, offset: o), spread: spread)
     }
 
     /// The same for a board that turns about its vertical only (a car, a boat that hardly rolls), where the vertical
@@ -122,9 +118,8 @@ public struct GyroAidedHardIron: Sendable {
         }
         se = se * (1 / n); sn = sn * (1 / n); meanR = meanR * (1 / n)
         // (I − SᵀS) c = mean(Eᵀ r) − Sᵀ mean(r), S = (mean east, mean north); o = mean(r) − S c.
-        let a00 = 1 - se.dot(se), a01 = -se.dot(sn), a11 = 1 - sn.dot(sn)
+        let (a00, a01, a11, spread) = Self.horizontalSpread(meanEast: se, meanNorth: sn)
         let g0 = frame.e / n - se.dot(meanR), g1 = frame.n / n - sn.dot(meanR)
-        let spread = (a00 + a11) / 2 - (((a00 - a11) / 2) * ((a00 - a11) / 2) + a01 * a01).squareRoot()
         let det = a00 * a11 - a01 * a01
         guard spread >= minimumSpread, det > 0 else { return nil }
         let be = (a11 * g0 - a01 * g1) / det, bn = (a00 * g1 - a01 * g0) / det
@@ -132,11 +127,7 @@ public struct GyroAidedHardIron: Sendable {
         let o = meanR - se * be - sn * bn
         let norm = b.length
         guard norm > 0, norm.isFinite, o.isFinite else { return nil }
-        let sum = samples.reduce(0.0) { r, x in
-            let d = x.raw - x.sensed(b) - o
-            return r + d.dot(d)
-        }
-        return Solution(field: b, offset: o, residual: (sum / n).squareRoot() / norm, spread: spread, level: true)
+        return Solution(field: b, offset: o, residual: Self.residual(samples, field: b, offset: o), spread: spread, level: true)
     }
 
     /// How far the samples after `time` turned about the vertical: `solveLevel`'s spread over them alone (0 for a
@@ -148,9 +139,14 @@ public struct GyroAidedHardIron: Sendable {
             n += 1
         }
         guard n > 0 else { return 0 }
-        se = se * (1 / n); sn = sn * (1 / n)
+        return Self.horizontalSpread(meanEast: se * (1 / n), meanNorth: sn * (1 / n)).spread
+    }
+
+    /// `I − SᵀS` for the frame's mean east and north (S = (ē, n̄), 2×2 symmetric: a₀₀, a₀₁, a₁₁) and its smaller
+    /// eigenvalue, the spread of a turn about the vertical.
+    private static func horizontalSpread(meanEast se: Vector3, meanNorth sn: Vector3) -> (Double, Double, Double, spread: Double) {
         let a00 = 1 - se.dot(se), a01 = -se.dot(sn), a11 = 1 - sn.dot(sn)
-        return (a00 + a11) / 2 - (((a00 - a11) / 2) * ((a00 - a11) / 2) + a01 * a01).squareRoot()
+        return (a00, a01, a11, (a00 + a11) / 2 - (((a00 - a11) / 2) * ((a00 - a11) / 2) + a01 * a01).squareRoot())
     }
 
     /// How well the field `b` (in the gyroscope's frame) and the hard iron `o` explain the samples taken after
@@ -160,13 +156,17 @@ public struct GyroAidedHardIron: Sendable {
         let fresh = samples.filter { $0.time > time }
         guard !fresh.isEmpty else { return (.infinity, 0) }
         let field = b ?? fresh.reduce(Vector3.zero) { $0 + $1.inFrame($1.raw - o) } * (1 / Double(fresh.count))
-        let norm = field.length
-        guard norm > 0 else { return (.infinity, fresh.count) }
-        let sum = fresh.reduce(0.0) { r, x in
-            let d = x.raw - x.sensed(field) - o
+        guard field.length > 0 else { return (.infinity, fresh.count) }
+        return (Self.residual(fresh, field: field, offset: o), fresh.count)
+    }
+
+    /// The RMS of `raw − (M·b + o)` over `samples` (not empty), as a fraction of |b| (> 0).
+    static func residual(_ samples: [Sample], field b: Vector3, offset o: Vector3) -> Double {
+        let sum = samples.reduce(0.0) { r, x in
+            let d = x.raw - x.sensed(b) - o
             return r + d.dot(d)
         }
-        return ((sum / Double(fresh.count)).squareRoot() / norm, fresh.count)
+        return (sum / Double(samples.count)).squareRoot() / b.length
     }
 
     /// How far a calibration's field wanders in the gyroscope's frame over `samples`: the RMS distance of each
