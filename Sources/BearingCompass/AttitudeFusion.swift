@@ -34,10 +34,12 @@ public enum FusionInput: Sendable {
 }
 
 /// One event of online calibration, for its history: a fit accepted (or a step's, a recall's, the course's),
-/// a fit refused because it did not explain the field better, or a client's action.
+/// a fit refused because it did not explain the field better, or because the course on the straights did not bear
+/// it out, or a client's action.
 public struct OnlineCalibrationEvent: Equatable, Sendable {
     public enum Kind: String, Sendable {
         case accepted, refused, recalled, step, course, lock, unlock, reset
+        case refusedByCourse = "refused_by_course"
     }
     public var time: GPSTimestamp
     public var kind: Kind
@@ -296,7 +298,9 @@ public struct AttitudeFusion: Sendable {
             case .accepted(let change): changes.append(change)
             case .kept(let inForce, let candidate):
                 note(OnlineCalibrationEvent(time: s.time, kind: .refused, before: inForce.total, after: candidate.total, regions: online!.regions))
-            case .notEnough, .failed, .held, .refused, .disagreesWithCourse: break
+            case .disagreesWithCourse(let inForce, let candidate, _, _):
+                note(OnlineCalibrationEvent(time: s.time, kind: .refusedByCourse, before: inForce.total, after: candidate.total, regions: online!.regions))
+            case .notEnough, .failed, .held, .refused: break
             }
         }
         // Mostly nothing changed: nothing to adopt or tell.

@@ -539,9 +539,9 @@ public struct OnlineMagnetometerCalibration: Sendable {
         case held(inForce: CalibrationMisfit, candidate: CalibrationMisfit)
         /// A held fit the samples after it did not bear out (misfits on them: in force, candidate).
         case refused(inForce: CalibrationMisfit, candidate: CalibrationMisfit)
-        /// Better on its points, but its heading departs further from the course on the straight epochs
-        /// (`CourseChecks.spread`, degrees: in force, candidate).
-        case disagreesWithCourse(inForce: Double, candidate: Double)
+        /// Better on its points (misfits: in force, candidate), but its heading departs further from the course on
+        /// the straight epochs (`CourseChecks.spread`, degrees: in force, candidate).
+        case disagreesWithCourse(inForce: CalibrationMisfit, candidate: CalibrationMisfit, courseInForce: Double, courseCandidate: Double)
     }
 
     /// The gyroscope frame restarted (a new attitude filter: the mounting level changed, the gyroscope came or
@@ -770,7 +770,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
         if let now = courseChecks.spread(inForce, at: time), let candidate = courseChecks.spread(fitted, at: time) {
             if candidate > now + settings.courseTolerance {
                 misfit = old
-                return .disagreesWithCourse(inForce: now, candidate: candidate)
+                return .disagreesWithCourse(inForce: old, candidate: new, courseInForce: now, courseCandidate: candidate)
             }
             courseBearsOut = candidate < now - settings.courseTolerance
         }

@@ -268,11 +268,12 @@ final class OnlineCalibrationTests: XCTestCase {
             return t
         }
         var refused = tracker()
-        guard case .disagreesWithCourse(let now, let candidate) = Self.straightsThenATurn(&refused, straights: a, turning: b) else {
+        guard case .disagreesWithCourse(let misfit, let fitted, let now, let candidate) = Self.straightsThenATurn(&refused, straights: a, turning: b) else {
             return XCTFail("a fit the course does not bear out was not refused")
         }
         print("course checks: in force \(now)°, the turn's fit \(candidate)° about the course")
         XCTAssertLessThan(now, 0.5)
+        XCTAssertLessThan(fitted.total, misfit.total, "the fit explains the turn's points better")
         XCTAssertGreaterThan(candidate, 2)
         XCTAssertEqual(refused.inForce.offset, a)
 

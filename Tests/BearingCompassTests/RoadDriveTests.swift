@@ -46,6 +46,8 @@ final class RoadDriveTests: XCTestCase {
         var samples: Int
         /// The error's mean (a constant offset) on the same samples.
         var mean: Double
+        /// Fits online calibration refused because the course on the straights did not bear them out.
+        var refusedByCourse = 0
     }
 
     static func judge(_ drive: RoadDrive, gnss: Bool, after: Double) -> Score {
@@ -81,7 +83,8 @@ final class RoadDriveTests: XCTestCase {
             }
             start += 30
         }
-        return Score(rms: rms, worstWindow: worst, samples: errors.count, mean: mean)
+        return Score(rms: rms, worstWindow: worst, samples: errors.count, mean: mean,
+                     refusedByCourse: f.history.filter { $0.kind == .refusedByCourse }.count)
     }
 
     static func median(_ values: [Double]) -> Double {
@@ -113,6 +116,10 @@ final class RoadDriveTests: XCTestCase {
         let gnssMedian = Self.median(withGNSS.map(\.rms)), gnssWorst = withGNSS.map(\.rms).max()!
         let windowMedian = Self.median(withGNSS.map(\.worstWindow)), windowWorst = withGNSS.map(\.worstWindow).max()!
         let noneMedian = Self.median(withoutGNSS.map(\.rms)), noneWorst = withoutGNSS.map(\.rms).max()!
+        let refusals = withGNSS.map(\.refusedByCourse)
+        print("RoadDrive: fits refused by the course, with GNSS, per seed: \(refusals)")
+        XCTAssertGreaterThan(refusals.reduce(0, +), 0, "the course refused no fit on any drive")
+        XCTAssertEqual(withoutGNSS.map(\.refusedByCourse).reduce(0, +), 0, "no course, no refusal by it")
         print("RoadDrive: with GNSS RMS median \(Self.format(gnssMedian))°, worst seed \(Self.format(gnssWorst))°; worst 2-min window median "
               + "\(Self.format(windowMedian))°, worst \(Self.format(windowWorst))°; without GNSS RMS median \(Self.format(noneMedian))°, "
               + "worst \(Self.format(noneWorst))°")
