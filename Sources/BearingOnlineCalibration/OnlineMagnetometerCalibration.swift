@@ -88,6 +88,11 @@ public struct OnlineCalibrationSettings: Equatable, Sendable {
     public var courseEpochs = 10
     public var courseWindow = 300.0
     public var courseSpread = 0.06
+    /// A land vehicle turns about its vertical only: from a cold start a corner gives its hard iron from the
+    /// gyroscope, with WMM's vertical field (`GyroAidedHardIron.solveLevel`). Off elsewhere: a board in a hand or on a
+    /// boat tilts enough for the full solve, and in the daemon's simulator board (turning, rolling ±12°) a corner's
+    /// provisional start made the calibration caught 32 s after the first change worse (0.4–1.1° against 0.2–0.4°).
+    public var cornerStart = false
     /// On land with GNSS, a fit whose heading departs from the straight epochs' course (`CourseChecks.spread`) by
     /// more than this many degrees beyond the calibration in force's is not taken, however well it explains the
     /// field's points.
@@ -100,6 +105,7 @@ public struct OnlineCalibrationSettings: Equatable, Sendable {
         s.stepWorldSpread = .infinity
         // An uncompensated car (no fix) tilts its "up" by up to 9°: no disturbance, nor a step of the hard iron.
         s.dipDisturbance = 12
+        s.cornerStart = true
         return s
     }
 
@@ -643,7 +649,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
         // come late or never; a weak one is left to them.
         // A vehicle that turns about its vertical only: the vertical field is WMM's, and a corner gives the rest.
         var solution = gyroAided.solve(minimumSpread: Self.gyroMinimumSpread)
-        if solution == nil, let norm = field, let dip = dipReference {
+        if solution == nil, settings.cornerStart, let norm = field, let dip = dipReference {
             solution = gyroAided.solveLevel(vertical: -norm * sin(dip * .pi / 180), minimumSpread: Self.gyroLevelMinimumSpread)
         }
         guard let s = solution, s.residual <= Self.gyroMaximumResidual,
