@@ -179,7 +179,8 @@ public enum SwingSolver {
         return dt > 0 ? (b.gyroHeading - a.gyroHeading) / dt : 0
     }
 
-    static func sector(_ heading: Double, _ sectors: Int) -> Int {
+    /// The sector (of `sectors` equal ones from north) that `heading` (degrees) falls in.
+    public static func sector(_ heading: Double, _ sectors: Int) -> Int {
         min(sectors - 1, Int(AttitudeAngles.normalizedDegrees(heading) / (360 / Double(sectors))))
     }
 

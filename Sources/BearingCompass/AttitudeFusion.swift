@@ -366,12 +366,13 @@ public struct AttitudeFusion: Sendable {
             drivingTable = driving?.table
             keepDriving(at: stamp)
         }
+        // "Up" and the board's forward axis in the magnetometer's frame.
+        let toSensor = magnetometerToLevel.transposed
+        let up = toSensor * filter.quaternion6D.conjugate.rotate(Vector3(0, 0, 1)), forward = toSensor * Vector3(1, 0, 0)
         if online != nil {
             // Every fix's epoch, straight or not: the field since the fix before is a check of the course when the car
             // went straight since it (`CourseChecks`).
-            let toSensor = magnetometerToLevel.transposed
-            let up = toSensor * filter.quaternion6D.conjugate.rotate(Vector3(0, 0, 1))
-            online!.courseEpoch(driving?.straight == true ? track - variation : nil, up: up, forward: toSensor * Vector3(1, 0, 0), time: time)
+            online!.courseEpoch(driving?.straight == true ? track - variation : nil, up: up, forward: forward, time: time)
         }
         if driving?.straight == true, tracksCourse {
             // The magnetic heading given now, deviation included, against the magnetic course.
@@ -379,9 +380,7 @@ public struct AttitudeFusion: Sendable {
             if courseTrim.straightEpoch(course: track - variation, heading: compass + deviation, time: time) { trimLearnt = true }
         }
         guard driving?.straight == true, auto == .track, !withoutGyroscope, online != nil else { return }
-        let toSensor = magnetometerToLevel.transposed
-        let up = toSensor * filter.quaternion6D.conjugate.rotate(Vector3(0, 0, 1))
-        let change = online!.course(track, declination: variation, up: up, forward: toSensor * Vector3(1, 0, 0), time: time)
+        let change = online!.course(track, declination: variation, up: up, forward: forward, time: time)
         adopt(change.map { [$0] } ?? [], at: lastInertial.map { GPSTimestamp(unixTime: $0) } ?? stamp, episode: nil)
     }
 

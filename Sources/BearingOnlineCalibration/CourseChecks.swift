@@ -24,8 +24,7 @@ public struct CourseChecks: Sendable {
 
     struct Epoch {
         var raw: Vector3
-        var up: Vector3
-        var forward: Vector3
+        var axes: VehicleAxes
         /// Magnetic course, radians.
         var course: Double
         var time: Double
@@ -61,13 +60,10 @@ public struct CourseChecks: Sendable {
             active = true
         }
         guard let course, course.isFinite, count >= 5, !disturbed, time - since <= longestEpoch,
-              up.isFinite, forward.isFinite, up.length > 0.5 else { return }
-        let u = up.normalized, along = forward - u * forward.dot(u)
-        guard along.length > 0.5 else { return }
-        var c = course.truncatingRemainder(dividingBy: 360)
-        if c < 0 { c += 360 }
-        let s = min(11, Int(c / 30))
-        sectors[s].append(Epoch(raw: sum * (1 / Double(count)), up: u, forward: along.normalized, course: c * .pi / 180, time: time))
+              let axes = VehicleAxes(up: up, forward: forward) else { return }
+        let s = SwingSolver.sector(course, sectors.count)
+        sectors[s].append(Epoch(raw: sum * (1 / Double(count)), axes: axes,
+                                course: AttitudeAngles.normalizedDegrees(course) * .pi / 180, time: time))
         if sectors[s].count > perSector { sectors[s].removeFirst() }
     }
 
@@ -91,11 +87,7 @@ public struct CourseChecks: Sendable {
         var s = 0.0, c = 0.0
         for sector in sectors {
             for e in sector where time - e.time <= maximumAge {
-                let b = calibration.apply(e.raw)
-                let down = e.up * -1, right = down.cross(e.forward)
-                // The forward axis's magnetic heading: the horizontal field is north, f·cos ψ − r·sin ψ.
-                let heading = atan2(-b.dot(right), b.dot(e.forward))
-                let error = e.course - heading
+                let error = e.course - e.axes.heading(field: calibration.apply(e.raw))
                 errors.append(error)
                 s += sin(error)
                 c += cos(error)

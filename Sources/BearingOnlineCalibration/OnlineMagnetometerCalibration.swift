@@ -401,19 +401,14 @@ public struct OnlineMagnetometerCalibration: Sendable {
             courseCount = 0
         }
         guard origin == .none, courseCount >= 5, let field, let dip = dipReference,
-              track.isFinite, declination.isFinite, time.isFinite, up.isFinite, forward.isFinite, up.length > 0.5 else { return nil }
+              track.isFinite, declination.isFinite, time.isFinite, let axes = VehicleAxes(up: up, forward: forward) else { return nil }
         let raw = courseSum * (1 / Double(courseCount))
-        let u = up.normalized, along = forward - u * forward.dot(u)
-        // A forward axis near the vertical is no vehicle's.
-        guard along.length > 0.5 else { return nil }
-        let f = along.normalized, d = u * -1
-        let r = d.cross(f)
-        let heading = track * .pi / 180, east = declination * .pi / 180
-        let north = f * cos(heading) - r * sin(heading), eastward = f * sin(heading) + r * cos(heading)
+        let east = declination * .pi / 180
+        let (north, eastward) = axes.northEast(heading: track * .pi / 180)
         let horizontal = field * cos(dip * .pi / 180)
-        let expected = north * (horizontal * cos(east)) + eastward * (horizontal * sin(east)) + d * (field * sin(dip * .pi / 180))
+        let expected = north * (horizontal * cos(east)) + eastward * (horizontal * sin(east)) + axes.down * (field * sin(dip * .pi / 180))
         courseEpochs.removeAll { time - $0.point.time > settings.courseWindow }
-        courseEpochs.append((raw - expected, Point(raw: raw, up: u, time: time)))
+        courseEpochs.append((raw - expected, Point(raw: raw, up: axes.up, time: time)))
         if courseEpochs.count > 4 * settings.courseEpochs { courseEpochs.removeFirst() }
         guard courseEpochs.count >= settings.courseEpochs else { return nil }
         func median(_ v: [Double]) -> Double { v.sorted()[v.count / 2] }
