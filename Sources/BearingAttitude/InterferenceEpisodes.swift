@@ -27,6 +27,8 @@ public struct InterferenceEpisodes: Sendable {
         public var onsets: Int
         /// Seconds from its beginning to its latest disturbed sample.
         public var duration: Double { lastDisturbed - began }
+        /// Seconds it has gone on at `time` (what a client is told of the episode going on).
+        public func seconds(at time: Double) -> Double { max(0, time - began) }
     }
 
     public enum Event: Equatable, Sendable {

@@ -736,7 +736,7 @@ public final class Agent: @unchecked Sendable {
                 // The episode of interference going on, and how long the heading has ridden on the gyroscope.
                 if let state = onlineState, let e = state.ongoing {
                     o.append(("interference", .map([("cause", .string(e.cause.rawValue)),
-                                                    ("seconds", .number((max(0, state.time.unixTime - e.began) * 10).rounded() / 10)),
+                                                    ("seconds", .number((e.seconds(at: state.time.unixTime) * 10).rounded() / 10)),
                                                     ("norm", .number((e.largestNorm * 10).rounded() / 10)), ("dip", .number((e.largestDip * 10).rounded() / 10))])))
                 }
                 if let held = fusionStage?.fusion.filter.heldOnGyroscope, held > 0 { o.append(("held", .number((held * 10).rounded() / 10))) }

@@ -68,7 +68,7 @@ extension WireEncoding {
                 }
                 if let i = s.interference { o.string("interference", i.rawValue) }
                 if let e = s.ongoing {
-                    o.number("interference_seconds", max(0, s.time.unixTime - e.began))
+                    o.number("interference_seconds", e.seconds(at: s.time.unixTime))
                     o.number("interference_norm", e.largestNorm)
                     o.number("interference_dip", e.largestDip)
                 }

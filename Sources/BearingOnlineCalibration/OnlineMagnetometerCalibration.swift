@@ -254,7 +254,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
     /// gives a step's new hard iron from the step's own samples.
     private var frameField: Vector3?
     /// What the samples leave against `frameField`, in the sensor's axes and the frame's, while it is large.
-    private var stepWindow: [(sensor: Vector3, world: Vector3, time: Double)] = []
+    private var stepWindow: [(sample: GyroAidedHardIron.Sample, sensor: Vector3, world: Vector3, time: Double)] = []
     /// On land with GNSS: the straight epochs' course, a check on each fit that the field never gave it.
     public private(set) var courseChecks = CourseChecks()
 
@@ -570,7 +570,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
             stepWindow.removeAll(keepingCapacity: true)
             return nil
         }
-        stepWindow.append((d, s.inFrame(d), time))
+        stepWindow.append((s, d, s.inFrame(d), time))
         guard let first = stepWindow.first, time - first.time >= settings.stepTime, stepWindow.count >= 50 else { return nil }
         let n = Double(stepWindow.count)
         let meanSensor = stepWindow.reduce(Vector3.zero) { $0 + $1.sensor } * (1 / n)
@@ -579,9 +579,10 @@ public struct OnlineMagnetometerCalibration: Sendable {
         let spreadWorld = (stepWindow.reduce(0.0) { $0 + ($1.world - meanWorld).dot($1.world - meanWorld) } / n).squareRoot()
         stepWindow.removeFirst()
         guard spreadSensor <= 0.35 * meanSensor.length, spreadWorld >= settings.stepWorldSpread * spreadSensor else { return nil }
-        // A step: the new hard iron from the latest samples (the step's start may straddle it).
-        let moved = GyroAidedHardIron.median(stepWindow.suffix(50).map(\.sensor))
-        let candidate = MagneticCalibration(offset: inForce.offset + moved, matrix: inForce.matrix)
+        // A step: the new hard iron from the latest samples (the step's start may straddle it), as any step's.
+        guard let offset = GyroAidedHardIron.offset(after: stepWindow.suffix(50).map(\.sample), field: b, matrix: inForce.matrix) else { return nil }
+        let moved = offset - inForce.offset
+        let candidate = MagneticCalibration(offset: offset, matrix: inForce.matrix)
         let before = misfit ?? CalibrationMisfit(normPercent: 0, dipDegrees: 0, meanDip: dipReference ?? 0, meanNorm: field)
         steps += 1
         heldFit = nil
