@@ -118,9 +118,9 @@ final class BROADTrialTests: XCTestCase {
     /// `bearing attitude --samples` as a user runs it (its defaults: a car's online calibration from nothing
     /// known, no track): what it prints, scored against the truth, with online calibration on (the default) and off
     /// (`--no-calibrate`). Online calibration must never make a trial's heading worse by more than 0.16° (the goal
-    /// is 0.1°: trial 26, a vibrating phone attached, is +0.15°; its calibration holds the field fixed in the
-    /// gyroscope's frame twice as well as none, so the truth's north, aligned by the authors to the field the
-    /// board measured, is the likelier culprit). It was +0.14° (0.15° allowed) until a car without GNSS speed took
+    /// is 0.1°: trial 26, a vibrating phone attached, is +0.15°; its calibration takes out what turns with the board,
+    /// and what it adds is a constant offset of the truth's north: `testTrial26sCalibrationHalvesTheHeadingsSpread
+    /// AndMovesOnlyItsMean`). It was +0.14° (0.15° allowed) until a car without GNSS speed took
     /// its accelerometer at 60 s while it tilts slowly: the phone lying still then improved by 0.01° without online
     /// calibration (1.37 → 1.36°), not with it (1.51°).
     func testWhatBearingAttitudePrints() throws {
@@ -156,6 +156,49 @@ final class BROADTrialTests: XCTestCase {
         // Bounds near what it gives (1.59 / 1.42 on): the daemon's fusion stage from a cold start.
         XCTAssertLessThan(sums.on.0 / n, 1.65, "mean total RMSE")
         XCTAssertLessThan(sums.on.1 / n, 1.48, "mean heading RMSE")
+    }
+
+    /// Trial 26 (a vibrating phone attached) is the one trial whose heading online calibration makes worse against
+    /// the optical truth (`testWhatBearingAttitudePrints`). Is its fit wrong? Here the calibration it learns is
+    /// applied to the recorded field from the first sample, and the heading's error is split into its mean (a
+    /// constant offset of north) and its spread about that mean (what a wrong hard iron turns as the board turns).
+    /// The calibration learnt takes the spread from 1.26° to 0.75°: what is left hardly turns with the board, so the
+    /// fit is right. What it costs is the mean, which moves from −0.50° to +1.07°: an error that does not turn with
+    /// the board is north itself. The truth's north is then 1.1° from the field's once the phone's hard iron is out;
+    /// likely because the authors aligned it to the field the board measured, phone included (the BROAD README:
+    /// "at rest, the measured field rotated by q points north to within about 1°"). Without calibration the
+    /// error's larger spread happens to average near that north.
+    func testTrial26sCalibrationHalvesTheHeadingsSpreadAndMovesOnlyItsMean() throws {
+        let directory = try requireSharedData("broad")
+        let name = "26_disturbed_phone_vibration_A"
+        guard let (file, reference) = try load(name, from: directory) else { return }
+        let learnt = try XCTUnwrap(OfflineAttitude.run(file, track: nil, options: OfflineAttitude.Options(), now: 1_790_000_000,
+                                                       note: { _ in }) { _ in }.calibration?.inForce, "\(name): nothing learnt")
+        var corrected = file
+        for i in corrected.samples.indices { corrected.samples[i].magnetometer = corrected.samples[i].magnetometer.map(learnt.apply) }
+        var options = OfflineAttitude.Options()
+        options.calibrate = false
+        /// The signed heading error (degrees) over the movement phase: its mean and its spread about the mean.
+        func headingError(_ f: IMUSampleFile) -> (mean: Double, spread: Double) {
+            var errors: [Double] = []
+            var i = 0
+            _ = OfflineAttitude.run(f, track: nil, options: options, now: 1_790_000_000, note: { _ in }) { o in
+                let r = reference[i].q
+                i += 1
+                guard reference[i - 1].moving, r.isFinite else { return }
+                let e = o.quaternion.normalized * r.normalized.conjugate
+                let sign = e.w < 0 ? -1.0 : 1.0
+                errors.append(2 * atan2(sign * e.z, sign * e.w) * 180 / .pi)
+            }
+            let mean = errors.reduce(0, +) / Double(errors.count)
+            let spread = (errors.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(errors.count)).squareRoot()
+            return (mean, spread)
+        }
+        let off = headingError(file), on = headingError(corrected)
+        print(String(format: "BROAD %@: heading error without calibration mean %.2f°, spread %.2f°; with the one learnt (hard iron %@) from the start mean %.2f°, spread %.2f°",
+                     name, off.mean, off.spread, "\(learnt.offset)", on.mean, on.spread))
+        XCTAssertLessThan(on.spread, 0.7 * off.spread, "the calibration learnt should take out what turns with the board")
+        XCTAssertGreaterThan(on.mean - off.mean, 1.0, "the mean moves: north is the truth's, measured with the phone on")
     }
 
     /// A magnet fixed to the board, added to the recorded field in the sensor's axes (its field turns with the
