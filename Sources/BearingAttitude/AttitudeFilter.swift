@@ -77,6 +77,7 @@ public struct AttitudeFilter: Sendable {
     /// of learning the field first.
     public init(parameters: AttitudeFilterParameters = AttitudeFilterParameters(), magneticReference reference: MagneticFieldReference? = nil) {
         self.parameters = parameters
+        magnetometerTimeConstant = parameters.tauMag
         rest = RestDetector(parameters: parameters)
         magnetic = MagneticDisturbanceDetector(parameters: parameters, reference: reference)
         accLowPass = ButterworthLowPass(tau: parameters.tauAcc)
@@ -123,6 +124,16 @@ public struct AttitudeFilter: Sendable {
         heldOnGyroscope = 0
         headingGainFloor = 1
         floorWaitsForUndisturbed = true
+    }
+
+    /// The heading's time constant towards the magnetometer in force (`parameters.tauMag` unless retuned).
+    public private(set) var magnetometerTimeConstant: Double
+
+    /// Retunes the heading's time constant towards the magnetometer (a land vehicle, whose gyroscope holds its
+    /// heading through the street's field better than the field does).
+    public mutating func retuneMagnetometer(tau: Double) {
+        guard tau > 0, tau.isFinite else { return }
+        magnetometerTimeConstant = tau
     }
 
     /// The accelerometer's time constant in force (`parameters.tauAcc` unless retuned).
@@ -192,12 +203,12 @@ public struct AttitudeFilter: Sendable {
 
         // δ̂ makes the horizontal field point along +y (magnetic north).
         let disagreement = Self.wrap(atan2(inEarth.x, inEarth.y) - headingOffset)
-        var k = Self.gain(tau: parameters.tauMag, dt: dt)
+        var k = Self.gain(tau: magnetometerTimeConstant, dt: dt)
         if parameters.magneticDisturbanceRejection { k = magnetic.gain(k, dt: dt) }
         if headingGainFloor != 0 && !(floorWaitsForUndisturbed && parameters.magneticDisturbanceRejection && magnetic.disturbed) {
             k = max(k, headingGainFloor)
             headingGainFloor = headingGainFloor / (headingGainFloor + 1)
-            if headingGainFloor * parameters.tauMag < dt { headingGainFloor = 0 }
+            if headingGainFloor * magnetometerTimeConstant < dt { headingGainFloor = 0 }
         }
         headingOffset = Self.wrap(headingOffset + k * disagreement)
     }

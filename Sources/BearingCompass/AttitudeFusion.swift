@@ -79,6 +79,10 @@ public struct AttitudeFusion: Sendable {
     /// without GNSS speed takes `tauAccWithoutSpeed`: a car's is below 2 °/s; a board turned in the hand (the BROAD
     /// trials through `bearing attitude`'s default `car`) is well above, and keeps the filter's own.
     public static let carLikeTiltRate = 5.0
+    /// A land vehicle's heading time constant towards the magnetometer (s) while it moves like one
+    /// (`carLikeTiltRate`): its gyroscope holds the heading through the street's field, which bends the field's
+    /// direction for seconds at a time, better than the field does.
+    public static let tauMagOnLand = 9.0
     /// Seconds over which the tilt rate is low-passed (a bump's spike is not a hand's turn).
     public static let tiltRateTime = 5.0
     /// The gyroscope's rate about the horizontal (roll and pitch rates), low-passed over `tiltRateTime`, °/s.
@@ -274,6 +278,9 @@ public struct AttitudeFusion: Sendable {
         let own = filter.parameters.tauAcc
         let tau = motion.knowsSpeed(at: t) || tiltRate >= Self.carLikeTiltRate ? own : max(own, Self.tauAccWithoutSpeed)
         if filter.accelerometerTimeConstant != tau { filter.retuneAccelerometer(tau: tau) }
+        let ownMag = filter.parameters.tauMag
+        let tauMag = tiltRate >= Self.carLikeTiltRate ? ownMag : max(ownMag, Self.tauMagOnLand)
+        if filter.magnetometerTimeConstant != tauMag { filter.retuneMagnetometer(tau: tauMag) }
     }
 
     /// One field sample into the online calibration, with the filter's "up" in the chip's axes; a fit when
