@@ -82,7 +82,7 @@ public struct AttitudeFusion: Sendable {
     /// A land vehicle's heading time constant towards the magnetometer (s) while it moves like one
     /// (`carLikeTiltRate`): its gyroscope holds the heading through the street's field, which bends the field's
     /// direction for seconds at a time, better than the field does.
-    public static let tauMagOnLand = 9.0
+    public static let tauMagOnLand = 30.0
     /// Seconds over which the tilt rate is low-passed (a bump's spike is not a hand's turn).
     public static let tiltRateTime = 5.0
     /// The gyroscope's rate about the horizontal (roll and pitch rates), low-passed over `tiltRateTime`, °/s.

@@ -153,9 +153,11 @@ final class BROADTrialTests: XCTestCase {
         for line in lines { print(line) }
         print(pad("mean") + String(format: " %6.2f %7.2f    %6.2f %7.2f   (VQF offline 2.35 / 2.27 on the held-out trials)",
                                    sums.on.0 / n, sums.on.1 / n, sums.off.0 / n, sums.off.1 / n))
-        // Bounds near what it gives (1.59 / 1.42 on): the daemon's fusion stage from a cold start.
-        XCTAssertLessThan(sums.on.0 / n, 1.65, "mean total RMSE")
-        XCTAssertLessThan(sums.on.1 / n, 1.48, "mean heading RMSE")
+        // Bounds near what it gives (1.49 / 1.29 on; 1.60 / 1.43 before a car's heading turned to the field at 30 s
+        // while it moves like a car, `AttitudeFusion.tauMagOnLand`, which a board lying still or turned slowly does):
+        // the daemon's fusion stage from a cold start.
+        XCTAssertLessThan(sums.on.0 / n, 1.56, "mean total RMSE")
+        XCTAssertLessThan(sums.on.1 / n, 1.36, "mean heading RMSE")
     }
 
     /// Trial 26 (a vibrating phone attached) is the one trial whose heading online calibration makes worse against
