@@ -677,6 +677,51 @@ final class AttitudeFusionTests: XCTestCase {
         XCTAssertEqual(inHand.tau, AttitudeFilterParameters().tauMag)
     }
 
+    /// A steady curve is no rest. A car on a long bend turning at 1 °/s, on an IMU quiet enough (a smooth road, a
+    /// sensor that filters what it reports) that the gyroscope and accelerometer hold within the rest test's bounds,
+    /// would have its turn taken for gyroscope bias: the heading stops turning with the car and follows only the
+    /// magnetometer, at a land vehicle's 30 s. A land vehicle is not at rest while GNSS says it moves, nor, without
+    /// GNSS, while its rate departs from the bias already learnt by more than that bias's uncertainty allows
+    /// (`AttitudeFilter.restMustMatchBias`). Still for 30 s (the bias learnt), then 60 s round the bend at 20 m/s.
+    func testASteadyBendIsNoRest() throws {
+        let rate = 1.0, speed = 20.0
+        var board = VirtualIMU(heading: { t in 10 + rate * max(0, t - 30) })
+        board.acceleration = { t in
+            guard t >= 30 else { return .zero }
+            let psi = (10 + rate * (t - 30)) * Double.pi / 180
+            return Vector3(cos(psi), -sin(psi), 0) * (speed * rate * Double.pi / 180)
+        }
+        board.fieldNorm = Self.sydney.reference.norm
+        board.dip = Self.sydney.reference.dip
+        let chip = try Orientation(axes: "+X-Y-Z")
+        func worstHeading(fixes: Bool) -> (heading: Double, bias: Double) {
+            var f = AttitudeFusion(imuOrientation: chip, magnetometerOrientation: chip, trueNorth: false, vehicle: .car)
+            var worst = 0.0, nextFix = 1.0
+            for input in inputs(board, seconds: 90) {
+                if fixes, case .inertial(let s) = input, s.time.unixTime - Self.start >= nextFix {
+                    var x = GPSFix(mode: .threeD, time: GPSTimestamp(unixTime: Self.start + nextFix), latitude: -33.9, longitude: 151.2)
+                    x.track = Compass.normalize(board.heading(nextFix) + Self.sydney.declination.value)
+                    x.speed = nextFix >= 30 ? speed : 0
+                    f.step(.fix(x))
+                    nextFix += 1
+                }
+                f.step(input)
+                if let a = f.emitted, a.time.unixTime - Self.start > 40 {
+                    worst = max(worst, abs(remainder(a.magneticHeading - board.heading(a.time.unixTime - Self.start), 360)))
+                }
+            }
+            return (worst, f.filter.gyroBias.length * 180 / .pi)
+        }
+        let alone = worstHeading(fixes: false), withFixes = worstHeading(fixes: true)
+        print(String(format: "a car on a 1 °/s bend, its IMU quiet: heading errs %.2f° without fixes (bias learnt %.3f °/s), "
+                     + "%.2f° with them (%.3f °/s); the true bias 0",
+                     alone.heading, alone.bias, withFixes.heading, withFixes.bias))
+        XCTAssertLessThan(alone.heading, 2)
+        XCTAssertLessThan(withFixes.heading, 2)
+        XCTAssertLessThan(alone.bias, 0.1)
+        XCTAssertLessThan(withFixes.bias, 0.1)
+    }
+
     /// A car without GNSS speed cannot take its own acceleration out of the accelerometer: braking at 1.5 m/s² for
     /// 8 s tilts a 3 s filter's "up" by most of 8.7°. As a car (`vehicle: car`, no fix), the accelerometer is taken
     /// at `tauAccWithoutSpeed` (the gyroscope holds the tilt), so the pitch errs by a fraction of that; with fixes, or
