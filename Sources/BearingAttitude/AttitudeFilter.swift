@@ -126,6 +126,24 @@ public struct AttitudeFilter: Sendable {
         floorWaitsForUndisturbed = true
     }
 
+    /// Whether a rest must agree with the bias already learnt: a land vehicle, whose steady bend at under 2 °/s on a
+    /// quiet IMU passes the rest test (`RestDetector`) and would have its turn taken for bias. Its rest is then taken
+    /// only while the low-passed rate is within `restBiasAgreement` of the bias estimate, or within three times that
+    /// estimate's uncertainty (at the start, before the first rest, it knows little and any rest is taken).
+    public var restMustMatchBias = false
+    /// Whether the vehicle is known to move (GNSS speed): no rest then, however still the IMU reads.
+    public var knownMoving = false
+    /// How far (rad/s) a land vehicle's rest may depart from the bias learnt (0.3 °/s): a bias drifts by hundredths
+    /// of a °/s a minute, a bend turns at tenths to a few.
+    public static let restBiasAgreement = 0.3 * Double.pi / 180
+
+    /// Whether the rest detector's rest is taken as one (`restMustMatchBias`, `knownMoving`).
+    private var restTaken: Bool {
+        guard rest.atRest, !knownMoving else { return false }
+        guard restMustMatchBias else { return true }
+        return (rest.lowPassedRate - gyroBias).length <= max(Self.restBiasAgreement, 3 * gyroBiasUncertainty)
+    }
+
     /// The heading's time constant towards the magnetometer in force (`parameters.tauMag` unless retuned).
     public private(set) var magnetometerTimeConstant: Double
 
@@ -268,7 +286,7 @@ public struct AttitudeFilter: Sendable {
         let measurement: Matrix3x3
         var error: Vector3
         let noise: Vector3
-        if parameters.restBiasEstimation && rest.atRest {
+        if parameters.restBiasEstimation && restTaken {
             error = rest.lowPassedRate - gyroBias
             measurement = .identity
             let w = Self.measurementNoise(sigma: parameters.biasSigmaRest, processNoise: processNoise)

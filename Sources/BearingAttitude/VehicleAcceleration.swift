@@ -52,11 +52,17 @@ public struct VehicleAcceleration: Sendable {
         return time >= last.arrival - 0.5 && time - last.arrival <= staleAfter
     }
 
+    /// The speed over ground at `time` (samples' clock), m/s, from the last epoch and the change since; nil when
+    /// nothing recent is known.
+    public func speed(at time: Double) -> Double? {
+        guard let last, knowsSpeed(at: time) else { return nil }
+        return max(0, last.speed + change * max(0, time - last.arrival))
+    }
+
     /// The vehicle's acceleration at `time` (samples' clock), m/s², in the frame of `angularRate` (rad/s), whose
     /// x is the vehicle's forward axis; zero when nothing recent is known.
     public func acceleration(at time: Double, angularRate ω: Vector3) -> Vector3 {
-        guard let last, knowsSpeed(at: time) else { return .zero }
-        let v = max(0, last.speed + change * max(0, time - last.arrival))
+        guard let v = speed(at: time) else { return .zero }
         // v̇ x̂ + ω × (v x̂) = (v̇, v ω_z, −v ω_y).
         return Vector3(change, v * ω.z, -v * ω.y)
     }
