@@ -129,10 +129,9 @@ public struct AttitudeFilter: Sendable {
     /// Whether a rest must agree with the bias already learnt: a land vehicle, whose steady bend at under 2 °/s on a
     /// quiet IMU passes the rest test (`RestDetector`) and would have its turn taken for bias. Its rest is then taken
     /// only while the low-passed rate is within `restBiasAgreement` of the bias estimate, or within three times that
-    /// estimate's uncertainty (at the start, before the first rest, it knows little and any rest is taken).
+    /// estimate's uncertainty (at the start, before the first rest, it knows little and any rest is taken). A
+    /// straight road on a quiet IMU still is one, rightly: the rate is then the bias.
     public var restMustMatchBias = false
-    /// Whether the vehicle is known to move (GNSS speed): no rest then, however still the IMU reads.
-    public var knownMoving = false
     /// How far (rad/s) a land vehicle's rest may depart from the bias learnt (0.3 °/s): a bias drifts by hundredths
     /// of a °/s a minute, a bend turns at tenths to a few.
     public static let restBiasAgreement = 0.3 * Double.pi / 180
@@ -279,9 +278,9 @@ public struct AttitudeFilter: Sendable {
         let measurement: Matrix3x3
         var error: Vector3
         let noise: Vector3
-        // The rest detector's rest, taken as one (`restMustMatchBias`, `knownMoving`). Inline: a getter on `self` here
-        // cost a copy of the filter every sample (~220 instructions, `bench/compass-cost`).
-        var atRest = parameters.restBiasEstimation && rest.atRest && !knownMoving
+        // The rest detector's rest, taken as one (`restMustMatchBias`). Inline: a getter on `self` here cost a copy of
+        // the filter every sample (~220 instructions, `bench/compass-cost`).
+        var atRest = parameters.restBiasEstimation && rest.atRest
         if atRest && restMustMatchBias {
             atRest = (rest.lowPassedRate - gyroBias).length <= max(Self.restBiasAgreement, 3 * gyroBiasUncertainty)
         }

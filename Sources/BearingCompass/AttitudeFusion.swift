@@ -79,8 +79,6 @@ public struct AttitudeFusion: Sendable {
     /// without GNSS speed takes `tauAccWithoutSpeed`: a car's is below 2 °/s; a board turned in the hand (the BROAD
     /// trials through `bearing attitude`'s default `car`) is well above, and keeps the filter's own.
     public static let carLikeTiltRate = 5.0
-    /// The GNSS speed (m/s) at and above which a land vehicle is moving, whatever its IMU reads: never at rest.
-    public static let movingSpeed = 1.0
     /// A land vehicle's heading time constant towards the magnetometer (s) while it moves like one
     /// (`carLikeTiltRate`): its gyroscope holds the heading through the street's field, which bends the field's
     /// direction for seconds at a time, better than the field does.
@@ -280,9 +278,8 @@ public struct AttitudeFusion: Sendable {
         let own = filter.parameters.tauAcc
         let tau = motion.knowsSpeed(at: t) || tiltRate >= Self.carLikeTiltRate ? own : max(own, Self.tauAccWithoutSpeed)
         if filter.accelerometerTimeConstant != tau { filter.retuneAccelerometer(tau: tau) }
-        // A land vehicle's rest: not while GNSS says it moves, nor one that departs from the bias learnt (a bend).
+        // A land vehicle's rest must agree with the bias learnt: a steady bend does not, a straight road does.
         filter.restMustMatchBias = true
-        filter.knownMoving = (motion.speed(at: t) ?? 0) >= Self.movingSpeed
         let ownMag = filter.parameters.tauMag
         let tauMag = tiltRate >= Self.carLikeTiltRate ? ownMag : max(ownMag, Self.tauMagOnLand)
         if filter.magnetometerTimeConstant != tauMag { filter.retuneMagnetometer(tau: tauMag) }
