@@ -164,7 +164,7 @@ final class BROADTrialTests: XCTestCase {
     /// the optical truth (`testWhatBearingAttitudePrints`). Is its fit wrong? Here the calibration it learns is
     /// applied to the recorded field from the first sample, and the heading's error is split into its mean (a
     /// constant offset of north) and its spread about that mean (what a wrong hard iron turns as the board turns).
-    /// The calibration learnt takes the spread from 1.26° to 0.75°: what is left hardly turns with the board, so the
+    /// The calibration learnt takes the spread from 1.27° to 0.75°: what is left hardly turns with the board, so the
     /// fit is right. What it costs is the mean, which moves from −0.50° to +1.07°: an error that does not turn with
     /// the board is north itself. The truth's north is then 1.1° from the field's once the phone's hard iron is out;
     /// likely because the authors aligned it to the field the board measured, phone included (the BROAD README:
