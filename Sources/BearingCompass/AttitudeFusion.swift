@@ -167,7 +167,7 @@ public struct AttitudeFusion: Sendable {
         tracksCourse = vehicle.learnsFromDriving
         motion = vehicle.learnsFromDriving ? VehicleAcceleration() : nil
         onlineSettings = vehicle.learnsFromDriving ? .forLand : OnlineCalibrationSettings()
-        filter = AttitudeFilter(parameters: parameters)
+        filter = Self.makeFilter(parameters, reference: nil, land: vehicle.learnsFromDriving)
         self.parameters = parameters
         self.parametersWithoutGyroscope = parametersWithoutGyroscope
         self.imuOrientation = imuOrientation
@@ -225,7 +225,7 @@ public struct AttitudeFusion: Sendable {
             let m = l?.matrix ?? .identity
             imuToLevel = m * imuOrientation.matrix
             magnetometerToLevel = m * magnetometerOrientation.matrix
-            filter = AttitudeFilter(parameters: filter.parameters, magneticReference: referenceGiven)
+            filter = Self.makeFilter(filter.parameters, reference: referenceGiven, land: motion != nil)
             online?.frameRestarted()
         case .localField(let f):
             local = f
@@ -254,10 +254,10 @@ public struct AttitudeFusion: Sendable {
             // The vehicle's own acceleration out, for the filter only: ATT reports the specific force measured.
             var gravity = acc
             if let rate, let a = motion?.acceleration(at: t, angularRate: rate - filter.gyroBias) { gravity = acc - a }
-            if let motion, let rate { tuneAccelerometer(motion, rate: rate, at: t) }
+            if let motion, let rate { tuneToMotion(motion, rate: rate, at: t) }
             if (rate == nil) != withoutGyroscope {
                 withoutGyroscope = rate == nil
-                filter = AttitudeFilter(parameters: withoutGyroscope ? parametersWithoutGyroscope : parameters, magneticReference: referenceGiven)
+                filter = Self.makeFilter(withoutGyroscope ? parametersWithoutGyroscope : parameters, reference: referenceGiven, land: motion != nil)
                 online?.frameRestarted()
             }
             if let rate { filter.updateGyroscope(rate, at: t) }
@@ -268,21 +268,29 @@ public struct AttitudeFusion: Sendable {
         }
     }
 
-    /// A land vehicle's accelerometer time constant for the sample at `t`: `tauAccWithoutSpeed` while no GNSS speed
-    /// takes its acceleration out and it tilts as slowly as a vehicle does, the filter's own otherwise.
-    private mutating func tuneAccelerometer(_ motion: VehicleAcceleration, rate: Vector3, at t: Double) {
+    /// A land vehicle's time constants for the sample at `t`, while it tilts as slowly as a vehicle does
+    /// (`carLikeTiltRate`): the accelerometer's `tauAccWithoutSpeed` unless GNSS speed takes its acceleration out, the
+    /// heading's `tauMagOnLand`; the filter's own otherwise.
+    private mutating func tuneToMotion(_ motion: VehicleAcceleration, rate: Vector3, at t: Double) {
         let up = filter.quaternion6D.conjugate.rotate(Vector3(0, 0, 1)), w = rate - filter.gyroBias
         let tilt = (w - up * w.dot(up)).length * 180 / .pi
         let dt = lastInertial.map { min(max(t - $0, 0), 1) } ?? 0
         tiltRate += (tilt - tiltRate) * min(1, dt / Self.tiltRateTime)
+        let carLike = tiltRate < Self.carLikeTiltRate
         let own = filter.parameters.tauAcc
-        let tau = motion.knowsSpeed(at: t) || tiltRate >= Self.carLikeTiltRate ? own : max(own, Self.tauAccWithoutSpeed)
+        let tau = !carLike || motion.knowsSpeed(at: t) ? own : max(own, Self.tauAccWithoutSpeed)
         if filter.accelerometerTimeConstant != tau { filter.retuneAccelerometer(tau: tau) }
-        // A land vehicle's rest must agree with the bias learnt: a steady bend does not, a straight road does.
-        filter.restMustMatchBias = true
         let ownMag = filter.parameters.tauMag
-        let tauMag = tiltRate >= Self.carLikeTiltRate ? ownMag : max(ownMag, Self.tauMagOnLand)
+        let tauMag = carLike ? max(ownMag, Self.tauMagOnLand) : ownMag
         if filter.magnetometerTimeConstant != tauMag { filter.retuneMagnetometer(tau: tauMag) }
+    }
+
+    /// A new attitude filter; a land vehicle's rest must agree with the bias learnt (a steady bend does not, a
+    /// straight road does: `AttitudeFilter.restMustMatchBias`).
+    private static func makeFilter(_ parameters: AttitudeFilterParameters, reference: MagneticFieldReference?, land: Bool) -> AttitudeFilter {
+        var filter = AttitudeFilter(parameters: parameters, magneticReference: reference)
+        filter.restMustMatchBias = land
+        return filter
     }
 
     /// One field sample into the online calibration, with the filter's "up" in the chip's axes; a fit when
