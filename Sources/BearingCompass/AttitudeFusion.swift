@@ -391,10 +391,16 @@ public struct AttitudeFusion: Sendable {
             // went straight since it (`CourseChecks`).
             online!.courseEpoch(driving?.straight == true ? track - variation : nil, up: up, forward: forward, time: time)
         }
-        if driving?.straight == true, tracksCourse {
-            // The magnetic heading given now, deviation included, against the magnetic course.
-            let deviation = drivingTable?.deviation(atCompassHeading: compass) ?? measuredDeviation?.deviation(atCompassHeading: compass) ?? 0
-            if courseTrim.straightEpoch(course: track - variation, heading: compass + deviation, time: time) { trimLearnt = true }
+        if tracksCourse {
+            if driving?.straight == true {
+                // The magnetic heading given now, deviation included, against the magnetic course.
+                let deviation = drivingTable?.deviation(atCompassHeading: compass) ?? measuredDeviation?.deviation(atCompassHeading: compass) ?? 0
+                if courseTrim.straightEpoch(course: track - variation, heading: compass + deviation, gyroHeading: gyroHeading, time: time) {
+                    trimLearnt = true
+                }
+            } else {
+                courseTrim.interrupt(gyroHeading: gyroHeading, time: time)
+            }
         }
         guard driving?.straight == true, auto == .track, !withoutGyroscope, online != nil else { return }
         let change = online!.course(track, declination: variation, up: up, forward: forward, time: time)

@@ -9,40 +9,151 @@ import Glibc
 /// carries the mounting's offset) still errs by what changes with time and place: a hard iron that moves with the
 /// loads switched on, the street's own field, the local field's departure from WMM's. `CourseTrim` learns that
 /// error from the straight epochs (`PassiveDeviation.straight`: fast enough, turning slowly enough, the speed known
-/// well enough) as a trim added to the heading: their mean over the first epochs of a straight, then an
-/// exponential mean with `timeConstant`. It holds only near the heading it was learnt at, and only for a while: it
-/// fades linearly to nothing `headingSpan` degrees away (the error of a heading is not another's), and with time
-/// constant `holdTime` after the last straight epoch. A course that disagrees with the heading by more than
-/// `outlier` degrees (a GNSS jump, a car reversing) is not taken. Pure: times are the fixes' and samples'.
+/// well enough) as a trim added to the heading, an exponential mean with `timeConstant` (at 1 Hz, each epoch's
+/// own). It holds only near the heading it was learnt at, and only for a while: it fades linearly to nothing
+/// `headingSpan` degrees away (the error of a heading is not another's), and with time constant `holdTime` after
+/// the last straight epoch. Pure: times are the fixes' and samples'.
+///
+/// **The course carried by the gyroscope.** An epoch's course is not taken as it comes: a receiver's course is noisy
+/// and jumps with multipath (a position by metres for seconds, a velocity by a metre a second), and one from
+/// positions, which spans the epochs either side, jumps by tens of degrees at each end of a position's jump. The
+/// gyroscope's heading turns with the road as the vehicle does, so course − gyroscope heading (the *offset*) stays
+/// put from one straight to the next, whatever the street's field does to the compass. The course an epoch gives is
+/// the gyroscope's heading now plus the offset now as the straight epochs of the last `window` seconds give it: two
+/// minutes of GNSS noise and jumps in one value that turns with the road at once, while the compass's own error may
+/// change as fast as the street's field does, which the trim then follows. The gyroscope's own errors move the
+/// offset, and are fitted with it (`robustFit`: Huber-weighted least squares):
+/// - its scale factor by a share of each turn (an MPU-9250's sensitivity is ±3 % from nominal: 2.7° in a
+///   right-angle turn): where the window spans `scaleTurn` degrees of turn, the offset is fitted against the turn
+///   (and time), and the median of the last `scaleMemory` epochs' slopes is the scale the offsets are corrected by;
+/// - its bias, until the attitude filter learns it at a rest (a noisy accelerometer may never show one), by a degree
+///   every few seconds: with `driftEpochs` epochs over `driftSpan` seconds, the offset now is the fit's against time,
+///   not the window's median.
+///
+/// With fewer than three straight epochs in the window (the first straight, or after `turnGap` seconds without an
+/// epoch, when the turn since is not known), an epoch gives its own course, once the straight has lasted `settle`
+/// seconds, with `rawTimeConstant`: a course describes the motion of the second or two before it (a receiver's
+/// velocity lags the fix; a course from positions spans the epochs either side), so the first epochs out of a turn
+/// carry some of the turn. A course that disagrees with the heading by more than `outlier` degrees (a car
+/// reversing) is not taken.
 public struct CourseTrim: Sendable {
-    public var timeConstant = 5.0
+    public var timeConstant = 1.0
+    public var rawTimeConstant = 5.0
     public var holdTime = 120.0
     public var headingSpan = 30.0
     public var outlier = 15.0
+    public var settle = 2.0
+    public var window = 120.0
+    public var scaleTurn = 30.0
+    public var driftEpochs = 20
+    public var driftSpan = 30.0
+    public var scaleMemory = 600
+    /// The largest scale factor error believed (a share: 0.05 is 5 %).
+    public var largestScale = 0.05
+    /// A straight epoch more than this many seconds after the one before starts another straight.
+    public var gap = 3.0
+    public var turnGap = 10.0
     /// The trim (degrees, added to the heading) and the heading and time it was last learnt at.
     public private(set) var trim = 0.0
     public private(set) var learnt: (heading: Double, time: Double)?
     /// Straight epochs taken since the trim last faded to nothing.
     private var epochs = 0
+    /// When this straight began (its first epoch): nil between straights.
+    private var straightSince: Double?
+    /// The gyroscope's heading at the last epoch, straight or not, how far it had turned then since the window began
+    /// (degrees, unwrapped), and that epoch's time.
+    private var gyro: (heading: Double, turned: Double, time: Double)?
+    /// The straight epochs of the last `window` seconds, this straight's and those before: time, offset (degrees), and
+    /// how far the gyroscope had turned.
+    private var recent: [(time: Double, offset: Double, turned: Double)] = []
+    /// The epochs' slopes of offset against turn: the gyroscope's scale factor error, negated (it reads 1 + e times
+    /// the turn: the offset loses e/(1 + e) of each degree it reads).
+    private var slopes = RunningMedian(capacity: 600)
 
     public init() {}
 
-    /// One straight epoch at `time`: the course (degrees, the heading's north: magnetic when `heading` is) and the
-    /// heading given then without the trim. Returns whether it was taken.
+    /// The gyroscope's scale factor error as the offsets give it (0.02: it reads 2 % too much), nil before any turn.
+    public var gyroScaleError: Double? {
+        slopes.count < 10 ? nil : slopes.median.map { -$0 / (1 + $0) }
+    }
+
+    /// An epoch that was not going straight (turning, slow, its speed not known well enough) at `time`, with the
+    /// gyroscope's heading then: the straight ends.
+    public mutating func interrupt(gyroHeading: Double, time: Double) {
+        straightSince = nil
+        _ = turn(to: gyroHeading, at: time)
+    }
+
+    /// One straight epoch at `time`: the course (degrees, the heading's north: magnetic when `heading` is), the
+    /// heading given then without the trim, and the gyroscope's heading then (degrees, from any start: the attitude
+    /// filter's 6D heading, which the magnetometer never turns). Returns whether it was taken.
     @discardableResult
-    public mutating func straightEpoch(course: Double, heading: Double, time: Double) -> Bool {
-        guard course.isFinite, heading.isFinite, time.isFinite else { return false }
+    public mutating func straightEpoch(course: Double, heading: Double, gyroHeading: Double, time: Double) -> Bool {
+        guard course.isFinite, heading.isFinite, gyroHeading.isFinite, time.isFinite else { return false }
+        if let last = recent.last, time - last.time > gap { straightSince = nil }
+        let turned = turn(to: gyroHeading, at: time)
+        let since = straightSince ?? time
+        straightSince = since
+        let offset = SwingSolver.wrap180(course - gyroHeading)
+        recent.removeAll { time - $0.time > window }
+        let carried: Double
+        var tau = timeConstant
+        if recent.count >= 3 {
+            // The window's offsets unwrapped about this one, their ages (s, ≤ 0) and how far the gyroscope has turned
+            // since each (degrees), this epoch's last.
+            var offsets = recent.map { offset + SwingSolver.wrap180($0.offset - offset) }, ages = recent.map { $0.time - time }
+            var turns = recent.map { $0.turned - turned }
+            offsets.append(offset)
+            ages.append(0)
+            turns.append(0)
+            if (turns.max() ?? 0) - (turns.min() ?? 0) >= scaleTurn, let fit = Self.robustFit(offsets, ages, turns) {
+                slopes.add(fit.slope)
+            }
+            let slope = slopes.count < 10 ? 0 : max(-largestScale, min(largestScale, slopes.median ?? 0))
+            for i in offsets.indices { offsets[i] -= slope * turns[i] }
+            // With enough of a window to tell a drift from noise, the offset now is the fit's, drift included (a bias
+            // not yet learnt moves it by a degree every few seconds); with less, the window's median.
+            if offsets.count >= driftEpochs, -(ages.first ?? 0) >= driftSpan, let fit = Self.robustFit(offsets, ages, nil) {
+                carried = gyroHeading + fit.offset
+            } else {
+                carried = gyroHeading + Self.median(offsets)
+            }
+        } else {
+            // Too few to carry a course: this epoch's own, once the straight has settled.
+            guard time - since >= settle else {
+                recent.append((time, offset, turned))
+                return false
+            }
+            carried = course
+            tau = rawTimeConstant
+        }
+        recent.append((time, offset, turned))
         let now = weight(at: heading, time: time)
         let current = trim * now
-        let error = SwingSolver.wrap180(course - heading)
+        let error = SwingSolver.wrap180(carried - heading)
         guard abs(error - current) <= outlier else { return false }
         if now < 0.5 { epochs = 0 }
         epochs += 1
         let dt = learnt.map { max(0, time - $0.time) } ?? 1
-        let k = max(1 / Double(epochs), min(1, dt / timeConstant))
+        let k = max(1 / Double(epochs), min(1, dt / tau))
         trim = current + k * (error - current)
         learnt = (heading, time)
         return true
+    }
+
+    /// How far the gyroscope has turned at `heading` (degrees, unwrapped from the epoch before) since the window
+    /// began; after `turnGap` seconds without an epoch (or the clock stepped back) the turn since is not known, and
+    /// the window starts again.
+    private mutating func turn(to heading: Double, at time: Double) -> Double {
+        guard heading.isFinite, time.isFinite else { return gyro?.turned ?? 0 }
+        var turned = 0.0
+        if let g = gyro, time > g.time, time - g.time <= turnGap {
+            turned = g.turned + SwingSolver.wrap180(heading - g.heading)
+        } else {
+            recent.removeAll()
+        }
+        gyro = (heading, turned, time)
+        return turned
     }
 
     /// The trim to add to `heading` (degrees, without the trim) at `time`.
@@ -50,10 +161,88 @@ public struct CourseTrim: Sendable {
         trim == 0 ? 0 : trim * weight(at: heading, time: time)
     }
 
+    /// offset = c + drift·age (+ slope·turn): Huber-weighted least squares (three passes, the threshold 1.5 times
+    /// the residuals' robust spread, at least 0.3°); nil when the points do not determine it.
+    static func robustFit(_ offsets: [Double], _ ages: [Double], _ turns: [Double]?) -> (offset: Double, drift: Double, slope: Double)? {
+        let n = offsets.count
+        var weights = [Double](repeating: 1, count: n)
+        var fit: (offset: Double, drift: Double, slope: Double)?
+        for _ in 0..<3 {
+            // The normal equations' sums (symmetric 3×3; without turns, the third row and column are the identity's).
+            var s00 = 0.0, s01 = 0.0, s02 = 0.0, s11 = 0.0, s12 = 0.0, s22 = 0.0, r0 = 0.0, r1 = 0.0, r2 = 0.0
+            for i in 0..<n {
+                let w = weights[i], a = ages[i], t = turns?[i] ?? 0, y = offsets[i]
+                s00 += w; s01 += w * a; s02 += w * t; s11 += w * a * a; s12 += w * a * t; s22 += w * t * t
+                r0 += w * y; r1 += w * a * y; r2 += w * t * y
+            }
+            if turns == nil { s02 = 0; s12 = 0; s22 = 1; r2 = 0 }
+            let m = Matrix3(rows: [Vector3(s00, s01, s02), Vector3(s01, s11, s12), Vector3(s02, s12, s22)])
+            guard let inverse = m.inverse else { return fit }
+            let x = inverse * Vector3(r0, r1, r2)
+            fit = (x.x, x.y, x.z)
+            var residuals = [Double](repeating: 0, count: n)
+            for i in 0..<n { residuals[i] = abs(offsets[i] - x.x - x.y * ages[i] - x.z * (turns?[i] ?? 0)) }
+            let k = max(0.3, 1.5 * 1.4826 * median(residuals))
+            for i in 0..<n { weights[i] = residuals[i] <= k ? 1 : k / residuals[i] }
+        }
+        return fit
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        let s = values.sorted(), n = s.count
+        return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2
+    }
+
     private func weight(at heading: Double, time: Double) -> Double {
         guard let learnt else { return 0 }
         let away = abs(SwingSolver.wrap180(heading - learnt.heading))
         let near = max(0, 1 - away / headingSpan)
         return near * exp(-max(0, time - learnt.time) / holdTime)
+    }
+}
+
+
+/// The median of the latest `capacity` values, kept sorted as they come and go (a value in, the oldest out: a
+/// binary search and a move each, not a sort).
+struct RunningMedian: Sendable {
+    let capacity: Int
+    private var fifo: [Double] = []
+    private var next = 0
+    private var sorted: [Double] = []
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        fifo.reserveCapacity(capacity)
+        sorted.reserveCapacity(capacity)
+    }
+
+    mutating func add(_ value: Double) {
+        guard value.isFinite else { return }
+        if fifo.count < capacity {
+            fifo.append(value)
+        } else {
+            sorted.remove(at: index(of: fifo[next]))
+            fifo[next] = value
+            next = (next + 1) % capacity
+        }
+        sorted.insert(value, at: index(of: value))
+    }
+
+    var count: Int { sorted.count }
+
+    var median: Double? {
+        let n = sorted.count
+        guard n > 0 else { return nil }
+        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2
+    }
+
+    /// The first index whose value is not below `value`.
+    private func index(of value: Double) -> Int {
+        var low = 0, high = sorted.count
+        while low < high {
+            let mid = (low + high) / 2
+            if sorted[mid] < value { low = mid + 1 } else { high = mid }
+        }
+        return low
     }
 }

@@ -21,6 +21,8 @@ public struct RoadDriveEffects: Equatable, Sendable {
     public var gyroNoise = true
     /// Gyroscope turn-on bias and its random walk.
     public var gyroBias = true
+    /// Gyroscope scale factor (sensitivity) off by 0.5–3 % an axis.
+    public var gyroScale = true
     /// Accelerometer bias and white noise.
     public var accelerometerErrors = true
     /// Engine and road vibration on both inertial sensors (aliased by the 40 Hz sampling).
@@ -62,7 +64,7 @@ public struct RoadDriveEffects: Equatable, Sendable {
     /// Each effect's name and switch, for ablations.
     public static var switches: [(name: String, path: WritableKeyPath<RoadDriveEffects, Bool>)] {
         [("sideslip", \.sideslip), ("hills", \.hills), ("bodyMotion", \.bodyMotion), ("suspension", \.suspension),
-         ("gyroNoise", \.gyroNoise), ("gyroBias", \.gyroBias), ("accelerometerErrors", \.accelerometerErrors),
+         ("gyroNoise", \.gyroNoise), ("gyroBias", \.gyroBias), ("gyroScale", \.gyroScale), ("accelerometerErrors", \.accelerometerErrors),
          ("vibration", \.vibration), ("leverArm", \.leverArm), ("misalignment", \.misalignment),
          ("fieldOffWMM", \.fieldOffWMM), ("streetAnomalies", \.streetAnomalies), ("carIron", \.carIron),
          ("varyingHardIron", \.varyingHardIron), ("nonlinearSoftIron", \.nonlinearSoftIron),
@@ -160,6 +162,8 @@ public struct RoadDrive: Sendable {
     public let gnssLag: Double
     /// The board's mounting on the car: roll, pitch, yaw, degrees.
     public let mounting: Vector3
+    /// The gyroscope's scale factor error an axis (0.01: it reads 1 % too much), board axes.
+    public let gyroScaleError: Vector3
     /// The gyroscope's bias at the start, rad/s, board axes.
     public let initialGyroBias: Vector3
     /// How long the route is, metres, and how far the car drove.
@@ -322,6 +326,11 @@ public struct RoadDrive: Sendable {
 
         // MARK: Inertial errors
         var imuRandom = RoadDriveRandom(seed: c.seed, stream: 5)
+        var scaleRandom = RoadDriveRandom(seed: c.seed, stream: 6)
+        let gyroScale0 = Vector3(scaleRandom.sign() * scaleRandom.uniform(0.005, 0.03), scaleRandom.sign() * scaleRandom.uniform(0.005, 0.03),
+                                 scaleRandom.sign() * scaleRandom.uniform(0.005, 0.03))
+        let gyroScale = fx.gyroScale ? gyroScale0 : .zero
+        gyroScaleError = gyroScale
         let gyroBias0 = imuRandom.vector(0.1 * .pi / 180)
         initialGyroBias = fx.gyroBias ? gyroBias0 : .zero
         var gyroBias = gyroBias0
@@ -405,7 +414,8 @@ public struct RoadDrive: Sendable {
             let vibrationGyro = fx.vibration ? vibGyro + engineGyro : .zero
             gyroBias = gyroBias + imuRandom.vector(gyroWalk * interval.squareRoot())
             let gyroWhite = imuRandom.vector(gyroSigma), accWhite = imuRandom.vector(accSigma)
-            let gyro = board * omegaBody + (fx.gyroBias ? gyroBias : .zero) + (fx.gyroNoise ? gyroWhite : .zero) + vibrationGyro
+            let rate = board * omegaBody
+            let gyro = Vector3(rate.x * (1 + gyroScale.x), rate.y * (1 + gyroScale.y), rate.z * (1 + gyroScale.z)) + (fx.gyroBias ? gyroBias : .zero) + (fx.gyroNoise ? gyroWhite : .zero) + vibrationGyro
             let acc = board * specific + (fx.accelerometerErrors ? accBias + accWhite : .zero) + vibrationAcc
 
             // The field at the sensor: the Earth's and the street's, through the car's iron.

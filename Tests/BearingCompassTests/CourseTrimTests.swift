@@ -1,14 +1,16 @@
-import BearingCompass
+@testable import BearingCompass
 import XCTest
 
-/// The course going straight at speed as a heading reference: learnt on a straight, held near its heading,
-/// faded away from it and with time, blind to a GNSS jump or a reversing car.
+/// The course going straight at speed as a heading reference: the course carried by the gyroscope (the median of
+/// course − gyroscope heading over a minute, its scale learnt from the turns), learnt once a first straight has
+/// settled, held near its heading, faded away from it and with time, blind to GNSS jumps and a reversing car.
 final class CourseTrimTests: XCTestCase {
     func testAStraightsErrorIsLearntAndHeldOnlyNearItsHeading() {
         var t = CourseTrim()
-        // A compass 4° short of the course on a straight heading 90°, course noise ±0.3°, 30 epochs.
+        // A compass 4° short of the course on a straight heading 90°, course noise ±0.3°, 30 epochs; the first two
+        // (the straight not yet 2 s old, nothing in the window to carry a course) are not taken.
         for k in 0..<30 {
-            XCTAssertTrue(t.straightEpoch(course: 94 + 0.3 * sin(Double(k)), heading: 90, time: Double(k)))
+            XCTAssertEqual(t.straightEpoch(course: 94 + 0.3 * sin(Double(k)), heading: 90, gyroHeading: 12, time: Double(k)), k >= 2)
         }
         XCTAssertEqual(t.trim(at: 90, time: 29), 4, accuracy: 0.2)
         XCTAssertEqual(t.trim(at: 105, time: 29), 2, accuracy: 0.1, "half way to the span")
@@ -16,22 +18,121 @@ final class CourseTrimTests: XCTestCase {
         XCTAssertEqual(t.trim(at: 90, time: 29 + 120), 4 / M_E, accuracy: 0.1, "fades with time")
     }
 
-    func testTheFirstEpochsOfAStraightAreTheirMeanAndAJumpIsNotTaken() {
+    /// The first straight has nothing to carry a course: its own, once 2 s old (the first epochs out of a turn
+    /// still carry some of the turn, a receiver's lag and the positions either side).
+    func testTheFirstStraightWaitsToSettle() {
         var t = CourseTrim()
-        XCTAssertTrue(t.straightEpoch(course: 10, heading: 7, time: 0))
-        XCTAssertEqual(t.trim(at: 7, time: 0), 3, accuracy: 1e-9)
-        XCTAssertTrue(t.straightEpoch(course: 11, heading: 7, time: 1))
-        // The mean of the two, the first faded by the second's second (holdTime 120 s).
-        XCTAssertEqual(t.trim(at: 7, time: 1), 3.5, accuracy: 0.02)
-        // A multipath jump of 25°, or a car reversing (180°): not taken.
-        XCTAssertFalse(t.straightEpoch(course: 32, heading: 7, time: 2))
-        XCTAssertFalse(t.straightEpoch(course: 190, heading: 7, time: 3))
-        XCTAssertEqual(t.trim(at: 7, time: 3), 3.5, accuracy: 0.1)
+        XCTAssertFalse(t.straightEpoch(course: 103, heading: 90, gyroHeading: 90, time: 0))
+        XCTAssertFalse(t.straightEpoch(course: 97, heading: 90, gyroHeading: 90, time: 1))
+        XCTAssertEqual(t.trim(at: 90, time: 1), 0, "nothing learnt yet")
+        XCTAssertTrue(t.straightEpoch(course: 94, heading: 90, gyroHeading: 90, time: 2))
+        XCTAssertEqual(t.trim(at: 90, time: 2), 4, accuracy: 1e-9)
+        // From the fourth, the window's median offset: 103, 97, 94, 94 → 95.5 about the gyroscope's 90°.
+        XCTAssertTrue(t.straightEpoch(course: 94, heading: 90, gyroHeading: 90, time: 3))
+        XCTAssertEqual(t.trim(at: 90, time: 3), 5.5, accuracy: 0.05)
+        for k in 4..<12 { t.straightEpoch(course: 94, heading: 90, gyroHeading: 90, time: Double(k)) }
+        XCTAssertEqual(t.trim(at: 90, time: 11), 4, accuracy: 0.05, "outvoted")
+    }
+
+    /// Multipath moves the course by 12° for two epochs, a car reversing by 180°, the gyroscope still: the course
+    /// carried by the gyroscope does not move, and neither does the trim. The street's field turning the compass
+    /// by 10° with the course and the gyroscope still is the compass's own error: the trim follows it at once.
+    func testGNSSJumpsDoNotMoveTheCarriedCourseTheStreetsFieldDoes() {
+        var t = CourseTrim()
+        for k in 0..<6 { t.straightEpoch(course: 94, heading: 90, gyroHeading: 30, time: Double(k)) }
+        XCTAssertEqual(t.trim(at: 90, time: 5), 4, accuracy: 0.05)
+        for (k, course) in [(6, 106.0), (7, 82.0), (8, 274.0)] {
+            XCTAssertTrue(t.straightEpoch(course: course, heading: 90, gyroHeading: 30, time: Double(k)))
+            XCTAssertEqual(t.trim(at: 90, time: Double(k)), 4, accuracy: 0.05, "a course of \(course)°")
+        }
+        // The street's field: the compass reads 80°, course and gyroscope unchanged.
+        XCTAssertTrue(t.straightEpoch(course: 94, heading: 80, gyroHeading: 30, time: 9))
+        XCTAssertEqual(t.trim(at: 80, time: 9), 14, accuracy: 0.05)
+        // A bend of 5° that the gyroscope saw too: the offset unchanged, the course carried with it.
+        XCTAssertTrue(t.straightEpoch(course: 99, heading: 85, gyroHeading: 35, time: 10))
+        XCTAssertEqual(t.trim(at: 85, time: 10), 14, accuracy: 0.05)
+    }
+
+    /// Out of a turn, the window carries the course through it: the first epoch out of it is taken, and its own
+    /// course, still 9° into the turn, is outvoted.
+    func testTheWindowCarriesTheCourseThroughATurn() {
+        var t = CourseTrim()
+        for k in 0..<20 { t.straightEpoch(course: 94, heading: 90, gyroHeading: 0, time: Double(k)) }
+        // A right-angle turn to the right over 9 s, then straight on 184° (the compass 180°).
+        for k in 20..<29 { t.interrupt(gyroHeading: Double(k - 19) * 10, time: Double(k)) }
+        XCTAssertTrue(t.straightEpoch(course: 175, heading: 180, gyroHeading: 90, time: 29))
+        XCTAssertEqual(t.trim(at: 180, time: 29), 4, accuracy: 0.05)
+    }
+
+    /// A gyroscope that reads 3 % too much (an MPU-9250's scale factor tolerance): each right-angle turn moves
+    /// course − gyroscope heading by 2.7°. The slopes against the turns give the scale, and the course carried out
+    /// of a turn is right.
+    func testTheGyroscopesScaleIsLearntFromTheTurns() {
+        var t = CourseTrim()
+        var time = 0.0, heading = 0.0
+        func gyro(_ h: Double) -> Double { 1.03 * h }
+        for leg in 0..<12 {
+            // 25 s straight, the compass 4° short of the course; then a right-angle turn over 9 s.
+            for k in 0..<25 {
+                let taken = t.straightEpoch(course: heading, heading: heading - 4, gyroHeading: gyro(heading), time: time)
+                if leg >= 6 {
+                    XCTAssertTrue(taken)
+                    XCTAssertEqual(t.trim(at: heading - 4, time: time), 4, accuracy: 0.3, "leg \(leg), epoch \(k)")
+                }
+                time += 1
+            }
+            for _ in 0..<9 {
+                heading += 10
+                t.interrupt(gyroHeading: gyro(heading), time: time)
+                time += 1
+            }
+        }
+        XCTAssertEqual(try XCTUnwrap(t.gyroScaleError), 0.03, accuracy: 0.002)
+    }
+
+    /// A gyroscope whose bias was never learnt (no rest: a noisy accelerometer) drifts by 0.25 °/s, and the offset
+    /// with it, 15° a minute: the window's fit takes the drift, and the course carried is right.
+    func testAGyroscopeThatDriftsIsFollowed() {
+        var t = CourseTrim()
+        var time = 0.0, heading = 20.0
+        for leg in 0..<10 {
+            for _ in 0..<40 {
+                let taken = t.straightEpoch(course: heading, heading: heading - 4, gyroHeading: heading + 0.25 * time, time: time)
+                if leg >= 2 {
+                    XCTAssertTrue(taken)
+                    XCTAssertEqual(t.trim(at: heading - 4, time: time), 4, accuracy: 0.3, "leg \(leg), \(time) s")
+                }
+                time += 1
+            }
+            for _ in 0..<9 {
+                heading += leg % 2 == 0 ? 10 : -10
+                t.interrupt(gyroHeading: heading + 0.25 * time, time: time)
+                time += 1
+            }
+        }
     }
 
     func testAcrossNorthTheErrorIsTheShortWay() {
         var t = CourseTrim()
-        t.straightEpoch(course: 1, heading: 358, time: 0)
-        XCTAssertEqual(t.trim(at: 358, time: 0), 3, accuracy: 1e-9)
+        for k in 0..<3 { t.straightEpoch(course: 1, heading: 358, gyroHeading: 359, time: Double(k)) }
+        XCTAssertEqual(t.trim(at: 358, time: 2), 3, accuracy: 1e-9)
+        // The offsets across ±180°: 179° and −179° are 2° apart, not 358°.
+        var u = CourseTrim()
+        for k in 0..<4 { u.straightEpoch(course: 179, heading: 178, gyroHeading: 0, time: Double(k)) }
+        XCTAssertTrue(u.straightEpoch(course: 181, heading: 180, gyroHeading: 0, time: 4))
+        XCTAssertEqual(u.trim(at: 180, time: 4), -1, accuracy: 0.05, "the carried course is 179°")
+    }
+
+    func testTheRunningMedianIsTheLatestValuesMedian() {
+        var m = RunningMedian(capacity: 5)
+        XCTAssertNil(m.median)
+        for v in [5.0, 1, 4] { m.add(v) }
+        XCTAssertEqual(m.median, 4)
+        for v in [2.0, 3, 10, 11] { m.add(v) }
+        // The latest five: 4, 2, 3, 10, 11.
+        XCTAssertEqual(m.median, 4)
+        XCTAssertEqual(m.count, 5)
+        m.add(.nan)
+        XCTAssertEqual(m.count, 5, "not a value")
     }
 }
