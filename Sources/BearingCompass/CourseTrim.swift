@@ -47,7 +47,8 @@ public struct CourseTrim: Sendable {
     public var scaleTurn = 30.0
     public var driftEpochs = 20
     public var driftSpan = 30.0
-    public var scaleMemory = 600
+    /// How many epochs' slopes the scale is the median of (fixed: the running median is sized by it).
+    public static let scaleMemory = 600
     /// The largest scale factor error believed (a share: 0.05 is 5 %).
     public var largestScale = 0.05
     /// A straight epoch more than this many seconds after the one before starts another straight.
@@ -68,7 +69,7 @@ public struct CourseTrim: Sendable {
     private var recent: [(time: Double, offset: Double, turned: Double)] = []
     /// The epochs' slopes of offset against turn: the gyroscope's scale factor error, negated (it reads 1 + e times
     /// the turn: the offset loses e/(1 + e) of each degree it reads).
-    private var slopes = RunningMedian(capacity: 600)
+    private var slopes = RunningMedian(capacity: CourseTrim.scaleMemory)
 
     public init() {}
 
@@ -188,10 +189,7 @@ public struct CourseTrim: Sendable {
         return fit
     }
 
-    static func median(_ values: [Double]) -> Double {
-        let s = values.sorted(), n = s.count
-        return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2
-    }
+    static func median(_ values: [Double]) -> Double { RunningMedian.middle(ofSorted: values.sorted()) }
 
     private func weight(at heading: Double, time: Double) -> Double {
         guard let learnt else { return 0 }
@@ -230,10 +228,12 @@ struct RunningMedian: Sendable {
 
     var count: Int { sorted.count }
 
-    var median: Double? {
-        let n = sorted.count
-        guard n > 0 else { return nil }
-        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2
+    var median: Double? { sorted.isEmpty ? nil : Self.middle(ofSorted: sorted) }
+
+    /// The median of values already sorted (not empty): the middle one, or the mean of the two middle ones.
+    static func middle(ofSorted s: [Double]) -> Double {
+        let n = s.count
+        return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2
     }
 
     /// The first index whose value is not below `value`.
