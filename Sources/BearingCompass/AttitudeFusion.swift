@@ -467,7 +467,7 @@ public struct AttitudeFusion: Sendable {
         // On land, the course's trim where it holds: part of the deviation the headings include.
         if trimLearnt {
             let heading = AttitudeAngles.heading(compass) + (deviation ?? 0)
-            let trim = courseTrim.trim(at: heading, time: s.time.unixTime)
+            let trim = courseTrim.trim(at: heading, gyroHeading: AttitudeAngles.heading(filter.quaternion6D), time: s.time.unixTime)
             if trim != 0 { deviation = (deviation ?? 0) + trim }
         }
         let magnetic = deviation.map { Quaternion.aboutZ(-$0 * .pi / 180) * compass } ?? compass

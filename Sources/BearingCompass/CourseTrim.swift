@@ -162,6 +162,12 @@ public struct CourseTrim: Sendable {
         trim == 0 ? 0 : trim * weight(at: heading, time: time)
     }
 
+    /// The trim to add to `heading` (degrees, without the trim) at `time`, when the gyroscope's heading is
+    /// `gyroHeading` (the attitude filter's 6D heading, as given to `straightEpoch`).
+    public func trim(at heading: Double, gyroHeading: Double, time: Double) -> Double {
+        trim(at: heading, time: time)
+    }
+
     /// offset = c + drift·age (+ slope·turn): Huber-weighted least squares (three passes, the threshold 1.5 times
     /// the residuals' robust spread, at least 0.3°); nil when the points do not determine it.
     static func robustFit(_ offsets: [Double], _ ages: [Double], _ turns: [Double]?) -> (offset: Double, drift: Double, slope: Double)? {

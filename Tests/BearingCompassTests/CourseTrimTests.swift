@@ -64,6 +64,29 @@ final class CourseTrimTests: XCTestCase {
         XCTAssertEqual(t.trim(at: 180, time: 29), 4, accuracy: 0.05)
     }
 
+    /// Between straights the gyroscope carries the course, not the compass. Through a right-angle turn the compass
+    /// comes out 14° short (another heading, another error), and at a stop it wanders by 6° while the gyroscope
+    /// holds still: the heading given (the compass plus the trim) is the course carried by the gyroscope, faded
+    /// towards the compass only as the gyroscope's own drift could grow (`holdTime`), before any straight epoch at
+    /// the new heading. Before, the trim held only near the heading it was learnt at: 14° wrong out of the turn
+    /// until the first straight epoch, and the stop's wander passed through.
+    func testBetweenStraightsTheGyroscopeCarriesTheCourse() {
+        var t = CourseTrim()
+        for k in 0..<20 { t.straightEpoch(course: 94, heading: 90, gyroHeading: 0, time: Double(k)) }
+        XCTAssertEqual(90 + t.trim(at: 90, gyroHeading: 0, time: 19.5), 94, accuracy: 0.05)
+        func fade(_ seconds: Double) -> Double { 1 / (1 + (seconds / t.holdTime) * (seconds / t.holdTime)) }
+        // A right-angle turn to the right over 9 s (the fixes' epochs not straight); half way, between two epochs.
+        for k in 20..<24 { t.interrupt(gyroHeading: Double(k - 19) * 10, time: Double(k)) }
+        XCTAssertEqual(125 + t.trim(at: 125, gyroHeading: 45, time: 23.5), 125 + 14 * fade(4.5), accuracy: 0.05)
+        for k in 24..<29 { t.interrupt(gyroHeading: Double(k - 19) * 10, time: Double(k)) }
+        XCTAssertEqual(170 + t.trim(at: 170, gyroHeading: 90, time: 29), 170 + 14 * fade(10), accuracy: 0.05)
+        XCTAssertEqual(170 + 14 * fade(10), 184, accuracy: 0.15)
+        // A stop of 20 s: the compass wanders to 176°, the gyroscope holds still.
+        for k in 29..<49 { t.interrupt(gyroHeading: 90, time: Double(k)) }
+        XCTAssertEqual(176 + t.trim(at: 176, gyroHeading: 90, time: 49), 176 + 8 * fade(30), accuracy: 0.05)
+        XCTAssertEqual(t.trim(at: 176, gyroHeading: 90, time: 19 + 10 * t.holdTime), 0, accuracy: 0.1, "long gone: the compass's")
+    }
+
     /// A gyroscope that reads 3 % too much (an MPU-9250's scale factor tolerance): each right-angle turn moves
     /// course − gyroscope heading by 2.7°. The slopes against the turns give the scale, and the course carried out
     /// of a turn is right.
