@@ -10,9 +10,12 @@ import Glibc
 /// loads switched on, the street's own field, the local field's departure from WMM's. `CourseTrim` learns that
 /// error from the straight epochs (`PassiveDeviation.straight`: fast enough, turning slowly enough, the speed known
 /// well enough) as a trim added to the heading, an exponential mean with `timeConstant` (at 1 Hz, each epoch's
-/// own). It holds only near the heading it was learnt at, and only for a while: it fades linearly to nothing
-/// `headingSpan` degrees away (the error of a heading is not another's), and with time constant `holdTime` after
-/// the last straight epoch. Pure: times are the fixes' and samples'.
+/// own). Between straight epochs (through a turn, at a stop, in a GNSS outage) the gyroscope carries the heading
+/// given at the last one: the trim at each sample is what brings the compass to it, whatever the compass does
+/// meanwhile (another heading has another error; the street's field and a stop's wander are not turns). The
+/// gyroscope's own drift grows with time, so the trim fades to the compass's as 1/(1 + (t/`holdTime`)²), t the
+/// seconds since the last straight epoch (a gyroscope drifting 0.02 °/s is 2.4° off after `holdTime`, where the
+/// trim weighs half). Pure: times are the fixes' and samples'.
 ///
 /// **The course carried by the gyroscope.** An epoch's course is not taken as it comes: a receiver's course is noisy
 /// and jumps with multipath (a position by metres for seconds, a velocity by a metre a second), and one from
@@ -40,7 +43,6 @@ public struct CourseTrim: Sendable {
     public var timeConstant = 1.0
     public var rawTimeConstant = 5.0
     public var holdTime = 120.0
-    public var headingSpan = 30.0
     public var outlier = 15.0
     public var settle = 2.0
     public var window = 120.0
@@ -70,6 +72,9 @@ public struct CourseTrim: Sendable {
     /// The epochs' slopes of offset against turn: the gyroscope's scale factor error, negated (it reads 1 + e times
     /// the turn: the offset loses e/(1 + e) of each degree it reads).
     private var slopes = RunningMedian(capacity: CourseTrim.scaleMemory)
+    /// The heading given at the last epoch taken (the trim's), carried by the gyroscope: less the gyroscope's heading
+    /// then, how far the gyroscope had turned then, and the scale's slope then.
+    private var carry: (offset: Double, turned: Double, slope: Double)?
 
     public init() {}
 
@@ -99,6 +104,7 @@ public struct CourseTrim: Sendable {
         recent.removeAll { time - $0.time > window }
         let carried: Double
         var tau = timeConstant
+        var slope = slopes.count < 10 ? 0 : max(-largestScale, min(largestScale, slopes.median ?? 0))
         if recent.count >= 3 {
             // The window's offsets unwrapped about this one, their ages (s, ≤ 0) and how far the gyroscope has turned
             // since each (degrees), this epoch's last.
@@ -109,8 +115,8 @@ public struct CourseTrim: Sendable {
             turns.append(0)
             if (turns.max() ?? 0) - (turns.min() ?? 0) >= scaleTurn, let fit = Self.robustFit(offsets, ages, turns) {
                 slopes.add(fit.slope)
+                slope = slopes.count < 10 ? 0 : max(-largestScale, min(largestScale, slopes.median ?? 0))
             }
-            let slope = slopes.count < 10 ? 0 : max(-largestScale, min(largestScale, slopes.median ?? 0))
             for i in offsets.indices { offsets[i] -= slope * turns[i] }
             // With enough of a window to tell a drift from noise, the offset now is the fit's, drift included (a bias
             // not yet learnt moves it by a degree every few seconds); with less, the window's median.
@@ -129,16 +135,16 @@ public struct CourseTrim: Sendable {
             tau = rawTimeConstant
         }
         recent.append((time, offset, turned))
-        let now = weight(at: heading, time: time)
-        let current = trim * now
+        let current = trim(at: heading, gyroHeading: gyroHeading, time: time)
         let error = SwingSolver.wrap180(carried - heading)
         guard abs(error - current) <= outlier else { return false }
-        if now < 0.5 { epochs = 0 }
+        if fade(time) < 0.5 { epochs = 0 }
         epochs += 1
         let dt = learnt.map { max(0, time - $0.time) } ?? 1
         let k = max(1 / Double(epochs), min(1, dt / tau))
         trim = current + k * (error - current)
         learnt = (heading, time)
+        carry = (SwingSolver.wrap180(heading + trim - gyroHeading), turned, slope)
         return true
     }
 
@@ -152,20 +158,25 @@ public struct CourseTrim: Sendable {
             turned = g.turned + SwingSolver.wrap180(heading - g.heading)
         } else {
             recent.removeAll()
+            // The turn since the carry is not known: its scale is not corrected for.
+            carry?.turned = 0
+            carry?.slope = 0
         }
         gyro = (heading, turned, time)
         return turned
     }
 
-    /// The trim to add to `heading` (degrees, without the trim) at `time`.
-    public func trim(at heading: Double, time: Double) -> Double {
-        trim == 0 ? 0 : trim * weight(at: heading, time: time)
-    }
-
     /// The trim to add to `heading` (degrees, without the trim) at `time`, when the gyroscope's heading is
-    /// `gyroHeading` (the attitude filter's 6D heading, as given to `straightEpoch`).
+    /// `gyroHeading` (the attitude filter's 6D heading, as given to `straightEpoch`): what brings it to the heading
+    /// given at the last epoch taken, carried by the gyroscope since (its scale corrected while the epochs since were
+    /// at most `turnGap` apart), faded with the time since.
     public func trim(at heading: Double, gyroHeading: Double, time: Double) -> Double {
-        trim(at: heading, time: time)
+        guard let carry else { return 0 }
+        var course = gyroHeading + carry.offset
+        if carry.slope != 0, let g = gyro, time - g.time <= turnGap {
+            course += carry.slope * (g.turned + SwingSolver.wrap180(gyroHeading - g.heading) - carry.turned)
+        }
+        return SwingSolver.wrap180(course - heading) * fade(time)
     }
 
     /// offset = c + drift·age (+ slope·turn): Huber-weighted least squares (three passes, the threshold 1.5 times
@@ -197,11 +208,11 @@ public struct CourseTrim: Sendable {
 
     static func median(_ values: [Double]) -> Double { RunningMedian.middle(ofSorted: values.sorted()) }
 
-    private func weight(at heading: Double, time: Double) -> Double {
+    /// How much of the carried heading the trim still gives at `time` (1 at the last epoch taken).
+    private func fade(_ time: Double) -> Double {
         guard let learnt else { return 0 }
-        let away = abs(SwingSolver.wrap180(heading - learnt.heading))
-        let near = max(0, 1 - away / headingSpan)
-        return near * exp(-max(0, time - learnt.time) / holdTime)
+        let t = max(0, time - learnt.time) / holdTime
+        return 1 / (1 + t * t)
     }
 }
 
