@@ -106,21 +106,22 @@ public struct CourseTrim: Sendable {
         var tau = timeConstant
         var slope = slopes.count < 10 ? 0 : max(-largestScale, min(largestScale, slopes.median ?? 0))
         if recent.count >= 3 {
-            // The window's offsets unwrapped about this one, their ages (s, ≤ 0) and how far the gyroscope has turned
-            // since each (degrees), this epoch's last.
-            var offsets = recent.map { offset + SwingSolver.wrap180($0.offset - offset) }, ages = recent.map { $0.time - time }
+            // The window's offsets unwrapped about the one carried (this epoch's may be anything), their ages (s, ≤ 0)
+            // and how far the gyroscope has turned since each (degrees), this epoch's last.
+            let center = carry?.offset ?? offset
+            var offsets = recent.map { center + SwingSolver.wrap180($0.offset - center) }, ages = recent.map { $0.time - time }
             var turns = recent.map { $0.turned - turned }
-            offsets.append(offset)
+            offsets.append(center + SwingSolver.wrap180(offset - center))
             ages.append(0)
             turns.append(0)
-            if (turns.max() ?? 0) - (turns.min() ?? 0) >= scaleTurn, let fit = Self.robustFit(offsets, ages, turns) {
+            if (turns.max() ?? 0) - (turns.min() ?? 0) >= scaleTurn, let fit = Self.robustFit(offsets, ages, turns, cut: outlier) {
                 slopes.add(fit.slope)
                 slope = slopes.count < 10 ? 0 : max(-largestScale, min(largestScale, slopes.median ?? 0))
             }
             for i in offsets.indices { offsets[i] -= slope * turns[i] }
             // With enough of a window to tell a drift from noise, the offset now is the fit's, drift included (a bias
             // not yet learnt moves it by a degree every few seconds); with less, the window's median.
-            if offsets.count >= driftEpochs, -(ages.first ?? 0) >= driftSpan, let fit = Self.robustFit(offsets, ages, nil) {
+            if offsets.count >= driftEpochs, -(ages.first ?? 0) >= driftSpan, let fit = Self.robustFit(offsets, ages, nil, cut: outlier) {
                 carried = gyroHeading + fit.offset
             } else {
                 carried = gyroHeading + Self.median(offsets)
@@ -180,10 +181,13 @@ public struct CourseTrim: Sendable {
     }
 
     /// offset = c + drift·age (+ slope·turn): Huber-weighted least squares (three passes, the threshold 1.5 times
-    /// the residuals' robust spread, at least 0.3°); nil when the points do not determine it.
-    static func robustFit(_ offsets: [Double], _ ages: [Double], _ turns: [Double]?) -> (offset: Double, drift: Double, slope: Double)? {
+    /// the residuals' robust spread, at least 0.3°); nil when the points do not determine it. An offset more than
+    /// `cut` degrees from the median (the first pass) or from the fit (the next) has no weight at all: a few courses
+    /// that are anything (a stop's wandering positions), the youngest in the window, would otherwise lever the drift.
+    static func robustFit(_ offsets: [Double], _ ages: [Double], _ turns: [Double]?, cut: Double) -> (offset: Double, drift: Double, slope: Double)? {
         let n = offsets.count
-        var weights = [Double](repeating: 1, count: n)
+        let middle = median(offsets)
+        var weights = offsets.map { abs($0 - middle) <= cut ? 1.0 : 0 }
         var fit: (offset: Double, drift: Double, slope: Double)?
         for _ in 0..<3 {
             // The normal equations' sums (symmetric 3×3; without turns, the third row and column are the identity's).
@@ -201,7 +205,7 @@ public struct CourseTrim: Sendable {
             var residuals = [Double](repeating: 0, count: n)
             for i in 0..<n { residuals[i] = abs(offsets[i] - x.x - x.y * ages[i] - x.z * (turns?[i] ?? 0)) }
             let k = max(0.3, 1.5 * 1.4826 * median(residuals))
-            for i in 0..<n { weights[i] = residuals[i] <= k ? 1 : k / residuals[i] }
+            for i in 0..<n { weights[i] = residuals[i] <= k ? 1 : residuals[i] <= cut ? k / residuals[i] : 0 }
         }
         return fit
     }

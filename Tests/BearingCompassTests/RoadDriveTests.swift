@@ -144,8 +144,9 @@ final class RoadDriveTests: XCTestCase {
         print("RoadDrive: with GNSS RMS median \(Self.format(gnssMedian))°, worst seed \(Self.format(gnssWorst))°; worst 2-min window median "
               + "\(Self.format(windowMedian))°, worst \(Self.format(windowWorst))°; without GNSS RMS median \(Self.format(noneMedian))°, "
               + "worst \(Self.format(noneWorst))°")
-        // Measured (Swift 6.3.1, Linux x86_64): with GNSS RMS median 0.54°, worst seed 0.78°; worst window median
-        // 0.88°, worst 1.58°; without GNSS median 5.7°, third worst 6.4°, worst 16.4°. Before the course's trim took the
+        // Measured (Swift 6.3.1, Linux x86_64): with GNSS RMS median 0.51°, worst seed 0.64°; worst window median
+        // 0.83°, worst 1.59°; without GNSS median 5.7°, third worst 6.4°, worst 16.4°. Before the gyroscope carried the
+        // trim between straights (`CourseTrim.trim(at:gyroHeading:time:)`): 0.54°, 0.78°, 0.88°, 1.58°. Before the course's trim took the
         // course carried by the gyroscope (`CourseTrim`), on these drives (their gyroscope's scale 0.5–3 % off): 1.01°,
         // 1.27°, 1.75°, 3.22°; without GNSS the same. Before the drives' gyroscope had a scale error: 0.98°, 1.26°,
         // 1.64°, 2.91°; without GNSS 5.2°, 6.5°, 9.4°. Before a car's heading turned to
@@ -157,9 +158,9 @@ final class RoadDriveTests: XCTestCase {
         // had nothing in force for 11 minutes). Without GNSS the
         // accelerometer is taken at 60 s (`AttitudeFusion.tauAccWithoutSpeed`); at 3 s, braking that nothing takes out
         // tilted its "up" and the median was 12.5°, the third worst 14.2°. Bounds at about 1.5 times.
-        XCTAssertLessThan(gnssMedian, 0.81)
-        XCTAssertLessThan(gnssWorst, 1.17)
-        XCTAssertLessThan(windowMedian, 1.32)
+        XCTAssertLessThan(gnssMedian, 0.77)
+        XCTAssertLessThan(gnssWorst, 0.96)
+        XCTAssertLessThan(windowMedian, 1.25)
         XCTAssertLessThan(windowWorst, 2.37)
         XCTAssertLessThan(noneMedian, 8.6)
         let noneSorted = withoutGNSS.map(\.rms).sorted()
@@ -170,9 +171,10 @@ final class RoadDriveTests: XCTestCase {
     /// The same drives on a quiet IMU (no engine or road vibration: a sensor that filters what it reports, as the
     /// held-out drives' VN-100 does at 40 Hz, on a smooth road). Its bends pass the rest test, which a land vehicle
     /// takes only where the rate agrees with the bias learnt (`AttitudeFilter.restMustMatchBias`). Measured (Swift
-    /// 6.3.1, Linux x86_64): with GNSS RMS median 0.43°, worst seed 0.55°, worst window 1.54°; without GNSS median
-    /// 4.97°, worst 9.14°. Before the course's trim took the course carried by the gyroscope (`CourseTrim`): with GNSS
-    /// 1.00°, 1.26°, 3.34°. Bounds at about 1.5 times.
+    /// 6.3.1, Linux x86_64): with GNSS RMS median 0.37°, worst seed 0.55°, worst window 1.55°; without GNSS median
+    /// 4.97°, worst 9.14°. Before the gyroscope carried the trim between straights: 0.43°, 0.55°, 1.54°. Before the
+    /// course's trim took the course carried by the gyroscope (`CourseTrim`): with GNSS 1.00°, 1.26°, 3.34°. Bounds at
+    /// about 1.5 times.
     func testQuietIMUDrives() {
         var withGNSS: [Score] = [], withoutGNSS: [Score] = []
         var quiet = RoadDriveEffects()
@@ -186,7 +188,7 @@ final class RoadDriveTests: XCTestCase {
         print("RoadDrive, quiet IMU: with GNSS RMS \(gnss.map { Self.format($0) }) median \(Self.format(Self.median(gnss)))°, "
               + "worst window \(Self.format(withGNSS.map(\.worstWindow).max()!))°; without GNSS \(none.map { Self.format($0) }) "
               + "median \(Self.format(Self.median(none)))°")
-        XCTAssertLessThan(Self.median(gnss), 0.65)
+        XCTAssertLessThan(Self.median(gnss), 0.56)
         XCTAssertLessThan(gnss.max()!, 0.83)
         XCTAssertLessThan(withGNSS.map(\.worstWindow).max()!, 2.3)
         XCTAssertLessThan(Self.median(none), 7.5)
@@ -197,25 +199,49 @@ final class RoadDriveTests: XCTestCase {
     /// attitude --gnss`: each epoch's course is the positions' either side (`GNSSTrackFile`), so it spans two
     /// seconds, bends the first epochs out of a turn, and jumps with each multipath jump in town (by up to 65° on
     /// these drives, against 7° for a receiver's Doppler course). Measured (Swift 6.3.1, Linux x86_64): RMS median
-    /// 0.48°, worst seed 0.62°; worst 2-minute window median 0.84°, worst 1.11°. Before the course's trim
-    /// (`CourseTrim`) took the course carried by the gyroscope: 1.23°, 2.13°; 2.23°, 5.53°. Bounds at about 1.5 times.
+    /// 0.44°, worst seed 0.53°; worst 2-minute window median 0.79°, worst 1.17°. Before the gyroscope carried the trim
+    /// between straights, and a stop's courses could lever the window's drift: 0.48°, 0.62°; 0.84°, 1.11°. Before the
+    /// course's trim (`CourseTrim`) took the course carried by the gyroscope: 1.23°, 2.13°; 2.23°, 5.53°. Bounds at
+    /// about 1.5 times.
     func testWithGNSSPositionsOnly() throws {
+        let scores = try Self.judgeWithPositionsOnly(Self.seeds)
+        let rms = scores.map(\.rms), windows = scores.map(\.worstWindow)
+        print("RoadDrive, GNSS positions only: RMS \(rms.map { Self.format($0) }) median \(Self.format(Self.median(rms)))°, worst "
+              + "\(Self.format(rms.max()!))°; worst window \(windows.map { Self.format($0) }) median \(Self.format(Self.median(windows)))°, "
+              + "worst \(Self.format(windows.max()!))°")
+        XCTAssertLessThan(Self.median(rms), 0.66)
+        XCTAssertLessThan(rms.max()!, 0.8)
+        XCTAssertLessThan(Self.median(windows), 1.19)
+        XCTAssertLessThan(windows.max()!, 1.67)
+    }
+
+    /// Sixteen drives more (seeds 9–24), with GNSS positions only, that no change was tuned on: the estimator was
+    /// developed on seeds 1–8, and the held-out real drives are the same kind of check. Measured (Swift 6.3.1, Linux
+    /// x86_64): RMS median 0.46°, worst seed 1.05°; worst 2-minute window median 0.81°, worst 2.87°. Before the gyroscope
+    /// carried the trim between straights: 0.53°, 1.03°; 1.04°, 2.84° (and 4.59°, 14.9° on seed 12 with the carry
+    /// before a stop's courses lost their lever on the window's drift). Bounds at about 1.5 times.
+    func testSeedsNoChangeWasTunedOn() throws {
+        let scores = try Self.judgeWithPositionsOnly(Array(9...24))
+        let rms = scores.map(\.rms), windows = scores.map(\.worstWindow)
+        print("RoadDrive, seeds 9–24, GNSS positions only: RMS \(rms.map { Self.format($0) }) median \(Self.format(Self.median(rms)))°, "
+              + "worst \(Self.format(rms.max()!))°; worst window median \(Self.format(Self.median(windows)))°, worst \(Self.format(windows.max()!))°")
+        XCTAssertLessThan(Self.median(rms), 0.69)
+        XCTAssertLessThan(rms.max()!, 1.58)
+        XCTAssertLessThan(Self.median(windows), 1.22)
+        XCTAssertLessThan(windows.max()!, 4.3)
+    }
+
+    /// Each seed's drive judged with its fixes as positions only (`positionsOnly`).
+    static func judgeWithPositionsOnly(_ seeds: [UInt64]) throws -> [Score] {
         var scores: [Score] = []
-        for seed in Self.seeds {
+        for seed in seeds {
             let drive = Self.drive(seed: seed)
             let fixes = try Self.positionsOnly(drive)
             let receiver = drive.events.reduce(0) { if case .fix = $1 { return $0 + 1 }; return $0 }
             XCTAssertEqual(fixes.count, receiver)
             scores.append(Self.judge(drive, gnss: true, after: 120, fixes: fixes))
         }
-        let rms = scores.map(\.rms), windows = scores.map(\.worstWindow)
-        print("RoadDrive, GNSS positions only: RMS \(rms.map { Self.format($0) }) median \(Self.format(Self.median(rms)))°, worst "
-              + "\(Self.format(rms.max()!))°; worst window \(windows.map { Self.format($0) }) median \(Self.format(Self.median(windows)))°, "
-              + "worst \(Self.format(windows.max()!))°")
-        XCTAssertLessThan(Self.median(rms), 0.72)
-        XCTAssertLessThan(rms.max()!, 0.93)
-        XCTAssertLessThan(Self.median(windows), 1.26)
-        XCTAssertLessThan(windows.max()!, 1.67)
+        return scores
     }
 
     // MARK: The simulator itself
