@@ -149,6 +149,9 @@ public struct CourseTrim: Sendable {
         return true
     }
 
+    /// The attitude filter restarted: its heading has another origin.
+    public mutating func frameRestarted() {}
+
     /// How far the gyroscope has turned at `heading` (degrees, unwrapped from the epoch before) since the window
     /// began; after `turnGap` seconds without an epoch (or the clock stepped back) the turn since is not known, and
     /// the window starts again.

@@ -109,6 +109,31 @@ final class CourseTrimTests: XCTestCase {
         }
     }
 
+    /// What was carried can be wrong (here the gyroscope's heading jumped by 40° in a 15 s gap without epochs), and
+    /// the gate would then refuse every right epoch after it until the trim faded (over two minutes at 40°). Three
+    /// epochs in a row that the window carries alike, each refused, are taken: what was carried is what was wrong.
+    func testTheGateYieldsToEpochsThatAgreeWithEachOther() {
+        var t = CourseTrim()
+        for k in 0..<30 { t.straightEpoch(course: 94, heading: 90, gyroHeading: 0, time: Double(k)) }
+        var taken: [Bool] = []
+        for k in 45..<52 { taken.append(t.straightEpoch(course: 94, heading: 90, gyroHeading: 40, time: Double(k))) }
+        XCTAssertEqual(taken, [false, false, false, false, true, true, true], "two to settle, then three refused, then taken")
+        XCTAssertEqual(90 + t.trim(at: 90, gyroHeading: 40, time: 51), 94, accuracy: 0.05)
+    }
+
+    /// The attitude filter restarted (a new mounting level, the gyroscope lost or back): its heading starts from
+    /// another origin, and nothing carried in the old one holds.
+    func testAFrameRestartForgetsWhatWasCarried() {
+        var t = CourseTrim()
+        for k in 0..<30 { t.straightEpoch(course: 94, heading: 90, gyroHeading: 0, time: Double(k)) }
+        t.frameRestarted()
+        XCTAssertEqual(t.trim(at: 90, gyroHeading: 123, time: 30), 0, "nothing carried")
+        XCTAssertFalse(t.straightEpoch(course: 94, heading: 91, gyroHeading: 123, time: 30), "a first straight again: it settles")
+        XCTAssertFalse(t.straightEpoch(course: 94, heading: 91, gyroHeading: 123, time: 31))
+        XCTAssertTrue(t.straightEpoch(course: 94, heading: 91, gyroHeading: 123, time: 32))
+        XCTAssertEqual(91 + t.trim(at: 91, gyroHeading: 123, time: 32), 94, accuracy: 0.05)
+    }
+
     /// A gyroscope that reads 3 % too much (an MPU-9250's scale factor tolerance): each right-angle turn moves
     /// course − gyroscope heading by 2.7°. The slopes against the turns give the scale, and the course carried out
     /// of a turn is right.
