@@ -227,6 +227,8 @@ public struct AttitudeFusion: Sendable {
             magnetometerToLevel = m * magnetometerOrientation.matrix
             filter = Self.makeFilter(filter.parameters, reference: referenceGiven, land: motion != nil)
             online?.frameRestarted()
+            courseTrim.frameRestarted()
+            trimLearnt = false
         case .localField(let f):
             local = f
             if let r = f?.reference { online?.expect(field: r.norm, dip: r.dip) }
@@ -259,6 +261,8 @@ public struct AttitudeFusion: Sendable {
                 withoutGyroscope = rate == nil
                 filter = Self.makeFilter(withoutGyroscope ? parametersWithoutGyroscope : parameters, reference: referenceGiven, land: motion != nil)
                 online?.frameRestarted()
+                courseTrim.frameRestarted()
+                trimLearnt = false
             }
             if let rate { filter.updateGyroscope(rate, at: t) }
             if motion != nil { lastInertial = t }

@@ -75,6 +75,12 @@ public struct CourseTrim: Sendable {
     /// The heading given at the last epoch taken (the trim's), carried by the gyroscope: less the gyroscope's heading
     /// then, how far the gyroscope had turned then, and the scale's slope then.
     private var carry: (offset: Double, turned: Double, slope: Double)?
+    /// Epochs the gate refused in a row whose course the window carried, and the offset (course − gyroscope heading)
+    /// the latest carried.
+    private var refusals: (count: Int, offset: Double)?
+    /// Epochs in a row, refused and carried alike by the window (within a third of `outlier`), that the gate then takes:
+    /// what was carried is what was wrong.
+    public var refusalsToYield = 3
 
     public init() {}
 
@@ -104,8 +110,10 @@ public struct CourseTrim: Sendable {
         recent.removeAll { time - $0.time > window }
         let carried: Double
         var tau = timeConstant
+        var fromWindow = false
         var slope = slopes.count < 10 ? 0 : max(-largestScale, min(largestScale, slopes.median ?? 0))
         if recent.count >= 3 {
+            fromWindow = true
             // The window's offsets unwrapped about the one carried (this epoch's may be anything), their ages (s, ≤ 0)
             // and how far the gyroscope has turned since each (degrees), this epoch's last.
             let center = carry?.offset ?? offset
@@ -138,7 +146,18 @@ public struct CourseTrim: Sendable {
         recent.append((time, offset, turned))
         let current = trim(at: heading, gyroHeading: gyroHeading, time: time)
         let error = SwingSolver.wrap180(carried - heading)
-        guard abs(error - current) <= outlier else { return false }
+        if abs(error - current) > outlier {
+            let offset = carried - gyroHeading
+            guard fromWindow else {
+                refusals = nil
+                return false
+            }
+            let alike = refusals.map { abs(SwingSolver.wrap180(offset - $0.offset)) <= outlier / 3 } ?? false
+            refusals = (alike ? refusals!.count + 1 : 1, offset)
+            guard refusals!.count >= refusalsToYield else { return false }
+            epochs = 0
+        }
+        refusals = nil
         if fade(time) < 0.5 { epochs = 0 }
         epochs += 1
         let dt = learnt.map { max(0, time - $0.time) } ?? 1
@@ -149,8 +168,18 @@ public struct CourseTrim: Sendable {
         return true
     }
 
-    /// The attitude filter restarted: its heading has another origin.
-    public mutating func frameRestarted() {}
+    /// The attitude filter restarted: its heading has another origin, and nothing carried in the old one holds. The
+    /// gyroscope's scale learnt so far stays (the sensor is the same).
+    public mutating func frameRestarted() {
+        recent.removeAll()
+        gyro = nil
+        carry = nil
+        straightSince = nil
+        refusals = nil
+        trim = 0
+        learnt = nil
+        epochs = 0
+    }
 
     /// How far the gyroscope has turned at `heading` (degrees, unwrapped from the epoch before) since the window
     /// began; after `turnGap` seconds without an epoch (or the clock stepped back) the turn since is not known, and

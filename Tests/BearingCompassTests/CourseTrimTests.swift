@@ -110,14 +110,16 @@ final class CourseTrimTests: XCTestCase {
     }
 
     /// What was carried can be wrong (here the gyroscope's heading jumped by 40° in a 15 s gap without epochs), and
-    /// the gate would then refuse every right epoch after it until the trim faded (over two minutes at 40°). Three
-    /// epochs in a row that the window carries alike, each refused, are taken: what was carried is what was wrong.
+    /// the gate would then refuse every right epoch after it until the trim faded (over two minutes at 40°). The third
+    /// of three epochs in a row that the window carries alike, the first two refused, is taken: what was carried is
+    /// what was wrong. An epoch's own course (too few in the window) never forces its way.
     func testTheGateYieldsToEpochsThatAgreeWithEachOther() {
         var t = CourseTrim()
         for k in 0..<30 { t.straightEpoch(course: 94, heading: 90, gyroHeading: 0, time: Double(k)) }
         var taken: [Bool] = []
         for k in 45..<52 { taken.append(t.straightEpoch(course: 94, heading: 90, gyroHeading: 40, time: Double(k))) }
-        XCTAssertEqual(taken, [false, false, false, false, true, true, true], "two to settle, then three refused, then taken")
+        XCTAssertEqual(taken, [false, false, false, false, false, true, true],
+                       "two to settle, the third's own course refused, then the window's: two refused, the third taken")
         XCTAssertEqual(90 + t.trim(at: 90, gyroHeading: 40, time: 51), 94, accuracy: 0.05)
     }
 
