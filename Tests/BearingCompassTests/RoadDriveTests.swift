@@ -204,15 +204,11 @@ final class RoadDriveTests: XCTestCase {
     /// course's trim (`CourseTrim`) took the course carried by the gyroscope: 1.23°, 2.13°; 2.23°, 5.53°. Bounds at
     /// about 1.5 times.
     func testWithGNSSPositionsOnly() throws {
-        let scores = try Self.judgeWithPositionsOnly(Self.seeds)
-        let rms = scores.map(\.rms), windows = scores.map(\.worstWindow)
-        print("RoadDrive, GNSS positions only: RMS \(rms.map { Self.format($0) }) median \(Self.format(Self.median(rms)))°, worst "
-              + "\(Self.format(rms.max()!))°; worst window \(windows.map { Self.format($0) }) median \(Self.format(Self.median(windows)))°, "
-              + "worst \(Self.format(windows.max()!))°")
-        XCTAssertLessThan(Self.median(rms), 0.66)
-        XCTAssertLessThan(rms.max()!, 0.8)
-        XCTAssertLessThan(Self.median(windows), 1.19)
-        XCTAssertLessThan(windows.max()!, 1.67)
+        let s = Self.summary("GNSS positions only", try Self.judgeWithPositionsOnly(Self.seeds))
+        XCTAssertLessThan(s.median, 0.66)
+        XCTAssertLessThan(s.worst, 0.8)
+        XCTAssertLessThan(s.windowMedian, 1.19)
+        XCTAssertLessThan(s.windowWorst, 1.67)
     }
 
     /// Sixteen drives more (seeds 9–24), with GNSS positions only, that no change was tuned on: the estimator was
@@ -221,14 +217,20 @@ final class RoadDriveTests: XCTestCase {
     /// carried the trim between straights: 0.53°, 1.03°; 1.04°, 2.84° (and 4.59°, 14.9° on seed 12 with the carry
     /// before a stop's courses lost their lever on the window's drift). Bounds at about 1.5 times.
     func testSeedsNoChangeWasTunedOn() throws {
-        let scores = try Self.judgeWithPositionsOnly(Array(9...24))
+        let s = Self.summary("seeds 9–24, GNSS positions only", try Self.judgeWithPositionsOnly(Array(9...24)))
+        XCTAssertLessThan(s.median, 0.69)
+        XCTAssertLessThan(s.worst, 1.58)
+        XCTAssertLessThan(s.windowMedian, 1.22)
+        XCTAssertLessThan(s.windowWorst, 4.3)
+    }
+
+    /// The seeds' RMS and worst windows, printed under `label`: their medians and worsts.
+    static func summary(_ label: String, _ scores: [Score]) -> (median: Double, worst: Double, windowMedian: Double, windowWorst: Double) {
         let rms = scores.map(\.rms), windows = scores.map(\.worstWindow)
-        print("RoadDrive, seeds 9–24, GNSS positions only: RMS \(rms.map { Self.format($0) }) median \(Self.format(Self.median(rms)))°, "
-              + "worst \(Self.format(rms.max()!))°; worst window median \(Self.format(Self.median(windows)))°, worst \(Self.format(windows.max()!))°")
-        XCTAssertLessThan(Self.median(rms), 0.69)
-        XCTAssertLessThan(rms.max()!, 1.58)
-        XCTAssertLessThan(Self.median(windows), 1.22)
-        XCTAssertLessThan(windows.max()!, 4.3)
+        let s = (median(rms), rms.max()!, median(windows), windows.max()!)
+        print("RoadDrive, \(label): RMS \(rms.map { format($0) }) median \(format(s.0))°, worst \(format(s.1))°; worst window "
+              + "\(windows.map { format($0) }) median \(format(s.2))°, worst \(format(s.3))°")
+        return s
     }
 
     /// Each seed's drive judged with its fixes as positions only (`positionsOnly`).
