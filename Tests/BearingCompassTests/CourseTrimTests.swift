@@ -7,15 +7,16 @@ import XCTest
 final class CourseTrimTests: XCTestCase {
     func testAStraightsErrorIsLearntAndCarriedByTheGyroscope() {
         var t = CourseTrim()
-        // A compass 4° short of the course on a straight heading 90°, course noise ±0.3°, 30 epochs; the first two
+        // A compass 4° short of the course on a straight heading 90°, course noise ±0.3°, 40 epochs; the first two
         // (the straight not yet 2 s old, nothing in the window to carry a course) are not taken.
-        for k in 0..<30 {
+        for k in 0..<40 {
             XCTAssertEqual(t.straightEpoch(course: 94 + 0.3 * sin(Double(k)), heading: 90, gyroHeading: 12, time: Double(k)), k >= 2)
         }
-        XCTAssertEqual(t.trim(at: 90, gyroHeading: 12, time: 29), 4, accuracy: 0.2)
-        XCTAssertEqual(t.trim(at: 105, gyroHeading: 27, time: 29), 4, accuracy: 0.2, "turned 15° by the gyroscope")
-        XCTAssertEqual(t.trim(at: 105, gyroHeading: 12, time: 29), -11, accuracy: 0.2, "the compass turned, the gyroscope did not")
-        XCTAssertEqual(t.trim(at: 90, gyroHeading: 12, time: 29 + 120), 2, accuracy: 0.1, "fades with time")
+        XCTAssertEqual(t.trim(at: 90, gyroHeading: 12, time: 39), 4, accuracy: 0.2)
+        XCTAssertEqual(t.trim(at: 105, gyroHeading: 27, time: 39), 4, accuracy: 0.2, "turned 15° by the gyroscope")
+        XCTAssertEqual(t.trim(at: 105, gyroHeading: 12, time: 39), -11, accuracy: 0.2, "the compass turned, the gyroscope did not")
+        XCTAssertEqual(t.fadeTime, t.holdTime, accuracy: 0.1 * t.holdTime, "a gyroscope that does not drift: the longest hold")
+        XCTAssertEqual(t.trim(at: 90, gyroHeading: 12, time: 39 + t.fadeTime), 2, accuracy: 0.1, "fades with time: half at fadeTime")
     }
 
     /// The first straight has nothing to carry a course: its own, once 2 s old (the first epochs out of a turn
@@ -74,7 +75,8 @@ final class CourseTrimTests: XCTestCase {
         var t = CourseTrim()
         for k in 0..<20 { t.straightEpoch(course: 94, heading: 90, gyroHeading: 0, time: Double(k)) }
         XCTAssertEqual(90 + t.trim(at: 90, gyroHeading: 0, time: 19.5), 94, accuracy: 0.05)
-        func fade(_ seconds: Double) -> Double { 1 / (1 + (seconds / t.holdTime) * (seconds / t.holdTime)) }
+        XCTAssertEqual(t.fadeTime, t.holdTime / 2, "no drift found yet")
+        func fade(_ seconds: Double) -> Double { 1 / (1 + (seconds / t.fadeTime) * (seconds / t.fadeTime)) }
         // A right-angle turn to the right over 9 s (the fixes' epochs not straight); half way, between two epochs.
         for k in 20..<24 { t.interrupt(gyroHeading: Double(k - 19) * 10, time: Double(k)) }
         XCTAssertEqual(125 + t.trim(at: 125, gyroHeading: 45, time: 23.5), 125 + 14 * fade(4.5), accuracy: 0.05)
@@ -84,7 +86,7 @@ final class CourseTrimTests: XCTestCase {
         // A stop of 20 s: the compass wanders to 176°, the gyroscope holds still.
         for k in 29..<49 { t.interrupt(gyroHeading: 90, time: Double(k)) }
         XCTAssertEqual(176 + t.trim(at: 176, gyroHeading: 90, time: 49), 176 + 8 * fade(30), accuracy: 0.05)
-        XCTAssertEqual(t.trim(at: 176, gyroHeading: 90, time: 19 + 10 * t.holdTime), 0, accuracy: 0.1, "long gone: the compass's")
+        XCTAssertEqual(t.trim(at: 176, gyroHeading: 90, time: 19 + 30 * t.fadeTime), 0, accuracy: 0.1, "long gone: the compass's")
     }
 
     /// Stopped at a light, positions that wander by metres give "straight" epochs (over 4 m/s from the positions
