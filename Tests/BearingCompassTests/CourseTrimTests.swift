@@ -197,6 +197,24 @@ final class CourseTrimTests: XCTestCase {
         XCTAssertEqual(u.trim(at: 180, gyroHeading: 0, time: 4), -1, accuracy: 0.05, "the carried course is 179°")
     }
 
+    /// The median by selection is the median of the values sorted, to the bit: odd and even counts, ties, signs.
+    func testTheMedianBySelectionIsTheSortedValuesMedian() {
+        var state: UInt64 = 12345
+        func next() -> Double {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Double(state >> 11) / Double(1 << 53)
+        }
+        for n in 1...130 {
+            for ties in [false, true] {
+                let values = (0..<n).map { _ in ties ? (next() * 6).rounded() - 3 : (next() - 0.5) * 200 }
+                let expected = RunningMedian.middle(ofSorted: values.sorted())
+                XCTAssertEqual(RunningMedian.median(of: values).bitPattern, expected.bitPattern, "\(n) values, ties \(ties): \(values)")
+            }
+        }
+        XCTAssertEqual(RunningMedian.median(of: [3, 1, 2, 2]), 2)
+        XCTAssertEqual(RunningMedian.median(of: [5]), 5)
+    }
+
     func testTheRunningMedianIsTheLatestValuesMedian() {
         var m = RunningMedian(capacity: 5)
         XCTAssertNil(m.median)
