@@ -497,7 +497,7 @@ public struct MagnetometerCalibrator: Sendable {
 
     /// The value at `k` of `values.sorted()`, found by quickselect (Hoare partitions, median-of-three
     /// pivots) instead of a sort; `values` comes back reordered.
-    static func kthSmallest(_ values: inout [Double], _ k: Int) -> Double {
+    public static func kthSmallest(_ values: inout [Double], _ k: Int) -> Double {
         precondition(values.indices.contains(k))
         return values.withUnsafeMutableBufferPointer { v in
             var lo = 0, hi = v.count - 1

@@ -305,37 +305,17 @@ struct RunningMedian: Sendable {
     }
 
     /// The median of `values` (not empty, none NaN), as `middle(ofSorted:)` gives it of them sorted, the same bits,
-    /// found by selection (Hoare's quickselect, the middle of three as the pivot: linear on average) instead of a
-    /// sort: the course's window fits take four medians of up to 120 offsets at each fix.
+    /// found by selection (`MagnetometerCalibrator.kthSmallest`, linear on average) instead of a sort: the course's
+    /// window fits take four medians of up to 120 offsets at each fix.
     static func median(of values: [Double]) -> Double {
         var v = values
-        let n = v.count, k = n / 2
-        var low = 0, high = n - 1
-        while low < high {
-            let mid = low + (high - low) / 2
-            // The middle of three at `mid`, then Hoare's partition about its value.
-            if v[mid] < v[low] { v.swapAt(mid, low) }
-            if v[high] < v[low] { v.swapAt(high, low) }
-            if v[high] < v[mid] { v.swapAt(high, mid) }
-            let pivot = v[mid]
-            var i = low, j = high
-            while i <= j {
-                while v[i] < pivot { i += 1 }
-                while pivot < v[j] { j -= 1 }
-                if i <= j {
-                    v.swapAt(i, j)
-                    i += 1
-                    j -= 1
-                }
-            }
-            // v[low...j] ≤ pivot ≤ v[i...high], and v[j+1..<i] equal the pivot.
-            if k <= j { high = j } else if k >= i { low = i } else { break }
-        }
-        guard n % 2 == 0 else { return v[k] }
-        // The lower middle: the largest of those before `k`, all of which are not above v[k].
+        let k = v.count / 2
+        let upper = MagnetometerCalibrator.kthSmallest(&v, k)
+        guard v.count % 2 == 0 else { return upper }
+        // The lower middle: the largest of those selection left before `k`, none of which is above it.
         var lower = v[0]
         for x in v[1..<k] where x > lower { lower = x }
-        return (lower + v[k]) / 2
+        return (lower + upper) / 2
     }
 
     /// The first index whose value is not below `value`.
