@@ -131,6 +131,8 @@ public struct AttitudeFusion: Sendable {
     public private(set) var measuredDeviation: DeviationCurve?
     /// The latest inertial sample's time (on land): a fix arriving now reaches the samples' clock then.
     private var lastInertial: Double?
+    /// The latest fix's own time taken by `learnDeviation`: the same again (a frozen TPV) is no new epoch.
+    private var lastFixTime: Double?
     /// On land (`vehicle` car or rover): the vehicle's own acceleration, from the fixes' speed, taken out of the
     /// accelerometer before the filter (its "up" and online calibration's); nil otherwise.
     private var motion: VehicleAcceleration?
@@ -380,7 +382,13 @@ public struct AttitudeFusion: Sendable {
     private mutating func learnDeviation(_ f: GPSFix) {
         guard driving != nil, let stamp = f.time, f.mode >= .twoD, let track = f.track, let speed = f.speed,
               let variation = local?.declination.value, filter.hasMagnetometer else { return }
-        let time = stamp.unixTime
+        // A fix repeated with the same time (a frozen TPV) is no new epoch.
+        guard stamp.unixTime != lastFixTime else { return }
+        lastFixTime = stamp.unixTime
+        // The epoch on the samples' clock (when the fix arrived), as everything it is judged with: the field samples,
+        // the gyroscope's heading, the deviation's restarts. A Pi without a real-time clock may run its system clock far
+        // from GPS time until it syncs (`RoadDriveTests.testFixesOnAnotherClockThanTheSamples`).
+        let time = lastInertial ?? stamp.unixTime
         let compass = AttitudeAngles(filter.quaternion, body: .forwardRightDown).heading
         let gyroHeading = AttitudeAngles.heading(filter.quaternion6D)
         if driving?.epoch(time: time, compass: compass, gyroHeading: gyroHeading, track: track, speed: speed, eps: f.eps, variation: variation) == true {
