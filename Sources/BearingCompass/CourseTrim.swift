@@ -18,8 +18,9 @@ import Glibc
 /// `holdTime`·`driftScale`/(`driftScale` + |drift|), half of `holdTime` when no fit found one (600 s for a gyroscope
 /// that does not drift, 300 s for one drifting 0.02 °/s, which is then 6° off where the trim weighs half, 44 s at
 /// 0.25 °/s). Before: T 120 s whatever the drift; a three-minute GNSS outage on the simulated drives was 4.1°
-/// (worst seed 13.5°) with it, 1.9° (4.6°) now (a fixed T of 600 s gave 1.5°, 3.4°, but holds a gyroscope that drifts as long); the compass's own heading gave 9.8° (30.8°) before the gyroscope
-/// carried the trim. Pure: times are the fixes' and samples'.
+/// (worst seed 13.5°) with it, 1.9° (4.6°) now (a fixed T of 600 s gave 1.5°, 3.4°, but holds a gyroscope that
+/// drifts as long); the compass's own heading gave 9.8° (30.8°) before the gyroscope carried the trim. Pure: times
+/// are the samples' (a fix's epoch is taken when it arrives, `AttitudeFusion`).
 ///
 /// **The course carried by the gyroscope.** An epoch's course is not taken as it comes: a receiver's course is noisy
 /// and jumps with multipath (a position by metres for seconds, a velocity by a metre a second), and one from
@@ -254,12 +255,12 @@ public struct CourseTrim: Sendable {
 
     static func median(_ values: [Double]) -> Double { RunningMedian.median(of: values) }
 
-    /// How much of the carried heading the trim still gives at `time` (1 at the last epoch taken).
     /// The seconds after the last straight epoch at which the trim weighs half.
     public var fadeTime: Double {
         holdTime * driftScale / (driftScale + abs(drift ?? driftScale))
     }
 
+    /// How much of the carried heading the trim still gives at `time` (1 at the last epoch taken).
     private func fade(_ time: Double) -> Double {
         guard let learnt else { return 0 }
         let t = max(0, time - learnt.time) / fadeTime
