@@ -227,10 +227,7 @@ public struct AttitudeFusion: Sendable {
             let m = l?.matrix ?? .identity
             imuToLevel = m * imuOrientation.matrix
             magnetometerToLevel = m * magnetometerOrientation.matrix
-            filter = Self.makeFilter(filter.parameters, reference: referenceGiven, land: motion != nil)
-            online?.frameRestarted()
-            courseTrim.frameRestarted()
-            trimLearnt = false
+            restartFilter(filter.parameters)
         case .localField(let f):
             local = f
             if let r = f?.reference { online?.expect(field: r.norm, dip: r.dip) }
@@ -261,10 +258,7 @@ public struct AttitudeFusion: Sendable {
             if let motion, let rate { tuneToMotion(motion, rate: rate, at: t) }
             if (rate == nil) != withoutGyroscope {
                 withoutGyroscope = rate == nil
-                filter = Self.makeFilter(withoutGyroscope ? parametersWithoutGyroscope : parameters, reference: referenceGiven, land: motion != nil)
-                online?.frameRestarted()
-                courseTrim.frameRestarted()
-                trimLearnt = false
+                restartFilter(withoutGyroscope ? parametersWithoutGyroscope : parameters)
             }
             if let rate { filter.updateGyroscope(rate, at: t) }
             if motion != nil { lastInertial = t }
@@ -289,6 +283,15 @@ public struct AttitudeFusion: Sendable {
         let ownMag = filter.parameters.tauMag
         let tauMag = carLike ? max(ownMag, Self.tauMagOnLand) : ownMag
         if filter.magnetometerTimeConstant != tauMag { filter.retuneMagnetometer(tau: tauMag) }
+    }
+
+    /// A new attitude filter with `parameters`: its frame has another origin, so what online calibration and the
+    /// course's trim followed in the old one no longer holds.
+    private mutating func restartFilter(_ parameters: AttitudeFilterParameters) {
+        filter = Self.makeFilter(parameters, reference: referenceGiven, land: motion != nil)
+        online?.frameRestarted()
+        courseTrim.frameRestarted()
+        trimLearnt = false
     }
 
     /// A new attitude filter; a land vehicle's rest must agree with the bias learnt (a steady bend does not, a

@@ -63,9 +63,9 @@ public struct CourseTrim: Sendable {
     /// A straight epoch more than this many seconds after the one before starts another straight.
     public var gap = 3.0
     public var turnGap = 10.0
-    /// The trim (degrees, added to the heading) and the heading and time it was last learnt at.
+    /// The trim (degrees, added to the heading) and the time it was last learnt at.
     public private(set) var trim = 0.0
-    public private(set) var learnt: (heading: Double, time: Double)?
+    public private(set) var learntAt: Double?
     /// Straight epochs taken since the trim last faded to nothing.
     private var epochs = 0
     /// When this straight began (its first epoch): nil between straights.
@@ -170,10 +170,10 @@ public struct CourseTrim: Sendable {
         refusals = nil
         if fade(time) < 0.5 { epochs = 0 }
         epochs += 1
-        let dt = learnt.map { max(0, time - $0.time) } ?? 1
+        let dt = learntAt.map { max(0, time - $0) } ?? 1
         let k = max(1 / Double(epochs), min(1, dt / tau))
         trim = current + k * (error - current)
-        learnt = (heading, time)
+        learntAt = time
         carry = (SwingSolver.wrap180(heading + trim - gyroHeading), turned, slope)
         return true
     }
@@ -188,7 +188,7 @@ public struct CourseTrim: Sendable {
         straightSince = nil
         refusals = nil
         trim = 0
-        learnt = nil
+        learntAt = nil
         epochs = 0
     }
 
@@ -262,8 +262,8 @@ public struct CourseTrim: Sendable {
 
     /// How much of the carried heading the trim still gives at `time` (1 at the last epoch taken).
     private func fade(_ time: Double) -> Double {
-        guard let learnt else { return 0 }
-        let t = max(0, time - learnt.time) / fadeTime
+        guard let learntAt else { return 0 }
+        let t = max(0, time - learntAt) / fadeTime
         return 1 / (1 + t * t)
     }
 }
