@@ -18,7 +18,7 @@ import Glibc
 /// `holdTime`·`driftScale`/(`driftScale` + |drift|), half of `holdTime` when no fit found one (600 s for a gyroscope
 /// that does not drift, 300 s for one drifting 0.02 °/s, which is then 6° off where the trim weighs half, 44 s at
 /// 0.25 °/s). Before: T 120 s whatever the drift; a three-minute GNSS outage on the simulated drives was 4.1°
-/// (worst seed 13.5°) with it, 1.9° (4.6°) now (a fixed T of 600 s gave 1.5°, 3.4°, but holds a gyroscope that
+/// (worst seed 13.5°) with it, 2.0° (4.6°) now (a fixed T of 600 s gave 1.5°, 3.4°, but holds a gyroscope that
 /// drifts as long); the compass's own heading gave 9.8° (30.8°) before the gyroscope carried the trim. Pure: times
 /// are the samples' (a fix's epoch is taken when it arrives, `AttitudeFusion`).
 ///

@@ -753,6 +753,10 @@ public struct OnlineMagnetometerCalibration: Sendable {
         if let problem = OnlineCalibrationRecord.problem(fitted) { return .failed(problem) }
         let old = Self.misfit(inForce, current), new = Self.misfit(fitted, current)
         let sectors = turnOnly ? Self.headingSectors(current, offset: fitted.offset) : 12
+        // The refinement may leave the ring: an arc about a far centre explains the points' magnitude as well as the
+        // circle does (a car's ring, its points learnt under more than one state of its loads: a hard iron 62 µT
+        // away, the turn in 3 of 12 sectors about it). The turn must go round the hard iron fitted, as round the first.
+        if turnOnly && sectors < settings.minimumSectors { return .notEnough(regions: current.count) }
         // Better than the one in force, clearly, and good in itself: it explains its points within half the
         // disturbance thresholds (a fit that does not is no calibration, however much it improves).
         let relaxed = provisional || partialTurnSectors.map { sectors > $0 } == true

@@ -150,8 +150,8 @@ final class RoadDriveTests: XCTestCase {
               + "\(Self.format(windowMedian))°, worst \(Self.format(windowWorst))°; without GNSS RMS median \(Self.format(noneMedian))°, "
               + "worst \(Self.format(noneWorst))°")
         // Measured (Swift 6.3.1, Linux x86_64): with GNSS RMS median 0.51°, worst seed 0.64°; worst window median
-        // 0.83°, worst 1.59°; without GNSS median 4.87°, third worst 6.4°, worst 9.32°, and 5.74°, 6.4°, 16.43° before
-        // a car's loads switching were found as steps of the hard iron (`OnlineCalibrationSettings.landStepWorldSpread`,
+        // 0.83°, worst 1.59°; without GNSS median 4.48°, third worst 6.4°, worst 9.32°; 4.87° before a turn's fit had to go
+        // round its own hard iron, and 5.74°, 6.4°, 16.43° before a car's loads switching were found as steps of the hard iron (`OnlineCalibrationSettings.landStepWorldSpread`,
         // which left the figures with GNSS as they were). Before the gyroscope carried the
         // trim between straights (`CourseTrim.trim(at:gyroHeading:time:)`): 0.54°, 0.78°, 0.88°, 1.58°. Before the course's trim took the
         // course carried by the gyroscope (`CourseTrim`), on these drives (their gyroscope's scale 0.5–3 % off): 1.01°,
@@ -169,7 +169,7 @@ final class RoadDriveTests: XCTestCase {
         XCTAssertLessThan(gnssWorst, 0.96)
         XCTAssertLessThan(windowMedian, 1.25)
         XCTAssertLessThan(windowWorst, 2.37)
-        XCTAssertLessThan(noneMedian, 7.3)
+        XCTAssertLessThan(noneMedian, 6.7)
         let noneSorted = withoutGNSS.map(\.rms).sorted()
         XCTAssertLessThan(noneSorted[noneSorted.count - 3], 9.6, "the third worst seed without GNSS")
         XCTAssertLessThan(noneWorst, 14, "the worst seed without GNSS")
@@ -179,7 +179,7 @@ final class RoadDriveTests: XCTestCase {
     /// held-out drives' VN-100 does at 40 Hz, on a smooth road). Its bends pass the rest test, which a land vehicle
     /// takes only where the rate agrees with the bias learnt (`AttitudeFilter.restMustMatchBias`). Measured (Swift
     /// 6.3.1, Linux x86_64): with GNSS RMS median 0.37°, worst seed 0.55°, worst window 1.55°; without GNSS median
-    /// 4.97°, worst 9.14°. Before the gyroscope carried the trim between straights: 0.43°, 0.55°, 1.54°. Before the
+    /// 4.59°, worst 9.14° (4.97° before a turn's fit had to go round its own hard iron). Before the gyroscope carried the trim between straights: 0.43°, 0.55°, 1.54°. Before the
     /// course's trim took the course carried by the gyroscope (`CourseTrim`): with GNSS 1.00°, 1.26°, 3.34°. Bounds at
     /// about 1.5 times.
     func testQuietIMUDrives() {
@@ -233,9 +233,9 @@ final class RoadDriveTests: XCTestCase {
 
     /// Three minutes without fixes (400–580 s: a tunnel, a car park) on each drive, the course's trim carried by the
     /// gyroscope through them and faded by the drift its window found (`CourseTrim.fadeTime`), against the compass's
-    /// own heading (which is what a car without GNSS has, 4.9° after ten minutes). Measured (Swift 6.3.1, Linux x86_64):
-    /// RMS on the straights during the outage, median 1.85°, worst seed 4.61° (1.88° before a car's loads switching
-    /// were found as steps of the hard iron); before the fade followed the drift (a
+    /// own heading (which is what a car without GNSS has, 4.5° after ten minutes). Measured (Swift 6.3.1, Linux x86_64):
+    /// RMS on the straights during the outage, median 1.96°, worst seed 4.61° (1.88° before a car's loads switching
+    /// were found as steps of the hard iron and a turn's fit had to go round its own hard iron); before the fade followed the drift (a
     /// fixed 120 s) 4.11°, 13.47°; before the gyroscope carried the trim between straights 9.80°, 30.81°. Bounds at
     /// about 1.5 times.
     func testAThreeMinuteGNSSOutage() {
@@ -254,13 +254,14 @@ final class RoadDriveTests: XCTestCase {
     /// fit whose refinement left the ring (its hard iron moved 62 µT, to (37, 90, −12) µT for a true (20, 27, −10),
     /// the turn's points then in 3 of 12 sectors about it) was taken, and an arc about a far centre explained their
     /// magnitude better than the calibration in force; later the identity of the cold start was recalled. 36.7° RMS
-    /// after ten minutes, against 4.2–10° for the other seeds.
+    /// after ten minutes, against 4.2–10° for the other seeds. Measured (Swift 6.3.1, Linux x86_64) once the turn must
+    /// go round the refined hard iron as round the calibrator's: 4.34°.
     func testATurnsFitGoesRoundItsHardIron() {
         var fx = RoadDriveEffects()
         fx.accelerometerErrors = false
         let score = Self.judge(Self.drive(seed: 5, effects: fx), gnss: false, after: 600)
         print("RoadDrive: seed 5 without the accelerometer's errors, without GNSS: \(Self.format(score.rms))°")
-        XCTAssertLessThan(score.rms, 12)
+        XCTAssertLessThan(score.rms, 6.5)
     }
 
     /// A Pi without a real-time clock may run its system clock (the samples' times) far from GPS time (the fixes')
