@@ -6,7 +6,7 @@ import Glibc
 /// A GNSS track as CSV, for `bearing attitude --gnss`: a header naming `t,lat,lon` and optionally `speed`
 /// (m/s over ground), `track` (degrees true), `eps` (m/s), in any order (other columns ignored), then one line
 /// per epoch; `t` on the IMU samples' clock, seconds, strictly increasing; blank and `#` lines skipped. Where
-/// speed and track are not given they come from the positions of the epoch before and this one. Errors name
+/// speed and track are not given they come from the positions of the epochs either side (`parse`). Errors name
 /// the line and the column (`IMUSampleFileError`).
 public struct GNSSTrackFile: Sendable {
     public struct Epoch: Equatable, Sendable {
