@@ -253,6 +253,28 @@ final class PassiveDeviationTests: XCTestCase {
         XCTAssertEqual(refused(""), "g.csv: empty: expected a header naming t,lat,lon")
     }
 
+    /// A gap in the fixes (a tunnel, a receiver that lost lock): the epochs beside it take their course from the side
+    /// that has a neighbour, not the chord across the gap; an epoch alone between two gaps has none. Before, the
+    /// epoch before a minute's gap, driving east at 15 m/s, took the chord to where the car came out going north.
+    func testGNSSFileDerivesNoCourseAcrossAGap() throws {
+        let lat0 = 51.0, m = 1 / 111_195.0, east = 1 / (111_195.0 * cos(lat0 * .pi / 180))
+        var text = "t,lat,lon\n"
+        // East at 15 m/s for 10 s, then a minute without fixes (the car turned north and drove 900 m), north at
+        // 15 m/s for 10 s, one fix alone 30 s later, and 30 s later two more.
+        for i in 0...10 { text += "\(i),\(lat0),\(Double(i) * 15 * east)\n" }
+        for i in 0...10 { text += "\(70 + i),\(lat0 + Double(900 + i * 15) * m),\(150 * east)\n" }
+        text += "110,\(lat0 + 1500 * m),\(150 * east)\n"
+        text += "140,\(lat0 + 2000 * m),\(150 * east)\n141,\(lat0 + 2015 * m),\(150 * east)\n"
+        let f = try GNSSTrackFile.parse(text, source: "gap.csv")
+        XCTAssertEqual(try XCTUnwrap(f.epochs[10].track), 90, accuracy: 0.1, "the last epoch before the gap: east")
+        XCTAssertEqual(try XCTUnwrap(f.epochs[10].speed), 15, accuracy: 0.1)
+        XCTAssertEqual(try XCTUnwrap(f.epochs[11].track), 0, accuracy: 0.1, "the first epoch after it: north")
+        XCTAssertEqual(try XCTUnwrap(f.epochs[11].speed), 15, accuracy: 0.1)
+        XCTAssertNil(f.epochs[22].track, "an epoch alone between two gaps")
+        XCTAssertNil(f.epochs[22].speed)
+        XCTAssertEqual(try XCTUnwrap(f.epochs[23].track), 0, accuracy: 0.1)
+    }
+
     /// Speeds in km/h or knots and tracks in radians are named, judged on the whole file against the positions;
     /// a few glitches are not a units error.
     func testGNSSSpeedAndTrackInOtherUnitsAreNamed() throws {
