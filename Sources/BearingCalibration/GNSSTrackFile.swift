@@ -29,6 +29,9 @@ public struct GNSSTrackFile: Sendable {
 
     public var epochs: [Epoch]
 
+    /// Epochs further apart than this many times the file's median interval have a gap between them.
+    public static let gapIntervals = 2.5
+
     public init(epochs: [Epoch]) { self.epochs = epochs }
 
     public static func parse(_ text: String, source: String) throws(IMUSampleFileError) -> GNSSTrackFile {
@@ -73,10 +76,16 @@ public struct GNSSTrackFile: Sendable {
         }
         // Speed and course from the positions where the file gives none: a central difference (the epochs either
         // side), the velocity *at* the epoch as a receiver's Doppler gives it (a backward one is half an epoch
-        // late: 1° of course at 2 °/s of turn and 1 Hz); forward and backward at the ends.
+        // late: 1° of course at 2 °/s of turn and 1 Hz); forward and backward at the ends, and beside a gap (more
+        // than `gapIntervals` of the file's median interval: a tunnel, a receiver that lost lock), whose chord is
+        // no velocity. An epoch alone between two gaps has none.
+        let intervals = zip(epochs.dropFirst(), epochs).map { $0.time - $1.time }.sorted()
+        let longest = intervals.isEmpty ? 0 : gapIntervals * intervals[intervals.count / 2]
         let derived = epochs.indices.map { i -> (speed: Double, track: Double)? in
-            guard epochs.count > 1 else { return nil }
-            let a = epochs[max(i - 1, 0)], b = epochs[min(i + 1, epochs.count - 1)]
+            let before = i > 0 && epochs[i].time - epochs[i - 1].time <= longest ? i - 1 : i
+            let after = i + 1 < epochs.count && epochs[i + 1].time - epochs[i].time <= longest ? i + 1 : i
+            guard before != after else { return nil }
+            let a = epochs[before], b = epochs[after]
             let r = 6_371_000.0, lat = (a.latitude + b.latitude) / 2 * .pi / 180
             let north = (b.latitude - a.latitude) * .pi / 180 * r
             let east = (b.longitude - a.longitude) * .pi / 180 * r * cos(lat)
