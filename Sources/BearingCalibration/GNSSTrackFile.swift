@@ -79,8 +79,8 @@ public struct GNSSTrackFile: Sendable {
         // late: 1° of course at 2 °/s of turn and 1 Hz); forward and backward at the ends, and beside a gap (more
         // than `gapIntervals` of the file's median interval: a tunnel, a receiver that lost lock), whose chord is
         // no velocity. An epoch alone between two gaps has none.
-        let intervals = zip(epochs.dropFirst(), epochs).map { $0.time - $1.time }.sorted()
-        let longest = intervals.isEmpty ? 0 : gapIntervals * intervals[intervals.count / 2]
+        let intervals = zip(epochs.dropFirst(), epochs).map { $0.time - $1.time }
+        let longest = intervals.isEmpty ? 0 : gapIntervals * median(intervals)
         let derived = epochs.indices.map { i -> (speed: Double, track: Double)? in
             let before = i > 0 && epochs[i].time - epochs[i - 1].time <= longest ? i - 1 : i
             let after = i + 1 < epochs.count && epochs[i + 1].time - epochs[i].time <= longest ? i + 1 : i
@@ -100,6 +100,9 @@ public struct GNSSTrackFile: Sendable {
         return GNSSTrackFile(epochs: epochs)
     }
 
+    /// The upper median (the middle value, or the higher of the two middle ones) of values that are not empty.
+    private static func median(_ v: [Double]) -> Double { v.sorted()[v.count / 2] }
+
     /// The given speeds and tracks against the positions', judged on the whole file where the vehicle moves
     /// at 3 m/s or more (single epochs are never judged: a GNSS glitch): speeds in km/h or knots, and tracks
     /// in radians, are named.
@@ -113,7 +116,6 @@ public struct GNSSTrackFile: Sendable {
                 radiansOff.append(abs(SwingSolver.wrap180(t * 180 / .pi - d.track)))
             }
         }
-        func median(_ v: [Double]) -> Double { v.sorted()[v.count / 2] }
         if ratios.count >= 10 {
             let r = median(ratios), shown = String(printf: "%.2f", r)
             if r > 3.2 && r < 4.0 {
