@@ -60,21 +60,26 @@ final class RoadDriveTests: XCTestCase {
     /// `judge` to leave out too).
     static func positionsOnly(_ drive: RoadDrive, outage: Range<Double>? = nil) throws -> [GPSFix] {
         var csv = "t,lat,lon\n"
-        var all: [GPSFix] = []
+        var all: [(fix: GPSFix, lost: Bool)] = []
         for event in drive.events {
             guard case .fix(let f) = event, let t = f.time?.unixTime, let lat = f.latitude, let lon = f.longitude else { continue }
-            all.append(f)
-            if outage?.contains(t - drive.configuration.start) == true { continue }
-            csv += "\(t),\(lat),\(lon)\n"
+            let lost = Self.lost(f, drive, outage)
+            all.append((f, lost))
+            if !lost { csv += "\(t),\(lat),\(lon)\n" }
         }
         var given = try GNSSTrackFile.parse(csv, source: "RoadDrive \(drive.configuration.seed)").epochs.makeIterator()
-        return all.map { x in
-            guard outage?.contains((x.time?.unixTime ?? 0) - drive.configuration.start) != true, let e = given.next() else { return x }
+        return all.map { x, lost in
+            guard !lost, let e = given.next() else { return x }
             var f = GPSFix(mode: .twoD, time: GPSTimestamp(unixTime: e.time), latitude: e.latitude, longitude: e.longitude)
             f.speed = e.speed
             f.track = e.track
             return f
         }
+    }
+
+    /// Whether the fix's time falls in `outage` (seconds of the drive).
+    static func lost(_ fix: GPSFix, _ drive: RoadDrive, _ outage: Range<Double>?) -> Bool {
+        outage?.contains((fix.time?.unixTime ?? 0) - drive.configuration.start) ?? false
     }
 
     /// `fixes`: the fixes to give in place of the drive's own, in order (nil: the drive's, a receiver's Doppler
@@ -97,8 +102,7 @@ final class RoadDriveTests: XCTestCase {
             case .magnetic(let s):
                 f.step(.magnetic(s))
             case .fix(let x):
-                let lost = outage.map { $0.contains((x.time?.unixTime ?? 0) - drive.configuration.start) } ?? false
-                if gnss && !lost { f.step(.fix(fixes?[k] ?? x)) }
+                if gnss && !Self.lost(x, drive, outage) { f.step(.fix(fixes?[k] ?? x)) }
                 k += 1
             }
         }
