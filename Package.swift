@@ -193,7 +193,7 @@ let package = Package(
         .testTarget(name: "BearingRecordingTests", dependencies: ["BearingModel", "BearingRecording"]),
         .testTarget(name: "BearingPOSIXTests", dependencies: ["BearingDaemon", "BearingModel", "BearingPOSIX", "BearingWire", "TestSupport"]),
         .testTarget(name: "BearingServiceTests", dependencies: ["BearingLog", "BearingPOSIX", "BearingService", "TestSupport"]),
-        .testTarget(name: "BearingGPSDTests", dependencies: ["BearingGPSD", "BearingMQTT", "BearingModel", "CGPS", "TestSupport"]),
+        .testTarget(name: "BearingGPSDTests", dependencies: ["BearingGPSD", "BearingMQTT", "BearingModel", "BearingWire", "CGPS", "TestSupport"]),
         .testTarget(name: "BearingSensorsTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingCompass", "BearingDaemon", "BearingI2C", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingSensors", "BearingSimulator", "BearingWire", .product(name: "CombineSchedulers", package: "combine-schedulers"), .product(name: "OpenCombine", package: "OpenCombine"), "TestSupport"]),
         .testTarget(name: "BearingMarineTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPublishing", "BearingWire", "TestSupport"]),
         .testTarget(name: "BearingMQTTTests", dependencies: ["BearingConfig", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingService", "BearingWire", "DaemonTestRig", "FuzzChecks", "TestSupport"]),

@@ -167,7 +167,7 @@ public final class GPSDClient: Sendable {
     private func dispatch(_ data: UnsafeMutablePointer<gps_data_t>, _ message: UnsafePointer<CChar>, className: String?) {
         switch className {
         case "TPV": delegate?.gpsdClient(self, didReceive: GPSDMessage.fix(from: data))
-        case "SKY": delegate?.gpsdClient(self, didReceive: GPSDMessage.sky(from: data))
+        case "SKY": delegate?.gpsdClient(self, didReceive: GPSDMessage.sky(from: data, message: message))
         case "ATT", "GST", "PPS", "TOFF":
             // Relayed as gpsd wrote them: libgps keeps the raw object in `message`, one per read.
             for line in String(cString: message).split(whereSeparator: \.isNewline) {
@@ -243,6 +243,18 @@ enum GPSDMessage {
         return fix
     }
 
+    /// `message`, the SKY as gpsd sent it, tells whether it listed satellites at all: libgps 3.25 reads a SKY of
+    /// DOPs only as no satellites (3.22 kept the last list), and neither is what gpsd said.
+    static func sky(from data: UnsafeMutablePointer<gps_data_t>, message: UnsafePointer<CChar>) -> SkyView {
+        var sky = sky(from: data)
+        let first = String(cString: message).split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+        if let object = try? JSONValue.parse(first), object["satellites"] == nil {
+            sky.satellites = nil
+            sky.reportedUsed = object["uSat"]?.int
+        }
+        return sky
+    }
+
     static func sky(from data: UnsafeMutablePointer<gps_data_t>) -> SkyView {
         var sky = SkyView()
         sky.device = device(data)
@@ -256,11 +268,12 @@ enum GPSDMessage {
         sky.gdop = finite(dop.gdop)
         sky.pdop = finite(dop.pdop)
         let count = max(0, min(Int(data.pointee.satellites_visible), Int(MAXCHANNELS)))
+        var list: [Satellite] = []
         withUnsafeBytes(of: &data.pointee.skyview) { raw in
             let sats = raw.bindMemory(to: satellite_t.self)
-            sky.satellites.reserveCapacity(count)
+            list.reserveCapacity(count)
             for s in sats.prefix(count) {
-                sky.satellites.append(Satellite(
+                list.append(Satellite(
                     prn: Int(s.PRN),
                     elevation: finite(s.elevation),
                     azimuth: finite(s.azimuth),
@@ -270,6 +283,7 @@ enum GPSDMessage {
                     svID: Int(s.svid)))
             }
         }
+        sky.satellites = list
         return sky
     }
 }

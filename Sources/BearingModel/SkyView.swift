@@ -22,6 +22,10 @@ public struct Satellite: Equatable, Sendable {
 }
 
 /// The satellites a receiver sees and the dilution of precision (gpsd's `SKY`).
+///
+/// gpsd 3.25 reports SKYs of two kinds: with the satellites, and, in between (from GSA, GBS…), with only the DOPs
+/// and `uSat`. The second kind says nothing about which satellites are seen, so `satellites` is nil there, not
+/// empty: a consumer keeps the satellites it has, as a gpsd client does.
 public struct SkyView: Equatable, Sendable {
     public var device: String?
     public var time: GPSTimestamp?
@@ -32,9 +36,16 @@ public struct SkyView: Equatable, Sendable {
     public var hdop: Double?
     public var gdop: Double?
     public var pdop: Double?
-    public var satellites: [Satellite]
+    /// The satellites listed; nil when the SKY listed none (DOPs only).
+    public var satellites: [Satellite]?
+    /// gpsd's `uSat` for a SKY that listed no satellites (with a list, `usedCount` counts it).
+    public var reportedUsed: Int?
 
-    public init(satellites: [Satellite] = []) { self.satellites = satellites }
+    public init(satellites: [Satellite]? = []) { self.satellites = satellites }
 
-    public var usedCount: Int { satellites.lazy.filter(\.used).count }
+    /// Satellites used: counted in the list, else as reported; nil when neither is known.
+    public var usedCount: Int? {
+        guard let satellites else { return reportedUsed }
+        return satellites.lazy.filter(\.used).count
+    }
 }

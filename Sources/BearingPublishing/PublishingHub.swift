@@ -339,12 +339,19 @@ public final class PublishingHub<S: Scheduler> {
         run.cancellable = Pipeline.build(inputs[key]!.eraseToAnyPublisher(), chain(for: runKey), for: key.stream, scheduler: scheduler)
             .sink { [unowned self, unowned run] report in
                 if isDefault {
-                    self.latest[key] = report
+                    // POLL answers with the satellites, as gpsd's does: a SKY of DOPs only (gpsd 3.25 sends them between
+                    // those that list the satellites) does not take their place.
+                    if self.latest[key] == nil || !Self.isSkyOfDOPsOnly(report) { self.latest[key] = report }
                     self.observer?(key.stream.rawValue, report.line)
                 }
                 if !run.recipients.isEmpty { self.deliver(report.line, run.recipients) }
             }
         return run
+    }
+
+    private static func isSkyOfDOPsOnly(_ report: Report) -> Bool {
+        if case .sky(let sky) = report.payload { return sky.satellites == nil }
+        return false
     }
 
     private func rebuildUnchained() {

@@ -22,7 +22,8 @@ public enum WatchFormatter {
             return parts.joined(separator: "  ")
         case "SKY":
             let sky = m.sky!
-            var parts = ["SKY  ", "\(sky.satellites.count) satellites, \(sky.usedCount) used"]
+            var parts = ["SKY  ", sky.satellites.map { "\($0.count) satellites, \(sky.usedCount ?? 0) used" }
+                            ?? "DOPs only" + (sky.usedCount.map { ", \($0) used" } ?? "")]
             if let hdop = f(sky.hdop, 2) { parts.append("hdop " + hdop) }
             return parts.joined(separator: "  ")
         case "STATE":

@@ -58,11 +58,13 @@ public enum WireEncoding {
         w.fixed("hdop", s.hdop, 2)
         w.fixed("gdop", s.gdop, 2)
         w.fixed("pdop", s.pdop, 2)
-        w.int("nSat", s.satellites.count)
+        w.int("nSat", s.satellites?.count)
         w.int("uSat", s.usedCount)
+        // A SKY of DOPs only has no list, as gpsd writes it: an empty one would say no satellite is seen.
+        guard let satellites = s.satellites else { return w }
         if let keep, !keep.contains("satellites") { return w }
         var list = "["
-        for (i, sat) in s.satellites.enumerated() {
+        for (i, sat) in satellites.enumerated() {
             if i > 0 { list += "," }
             var o = JSONObjectWriter()
             o.int("PRN", sat.prn)

@@ -60,11 +60,12 @@ public struct WireMessage: Sendable, Equatable {
         s.time = time
         s.xdop = number("xdop"); s.ydop = number("ydop"); s.vdop = number("vdop"); s.tdop = number("tdop")
         s.hdop = number("hdop"); s.gdop = number("gdop"); s.pdop = number("pdop")
-        s.satellites = (object["satellites"]?.list ?? []).compactMap { o in
+        s.satellites = object["satellites"]?.list?.compactMap { o in
             guard let prn = o["PRN"]?.int else { return nil }
             return Satellite(prn: prn, elevation: o["el"]?.number, azimuth: o["az"]?.number, signalStrength: o["ss"]?.number,
                              used: o["used"]?.bool ?? false, gnssID: o["gnssid"]?.int, svID: o["svid"]?.int)
         }
+        if s.satellites == nil { s.reportedUsed = object["uSat"]?.int }
         return s
     }
 

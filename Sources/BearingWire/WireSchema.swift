@@ -57,8 +57,8 @@ public enum WireSchema {
         case "hdop": return s.hdop
         case "gdop": return s.gdop
         case "pdop": return s.pdop
-        case "nSat": return Double(s.satellites.count)
-        case "uSat": return Double(s.usedCount)
+        case "nSat": return s.satellites.map { Double($0.count) }
+        case "uSat": return s.usedCount.map(Double.init)
         default: return nil
         }
     }

@@ -161,6 +161,24 @@ final class PublishingHubTests: XCTestCase {
         XCTAssertFalse(hub.hasWatchers("TPV"))
     }
 
+    /// gpsd 3.25 sends SKYs of DOPs only between those that list the satellites: POLL answers with the satellites,
+    /// as gpsd's own POLL does, not with whichever kind came last.
+    func testPollKeepsTheSatellitesAcrossASkyOfDOPsOnly() throws {
+        hub.connect(1)
+        var listed = SkyView(satellites: [Satellite(prn: 2, used: true), Satellite(prn: 5, used: false)])
+        listed.hdop = 1.1
+        var dops = SkyView(satellites: nil)
+        dops.hdop = 1.3
+        dops.reportedUsed = 1
+        hub.publish(Report(.sky(listed)), from: .gpsd)
+        hub.publish(Report(.sky(dops)), from: .gpsd)
+        scheduler.advance()
+        hub.handle(.poll, from: 1, now: GPSTimestamp(seconds: 5))
+        let sky = try XCTUnwrap(try WireMessage(line: delivered.last!.line)["sky"]?.list?.first)
+        XCTAssertEqual(sky["satellites"]?.list?.count, 2, sky.json)
+        XCTAssertEqual(sky["hdop"]?.number, 1.1, "the SKY that listed them, whole")
+    }
+
     func testPollAndPipelinesAnswers() throws {
         hub.connect(1)
         hub.publish(fix(0), from: .gpsd)

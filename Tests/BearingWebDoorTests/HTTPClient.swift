@@ -105,10 +105,11 @@ final class EventStreamClient {
 let webCredential = "test-credential-0123"
 
 /// A whole daemon (the simulated board, online calibration on, the black box in the rig's directory) with the web
-/// door on a port of the kernel's choosing and a credential file; `web` adds keys to its section.
-func webRig(_ name: String, gps: Bool, web: String = "", logger: Logger = testLogger(),
+/// door on a port of the kernel's choosing and a credential file; `web` adds keys to its section; `gpsEpochs`, the
+/// track's length (`DaemonRig`).
+func webRig(_ name: String, gps: Bool, gpsEpochs: Int = 600, web: String = "", logger: Logger = testLogger(),
             configure: @escaping (inout AgentConfig) -> Void = { _ in }) throws -> (DaemonRig, WebDoor) {
-    let rig = try DaemonRig(name, gps: gps, doors: { dir in
+    let rig = try DaemonRig(name, gps: gps, gpsEpochs: gpsEpochs, doors: { dir in
         try? "\(webCredential)\n".write(to: dir.appendingPathComponent("web-credential"), atomically: true, encoding: .utf8)
         return """
             web: {port: 0, credential: \(dir.appendingPathComponent("web-credential").path)\(web)}

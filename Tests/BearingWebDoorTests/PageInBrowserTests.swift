@@ -64,8 +64,10 @@ final class PageInBrowserTests: XCTestCase {
         XCTAssertEqual(p.terminationStatus, 0, output.suffix(2000).description)
     }
 
+    /// The track lasts as long as the page's checks (gpsd 3.25 plays about ten epochs a second under gpsfake's pace, and
+    /// the sky is checked a minute or more in): the sky plot is then compared with live SKYs, not with a track that ended.
     func rig(_ name: String, gps: Bool, configure: @escaping (inout AgentConfig) -> Void = { _ in }) throws -> (DaemonRig, WebDoor) {
-        try webRig(name, gps: gps, configure: configure)
+        try webRig(name, gps: gps, gpsEpochs: 4000, configure: configure)
     }
 
     /// Heading as the socket says, the sky plot, the calibration view, night mode, actions refused and done,

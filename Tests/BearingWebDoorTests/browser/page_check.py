@@ -123,10 +123,6 @@ class SocketWatch(threading.Thread):
         with self.lock:
             return self.att_by_time.get(t)
 
-    def latest_sky(self):
-        with self.lock:
-            return self.sky
-
 
 def socket_request(path, line, timeout=5.0):
     """Sends one request on a fresh connection; returns the first reply object that is not the greeting VERSION."""
@@ -301,13 +297,24 @@ def page_sats(d):
     return js(d, "return Array.from(document.querySelectorAll('svg#sky circle.sat')).map(c => [c.getAttribute('data-prn'), c.classList.contains('used')])")
 
 
+def socket_sky(sw):
+    """The satellites the page should show: the socket's latest SKY that listed them (a SKY of DOPs only keeps them),
+    unless none came for the page's 10 s (skyGone in the page), after which it shows none."""
+    with sw.lock:
+        sky, at = sw.sky, sw.sky_at
+    return sky if sky and time.monotonic() - at <= SKY_GONE else None
+
+
+SKY_GONE = 10.0
+
+
 def check_sky(d, sw):
     go(d, "position")
     detail = ""
     for _ in range(10):
-        before = sw.latest_sky()
+        before = socket_sky(sw)
         shown = page_sats(d)
-        after = sw.latest_sky()
+        after = socket_sky(sw)
         for sky in (before, after):
             sats = sky["satellites"] if sky else []
             want = sorted(str(s.get("PRN")) for s in sats)
@@ -315,7 +322,7 @@ def check_sky(d, sw):
             got = sorted(p for p, _ in shown)
             got_used = sorted(p for p, u in shown if u)
             if len(shown) == len(sats) and got == want and got_used == want_used:
-                report("sky", True, "%d satellites, used %s" % (len(sats), got_used) + ("" if sky else " (no SKY on the socket)"))
+                report("sky", True, "%d satellites, used %s" % (len(sats), got_used) + ("" if sky else " (no SKY listing satellites on the socket in the last %g s)" % SKY_GONE))
                 return
             detail = "page %d %s used %s; socket %d %s used %s" % (len(shown), got, got_used, len(sats), want, want_used)
         time.sleep(1)
