@@ -145,6 +145,10 @@ public struct RoadDrive: Sendable {
         public var start = 1_780_000_000.0
         /// GNSS lag, s; nil draws one in 0.2…1 s.
         public var gnssLag: Double?
+        /// The car's iron: each hard-iron axis drawn in ± this range, µT (random sign).
+        public var hardIron = 10.0...35.0
+        /// The car's soft iron: its diagonal drawn in 1 ± this, across ± half of it.
+        public var softIron = 0.06
         public init(seed: UInt64, model: RoadDriveField) {
             self.seed = seed
             self.model = model
@@ -308,12 +312,13 @@ public struct RoadDrive: Sendable {
             : c.model
         let earth = localField.ned
         let street = RoadAnomalies(route: route, random: &fieldRandom, duration: c.duration)
-        // The car's iron: hard 10–35 µT an axis, soft ±6 % (±3 % across), a Rayleigh term along one easy axis.
-        let hard0 = Vector3(fieldRandom.sign() * fieldRandom.uniform(10, 35), fieldRandom.sign() * fieldRandom.uniform(10, 35),
-                            fieldRandom.sign() * fieldRandom.uniform(10, 35))
-        let o = (fieldRandom.uniform(-0.03, 0.03), fieldRandom.uniform(-0.03, 0.03), fieldRandom.uniform(-0.03, 0.03))
-        let soft = M3(1 + fieldRandom.uniform(-0.06, 0.06), o.0, o.1, o.0, 1 + fieldRandom.uniform(-0.06, 0.06), o.2,
-                      o.1, o.2, 1 + fieldRandom.uniform(-0.06, 0.06))
+        // The car's iron: hard 10–35 µT an axis, soft ±6 % (±3 % across) by default, a Rayleigh term along one easy axis.
+        let (hardLow, hardHigh, spread) = (c.hardIron.lowerBound, c.hardIron.upperBound, c.softIron)
+        let hard0 = Vector3(fieldRandom.sign() * fieldRandom.uniform(hardLow, hardHigh), fieldRandom.sign() * fieldRandom.uniform(hardLow, hardHigh),
+                            fieldRandom.sign() * fieldRandom.uniform(hardLow, hardHigh))
+        let o = (fieldRandom.uniform(-spread / 2, spread / 2), fieldRandom.uniform(-spread / 2, spread / 2), fieldRandom.uniform(-spread / 2, spread / 2))
+        let soft = M3(1 + fieldRandom.uniform(-spread, spread), o.0, o.1, o.0, 1 + fieldRandom.uniform(-spread, spread), o.2,
+                      o.1, o.2, 1 + fieldRandom.uniform(-spread, spread))
         let easy = fieldRandom.direction(1)
         let rayleigh = fieldRandom.uniform(0.02, 0.035)  // the extra induced field is rayleigh · (B·a)² / 50 µT
         let engineStart = fieldRandom.direction(fieldRandom.uniform(1.5, 3))
