@@ -301,8 +301,10 @@ final class RoadDriveTests: XCTestCase {
     /// from the course carried by the gyroscope (`CourseTrim`), so the iron must not reach it. Measured (Swift 6.3.1,
     /// Linux x86_64): the same figures as `testWithGNSSPositionsOnly` to the hundredth, 0.44° median, worst seed 0.53°,
     /// worst window median 0.79°, worst 1.17° (and with hard 75–150 µT and soft 30 %, the same again). Without GNSS,
-    /// where the compass is all there is: median 4.64°, worst seed 18.03° (seed 8; 4.48° and 9.32° with the simulator's
-    /// own iron). Bounds at about 1.5 times.
+    /// where the compass is all there is: median 4.36°, worst seed 7.07° (4.48° and 9.32° with the simulator's own iron).
+    /// Seed 8 was 18.03° while a step found by the magnitude alone could take a hard iron that explained its own samples
+    /// worse than the one in force: a corner into headings the young calibration's soft iron was wrong at, read as a
+    /// step, moved the hard iron 13 µT for a load of 2.4 µT. Bounds at about 1.5 times.
     func testAStrongIronDoesNotReachTheHeadingWithGNSS() throws {
         var positions: [Score] = [], without: [Score] = []
         for seed in Self.seeds {
@@ -319,8 +321,8 @@ final class RoadDriveTests: XCTestCase {
         XCTAssertLessThan(s.windowMedian, 1.19)
         XCTAssertLessThan(s.windowWorst, 1.67)
         let n = Self.summary("strong iron, without GNSS after ten minutes", without)
-        XCTAssertLessThan(n.median, 7)
-        XCTAssertLessThan(n.worst, 27)
+        XCTAssertLessThan(n.median, 6.6)
+        XCTAssertLessThan(n.worst, 10.6)
     }
 
     /// A Pi without a real-time clock may run its system clock (the samples' times) far from GPS time (the fixes')
