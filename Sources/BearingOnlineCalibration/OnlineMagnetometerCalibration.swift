@@ -607,7 +607,11 @@ public struct OnlineMagnetometerCalibration: Sendable {
 
     /// At a step of the hard iron: its new value from the step's latest samples and the field in the gyroscope's
     /// frame from before it (`GyroAidedHardIron.offset(after:)`), the soft iron kept, in force at once when it
-    /// explains those samples as the Earth's field; the step's fits refine it as the board turns.
+    /// explains those samples as the Earth's field, and better than the calibration in force does (their misfit: the
+    /// spread of their magnitude and dip); the step's fits refine it as the board turns. A disturbance the magnitude
+    /// alone found may be no step: a car turning into headings a young calibration's soft iron is wrong at looks like
+    /// one, and a hard iron solved from the frame there moved 13 µT for a load of 2.4 µT (`RoadDriveTests.
+    /// testAStrongIronDoesNotReachTheHeadingWithGNSS`, seed 8).
     private mutating func stepFromTheGyroscope(at time: Double) -> CalibrationChange? {
         guard let b = frameField, let field else { return nil }
         let latest = pending.suffix(50).compactMap { GyroAidedHardIron.sample($0.raw, east: $0.east, up: $0.up, time: time) }
@@ -615,7 +619,8 @@ public struct OnlineMagnetometerCalibration: Sendable {
         let candidate = MagneticCalibration(offset: o, matrix: inForce.matrix)
         let points = latest.map { Point(raw: $0.raw, up: $0.up, time: time) }
         let before = Self.misfit(inForce, points), after = Self.misfit(candidate, points)
-        guard Self.good(after, settings), abs(after.meanNorm / field - 1) < settings.normDisturbance / 2 else { return nil }
+        guard Self.good(after, settings), abs(after.meanNorm / field - 1) < settings.normDisturbance / 2,
+              after.total < before.total else { return nil }
         let change = CalibrationChange(calibration: candidate, before: before, after: after, regions: 0,
                                        offsetMoved: (o - inForce.offset).length, afterStep: true, fromGyroscope: true)
         putInForce(candidate, misfit: after)
