@@ -157,6 +157,28 @@ final class CalibrationFitTests: XCTestCase {
         XCTAssertLessThan(Self.headingRMS(fit.calibration, d, field: 50), 2)
     }
 
+    /// A level turn fixes the hard iron's part in the plane of the turn only: its part along the plane's normal (with
+    /// the vertical field there) is the data's distance from the plane through the origin, which the planar fit does
+    /// not fit and must not hold against it. A car whose vertical hard iron adds to a steep dip's vertical field by
+    /// more than three times the horizontal field (here 60 µT down with 43 of field, against a ring of 25) had every
+    /// turn's fit refused as "no plausible planar fit", and nothing in force for 832 s
+    /// (`RoadDriveTests.testAStrongIronDoesNotReachTheHeadingWithGNSS`'s iron on seed 20).
+    func testALevelTurnAboveALargeVerticalHardIron() throws {
+        let inclination = 60.0, i = inclination * .pi / 180
+        let d = Distortion(offset: Vector3(-30, 25, 60), softIron: .identity)
+        var rng = SplitMix64(seed: 7)
+        let dirs = (0..<360).map { k -> Vector3 in
+            let h = Double(k) * .pi / 180
+            return Vector3(cos(h) * cos(i), -sin(h) * cos(i), sin(i))
+        }
+        let raw = Self.samples(dirs, field: 50, d, noise: 0.01, &rng)
+        let fit = try MagnetometerCalibrator(options: .init(field: 50, inclination: inclination)).fit(raw)
+        XCTAssertEqual(fit.model, .planar)
+        XCTAssertEqual(fit.calibration.offset.x, -30, accuracy: 1)
+        XCTAssertEqual(fit.calibration.offset.y, 25, accuracy: 1)
+        XCTAssertLessThan(Self.headingRMS(fit.calibration, d, field: 50, inclination: inclination), 1)
+    }
+
     func testSlightlyTiltedTurnsFallBackToSmallerModels() throws {
         var rng = SplitMix64(seed: 4)
         let d = Self.randomDistortion(&rng, field: 50)
