@@ -327,7 +327,10 @@ public struct MagnetometerCalibrator: Sendable {
     /// refinement of the radial distance, which removes most of the algebraic fit's bias at high noise.
     func solve(_ points: [Vector3], model: CalibrationModel, normal: Vector3) -> Solution? {
         guard let g = geometry(points, model: model, normal: normal), var solution = calibration(g) else { return nil }
-        let mean = Vector3.mean(points)
+        var mean = Vector3.mean(points)
+        // A planar fit finds the centre in the plane only (its part along the normal is left at 0): the data's
+        // distance from that plane, the hard iron's part along the normal and the field's, is not the fit's to judge.
+        if let n = g.normal { mean = mean - n * mean.dot(n) }
         guard Self.plausible(solution.radii, center: g.center, mean: mean) else { return nil }
         if model != .planar, let refined = Self.refine(points, solution.calibration, field: solution.field, model: model) {
             let sv = (refined.matrix.transposed * refined.matrix).symmetricEigen.values.map { $0.squareRoot() }
