@@ -244,13 +244,14 @@ enum GPSDMessage {
     }
 
     /// `message`, the SKY as gpsd sent it, tells whether it listed satellites at all: libgps 3.25 reads a SKY of
-    /// DOPs only as no satellites (3.22 kept the last list), and neither is what gpsd said.
+    /// DOPs only as no satellites (3.22 kept the last list), and neither is what gpsd said. What a SKY without a list
+    /// is (no satellites, gpsd's `uSat` kept) is `WireMessage.sky`'s rule, read from the same text.
     static func sky(from data: UnsafeMutablePointer<gps_data_t>, message: UnsafePointer<CChar>) -> SkyView {
         var sky = sky(from: data)
         let first = String(cString: message).split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
-        if let object = try? JSONValue.parse(first), object["satellites"] == nil {
+        if let sent = (try? WireMessage(line: first))?.sky, sent.satellites == nil {
             sky.satellites = nil
-            sky.reportedUsed = object["uSat"]?.int
+            sky.reportedUsed = sent.reportedUsed
         }
         return sky
     }
