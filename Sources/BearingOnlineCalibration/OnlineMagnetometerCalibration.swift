@@ -484,6 +484,10 @@ public struct OnlineMagnetometerCalibration: Sendable {
         earlier.append(inForce)
         if earlier.count > settings.recallDepth { earlier.removeFirst() }
         inForce = calibration
+        // The field followed in the gyroscope's frame was the old calibration's: under the new one it is another
+        // (a hard iron moved by x leaves a d of x fixed in the sensor's axes, which would read as a step).
+        frameField = nil
+        stepWindow.removeAll(keepingCapacity: true)
         origin = .auto
         learning = false
         afterStep = false
@@ -851,6 +855,13 @@ public struct OnlineMagnetometerCalibration: Sendable {
         }
         guard better else {
             lastJudgement = .refused(inForce: old, candidate: new)
+            // The calibration in force explains samples the fit never saw better than the fit does: as when a fit
+            // is not better on the points, learning ends if it explains them (the disturbances are judged again).
+            if Self.good(old, settings) {
+                if field == nil { field = old.meanNorm }
+                learning = false
+                afterStep = false
+            }
             return nil
         }
         lastJudgement = nil
