@@ -326,6 +326,11 @@ final class BROADTrialTests: XCTestCase {
         // judges the field against the calibration in force, and so nothing could recall the one from before it).
         XCTAssertLessThan(try XCTUnwrap(after["05 1"]), 0.85, "trial 05, magnet 1 cm: heading RMS after it went")
         XCTAssertLessThan(try XCTUnwrap(after["07 1"]), 4.9, "trial 07, magnet 1 cm: heading RMS after it went")
+        // A magnet of 3.3 µT (4 cm) leaves the field within the disturbance thresholds, so when it goes nothing is
+        // disturbed; an earlier calibration that holds the latest samples' field still in the gyroscope's frame better
+        // is put back all the same. Measured: 1.14° on trial 05 after it went (1.58° before; 0.69° with online
+        // calibration off).
+        XCTAssertLessThan(try XCTUnwrap(after["05 4"]), 1.3, "trial 05, magnet 4 cm: heading RMS after it went")
         // Over the fifteen: 5.08° with online calibration, 9.24° without. The goal (issue 39) is that no case is worse
         // with it than without by more than 0.1°; the small magnets (1.7–8 µT) are, by up to 3.57° (trial 07, 4 cm):
         // a fit from the first seconds of movement learns them, and nothing finds them gone.
