@@ -229,6 +229,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
     private var lastTaken = -Double.infinity
     private var lastFramed = -Double.infinity
     private var lastGyroTry = -Double.infinity
+    private var lastRecallTry = -Double.infinity
     /// A gyroscope-aided solution held until the samples after it judge it.
     private var gyroHeld: (solution: GyroAidedHardIron.Solution, time: Double)?
     /// A fit held until the samples after it judge it, and those samples (at `sampleInterval`).
@@ -261,6 +262,8 @@ public struct OnlineMagnetometerCalibration: Sendable {
     private var frameField: Vector3?
     /// What the samples leave against `frameField`, in the sensor's axes and the frame's, while it is large.
     private var stepWindow: [(sample: GyroAidedHardIron.Sample, sensor: Vector3, world: Vector3, time: Double)] = []
+    /// The latest samples in the gyroscope's frame (`stepTime` seconds of them, at `sampleInterval`).
+    private var recent: [GyroAidedHardIron.Sample] = []
     /// On land with GNSS: the straight epochs' course, a check on each fit that the field never gave it.
     public private(set) var courseChecks = CourseChecks()
 
@@ -322,7 +325,15 @@ public struct OnlineMagnetometerCalibration: Sendable {
         // The gyroscope's frame is followed at `sampleInterval` (whatever the magnetometer's rate: the same time
         // constants, and a tenth of the work at 100 Hz).
         let framed = time - lastFramed >= settings.sampleInterval ? GyroAidedHardIron.sample(raw, east: east, up: up, time: time) : nil
-        if framed != nil { lastFramed = time }
+        if let framed {
+            lastFramed = time
+            recent.append(framed)
+            if let first = recent.first, time - first.time > settings.stepTime { recent.removeFirst() }
+            if !learning, time - lastRecallTry >= settings.fitInterval {
+                lastRecallTry = time
+                if let change = recallFromTheFrame() { return change }
+            }
+        }
         if origin == .none, let framed {
             gyroAided.add(framed)
             if time - lastGyroTry >= Self.gyroInterval {
@@ -476,6 +487,39 @@ public struct OnlineMagnetometerCalibration: Sendable {
         // The points were learnt under the disturbance: they describe the calibration just left.
         clearPoints()
         for (p, east) in zip(samples, easts) { take(p.raw, up: p.up, east: east, time: lastTaken) }
+        return change
+    }
+
+    /// An earlier calibration put back when it holds the latest samples' field (`recent`, the last `stepTime`
+    /// seconds) fixed in the gyroscope's frame clearly better than the one in force (below `acceptRatio` of its
+    /// wander) and explains them as the Earth's field: a change of the hard iron too small to disturb the field (a
+    /// magnet of a few µT taken away again) that the fits of the points, which keep what was learnt before it, do not
+    /// follow. The samples must have turned (4 direction regions or 4 of 12 heading sectors): going straight, any
+    /// calibration holds the field still.
+    private mutating func recallFromTheFrame() -> CalibrationChange? {
+        guard !learning, !earlier.isEmpty, recent.count >= Self.gyroValidationSamples, let field else { return nil }
+        let points = recent.map { Point(raw: $0.raw, up: $0.up, time: $0.time) }
+        let directions = Set(points.compactMap { SphereRegions.region(of: $0.raw - inForce.offset) }).count
+        guard directions >= 4 || Self.headingSectors(points, offset: inForce.offset) >= 4 else { return nil }
+        let samples = recent, current = inForce
+        let now = GyroAidedHardIron.wander(samples, current.apply)
+        var best: (index: Int, wander: Double, misfit: CalibrationMisfit)?
+        for (i, c) in earlier.enumerated() {
+            let w = GyroAidedHardIron.wander(samples, c.apply)
+            guard w < settings.acceptRatio * now, best.map({ w < $0.wander }) ?? true else { continue }
+            let m = Self.misfit(c, points)
+            guard Self.good(m, settings), abs(m.meanNorm / field - 1) < settings.normDisturbance / 2 else { continue }
+            best = (i, w, m)
+        }
+        guard let (i, _, m) = best else { return nil }
+        let calibration = earlier.remove(at: i)
+        let change = CalibrationChange(calibration: calibration, before: Self.misfit(current, points), after: m, regions: 0,
+                                       offsetMoved: (calibration.offset - current.offset).length, afterStep: false, recalled: true)
+        putInForce(calibration, misfit: m)
+        heldFit = nil
+        // The points were learnt under the calibration just left: the latest samples start them afresh.
+        clearPoints()
+        for p in samples { take(p.raw, up: p.up, east: p.east, time: p.time) }
         return change
     }
 
