@@ -331,11 +331,13 @@ final class BROADTrialTests: XCTestCase {
         // is put back all the same. Measured: 1.14° on trial 05 after it went (1.58° before; 0.69° with online
         // calibration off).
         XCTAssertLessThan(try XCTUnwrap(after["05 4"]), 1.3, "trial 05, magnet 4 cm: heading RMS after it went")
-        // Over the fifteen: 5.08° with online calibration, 9.24° without. The goal (issue 39) is that no case is worse
-        // with it than without by more than 0.1°; the small magnets (1.7–8 µT) are, by up to 3.57° (trial 07, 4 cm):
-        // a fit from the first seconds of movement learns them, and nothing finds them gone.
-        XCTAssertLessThan(sums.on / n, 5.6, "mean heading RMS, online calibration on")
-        XCTAssertLessThan(worse, 4.0, "the case online calibration makes worst, against off")
+        // Over the fifteen: 4.85° with online calibration, 9.24° without. The goal (issue 39) is that no case is worse
+        // with it than without by more than 0.1°. Trial 07 with a 3.3 µT magnet was worse by 3.57°: from the cold start
+        // a 3-D fit of its first 24 directions (hard iron 3.6 µT, but a soft iron 5 % off) was put in force leaving 4.8°
+        // of dip spread on its own points, within a car's relaxed threshold; a 3-D fit must now explain the dip within
+        // 3°. What is left: trial 05 with the 3.3 and 1.7 µT magnets, worse by 0.48° and 0.50°.
+        XCTAssertLessThan(sums.on / n, 5.3, "mean heading RMS, online calibration on")
+        XCTAssertLessThan(worse, 0.75, "the case online calibration makes worst, against off")
     }
 
     /// Online hard- and soft-iron calibration from a cold start (nothing known of the board), against the same
