@@ -145,7 +145,8 @@ final class BROADTrialTests: XCTestCase {
             sums.on.0 += result[0].total; sums.on.1 += result[0].heading
             sums.off.0 += result[1].total; sums.off.1 += result[1].heading
             lines.append(pad(trial.name) + String(format: " %6.2f %7.2f    %6.2f %7.2f", result[0].total, result[0].heading, result[1].total, result[1].heading))
-            XCTAssertLessThanOrEqual(result[0].heading, result[1].heading + 0.16, "\(trial.name): online calibration made the heading worse")
+            // Issue 39's rule: online calibration never makes a trial's heading worse by more than 0.1°.
+            XCTAssertLessThanOrEqual(result[0].heading, result[1].heading + 0.1, "\(trial.name): online calibration made the heading worse")
         }
         let n = Double(Self.trials.count)
         print("BROAD through bearing attitude (OfflineAttitude), RMSE in degrees over the movement phase: online calibration on | off")
@@ -336,7 +337,7 @@ final class BROADTrialTests: XCTestCase {
         // a 3-D fit of its first 24 directions (hard iron 3.6 µT, but a soft iron 5 % off) was put in force leaving 4.8°
         // of dip spread on its own points, within a car's relaxed threshold; a 3-D fit must now explain the dip within
         // 3°. What is left: trial 05 with the 3.3 and 1.7 µT magnets, worse by 0.48° and 0.50°.
-        XCTAssertLessThan(sums.on / n, 5.3, "mean heading RMS, online calibration on")
+        XCTAssertLessThan(sums.on / n, 2.9, "mean heading RMS, online calibration on")
         XCTAssertLessThan(worse, 0.75, "the case online calibration makes worst, against off")
     }
 
