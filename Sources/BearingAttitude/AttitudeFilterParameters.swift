@@ -56,7 +56,8 @@ public struct AttitudeFilterParameters: Codable, Equatable, Sendable {
     /// Time a different homogeneous field must persist (while turning, see `magNewMinGyro`) to be accepted
     /// as the new reference.
     public var magNewTime = 20.0
-    /// The same, for the first reference when none is known yet.
+    /// The same, for the first reference when none is known yet; time at rest counts too (VQF's counts only time
+    /// turning: see `MagneticDisturbanceDetector`).
     public var magNewFirstTime = 5.0
     /// Turn rate below which time does not count towards accepting a new field, °/s.
     public var magNewMinGyro = 20.0

@@ -26,7 +26,8 @@ public struct MagneticFieldReference: Equatable, Sendable, Codable {
 /// The reference is either given (e.g. WMM's field at the fix, in the magnetometer's units) or learnt: a
 /// candidate norm/dip that the field keeps for `magNewFirstTime` (the first time) or `magNewTime` (a new
 /// field, e.g. the board moved to another room), counting only time spent turning faster than
-/// `magNewMinGyro`, becomes the reference.
+/// `magNewMinGyro` (a field that holds while the board turns is homogeneous), becomes the reference. Unlike VQF,
+/// for the first reference time at rest counts too.
 ///
 /// While disturbed, the heading correction is off for up to `magMaxRejectionTime`, then runs
 /// `magRejectionFactor` times slower; undisturbed time pays the rejection time back at that factor.
@@ -92,7 +93,12 @@ public struct MagneticDisturbanceDetector: Sendable {
         disturbedFor = disturbed && referenceNorm > 0 ? disturbedFor + dt : 0
 
         if abs(n - candidateNorm) < p.magNormThreshold * candidateNorm && abs(dip - candidateDip) < dipThreshold {
-            if turnRate >= p.magNewMinGyro * .pi / 180 { candidateTime += dt }
+            // Turning, a field that holds is homogeneous; still, any field holds. VQF counts only time turning, for
+            // the first reference too; here, with no reference at all, time still counts: a board starts at rest in
+            // the field it will move in far more often than beside a magnet, and with no reference nothing is
+            // judged disturbed, so a magnet that comes before the first turn became the reference (BROAD trial 33's,
+            // 3 s before the movement).
+            if turnRate >= p.magNewMinGyro * .pi / 180 || referenceNorm == 0 { candidateTime += dt }
             candidateNorm += kReference * (n - candidateNorm)
             candidateDip += kReference * (dip - candidateDip)
             let needed = referenceNorm == 0 ? p.magNewFirstTime : p.magNewTime

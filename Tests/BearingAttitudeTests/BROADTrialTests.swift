@@ -154,23 +154,24 @@ final class BROADTrialTests: XCTestCase {
         for line in lines { print(line) }
         print(pad("mean") + String(format: " %6.2f %7.2f    %6.2f %7.2f   (VQF offline 2.35 / 2.27 on the held-out trials)",
                                    sums.on.0 / n, sums.on.1 / n, sums.off.0 / n, sums.off.1 / n))
-        // Bounds near what it gives (1.49 / 1.29 on; 1.60 / 1.43 before a car's heading turned to the field at 30 s
-        // while it moves like a car, `AttitudeFusion.tauMagOnLand`, which a board lying still or turned slowly does):
-        // the daemon's fusion stage from a cold start.
-        XCTAssertLessThan(sums.on.0 / n, 1.56, "mean total RMSE")
-        XCTAssertLessThan(sums.on.1 / n, 1.36, "mean heading RMSE")
+        // Bounds near what it gives (1.41 / 1.20 on, 1.56 / 1.36 off; 1.49 / 1.29 on before the filter took its first
+        // field at rest, and 1.60 / 1.43 before a car's heading turned to the field at 30 s while it moves like a car,
+        // `AttitudeFusion.tauMagOnLand`, which a board lying still or turned slowly does): the daemon's fusion stage
+        // from a cold start.
+        XCTAssertLessThan(sums.on.0 / n, 1.5, "mean total RMSE")
+        XCTAssertLessThan(sums.on.1 / n, 1.28, "mean heading RMSE")
     }
 
-    /// Trial 26 (a vibrating phone attached) is the one trial whose heading online calibration makes worse against
-    /// the optical truth (`testWhatBearingAttitudePrints`). Is its fit wrong? Here the calibration it learns is
+    /// Trial 26 (a vibrating phone attached) was the one trial whose heading online calibration made worse against
+    /// the optical truth (`testWhatBearingAttitudePrints`: 1.52° against 1.36°, until the filter took its first field
+    /// at rest; now 1.41° against 1.84°). Is its fit wrong? Here the calibration it learns is
     /// applied to the recorded field from the first sample, and the heading's error is split into its mean (a
     /// constant offset of north) and its spread about that mean (what a wrong hard iron turns as the board turns).
-    /// The calibration learnt takes the spread from 1.27° to 0.75°: what is left hardly turns with the board, so the
-    /// fit is right. What it costs is the mean, which moves from −0.50° to +1.07°: an error that does not turn with
-    /// the board is north itself. The truth's north is then 1.1° from the field's once the phone's hard iron is out;
-    /// likely because the authors aligned it to the field the board measured, phone included (the BROAD README:
-    /// "at rest, the measured field rotated by q points north to within about 1°"). Without calibration the
-    /// error's larger spread happens to average near that north.
+    /// The calibration learnt takes the spread from 1.79° to 0.72° (1.27° to 0.75° before): what is left hardly turns
+    /// with the board, so the fit is right. The mean moves from 0.44° to 1.02° (−0.50° to +1.07° before): an error
+    /// that does not turn with the board is north itself. The truth's north is then about 1° from the field's once the
+    /// phone's hard iron is out; likely because the authors aligned it to the field the board measured, phone
+    /// included (the BROAD README: "at rest, the measured field rotated by q points north to within about 1°").
     func testTrial26sCalibrationHalvesTheHeadingsSpreadAndMovesOnlyItsMean() throws {
         let directory = try requireSharedData("broad")
         let name = "26_disturbed_phone_vibration_A"
@@ -201,7 +202,7 @@ final class BROADTrialTests: XCTestCase {
         print(String(format: "BROAD %@: heading error without calibration mean %.2f°, spread %.2f°; with the one learnt (hard iron %@) from the start mean %.2f°, spread %.2f°",
                      name, off.mean, off.spread, "\(learnt.offset)", on.mean, on.spread))
         XCTAssertLessThan(on.spread, 0.7 * off.spread, "the calibration learnt should take out what turns with the board")
-        XCTAssertGreaterThan(on.mean - off.mean, 1.0, "the mean moves: north is the truth's, measured with the phone on")
+        XCTAssertGreaterThan(on.mean - off.mean, 0.4, "the mean moves: north is the truth's, measured with the phone on")
     }
 
     /// A magnet fixed to the board, added to the recorded field in the sensor's axes (its field turns with the
@@ -332,11 +333,13 @@ final class BROADTrialTests: XCTestCase {
         // is put back all the same. Measured: 1.14° on trial 05 after it went (1.58° before; 0.69° with online
         // calibration off).
         XCTAssertLessThan(try XCTUnwrap(after["05 4"]), 1.3, "trial 05, magnet 4 cm: heading RMS after it went")
-        // Over the fifteen: 4.85° with online calibration, 9.24° without. The goal (issue 39) is that no case is worse
-        // with it than without by more than 0.1°. Trial 07 with a 3.3 µT magnet was worse by 3.57°: from the cold start
-        // a 3-D fit of its first 24 directions (hard iron 3.6 µT, but a soft iron 5 % off) was put in force leaving 4.8°
-        // of dip spread on its own points, within a car's relaxed threshold; a 3-D fit must now explain the dip within
-        // 3°. What is left: trial 05 with the 3.3 and 1.7 µT magnets, worse by 0.48° and 0.50°.
+        // Over the fifteen: 1.94° with online calibration, 3.88° without (4.85° and 9.24° while the filter learnt its
+        // first field only while turning: the magnet, come 3 s before the movement, was that field, and nothing was
+        // judged disturbed). The goal (issue 39) is that no case is worse with it than without by more than 0.1°.
+        // Trial 07 with a 3.3 µT magnet was worse by 3.57°: from the cold start a 3-D fit of its first 24 directions
+        // (hard iron 3.6 µT, but a soft iron 5 % off) was put in force leaving 4.8° of dip spread on its own points,
+        // within a car's relaxed threshold; a 3-D fit must now explain the dip within 3°. What is left: trial 05 with
+        // the 3.3 and 1.7 µT magnets, worse by 0.33° and 0.47°.
         XCTAssertLessThan(sums.on / n, 2.9, "mean heading RMS, online calibration on")
         XCTAssertLessThan(worse, 0.75, "the case online calibration makes worst, against off")
     }
@@ -367,9 +370,10 @@ final class BROADTrialTests: XCTestCase {
                                                   off.totalDegrees, off.headingDegrees, on.totalDegrees, on.headingDegrees,
                                                   accepted.count, first, online.calibration?.steps ?? 0))
             XCTAssertLessThanOrEqual(on.totalDegrees, off.totalDegrees + 0.3, "\(trial.name): online calibration made it worse")
-            if trial.name.hasPrefix("33_") {
-                XCTAssertLessThan(on.totalDegrees, 0.8 * off.totalDegrees, "the attached magnet: online calibration should help markedly")
-            }
+            // Trial 33's magnet (27 µT, for 55 s) helped markedly (3.75° → 1.97° total) while the bare filter learnt its
+            // first field only while turning: the magnet, come 3 s before the movement, was that field. Now the field at
+            // rest is the reference, and the bare filter rides its gyroscope through the whole magnet (1.78°); online
+            // calibration, which learns the magnet and then recalls the calibration before it, gives 1.96°.
         }
         let n = Double(Self.trials.count)
         print("BROAD, RMSE in degrees over the movement phase, from a cold start: calibration off | online")

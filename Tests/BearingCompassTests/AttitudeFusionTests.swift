@@ -641,8 +641,10 @@ final class AttitudeFusionTests: XCTestCase {
     /// The street's field bends the horizontal field without changing its magnitude or dip (a steel structure beside
     /// the road): 20° for 6 s, which no disturbance test can see. A car's gyroscope holds its heading through that
     /// better than the field does: as a land vehicle moving like one (`carLikeTiltRate`) the heading turns to the
-    /// field at `tauMagOnLand`, so the car's heading errs by a tenth of the 20° (1.9°); the filter's own 9 s lets
-    /// 5.7° through; a board that tilts faster than a vehicle keeps the filter's own.
+    /// field at `tauMagOnLand` (30 s), so the car's heading errs by 3.6° of the 20°; the filter's own 9 s lets 9.7°
+    /// through; a board that tilts faster than a vehicle keeps the filter's own. (1.9° and 5.7° while the filter
+    /// learnt its first field only while turning: this car never turns, so it had no reference, and the correction
+    /// ran at half its rate, as for a field disturbed for good.)
     func testACarsHeadingRidesTheStreetsFieldOnItsGyroscope() throws {
         var board = VirtualIMU(heading: { _ in 30 })
         board.fieldNorm = Self.sydney.reference.norm
@@ -670,8 +672,8 @@ final class AttitudeFusionTests: XCTestCase {
         print(String(format: "the street's field bending the horizontal field 20° for 6 s: a car's heading errs %.2f° (τ %.0f s), "
                      + "a plain filter's %.2f° (τ %.0f s); rolling ±20° at 1.5 rad/s: τ %.0f s",
                      car.heading, car.tau, plain.heading, plain.tau, inHand.tau))
-        XCTAssertGreaterThan(plain.heading, 4.5)
-        XCTAssertLessThan(car.heading, 2.6)
+        XCTAssertGreaterThan(plain.heading, 8)
+        XCTAssertLessThan(car.heading, 4.2)
         XCTAssertEqual(car.tau, AttitudeFusion.tauMagOnLand)
         XCTAssertEqual(plain.tau, AttitudeFilterParameters().tauMag)
         XCTAssertEqual(inHand.tau, AttitudeFilterParameters().tauMag)
