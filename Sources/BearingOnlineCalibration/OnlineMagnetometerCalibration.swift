@@ -262,7 +262,8 @@ public struct OnlineMagnetometerCalibration: Sendable {
     private var frameField: Vector3?
     /// What the samples leave against `frameField`, in the sensor's axes and the frame's, while it is large.
     private var stepWindow: [(sample: GyroAidedHardIron.Sample, sensor: Vector3, world: Vector3, time: Double)] = []
-    /// The latest samples in the gyroscope's frame (`stepTime` seconds of them, at `sampleInterval`).
+    /// The latest samples in the gyroscope's frame (at least `stepTime` seconds of them, at most twice that, at
+    /// `sampleInterval`).
     private var recent: [GyroAidedHardIron.Sample] = []
     /// On land with GNSS: the straight epochs' course, a check on each fit that the field never gave it.
     public private(set) var courseChecks = CourseChecks()
@@ -328,7 +329,10 @@ public struct OnlineMagnetometerCalibration: Sendable {
         if let framed {
             lastFramed = time
             recent.append(framed)
-            if let first = recent.first, time - first.time > settings.stepTime { recent.removeFirst() }
+            // Trimmed in batches (the latest `stepTime` seconds are what is used): no shift of the array each sample.
+            if let first = recent.first, time - first.time > 2 * settings.stepTime {
+                recent.removeFirst(recent.firstIndex { time - $0.time <= settings.stepTime } ?? recent.count)
+            }
             if !learning, time - lastRecallTry >= settings.fitInterval {
                 lastRecallTry = time
                 if let change = recallFromTheFrame() { return change }
@@ -497,11 +501,13 @@ public struct OnlineMagnetometerCalibration: Sendable {
     /// follow. The samples must have turned (4 direction regions or 4 of 12 heading sectors): going straight, any
     /// calibration holds the field still.
     private mutating func recallFromTheFrame() -> CalibrationChange? {
-        guard !learning, !earlier.isEmpty, recent.count >= Self.gyroValidationSamples, let field else { return nil }
-        let points = recent.map { Point(raw: $0.raw, up: $0.up, time: $0.time) }
+        guard !learning, !earlier.isEmpty, let latest = recent.last, let field else { return nil }
+        let samples = recent.filter { latest.time - $0.time <= settings.stepTime }
+        guard samples.count >= Self.gyroValidationSamples else { return nil }
+        let points = samples.map { Point(raw: $0.raw, up: $0.up, time: $0.time) }
         let directions = Set(points.compactMap { SphereRegions.region(of: $0.raw - inForce.offset) }).count
         guard directions >= 4 || Self.headingSectors(points, offset: inForce.offset) >= 4 else { return nil }
-        let samples = recent, current = inForce
+        let current = inForce
         let now = GyroAidedHardIron.wander(samples, current.apply)
         var best: (index: Int, wander: Double, misfit: CalibrationMisfit)?
         for (i, c) in earlier.enumerated() {
