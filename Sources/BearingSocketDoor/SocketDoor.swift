@@ -76,9 +76,11 @@ public final class SocketDoor: Door, Sendable {
     private let logger: Logger
     private let requests: Requests
     private let box = TransportBox()
-    /// The protocol server (kept alive: the transport holds its delegate weakly), and whether `stop()` has
-    /// run (a second call logs nothing again).
-    private let lifecycle = Mutex<(protocolServer: ProtocolServer?, stopped: Bool)>((nil, false))
+    /// The protocol server (kept alive: the transport holds its delegate weakly); whether `stop()` has run (a
+    /// second call logs nothing again); the listeners `prepare()` opened, and who opened them, until `serve()`
+    /// hands them to the running transport.
+    private let lifecycle = Mutex<(protocolServer: ProtocolServer?, stopped: Bool,
+                                   unserved: (listeners: [Listener], openedBy: String)?)>((nil, false, nil))
 
     /// A door on `core`; `start()` opens the listeners and serves the hub's clients from then on.
     public init(configuration: Configuration, core: PublishingCore, logger: Logger, requests: Requests = Requests()) {
@@ -103,8 +105,18 @@ public final class SocketDoor: Door, Sendable {
 
     public func close() { stop() }
 
-    /// Opens the listeners and starts serving; throws (having opened nothing) when one cannot be opened.
+    /// Opens the listeners and starts serving (`prepare()`, then `serve()`); throws (having opened nothing) when
+    /// one cannot be opened.
     public func start() throws {
+        try prepare()
+        do { try serve() } catch { stop(); throw error }
+    }
+
+    /// Opens the listeners, makes the hub's clients this door's and loads the stored pipelines, but answers no
+    /// one: a reader who connects waits in the listener's backlog until `serve()`. The daemon serves once every
+    /// door is open, so that a first request already sees what the others put in force (the MQTT door's saved
+    /// fleet pipelines). Throws (having opened nothing) when a listener cannot be opened.
+    public func prepare() throws {
         // Listeners systemd passed (socket activation) are taken as they are; else Bearing opens its own.
         let inherited = try configuration.inherited ?? SocketActivation.inheritedListeners()
         let listeners = inherited.isEmpty ? try openListeners() : adopt(inherited)
@@ -120,23 +132,40 @@ public final class SocketDoor: Door, Sendable {
                                     pipelineWriters: Self.uids(configuration.socket.pipelineWriters, logger: logger),
                                     namedStore: store, requests: requests)
         transport.delegate = server
-        lifecycle.withLock { $0.protocolServer = server }
+        lifecycle.withLock {
+            $0.protocolServer = server
+            $0.unserved = (listeners, inherited.isEmpty ? "bearing" : "systemd")
+        }
         box.transport = transport
         // The hub's clients are this transport's from now on (before it, none can have connected): straight to
         // it, no lock on the way.
         core.serveClients { line, clients in transport.send(line, to: clients) }
         if let store { loadStoredPipelines(store) }
+    }
+
+    /// Starts answering the readers on the listeners `prepare()` opened (those in the backlog first). Throws
+    /// (having closed them) when the socket loop cannot start.
+    public func serve() throws {
+        guard let transport = box.transport,
+              let (listeners, openedBy) = lifecycle.withLock({ s in defer { s.unserved = nil }; return s.unserved }) else {
+            preconditionFailure("SocketDoor.serve() without prepare(), or twice")
+        }
         do {
             try transport.start()
         } catch {
-            for l in listeners {
-                Glibc.close(l.fd)
-                if let p = l.unlinkPath { unlink(p) }
-            }
+            Self.abandon(listeners)
             throw error
         }
         for l in listeners {
-            logger.info("listening", metadata: ["on": "\(l.name)", "kind": "\(l.kind.rawValue)", "opened by": "\(inherited.isEmpty ? "bearing" : "systemd")"])
+            logger.info("listening", metadata: ["on": "\(l.name)", "kind": "\(l.kind.rawValue)", "opened by": "\(openedBy)"])
+        }
+    }
+
+    /// Closes listeners no transport runs, and removes the socket files Bearing made.
+    private static func abandon(_ listeners: [Listener]) {
+        for l in listeners {
+            Glibc.close(l.fd)
+            if let p = l.unlinkPath { unlink(p) }
         }
     }
 
@@ -146,7 +175,12 @@ public final class SocketDoor: Door, Sendable {
         queue.sync {}
         box.transport?.stop()
         queue.sync {}
-        guard lifecycle.withLock({ s in defer { s.stopped = true }; return !s.stopped }) else { return }
+        let (first, unserved) = lifecycle.withLock { s in
+            defer { s.stopped = true; s.unserved = nil }
+            return (!s.stopped, s.unserved)
+        }
+        if let unserved { Self.abandon(unserved.listeners) }
+        guard first else { return }
         if let s = box.transport?.statistics, s.dropped + s.evicted + s.refused > 0 {
             logger.info("socket closed", metadata: ["dropped_for_slow_clients": "\(s.dropped)", "clients_evicted": "\(s.evicted)",
                                                     "clients_refused": "\(s.refused)"])
@@ -178,12 +212,7 @@ public final class SocketDoor: Door, Sendable {
         try UnixSocket.ensureParentDirectory(of: s.path)
         let fd = try UnixSocket.listen(path: s.path, mode: mode_t(s.mode))
         var listeners = [Listener(fd: fd, kind: .unix, name: s.path, unlinkPath: s.path)]
-        func abandon() {
-            for l in listeners {
-                Glibc.close(l.fd)
-                if let p = l.unlinkPath { unlink(p) }
-            }
-        }
+        func abandon() { Self.abandon(listeners) }
         if let group = s.group {
             guard let g = getgrnam(group) else {
                 abandon()

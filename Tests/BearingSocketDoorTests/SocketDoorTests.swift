@@ -171,4 +171,26 @@ final class SocketDoorTests: XCTestCase {
         XCTAssertThrowsError(try makeServer(path: path).start()) { XCTAssertTrue("\($0)".contains("not a socket")) }
         XCTAssertEqual(try String(contentsOfFile: path, encoding: .utf8), "precious")
     }
+
+    /// A prepared door holds its readers in the backlog, unanswered, until it serves: a pipeline another door
+    /// puts in force in between is there for the first request. Closed unserved, it leaves no socket file.
+    func testAReaderWhoComesBeforeTheDoorServesIsAnsweredOnceItDoes() throws {
+        let server = makeServer()
+        try server.prepare()
+        let early = try SocketClient(path: server.socketPath)
+        early.send(#"?WATCH={"enable":true,"json":true,"pipeline":"fleet1"};"# + "\n")
+        XCTAssertNil(early.readLine(timeout: 0.5), "nothing is answered before serve()")
+        server.queue.sync { server.hub.define(NamedPipeline(name: "fleet1", chains: [.tpv: []], origin: .fleet)) }
+        try server.serve()
+        defer { server.stop() }
+        let replies = early.collect(timeout: 5) { cls($0) == "STATE" || cls($0) == "ERROR" }
+        XCTAssertEqual(replies.map(cls), ["VERSION", "DEVICES", "WATCH", "STATE"], "\(replies)")
+
+        let unserved = makeServer(path: dir.appendingPathComponent("u.sock").path)
+        try unserved.prepare()
+        XCTAssertTrue(FileManager.default.fileExists(atPath: unserved.socketPath))
+        unserved.close()
+        XCTAssertFalse(FileManager.default.fileExists(atPath: unserved.socketPath), "closed before serving, the socket file is removed")
+        XCTAssertThrowsError(try SocketClient(path: unserved.socketPath))
+    }
 }
