@@ -483,14 +483,9 @@ public struct OnlineMagnetometerCalibration: Sendable {
             let inForce = self.inForce, c = earlier[i]
             guard GyroAidedHardIron.wander(framed, c.apply) < settings.acceptRatio * GyroAidedHardIron.wander(framed, inForce.apply) else { return nil }
         }
-        let calibration = earlier.remove(at: i)
-        let change = CalibrationChange(calibration: calibration, before: now, after: m, regions: 0,
-                                       offsetMoved: (calibration.offset - inForce.offset).length, afterStep: false, recalled: true)
-        putInForce(calibration, misfit: m)
+        // The points were learnt under the disturbance: the disturbance's samples start them afresh.
+        let change = reinstate(i, before: now, after: m, samples: zip(samples, easts).map { ($0.raw, $0.up, $1, lastTaken) })
         self.field = m.meanNorm
-        // The points were learnt under the disturbance: they describe the calibration just left.
-        clearPoints()
-        for (p, east) in zip(samples, easts) { take(p.raw, up: p.up, east: east, time: lastTaken) }
         return change
     }
 
@@ -501,12 +496,11 @@ public struct OnlineMagnetometerCalibration: Sendable {
     /// follow. The samples must have turned (4 direction regions or 4 of 12 heading sectors): going straight, any
     /// calibration holds the field still.
     private mutating func recallFromTheFrame() -> CalibrationChange? {
-        guard !learning, !earlier.isEmpty, let latest = recent.last, let field else { return nil }
+        guard !earlier.isEmpty, let latest = recent.last, let field else { return nil }
         let samples = recent.filter { latest.time - $0.time <= settings.stepTime }
         guard samples.count >= Self.gyroValidationSamples else { return nil }
         let points = samples.map { Point(raw: $0.raw, up: $0.up, time: $0.time) }
-        let directions = Set(points.compactMap { SphereRegions.region(of: $0.raw - inForce.offset) }).count
-        guard directions >= 4 || Self.headingSectors(points, offset: inForce.offset) >= 4 else { return nil }
+        guard Self.turned(points, about: inForce.offset) else { return nil }
         let current = inForce
         let now = GyroAidedHardIron.wander(samples, current.apply)
         var best: (index: Int, wander: Double, misfit: CalibrationMisfit)?
@@ -518,14 +512,22 @@ public struct OnlineMagnetometerCalibration: Sendable {
             best = (i, w, m)
         }
         guard let (i, _, m) = best else { return nil }
-        let calibration = earlier.remove(at: i)
-        let change = CalibrationChange(calibration: calibration, before: Self.misfit(current, points), after: m, regions: 0,
-                                       offsetMoved: (calibration.offset - current.offset).length, afterStep: false, recalled: true)
-        putInForce(calibration, misfit: m)
-        heldFit = nil
         // The points were learnt under the calibration just left: the latest samples start them afresh.
+        let change = reinstate(i, before: Self.misfit(current, points), after: m, samples: samples.map { ($0.raw, $0.up, $0.east, $0.time) })
+        heldFit = nil
+        return change
+    }
+
+    /// The earlier calibration `index` put back in force (`recall`, `recallFromTheFrame`), and the points, learnt
+    /// under the one it replaces, started afresh from `samples`.
+    private mutating func reinstate(_ index: Int, before: CalibrationMisfit, after: CalibrationMisfit,
+                                    samples: [(raw: Vector3, up: Vector3?, east: Vector3?, time: Double)]) -> CalibrationChange {
+        let calibration = earlier.remove(at: index)
+        let change = CalibrationChange(calibration: calibration, before: before, after: after, regions: 0,
+                                       offsetMoved: (calibration.offset - inForce.offset).length, afterStep: false, recalled: true)
+        putInForce(calibration, misfit: after)
         clearPoints()
-        for p in samples { take(p.raw, up: p.up, east: p.east, time: p.time) }
+        for s in samples { take(s.raw, up: s.up, east: s.east, time: s.time) }
         return change
     }
 
@@ -833,13 +835,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
             && (turnOnly || planar || new.dipDegrees <= Self.spreadFitDipSpread)
         guard better else {
             misfit = old
-            // The calibration in force explains what was learnt (after a step: the disturbance passed): learning
-            // ends. One that does not (nothing known yet, a bad fit) leaves it learning.
-            if Self.good(old, settings) {
-                if field == nil { field = old.meanNorm }
-                learning = false
-                afterStep = false
-            }
+            confirmInForce(old)
             return .kept(inForce: old, candidate: new)
         }
         // On land with GNSS the course judges it too, on epochs it never saw: a fit that explains the field's points
@@ -898,8 +894,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
         }
         guard fresh.count >= settings.validationSamples else { return nil }
         let c = held.change.calibration
-        let directions = Set(fresh.compactMap { SphereRegions.region(of: $0.raw - c.offset) }).count
-        guard directions >= 4 || Self.headingSectors(fresh, offset: c.offset) >= 4 else { return nil }
+        guard Self.turned(fresh, about: c.offset) else { return nil }
         heldFit = nil
         let old = Self.misfit(inForce, fresh), new = Self.misfit(c, fresh)
         // With a gyroscope: the one whose field wanders less in the gyroscope's frame (the heading's own error);
@@ -913,17 +908,23 @@ public struct OnlineMagnetometerCalibration: Sendable {
         }
         guard better else {
             lastJudgement = .refused(inForce: old, candidate: new)
-            // The calibration in force explains samples the fit never saw better than the fit does: as when a fit
-            // is not better on the points, learning ends if it explains them (the disturbances are judged again).
-            if Self.good(old, settings) {
-                if field == nil { field = old.meanNorm }
-                learning = false
-                afterStep = false
-            }
+            // The calibration in force explains samples the fit never saw better than the fit does.
+            confirmInForce(old)
             return nil
         }
         lastJudgement = nil
         return take(held)
+    }
+
+    /// A fit not taken (not better on its points, or refused by the samples after it) leaves the calibration in
+    /// force: when that explains them (`misfit`, within half the disturbance thresholds; after a step: the
+    /// disturbance passed), learning ends and the disturbances are judged again. One that does not (nothing known
+    /// yet, a bad fit) leaves it learning.
+    private mutating func confirmInForce(_ misfit: CalibrationMisfit) {
+        guard Self.good(misfit, settings) else { return }
+        if field == nil { field = misfit.meanNorm }
+        learning = false
+        afterStep = false
     }
 
     /// The calibration that best explains the points' magnitude (`field`) and dip together, from `start`:
@@ -1049,6 +1050,12 @@ public struct OnlineMagnetometerCalibration: Sendable {
     static func meanUp(_ points: [Point]) -> Vector3? {
         let ups = points.compactMap(\.up)
         return ups.isEmpty ? nil : Vector3.mean(ups).normalized
+    }
+
+    /// Whether `points` turned enough to tell calibrations apart: through 4 direction regions about `offset`, or 4
+    /// of 12 heading sectors. Going straight, any calibration holds the field still and explains it.
+    static func turned(_ points: [Point], about offset: Vector3) -> Bool {
+        Set(points.compactMap { SphereRegions.region(of: $0.raw - offset) }).count >= 4 || headingSectors(points, offset: offset) >= 4
     }
 
     /// Of 12 heading sectors, how many hold the horizontal part of a point's field (about the points' mean up).
