@@ -282,7 +282,7 @@ final class BROADTrialTests: XCTestCase {
                      magnet.field.x, magnet.field.y, magnet.field.z, magnet.field.length, magnet.on, magnet.off))
         XCTAssertEqual(magnet.field.length, 27, accuracy: 2, "trial 33's magnet")
         var lines: [String] = []
-        var after: [String: Double] = [:]
+        var after: [String: Double] = [:], whole: [String: Double] = [:]
         var sums = (on: 0.0, off: 0.0), worse = -Double.infinity
         for name in ["05_undisturbed_slow_rotation_with_breaks_B", "07_undisturbed_fast_rotation_B", "16_undisturbed_fast_translation_B"] {
             guard let (recorded, reference) = try load(name, from: directory) else { continue }
@@ -313,6 +313,7 @@ final class BROADTrialTests: XCTestCase {
                 sums.off += off.all.headingDegrees
                 worse = max(worse, on.all.headingDegrees - off.all.headingDegrees)
                 after["\(name.prefix(2)) \(Int(distance))"] = on.after.headingDegrees
+                whole["\(name.prefix(2)) \(Int(distance))"] = on.all.headingDegrees
                 lines.append(String(printf: "%@ %1.0f cm %5.1f µT   %6.2f %6.2f   %6.2f %6.2f   %6.2f %6.2f", String(name.prefix(2)), distance,
                                     field.length, on.all.totalDegrees, on.all.headingDegrees, off.all.totalDegrees, off.all.headingDegrees,
                                     on.after.headingDegrees, off.after.headingDegrees))
@@ -328,6 +329,11 @@ final class BROADTrialTests: XCTestCase {
         // judges the field against the calibration in force, and so nothing could recall the one from before it).
         XCTAssertLessThan(try XCTUnwrap(after["05 1"]), 0.85, "trial 05, magnet 1 cm: heading RMS after it went")
         XCTAssertLessThan(try XCTUnwrap(after["07 1"]), 4.9, "trial 07, magnet 1 cm: heading RMS after it went")
+        // Before the gyroscope gives its hard iron, the magnet is a disturbance the heading rides through on the
+        // gyroscope, however soon after the start it comes. Measured: 3.31° over the whole trial (7.03° while the
+        // filter's fast start, the mean of its first 30 s of samples on land, ran on through the magnet 21 s in and
+        // turned the still board's heading 14° towards it).
+        XCTAssertLessThan(try XCTUnwrap(whole["07 1"]), 4.9, "trial 07, magnet 1 cm: heading RMS")
         // A magnet of 3.3 µT (4 cm) leaves the field within the disturbance thresholds, so when it goes nothing is
         // disturbed; an earlier calibration that holds the latest samples' field still in the gyroscope's frame better
         // is put back all the same. Measured: 1.14° on trial 05 after it went (1.58° before; 0.69° with online
