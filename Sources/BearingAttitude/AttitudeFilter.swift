@@ -65,7 +65,10 @@ public struct AttitudeFilter: Sendable {
     /// Seconds the heading has ridden on the gyroscope alone, the field judged disturbed (`MagneticDisturbanceDetector.
     /// disturbedFor`, kept here: read for every attitude, and a read through `magnetic` costs a copy of it).
     public private(set) var heldOnGyroscope = 0.0
-    /// After a recalibration, the heading takes the field at those gains only while it is undisturbed.
+    /// Whether the floor steps aside while the field is disturbed: from the first sample judged undisturbed on (before
+    /// it, the first samples give the only heading there is, disturbed or not), and after a recalibration at once.
+    /// VQF keeps its floor through a disturbance; a magnet in the first `tauMag` seconds (30 s on land) then turned
+    /// a still board's heading towards it at 2–3 °/s.
     private var floorWaitsForUndisturbed = false
     private var clocks = (gyroscope: Double?.none, accelerometer: Double?.none, magnetometer: Double?.none)
 
@@ -209,6 +212,7 @@ public struct AttitudeFilter: Sendable {
         if parameters.magneticDisturbanceRejection {
             magnetic.observe(earthField: inEarth, turnRate: rest.lowPassedRate.length, dt: dt)
             heldOnGyroscope = magnetic.disturbedFor
+            if !magnetic.disturbed { floorWaitsForUndisturbed = true }
         }
 
         // δ̂ makes the horizontal field point along +y (magnetic north).
