@@ -331,7 +331,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
             recent.append(framed)
             // Trimmed in batches (the latest `stepTime` seconds are what is used): no shift of the array each sample.
             if let first = recent.first, time - first.time > 2 * settings.stepTime {
-                recent.removeFirst(recent.firstIndex { time - $0.time <= settings.stepTime } ?? recent.count)
+                recent.removeFirst(latestRecentStart)
             }
             if !learning, time - lastRecallTry >= settings.fitInterval {
                 lastRecallTry = time
@@ -496,8 +496,8 @@ public struct OnlineMagnetometerCalibration: Sendable {
     /// follow. The samples must have turned (4 direction regions or 4 of 12 heading sectors): going straight, any
     /// calibration holds the field still.
     private mutating func recallFromTheFrame() -> CalibrationChange? {
-        guard !earlier.isEmpty, let latest = recent.last, let field else { return nil }
-        let samples = recent.filter { latest.time - $0.time <= settings.stepTime }
+        guard !earlier.isEmpty, let field else { return nil }
+        let samples = Array(recent[latestRecentStart...])
         guard samples.count >= Self.gyroValidationSamples else { return nil }
         let points = samples.map { Point(raw: $0.raw, up: $0.up, time: $0.time) }
         guard Self.turned(points, about: inForce.offset) else { return nil }
@@ -516,6 +516,12 @@ public struct OnlineMagnetometerCalibration: Sendable {
         let change = reinstate(i, before: Self.misfit(current, points), after: m, samples: samples.map { ($0.raw, $0.up, $0.east, $0.time) })
         heldFit = nil
         return change
+    }
+
+    /// Where the latest `stepTime` seconds of `recent` start (its end when it is empty).
+    private var latestRecentStart: Int {
+        guard let latest = recent.last else { return recent.endIndex }
+        return recent.firstIndex { latest.time - $0.time <= settings.stepTime } ?? recent.endIndex
     }
 
     /// The earlier calibration `index` put back in force (`recall`, `recallFromTheFrame`), and the points, learnt

@@ -341,7 +341,8 @@ final class BROADTrialTests: XCTestCase {
         XCTAssertLessThan(try XCTUnwrap(after["05 4"]), 1.3, "trial 05, magnet 4 cm: heading RMS after it went")
         // Over the fifteen: 1.70° with online calibration, 4.07° without (1.94° and 3.88° while the filter's fast start
         // ran on through a magnet; 4.85° and 9.24° while it learnt its first field only while turning: the magnet, come
-        // 3 s before the movement, was that field, and nothing was judged disturbed). The goal (issue 39) is that no case is worse with it than without by more than 0.1°.
+        // 3 s before the movement, was that field, and nothing was judged disturbed). The goal (issue 39) is that no
+        // case is worse with it than without by more than 0.1°.
         // Trial 07 with a 3.3 µT magnet was worse by 3.57°: from the cold start a 3-D fit of its first 24 directions
         // (hard iron 3.6 µT, but a soft iron 5 % off) was put in force leaving 4.8° of dip spread on its own points,
         // within a car's relaxed threshold; a 3-D fit must now explain the dip within 3°. What is left: trial 05 with

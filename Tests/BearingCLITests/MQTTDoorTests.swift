@@ -599,8 +599,7 @@ final class MQTTDoorTests: XCTestCase {
         (fn1, err1) = try start(allowed)
         // Asked the moment the socket takes a client: the daemon answers no request before every door is open, so
         // the saved version is in force by then (a WATCH in the first milliseconds was refused once in CI under load).
-        let offline = try attRate("att5", poll: 200)
-        let offlineRate = try XCTUnwrap(offline, "att5 from the saved version, without the broker")
+        let offlineRate = try XCTUnwrap(try attRate("att5", poll: 200), "att5 from the saved version, without the broker")
         XCTAssertGreaterThan(offlineRate, 3.5, "the saved v3's 0.2 s throttle")
         try broker.start()
         usleep(4_000_000) // connected again (retry_max 1 s), and the broker's retained v3 delivered
