@@ -29,7 +29,10 @@ import Darwin
 ///
 /// Samples: each sensor's samples come with the seconds since that sensor's previous sample (`dt`), so the
 /// rates may differ and jitter. Feed the samples of all sensors in time order; samples of one instant go
-/// gyroscope, accelerometer, magnetometer (`update(gyroscope:accelerometer:magnetometer:dt:)` does that).
+/// gyroscope, accelerometer, magnetometer (`update(gyroscope:accelerometer:magnetometer:dt:)` does that). The
+/// timestamped updates (`…(_:at:)`) judge a field sample in the orientation of the instant it describes
+/// (`fieldInstant(_:)`), turned from the last gyroscope sample's at that sample's rate, so a field sample may come
+/// before or after the inertial ones.
 /// Samples with non-finite values, an all-zero accelerometer or magnetometer vector, or a `dt` that is not
 /// positive and finite are ignored. Units: rad/s, m/s², any unit for the field (µT when a reference is given).
 public struct AttitudeFilter: Sendable {
@@ -71,6 +74,9 @@ public struct AttitudeFilter: Sendable {
     /// a still board's heading towards it at 2–3 °/s.
     private var floorWaitsForUndisturbed = false
     private var clocks = (gyroscope: Double?.none, accelerometer: Double?.none, magnetometer: Double?.none)
+    /// The last gyroscope sample's rate, bias taken out (rad/s): it turns the 6D orientation to a field sample's
+    /// own instant (`quaternion6D(turnedBy:)`).
+    private var lastRate = Vector3.zero
 
     /// The bias covariance's start, (0.01 °/s)².
     private var initialBiasVariance: Double { square(parameters.biasSigmaInit * 100) }
@@ -93,6 +99,32 @@ public struct AttitudeFilter: Sendable {
 
     /// Sensor → 6D earth frame (z up, heading not referenced to north).
     public var quaternion6D: Quaternion { inclinationCorrection * strapdown }
+
+    /// The longest a field sample's instant may be from the last gyroscope sample's for the orientation to be turned
+    /// to it at that sample's rate (seconds): farther, the gyroscope says nothing of that instant.
+    public static let longestLead = 0.1
+
+    /// `quaternion6D` `seconds` after the last gyroscope sample (before it when negative), at that sample's rate;
+    /// as it is when `seconds` is 0 or longer than `longestLead`.
+    public func quaternion6D(turnedBy seconds: Double) -> Quaternion {
+        guard seconds != 0, abs(seconds) <= Self.longestLead else { return quaternion6D }
+        return inclinationCorrection * (strapdown * Quaternion(rotationVector: lastRate * seconds)).normalized
+    }
+
+    /// `quaternion6D` at the instant a field sample stamped `time` describes (`fieldInstant(_:)`), turned from the last
+    /// gyroscope sample's at its rate: what the next `updateMagnetometer(_:at: time)` judges the field in.
+    public func quaternion6D(forFieldAt time: Double) -> Quaternion { quaternion6D(turnedBy: lead(fieldInstant(time))) }
+
+    /// The instant a field sample stamped `time` (the clock of the timestamped updates) describes: `magDelay` before
+    /// it; by default the previous field sample's stamp, one output interval before (the field converted over the
+    /// interval before it was read), and `time` itself for the first. Never more than `longestLead` before `time`.
+    public func fieldInstant(_ time: Double) -> Double {
+        let delay = parameters.magDelay ?? clocks.magnetometer.map { time - $0 } ?? 0
+        return time - min(max(delay, 0), Self.longestLead)
+    }
+
+    /// Seconds from the last gyroscope sample to `time` (0 before the first).
+    private func lead(_ time: Double) -> Double { clocks.gyroscope.map { time.isFinite ? time - $0 : 0 } ?? 0 }
 
     /// Sensor → ENU with y magnetic north (9D); the same as `quaternion6D` until a magnetometer sample came.
     public var quaternion: Quaternion { headingRotation * quaternion6D }
@@ -178,7 +210,8 @@ public struct AttitudeFilter: Sendable {
         if parameters.restBiasEstimation || parameters.magneticDisturbanceRejection {
             rest.gyroscope(rate, dt: dt)
         }
-        let step = Quaternion(rotationVector: (rate - gyroBias) * dt)
+        lastRate = rate - gyroBias
+        let step = Quaternion(rotationVector: lastRate * dt)
         strapdown = (strapdown * step).normalized
     }
 
@@ -204,11 +237,13 @@ public struct AttitudeFilter: Sendable {
         }
     }
 
-    /// Heading correction from a field sample (any unit), `dt` seconds after the previous magnetometer sample.
-    public mutating func updateMagnetometer(_ field: Vector3, dt: Double) {
+    /// Heading correction from a field sample (any unit), `dt` seconds after the previous magnetometer sample and
+    /// describing the field `lead` seconds after the last gyroscope sample: it is judged in the orientation of that
+    /// instant (`quaternion6D(turnedBy:)`).
+    public mutating func updateMagnetometer(_ field: Vector3, dt: Double, lead: Double = 0) {
         guard field.isFinite, field != .zero, dt > 0, dt.isFinite else { return }
         hasMagnetometer = true
-        let inEarth = quaternion6D.rotate(field)
+        let inEarth = quaternion6D(turnedBy: lead).rotate(field)
         if parameters.magneticDisturbanceRejection {
             magnetic.observe(earthField: inEarth, turnRate: rest.lowPassedRate.length, dt: dt)
             heldOnGyroscope = magnetic.disturbedFor
@@ -247,11 +282,13 @@ public struct AttitudeFilter: Sendable {
         return true
     }
 
-    /// `updateMagnetometer` for a sample taken at `time`; see `updateGyroscope(_:at:)`.
+    /// `updateMagnetometer` for a sample stamped `time`, judged in the orientation of the instant it describes
+    /// (`fieldInstant(_:)`); see `updateGyroscope(_:at:)`.
     @discardableResult
     public mutating func updateMagnetometer(_ field: Vector3, at time: Double) -> Bool {
+        let lead = lead(fieldInstant(time))
         guard let dt = Self.interval(&clocks.magnetometer, time) else { return false }
-        updateMagnetometer(field, dt: dt)
+        updateMagnetometer(field, dt: dt, lead: lead)
         return true
     }
 

@@ -69,6 +69,9 @@ public struct AttitudeFilterParameters: Codable, Equatable, Sendable {
     /// Slow-down of the heading correction in long disturbances; also how much faster undisturbed time pays
     /// back rejection time.
     public var magRejectionFactor = 2.0
+    /// Seconds before its stamp that a field sample describes (`AttitudeFilter.fieldInstant(_:)`); nil: one field
+    /// interval (the previous field sample's stamp). Not VQF's: VQF takes the samples of one instant together.
+    public var magDelay: Double?
 
     public init() {}
 
@@ -117,6 +120,7 @@ public struct AttitudeFilterParameters: Codable, Equatable, Sendable {
         magMinUndisturbedTime = try value(.magMinUndisturbedTime, d.magMinUndisturbedTime)
         magMaxRejectionTime = try value(.magMaxRejectionTime, d.magMaxRejectionTime)
         magRejectionFactor = try value(.magRejectionFactor, d.magRejectionFactor)
+        magDelay = try c.decodeIfPresent(Double.self, forKey: .magDelay)
     }
 
     /// The parameters that are out of range, e.g. `["tauAcc -1: must be > 0"]`; empty when all are usable.
@@ -146,6 +150,9 @@ public struct AttitudeFilterParameters: Codable, Equatable, Sendable {
         nonNegative("magMinUndisturbedTime", magMinUndisturbedTime)
         nonNegative("magMaxRejectionTime", magMaxRejectionTime)
         if !(magRejectionFactor >= 1 && magRejectionFactor.isFinite) { out.append("magRejectionFactor \(magRejectionFactor): must be 1 or more") }
+        if let d = magDelay, !(d >= 0 && d <= AttitudeFilter.longestLead) {
+            out.append("magDelay \(d): must be 0 to \(AttitudeFilter.longestLead) s")
+        }
         return out
     }
 }

@@ -306,7 +306,8 @@ public struct AttitudeFusion: Sendable {
     /// one is due (every `fitInterval` of sample time: a replay fits where the live run did).
     private mutating func learn(_ s: MagneticSample) {
         let t = s.time.unixTime
-        let toSensor = magnetometerToLevel.transposed, toIMU = filter.quaternion6D.conjugate
+        // The orientation of the field sample's own instant (a row's field sample comes before its inertial one).
+        let toSensor = magnetometerToLevel.transposed, toIMU = filter.quaternion6D(forFieldAt: t).conjugate
         // Before the first accelerometer sample the filter's "up" is the identity's (a board upside down, for a z-down
         // chip): a field sample then has no "up", nor a gyroscope's heading to bin a turn by.
         let inclined = filter.hasInclination

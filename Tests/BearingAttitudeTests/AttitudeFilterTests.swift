@@ -397,11 +397,15 @@ final class AttitudeFilterTests: XCTestCase {
         let jitterErrors = run(&jittered, imu.readings(duration: 40), from: 10).map { degrees($0.error.total) }
 
         // A gyroscope at 200 Hz, an accelerometer at 100 Hz and a magnetometer at 25 Hz, each with its own
-        // timestamps, fed in time order through the `at:` updates.
+        // timestamps, fed in time order through the `at:` updates; each field sample is the field at its stamp
+        // (`magDelay` 0: by default a field sample is taken to describe the previous one's stamp, 40 ms before, and
+        // this board turns at 10 °/s).
         var fast = noisy(VirtualIMU(heading: { t in 100 + 10 * t }))
         fast.roll = { t in 15 * sin(0.4 * t) }
         fast.rate = 200
-        var separate = AttitudeFilter()
+        var exactStamps = AttitudeFilterParameters()
+        exactStamps.magDelay = 0
+        var separate = AttitudeFilter(parameters: exactStamps)
         var errors: [Double] = []
         for (k, r) in fast.readings(duration: 40).enumerated() {
             separate.updateGyroscope(r.sample.gyroscope, at: r.sample.time)
@@ -416,23 +420,24 @@ final class AttitudeFilterTests: XCTestCase {
         XCTAssertFalse(separate.updateGyroscope(.zero, at: 5))
     }
 
-    /// A field sample is judged in the orientation of its own instant, not of the last gyroscope sample: the
+    /// A field sample is judged in the orientation of the instant it describes, not of the last gyroscope sample: the
     /// fusion steps a row's field sample before its inertial one, and a live chip's samples come when they come.
     /// Spinning at 300 °/s with 286 Hz samples (BROAD's), one interval is 1.05° of heading.
-    func testAFieldSampleIsJudgedAtItsOwnInstant() {
+    func testAFieldSampleIsJudgedAtTheInstantItDescribes() {
         var imu = VirtualIMU(heading: { t in 300 * t })
         imu.roll = { _ in 10 }
         imu.rate = 286
         let readings = imu.readings(duration: 40)
-        // The field first at each instant; then the field halfway between two gyroscope samples, stamped so.
-        func meanHeadingError(fieldLead: Double) -> Double {
-            var filter = AttitudeFilter()
+        /// Each field sample stamped `stamp` seconds after its instant's gyroscope sample, describing the field `age`
+        /// seconds before its stamp, stepped before that gyroscope sample.
+        func meanHeadingError(stamp: Double, age: Double, delay: Double?) -> Double {
+            var parameters = AttitudeFilterParameters()
+            parameters.magDelay = delay
+            var filter = AttitudeFilter(parameters: parameters)
             var errors: [Double] = []
             for r in readings {
-                if let m = r.sample.magnetometer {
-                    let t = r.sample.time + fieldLead
-                    filter.updateMagnetometer(fieldLead == 0 ? m : imu.sensed(at: t).field, at: t)
-                }
+                let t = r.sample.time + stamp
+                filter.updateMagnetometer(imu.sensed(at: t - age).field, at: t)
                 filter.updateGyroscope(r.sample.gyroscope, at: r.sample.time)
                 filter.updateAccelerometer(r.sample.accelerometer, at: r.sample.time)
                 if r.sample.time >= 20 {
@@ -441,11 +446,18 @@ final class AttitudeFilterTests: XCTestCase {
             }
             return errors.reduce(0, +) / Double(errors.count)
         }
-        let together = meanHeadingError(fieldLead: 0), between = meanHeadingError(fieldLead: -0.5 / 286)
-        print(String(format: "spinning at 300°/s: mean heading error %.3f° (field stepped first), %.3f° (field between gyroscope samples)",
-                     together, between))
-        XCTAssertLessThan(abs(together), 0.1)
-        XCTAssertLessThan(abs(between), 0.1)
+        let interval = 1 / 286.0
+        let cases: [(String, Double)] = [
+            ("a field of its stamp's instant, stepped first (magDelay 0)", meanHeadingError(stamp: 0, age: 0, delay: 0)),
+            ("stamped between gyroscope samples (magDelay 0)", meanHeadingError(stamp: -interval / 2, age: 0, delay: 0)),
+            ("10 ms old at its stamp (magDelay 0.01)", meanHeadingError(stamp: 0, age: 0.01, delay: 0.01)),
+            ("one interval old at its stamp (magDelay's default)", meanHeadingError(stamp: 0, age: interval, delay: nil)),
+        ]
+        let misjudged = meanHeadingError(stamp: 0, age: 0.01, delay: 0)
+        print("spinning at 300°/s, mean heading error: " + cases.map { String(format: "%@ %.3f°", $0.0, $0.1) }.joined(separator: "; ")
+              + String(format: "; 10 ms old, judged at its stamp %.3f°", misjudged))
+        for (name, error) in cases { XCTAssertLessThan(abs(error), 0.1, name) }
+        XCTAssertGreaterThan(abs(misjudged), 2.5, "the case is one where the instant matters")
     }
 
     func testBadSamplesAreIgnored() {
