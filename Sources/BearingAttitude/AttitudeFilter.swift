@@ -116,10 +116,10 @@ public struct AttitudeFilter: Sendable {
     public func quaternion6D(forFieldAt time: Double) -> Quaternion { quaternion6D(turnedBy: lead(fieldInstant(time))) }
 
     /// The instant a field sample stamped `time` (the clock of the timestamped updates) describes: `magDelay` before
-    /// it; by default the previous field sample's stamp, one output interval before (the field converted over the
-    /// interval before it was read), and `time` itself for the first. Never more than `longestLead` before `time`.
+    /// it (never more than `longestLead`); without one, VQF's: the last gyroscope sample's, the orientation at hand
+    /// (`time` itself before the first).
     public func fieldInstant(_ time: Double) -> Double {
-        let delay = parameters.magDelay ?? clocks.magnetometer.map { time - $0 } ?? 0
+        guard let delay = parameters.magDelay else { return clocks.gyroscope ?? time }
         return time - min(max(delay, 0), Self.longestLead)
     }
 

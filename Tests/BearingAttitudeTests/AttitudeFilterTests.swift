@@ -398,8 +398,7 @@ final class AttitudeFilterTests: XCTestCase {
 
         // A gyroscope at 200 Hz, an accelerometer at 100 Hz and a magnetometer at 25 Hz, each with its own
         // timestamps, fed in time order through the `at:` updates; each field sample is the field at its stamp
-        // (`magDelay` 0: by default a field sample is taken to describe the previous one's stamp, 40 ms before, and
-        // this board turns at 10 °/s).
+        // (`magDelay` 0).
         var fast = noisy(VirtualIMU(heading: { t in 100 + 10 * t }))
         fast.roll = { t in 15 * sin(0.4 * t) }
         fast.rate = 200
@@ -451,7 +450,8 @@ final class AttitudeFilterTests: XCTestCase {
             ("a field of its stamp's instant, stepped first (magDelay 0)", meanHeadingError(stamp: 0, age: 0, delay: 0)),
             ("stamped between gyroscope samples (magDelay 0)", meanHeadingError(stamp: -interval / 2, age: 0, delay: 0)),
             ("10 ms old at its stamp (magDelay 0.01)", meanHeadingError(stamp: 0, age: 0.01, delay: 0.01)),
-            ("one interval old at its stamp (magDelay's default)", meanHeadingError(stamp: 0, age: interval, delay: nil)),
+            ("one interval old at its stamp, stepped first (magDelay nil: the orientation at hand)",
+             meanHeadingError(stamp: 0, age: interval, delay: nil)),
         ]
         let misjudged = meanHeadingError(stamp: 0, age: 0.01, delay: 0)
         print("spinning at 300°/s, mean heading error: " + cases.map { String(format: "%@ %.3f°", $0.0, $0.1) }.joined(separator: "; ")
