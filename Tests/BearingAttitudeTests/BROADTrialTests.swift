@@ -284,6 +284,7 @@ final class BROADTrialTests: XCTestCase {
         var lines: [String] = []
         var after: [String: Double] = [:], whole: [String: Double] = [:]
         var sums = (on: 0.0, off: 0.0), worse = -Double.infinity
+        var fiveCentimetres: [(trial: String, on: Double, off: Double)] = []
         for name in ["05_undisturbed_slow_rotation_with_breaks_B", "07_undisturbed_fast_rotation_B", "16_undisturbed_fast_translation_B"] {
             guard let (recorded, reference) = try load(name, from: directory) else { continue }
             let start = recorded.samples[try XCTUnwrap(reference.firstIndex { $0.moving })].time
@@ -312,6 +313,7 @@ final class BROADTrialTests: XCTestCase {
                 sums.on += on.all.headingDegrees
                 sums.off += off.all.headingDegrees
                 worse = max(worse, on.all.headingDegrees - off.all.headingDegrees)
+                if distance == 5 { fiveCentimetres.append((String(name.prefix(2)), on.all.headingDegrees, off.all.headingDegrees)) }
                 after["\(name.prefix(2)) \(Int(distance))"] = on.after.headingDegrees
                 whole["\(name.prefix(2)) \(Int(distance))"] = on.all.headingDegrees
                 lines.append(String(printf: "%@ %1.0f cm %5.1f µT   %6.2f %6.2f   %6.2f %6.2f   %6.2f %6.2f", String(name.prefix(2)), distance,
@@ -347,6 +349,11 @@ final class BROADTrialTests: XCTestCase {
         // (hard iron 3.6 µT, but a soft iron 5 % off) was put in force leaving 4.8° of dip spread on its own points,
         // within a car's relaxed threshold; a 3-D fit must now explain the dip within 3°. What is left: trial 05 with
         // the 3.3 and 1.7 µT magnets, worse by 0.33° and 0.47°.
+        // A magnet 5 cm away is the held-out case issue 39 names (2.22° → 2.62° with online calibration): here 1.7 µT,
+        // mostly along the board's z, costs the heading less than a fit's errors would.
+        for (trial, on, off) in fiveCentimetres {
+            XCTAssertLessThanOrEqual(on, off + 0.1, "trial \(trial), magnet 5 cm: online calibration made the heading worse")
+        }
         XCTAssertLessThan(sums.on / n, 2.5, "mean heading RMS, online calibration on")
         XCTAssertLessThan(worse, 0.75, "the case online calibration makes worst, against off")
     }
