@@ -154,12 +154,14 @@ final class BROADTrialTests: XCTestCase {
         for line in lines { print(line) }
         print(pad("mean") + String(format: " %6.2f %7.2f    %6.2f %7.2f   (VQF offline 2.35 / 2.27 on the held-out trials)",
                                    sums.on.0 / n, sums.on.1 / n, sums.off.0 / n, sums.off.1 / n))
-        // Bounds near what it gives (1.41 / 1.20 on, 1.56 / 1.36 off; 1.49 / 1.29 on before the filter took its first
+        // Bounds near what it gives (1.39 / 1.18 on, 1.56 / 1.36 off; 1.41 / 1.20 on before a held fit had to leave the
+        // field's heading nearer its mean on clearly more of the samples after it, `validationHeadingZ`, trial 33 1.84° →
+        // 1.66°; 1.49 / 1.29 on before the filter took its first
         // field at rest, and 1.60 / 1.43 before a car's heading turned to the field at 30 s while it moves like a car,
         // `AttitudeFusion.tauMagOnLand`, which a board lying still or turned slowly does): the daemon's fusion stage
         // from a cold start.
         XCTAssertLessThan(sums.on.0 / n, 1.5, "mean total RMSE")
-        XCTAssertLessThan(sums.on.1 / n, 1.28, "mean heading RMSE")
+        XCTAssertLessThan(sums.on.1 / n, 1.25, "mean heading RMSE")
     }
 
     /// Trial 26 (a vibrating phone attached) was the one trial whose heading online calibration made worse against
@@ -326,7 +328,7 @@ final class BROADTrialTests: XCTestCase {
         for line in lines { print(line) }
         print(String(printf: "mean heading: online on %.2f, off %.2f; worst case on against off %+.2f", sums.on / n, sums.off / n, worse))
         // A magnet 1 cm away (217 µT, five times the Earth's field) is learnt from the gyroscope; when it goes, the
-        // calibration from before it must come back. Measured (Swift 6.3.1, Linux x86_64): 0.55° and 3.53° after it went
+        // calibration from before it must come back. Measured (Swift 6.3.1, Linux x86_64): 0.47° and 3.53° after it went
         // (on trial 05 4.62° while a fit refused by the samples after it left online calibration learning, where nothing
         // judges the field against the calibration in force, and so nothing could recall the one from before it).
         XCTAssertLessThan(try XCTUnwrap(after["05 1"]), 0.85, "trial 05, magnet 1 cm: heading RMS after it went")
@@ -341,21 +343,23 @@ final class BROADTrialTests: XCTestCase {
         // is put back all the same. Measured: 1.14° on trial 05 after it went (1.58° before; 0.69° with online
         // calibration off).
         XCTAssertLessThan(try XCTUnwrap(after["05 4"]), 1.3, "trial 05, magnet 4 cm: heading RMS after it went")
-        // Over the fifteen: 1.70° with online calibration, 4.07° without (1.94° and 3.88° while the filter's fast start
+        // Over the fifteen: 1.67° with online calibration, 4.07° without (1.70° before a held fit had to leave the field's
+        // heading nearer its mean on clearly more of the samples after it, `validationHeadingZ`: trial 05 with the 5 cm
+        // magnet was worse by 0.47°; 1.94° and 3.88° while the filter's fast start
         // ran on through a magnet; 4.85° and 9.24° while it learnt its first field only while turning: the magnet, come
         // 3 s before the movement, was that field, and nothing was judged disturbed). The goal (issue 39) is that no
         // case is worse with it than without by more than 0.1°.
         // Trial 07 with a 3.3 µT magnet was worse by 3.57°: from the cold start a 3-D fit of its first 24 directions
         // (hard iron 3.6 µT, but a soft iron 5 % off) was put in force leaving 4.8° of dip spread on its own points,
         // within a car's relaxed threshold; a 3-D fit must now explain the dip within 3°. What is left: trial 05 with
-        // the 3.3 and 1.7 µT magnets, worse by 0.33° and 0.47°.
+        // the 3.3 µT magnet, worse by 0.33°.
         // A magnet 5 cm away is the held-out case issue 39 names (2.22° → 2.62° with online calibration): here 1.7 µT,
         // mostly along the board's z, costs the heading less than a fit's errors would.
         for (trial, on, off) in fiveCentimetres {
             XCTAssertLessThanOrEqual(on, off + 0.1, "trial \(trial), magnet 5 cm: online calibration made the heading worse")
         }
         XCTAssertLessThan(sums.on / n, 2.5, "mean heading RMS, online calibration on")
-        XCTAssertLessThan(worse, 0.75, "the case online calibration makes worst, against off")
+        XCTAssertLessThan(worse, 0.5, "the case online calibration makes worst, against off")
     }
 
     /// Online hard- and soft-iron calibration from a cold start (nothing known of the board), against the same

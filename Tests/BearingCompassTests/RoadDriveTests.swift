@@ -161,7 +161,8 @@ final class RoadDriveTests: XCTestCase {
               + "\(Self.format(windowMedian))°, worst \(Self.format(windowWorst))°; without GNSS RMS median \(Self.format(noneMedian))°, "
               + "worst \(Self.format(noneWorst))°")
         // Measured (Swift 6.3.1, Linux x86_64): with GNSS RMS median 0.51°, worst seed 0.64°; worst window median
-        // 0.83°, worst 1.59°; without GNSS median 4.13°, worst 6.40° (4.48° and 7.53° before an earlier calibration was
+        // 0.83°, worst 1.59°; without GNSS median 3.91°, worst 5.08° (4.13° and 6.40° before a held fit had to leave the
+        // field's heading nearer its mean on clearly more of the samples after it, `validationHeadingZ`; 4.48° and 7.53° before an earlier calibration was
         // recalled from the gyroscope's frame without a disturbance and a refused fit ended learning; 9.32° worst before a
         // planar fit's plausibility was judged in its plane, `MagnetometerCalibrator.solve`); 4.87° before a turn's fit had to go
         // round its own hard iron, and 5.74°, 6.4°, 16.43° before a car's loads switching were found as steps of the hard iron (`OnlineCalibrationSettings.landStepWorldSpread`,
@@ -182,17 +183,18 @@ final class RoadDriveTests: XCTestCase {
         XCTAssertLessThan(gnssWorst, 0.96)
         XCTAssertLessThan(windowMedian, 1.25)
         XCTAssertLessThan(windowWorst, 2.37)
-        XCTAssertLessThan(noneMedian, 6.2)
+        XCTAssertLessThan(noneMedian, 5.9)
         let noneSorted = withoutGNSS.map(\.rms).sorted()
         XCTAssertLessThan(noneSorted[noneSorted.count - 3], 7.5, "the third worst seed without GNSS")
-        XCTAssertLessThan(noneWorst, 9.6, "the worst seed without GNSS")
+        XCTAssertLessThan(noneWorst, 7.7, "the worst seed without GNSS")
     }
 
     /// The same drives on a quiet IMU (no engine or road vibration: a sensor that filters what it reports, as the
     /// held-out drives' VN-100 does at 40 Hz, on a smooth road). Its bends pass the rest test, which a land vehicle
     /// takes only where the rate agrees with the bias learnt (`AttitudeFilter.restMustMatchBias`). Measured (Swift
     /// 6.3.1, Linux x86_64): with GNSS RMS median 0.37°, worst seed 0.55°, worst window 1.55°; without GNSS median
-    /// 3.70°, worst 6.66° (4.59° and 7.85° before an earlier calibration was recalled from the gyroscope's frame without a
+    /// 4.33°, worst 6.66° (3.70° and 6.66° before a held fit had to leave the field's heading nearer its mean on clearly
+    /// more of the samples after it, `validationHeadingZ`; 4.59° and 7.85° before an earlier calibration was recalled from the gyroscope's frame without a
     /// disturbance and a refused fit ended learning; 9.14° before a planar fit's plausibility was judged in its plane; 4.97° median before a turn's
     /// fit had to go round its own hard iron). Before the gyroscope carried the trim between straights: 0.43°, 0.55°, 1.54°. Before the
     /// course's trim took the course carried by the gyroscope (`CourseTrim`): with GNSS 1.00°, 1.26°, 3.34°. Bounds at
@@ -268,7 +270,8 @@ final class RoadDriveTests: XCTestCase {
 
     /// The same outage in a track of positions only (`t,lat,lon`, as the held-out drives give theirs): the file has a
     /// three-minute gap, and the epochs beside it take their course from one side (`GNSSTrackFile.gapIntervals`).
-    /// Measured (Swift 6.3.1, Linux x86_64): RMS during the outage median 2.35°, worst seed 4.77°; over the whole drive
+    /// Measured (Swift 6.3.1, Linux x86_64): RMS during the outage median 2.46°, worst seed 4.77° (2.35° before a held fit had to leave the
+    /// field's heading nearer its mean on clearly more of the samples after it); over the whole drive
     /// worst seed 2.66° (2.60° median before a planar fit's plausibility was judged in its plane). With the chord across the gap as the course of the epochs beside it: 3.74°, 29.21°; 14.38°.
     /// Bounds at about 1.5 times.
     func testAThreeMinuteGapInATrackOfPositions() throws {
@@ -306,8 +309,9 @@ final class RoadDriveTests: XCTestCase {
     /// from the course carried by the gyroscope (`CourseTrim`), so the iron must not reach it. Measured (Swift 6.3.1,
     /// Linux x86_64): the same figures as `testWithGNSSPositionsOnly` to the hundredth, 0.44° median, worst seed 0.53°,
     /// worst window median 0.79°, worst 1.17° (and with hard 75–150 µT and soft 30 %, the same again). Without GNSS,
-    /// where the compass is all there is: median 4.22°, worst seed 7.91° (4.36° and 8.30° before an earlier calibration was
-    /// recalled from the gyroscope's frame without a disturbance and a refused fit ended learning; 4.13° and 6.40° with the
+    /// where the compass is all there is: median 4.22°, worst seed 7.65° (7.91° before a held fit had to leave the field's
+    /// heading nearer its mean on clearly more of the samples after it; 4.36° and 8.30° before an earlier calibration was
+    /// recalled from the gyroscope's frame without a disturbance and a refused fit ended learning; 3.91° and 5.08° with the
     /// simulator's own iron;
     /// 7.07° before a planar fit's plausibility was judged in its plane).
     /// Seed 8 was 18.03° while a step found by the magnitude alone could take a hard iron that explained its own samples
@@ -334,7 +338,8 @@ final class RoadDriveTests: XCTestCase {
     }
 
     /// The same strong iron on the sixteen drives no change was tuned on (seeds 9–24), without GNSS after ten minutes.
-    /// Measured (Swift 6.3.1, Linux x86_64): median 5.92°, worst seed 9.98° (6.38°, 12.38° before an earlier calibration
+    /// Measured (Swift 6.3.1, Linux x86_64): median 6.08°, worst seed 9.98° (5.92° before a held fit had to leave the
+    /// field's heading nearer its mean on clearly more of the samples after it; 6.38°, 12.38° before an earlier calibration
     /// was recalled from the gyroscope's frame without a disturbance and a refused fit ended learning). Seed 20's hard iron, 83 µT (its vertical
     /// part adding to the field's), had every turn's fit refused as "no plausible planar fit" while the planar fit's
     /// plausibility held the data's height above the turn's plane against it: nothing was in force until 832 s, and
