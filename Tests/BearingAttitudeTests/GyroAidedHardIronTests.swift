@@ -128,4 +128,19 @@ final class GyroAidedHardIronTests: XCTestCase {
         XCTAssertGreaterThan(off, 0.02)
         XCTAssertGreaterThan(none, off)
     }
+
+    /// The heading's wander (the horizontal direction in the frame): a calibration 2 µT nearer the hard iron leaves it
+    /// nearer its mean on clearly more samples; the same calibration, or a worse one, does not.
+    func testTheHeadingWandersLessOnlyUnderAClearlyBetterCalibration() {
+        let o = Vector3(20, -10, 5)
+        let g = samples(o)
+        let right: (Vector3) -> Vector3 = { $0 - o }, off: (Vector3) -> Vector3 = { $0 - o - Vector3(2, 0, 0) }
+        let deviations = GyroAidedHardIron.headingDeviations(g.samples, off)
+        XCTAssertEqual(deviations.count, g.samples.count)
+        XCTAssertGreaterThan(deviations.map(abs).max() ?? 0, 2 * .pi / 180, "2 µT of hard iron turns the heading by degrees")
+        XCTAssertTrue(GyroAidedHardIron.headingWandersLess(g.samples, candidate: right, than: off, by: 2))
+        XCTAssertFalse(GyroAidedHardIron.headingWandersLess(g.samples, candidate: off, than: right, by: 2))
+        XCTAssertFalse(GyroAidedHardIron.headingWandersLess(g.samples, candidate: right, than: right, by: 2), "no sample differs")
+        XCTAssertFalse(GyroAidedHardIron.headingWandersLess([], candidate: right, than: off, by: 2))
+    }
 }
