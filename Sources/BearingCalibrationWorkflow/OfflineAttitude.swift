@@ -115,8 +115,8 @@ public struct OfflineAttitude {
         // The daemon's fusion stage: the vehicle's online calibration (or none), both sensors in the file's axes.
         var fusion = AttitudeFusion(imuOrientation: toBoard, magnetometerOrientation: toBoard, trueNorth: true,
                                     auto: options.calibrate ? .track : .off, vehicle: options.vehicle)
-        let changes = Mutex<[(time: GPSTimestamp, change: CalibrationChange)]>([])
-        fusion.onOnlineEvent = { change, state in if let change { changes.withLock { $0.append((state.time, change)) } } }
+        let changes = ChangeLog()
+        fusion.onOnlineEvent = { change, state in if let change { changes.entries.withLock { $0.append((state.time, change)) } } }
         var stage = FusionStage(fusion)
         // The daemon's fallback position's field, on the samples' date.
         let fallback = options.position.map { override(LocalField.fallback($0, unixSeconds: Double(base)), given) }
@@ -141,7 +141,7 @@ public struct OfflineAttitude {
             }
             if let m = row.magnetic { _ = stage.step(.magnetic(m)) }
             let attitude = stage.step(.inertial(row.inertial))
-            for c in changes.withLock({ c in defer { c = [] }; return c }) {
+            for c in changes.entries.withLock({ c in defer { c = [] }; return c }) {
                 note("t \(JSONObjectWriter.shortest(c.time.unixTime - Double(base))) s: \(c.change.summary)\n")
                 if c.change.turnsTheHeading { progress.calibrationChanged(at: c.time.unixTime - Double(base)) }
             }
@@ -160,6 +160,14 @@ public struct OfflineAttitude {
         let swing = progress.finish()
         return Outcome(calibration: stage.fusion.online, swing: swing,
                        driving: learnsFromDriving && !epochs.isEmpty ? Progress.describe(stage.fusion.driving) : nil)
+    }
+
+    /// The calibration changes the fusion told of since they were last taken. A class holding the `Mutex`, so that the
+    /// fusion's escaping closure captures a reference: a noncopyable `Mutex` in a local, captured by an escaping closure,
+    /// is the one such capture this code had, and the suspect of a crash seen twice in `OfflineAttitudeTests` (a bad
+    /// pointer printing a value that should have been nil), never reproduced on demand.
+    final class ChangeLog: Sendable {
+        let entries = Mutex<[(time: GPSTimestamp, change: CalibrationChange)]>([])
     }
 
     /// `field` with the declination given in place of WMM's (nil: as it is).
