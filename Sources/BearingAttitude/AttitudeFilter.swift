@@ -31,8 +31,8 @@ import Darwin
 /// rates may differ and jitter. Feed the samples of all sensors in time order; samples of one instant go
 /// gyroscope, accelerometer, magnetometer (`update(gyroscope:accelerometer:magnetometer:dt:)` does that). The
 /// timestamped updates (`…(_:at:)`) judge a field sample in the orientation of the instant it describes
-/// (`fieldInstant(_:)`), turned from the last gyroscope sample's at that sample's rate, so a field sample may come
-/// before or after the inertial ones.
+/// (`fieldInstant(_:)`): with `magDelay` set, that delay before its stamp, turned from the last gyroscope sample's at
+/// that sample's rate, whatever order the samples come in; without it, as VQF does, the orientation at hand.
 /// Samples with non-finite values, an all-zero accelerometer or magnetometer vector, or a `dt` that is not
 /// positive and finite are ignored. Units: rad/s, m/s², any unit for the field (µT when a reference is given).
 public struct AttitudeFilter: Sendable {
