@@ -31,7 +31,7 @@ import Darwin
 /// rates may differ and jitter. Feed the samples of all sensors in time order; samples of one instant go
 /// gyroscope, accelerometer, magnetometer (`update(gyroscope:accelerometer:magnetometer:dt:)` does that). The
 /// timestamped updates (`…(_:at:)`) judge a field sample in the orientation of the instant it describes
-/// (`fieldInstant(_:)`): with `magDelay` set, that delay before its stamp, turned from the last gyroscope sample's at
+/// (`fieldLead(_:)`): with `magDelay` set, that delay before its stamp, turned from the last gyroscope sample's at
 /// that sample's rate, whatever order the samples come in; without it, as VQF does, the orientation at hand.
 /// Samples with non-finite values, an all-zero accelerometer or magnetometer vector, or a `dt` that is not
 /// positive and finite are ignored. Units: rad/s, m/s², any unit for the field (µT when a reference is given).
@@ -73,7 +73,7 @@ public struct AttitudeFilter: Sendable {
     /// VQF keeps its floor through a disturbance; a magnet in the first `tauMag` seconds (30 s on land) then turned
     /// a still board's heading towards it at 2–3 °/s.
     private var floorWaitsForUndisturbed = false
-    private var clocks = (gyroscope: Double?.none, accelerometer: Double?.none, magnetometer: Double?.none)
+    @usableFromInline var clocks = (gyroscope: Double?.none, accelerometer: Double?.none, magnetometer: Double?.none)
     /// The last gyroscope sample's rate, bias taken out (rad/s): it turns the 6D orientation to a field sample's
     /// own instant (`quaternion6D(turnedBy:)`).
     private var lastRate = Vector3.zero
@@ -111,20 +111,20 @@ public struct AttitudeFilter: Sendable {
         return inclinationCorrection * (strapdown * Quaternion(rotationVector: lastRate * seconds)).normalized
     }
 
-    /// `quaternion6D` at the instant a field sample stamped `time` describes (`fieldInstant(_:)`), turned from the last
-    /// gyroscope sample's at its rate: what the next `updateMagnetometer(_:at: time)` judges the field in.
-    public func quaternion6D(forFieldAt time: Double) -> Quaternion { quaternion6D(turnedBy: lead(fieldInstant(time))) }
+    /// `quaternion6D` at the instant a field sample stamped `time` describes, turned from the last gyroscope sample's at
+    /// its rate (`fieldLead(_:)`): what the next `updateMagnetometer(_:at: time)` judges the field in.
+    public func quaternion6D(forFieldAt time: Double) -> Quaternion { quaternion6D(turnedBy: fieldLead(time)) }
 
-    /// The instant a field sample stamped `time` (the clock of the timestamped updates) describes: `magDelay` before
-    /// it (never more than `longestLead`); without one, VQF's: the last gyroscope sample's, the orientation at hand
-    /// (`time` itself before the first).
-    public func fieldInstant(_ time: Double) -> Double {
-        guard let delay = parameters.magDelay else { return clocks.gyroscope ?? time }
-        return time - min(max(delay, 0), Self.longestLead)
+    /// Seconds from the last gyroscope sample to the instant a field sample stamped `time` (the clock of the
+    /// timestamped updates) describes: `magDelay` before the stamp (never more than `longestLead`). Without
+    /// `magDelay`, 0: VQF's way, the field judged in the orientation at hand (the last gyroscope sample's); so too
+    /// before the first gyroscope sample. Worked out once per field sample where it is used twice (the fusion's
+    /// online calibration and `updateMagnetometer(_:at:lead:)`).
+    @inlinable
+    public func fieldLead(_ time: Double) -> Double {
+        guard let delay = parameters.magDelay, let gyroscope = clocks.gyroscope, time.isFinite else { return 0 }
+        return time - min(max(delay, 0), Self.longestLead) - gyroscope
     }
-
-    /// Seconds from the last gyroscope sample to `time` (0 before the first).
-    private func lead(_ time: Double) -> Double { clocks.gyroscope.map { time.isFinite ? time - $0 : 0 } ?? 0 }
 
     /// Sensor → ENU with y magnetic north (9D); the same as `quaternion6D` until a magnetometer sample came.
     public var quaternion: Quaternion { headingRotation * quaternion6D }
@@ -283,10 +283,15 @@ public struct AttitudeFilter: Sendable {
     }
 
     /// `updateMagnetometer` for a sample stamped `time`, judged in the orientation of the instant it describes
-    /// (`fieldInstant(_:)`); see `updateGyroscope(_:at:)`.
+    /// (`fieldLead(_:)`); see `updateGyroscope(_:at:)`.
     @discardableResult
     public mutating func updateMagnetometer(_ field: Vector3, at time: Double) -> Bool {
-        let lead = lead(fieldInstant(time))
+        updateMagnetometer(field, at: time, lead: fieldLead(time))
+    }
+
+    /// `updateMagnetometer(_:at:)` with the sample's `fieldLead(time)` worked out already.
+    @discardableResult
+    public mutating func updateMagnetometer(_ field: Vector3, at time: Double, lead: Double) -> Bool {
         guard let dt = Self.interval(&clocks.magnetometer, time) else { return false }
         updateMagnetometer(field, dt: dt, lead: lead)
         return true

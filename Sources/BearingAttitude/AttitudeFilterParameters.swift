@@ -69,7 +69,7 @@ public struct AttitudeFilterParameters: Codable, Equatable, Sendable {
     /// Slow-down of the heading correction in long disturbances; also how much faster undisturbed time pays
     /// back rejection time.
     public var magRejectionFactor = 2.0
-    /// Seconds before its stamp that a field sample describes (`AttitudeFilter.fieldInstant(_:)`): the sensor's own
+    /// Seconds before its stamp that a field sample describes (`AttitudeFilter.fieldLead(_:)`): the sensor's own
     /// delay, where it is known. nil: VQF's way, the field judged in the orientation at hand (the last gyroscope
     /// sample's).
     public var magDelay: Double?

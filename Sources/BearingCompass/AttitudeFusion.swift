@@ -237,15 +237,17 @@ public struct AttitudeFusion: Sendable {
             // Learnt in place, so that `online` is always the calibration in force (a copy taken out and put
             // back after adopting let a change be judged against the one it replaced), and no copy in and out
             // costs ~1,600 instructions a sample.
+            // The field's instant, from the last gyroscope sample (0 without `magDelay`): once for both its uses.
+            let lead = filter.fieldLead(s.time.unixTime)
             if online != nil {
-                if auto == .track && !s.overflow { learn(s) }
+                if auto == .track && !s.overflow { learn(s, lead: lead) }
                 correction = online!.inForce
             } else {
                 correction = calibration.flatMap { $0.chip == s.chip ? $0.correction : nil } ?? .identity
             }
             let b = magnetometerToLevel * correction.apply(s.field)
             field = (b, s.overflow ? "P" : (correction.isIdentity ? "C" : "N"))
-            if !s.overflow { filter.updateMagnetometer(b, at: s.time.unixTime) }
+            if !s.overflow { filter.updateMagnetometer(b, at: s.time.unixTime, lead: lead) }
         case .inertial(let s):
             let t = s.time.unixTime
             let correction = accelerometerCalibration.flatMap { $0.chip == s.chip ? $0.correction : nil } ?? .identity
@@ -302,12 +304,13 @@ public struct AttitudeFusion: Sendable {
         return filter
     }
 
-    /// One field sample into the online calibration, with the filter's "up" in the chip's axes; a fit when
-    /// one is due (every `fitInterval` of sample time: a replay fits where the live run did).
-    private mutating func learn(_ s: MagneticSample) {
+    /// One field sample into the online calibration, with the filter's "up" in the chip's axes at the instant it
+    /// describes, `lead` seconds after the last gyroscope sample (`AttitudeFilter.fieldLead(_:)`); a fit when one is
+    /// due (every `fitInterval` of sample time: a replay fits where the live run did).
+    private mutating func learn(_ s: MagneticSample, lead: Double) {
         let t = s.time.unixTime
         // The orientation of the field sample's own instant (a row's field sample comes before its inertial one).
-        let toSensor = magnetometerToLevel.transposed, toIMU = filter.quaternion6D(forFieldAt: t).conjugate
+        let toSensor = magnetometerToLevel.transposed, toIMU = filter.quaternion6D(turnedBy: lead).conjugate
         // Before the first accelerometer sample the filter's "up" is the identity's (a board upside down, for a z-down
         // chip): a field sample then has no "up", nor a gyroscope's heading to bin a turn by.
         let inclined = filter.hasInclination
