@@ -160,8 +160,8 @@ final class BROADTrialTests: XCTestCase {
         // field at rest, and 1.60 / 1.43 before a car's heading turned to the field at 30 s while it moves like a car,
         // `AttitudeFusion.tauMagOnLand`, which a board lying still or turned slowly does): the daemon's fusion stage
         // from a cold start.
-        XCTAssertLessThan(sums.on.0 / n, 1.5, "mean total RMSE")
-        XCTAssertLessThan(sums.on.1 / n, 1.25, "mean heading RMSE")
+        XCTAssertLessThan(sums.on.0 / n, 1.38, "mean total RMSE")
+        XCTAssertLessThan(sums.on.1 / n, 1.17, "mean heading RMSE")
     }
 
     /// Trial 26 (a vibrating phone attached) was the one trial whose heading online calibration made worse against
@@ -358,7 +358,11 @@ final class BROADTrialTests: XCTestCase {
         for (trial, on, off) in fiveCentimetres {
             XCTAssertLessThanOrEqual(on, off + 0.1, "trial \(trial), magnet 5 cm: online calibration made the heading worse")
         }
-        XCTAssertLessThan(sums.on / n, 2.5, "mean heading RMS, online calibration on")
+        // A calibration put in force after a magnet came need not move a heading the gyroscope held right through it:
+        // on trial 07 with the 2 cm magnet the fit from the gyroscope's attitude came 25 s into the magnet, its field 0.9°
+        // from the heading held, and the heading restarted from the new field's first samples was 4–6° off for 20 s.
+        XCTAssertLessThan(try XCTUnwrap(whole["07 2"]), 2.1, "trial 07, magnet 2 cm: heading RMS")
+        XCTAssertLessThan(sums.on / n, 1.6, "mean heading RMS, online calibration on")
         XCTAssertLessThan(worse, 0.5, "the case online calibration makes worst, against off")
     }
 
