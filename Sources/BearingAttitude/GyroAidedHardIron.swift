@@ -191,14 +191,21 @@ public struct GyroAidedHardIron: Sendable {
     /// Each sample's calibrated field, its horizontal direction in the gyroscope's frame (radians east of that frame's
     /// north), off their circular mean: what a heading from the field would wander by. Empty without a horizontal field.
     public static func headingDeviations(_ samples: [Sample], _ calibrated: (Vector3) -> Vector3) -> [Double] {
+        fieldHeading(samples, calibrated)?.deviations ?? []
+    }
+
+    /// The samples' calibrated field, its horizontal direction in the gyroscope's frame (radians east of that frame's
+    /// north, as a heading from the field is taken): the circular mean, and each sample's direction off it. nil without
+    /// samples or a horizontal field.
+    public static func fieldHeading(_ samples: [Sample], _ calibrated: (Vector3) -> Vector3) -> (mean: Double, deviations: [Double])? {
         let angles = samples.map { s -> Double in
             let v = s.inFrame(calibrated(s.raw))
             return atan2(v.x, v.y)
         }
         let (sines, cosines) = angles.reduce((0.0, 0.0)) { ($0.0 + sin($1), $0.1 + cos($1)) }
-        guard sines != 0 || cosines != 0 else { return [] }
+        guard sines != 0 || cosines != 0 else { return nil }
         let mean = atan2(sines, cosines)
-        return angles.map { remainder($0 - mean, 2 * .pi) }
+        return (mean, angles.map { remainder($0 - mean, 2 * .pi) })
     }
 
     /// Whether the field's heading wanders less under `candidate` than under `inForce` over the same samples, by `z`

@@ -346,7 +346,7 @@ public struct AttitudeFusion: Sendable {
             let kind: OnlineCalibrationEvent.Kind = change.recalled ? .recalled : change.afterStep ? .step : change.fromCourse ? .course : .accepted
             note(OnlineCalibrationEvent(time: time, kind: kind, before: change.before.total, after: change.after.total, regions: change.regions))
             // One that turns the heading more than a refinement would: the deviation from driving starts again.
-            filter.adopt(change, field: online.field, local: local?.reference)
+            filter.adopt(change, field: online.field, local: local?.reference, online: online)
             if change.turnsTheHeading {
                 driving?.restart(at: time.unixTime)
                 drivingTable = nil

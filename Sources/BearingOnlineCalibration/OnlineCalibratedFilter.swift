@@ -33,14 +33,14 @@ public struct OnlineCalibratedFilter: Sendable {
         // Without a gyroscope the 6D orientation has no heading of its own to bin a turn by.
         let east = hasGyroscope ? toIMU.rotate(Vector3(1, 0, 0)) : nil
         if let change = calibration.add(raw, up: up.isFinite ? up : nil, east: east, time: s.time) {
-            adopt(change, field: calibration.field)
+            adopt(change, from: calibration)
             outcomes.append((s.time, .accepted(change)))
         }
         if let judgement = calibration.takeJudgement() { outcomes.append((s.time, judgement)) }
         filter.update(gyroscope: s.gyroscope, accelerometer: s.accelerometer, magnetometer: calibration.inForce.apply(raw), dt: dt)
         if calibration.fitDue(at: s.time) {
             let outcome = calibration.fit(at: s.time)
-            if case .accepted(let change) = outcome { adopt(change, field: calibration.field) }
+            if case .accepted(let change) = outcome { adopt(change, from: calibration) }
             outcomes.append((s.time, outcome))
         }
         self.calibration = calibration
@@ -52,14 +52,14 @@ public struct OnlineCalibratedFilter: Sendable {
         guard var calibration, hasGyroscope else { return }
         let up = filter.quaternion6D.conjugate.rotate(Vector3(0, 0, 1))
         if let change = calibration.course(track, declination: declination, up: up, forward: Vector3(1, 0, 0), time: time) {
-            adopt(change, field: calibration.field)
+            adopt(change, from: calibration)
             outcomes.append((time, .accepted(change)))
         }
         self.calibration = calibration
     }
 
-    private mutating func adopt(_ change: CalibrationChange, field: Double?) {
-        filter.adopt(change, field: field, local: nil)
+    private mutating func adopt(_ change: CalibrationChange, from online: OnlineMagnetometerCalibration) {
+        filter.adopt(change, field: online.field, local: nil, online: online)
     }
 
     /// Runs every sample, calling `each` with its index and the orientation after it.
@@ -81,13 +81,21 @@ extension AttitudeFilter {
     /// Puts a calibration change in force. Disturbances are judged against the local field's reference
     /// (`local`, WMM's at the fix) when there is one, else against the fit's own field (`field`, with the
     /// fit's dip). After a change that turns the heading more than a refinement would, the disturbance
-    /// detection starts afresh. The daemon's fusion stage and `OnlineCalibratedFilter` both adopt through it.
-    public mutating func adopt(_ change: CalibrationChange, field: Double?, local: MagneticFieldReference?) {
+    /// detection starts afresh, and the heading restarts from the new field unless it is already where the latest
+    /// `Self.fieldHeadingSeconds` of samples that `online` followed put it under the new calibration
+    /// (`magnetometerRecalibrated`). The daemon's fusion stage and `OnlineCalibratedFilter` both adopt through it.
+    public mutating func adopt(_ change: CalibrationChange, field: Double?, local: MagneticFieldReference?,
+                               online: OnlineMagnetometerCalibration?) {
         let reference = local ?? field.map { MagneticFieldReference(norm: $0, dip: change.after.meanDip) }
         if change.turnsTheHeading {
-            magnetometerRecalibrated(reference: reference)
+            let heading = online?.recentFieldHeading(under: change.calibration, seconds: Self.fieldHeadingSeconds)
+            magnetometerRecalibrated(reference: reference, fieldHeading: heading)
         } else if local == nil, let reference {
             setMagneticReference(reference)
         }
     }
+
+    /// Seconds of field, followed in the gyroscope's frame, that a calibration change's heading is judged on (`adopt`):
+    /// short enough that the gyroscope's drift over them is nothing, long enough to show the field's own spread.
+    public static let fieldHeadingSeconds = 3.0
 }

@@ -627,7 +627,25 @@ public struct OnlineMagnetometerCalibration: Sendable {
         frameField = nil
         stepWindow.removeAll()
         gyroAided.removeAll()
+        recent.removeAll()
     }
+
+    /// The field's heading under `calibration` over the latest `seconds` of samples followed in the gyroscope's frame
+    /// (the attitude filter's 6D frame, in which its heading is kept: `AttitudeFilter.magnetometerRecalibrated`): the
+    /// circular mean, and the RMS of the samples' headings about it (radians). nil with fewer than
+    /// `Self.fieldHeadingSamples` of them (no gyroscope, or just started).
+    public func recentFieldHeading(under calibration: MagneticCalibration, seconds: Double) -> (mean: Double, spread: Double)? {
+        guard let last = recent.last else { return nil }
+        let start = recent.lastIndex { last.time - $0.time > seconds }.map { $0 + 1 } ?? recent.startIndex
+        let samples = recent[start...]
+        guard samples.count >= Self.fieldHeadingSamples,
+              let heading = GyroAidedHardIron.fieldHeading(Array(samples), calibration.apply) else { return nil }
+        let spread = (heading.deviations.reduce(0) { $0 + $1 * $1 } / Double(heading.deviations.count)).squareRoot()
+        return (heading.mean, spread)
+    }
+
+    /// The fewest samples `recentFieldHeading` gives a heading from (half a second at `sampleInterval`).
+    static let fieldHeadingSamples = 5
 
     /// Each sample against the field followed in the gyroscope's frame: what it leaves, `d = raw − (matrix⁻¹·M·b +
     /// offset)`, is nearly zero while the calibration holds. A step of the hard iron leaves a `d` fixed in the

@@ -460,6 +460,30 @@ final class AttitudeFilterTests: XCTestCase {
         XCTAssertGreaterThan(abs(misjudged), 2.5, "the case is one where the instant matters")
     }
 
+    /// After a calibration change the heading restarts from the new field (the mean of its next samples) only when
+    /// it is not already where that field puts it: a still board's heading, said to be 1° from the new field's over
+    /// the latest seconds at a spread of 3°, then 3 s of a field 20° off. Within three spreads the heading turns to it
+    /// at the filter's own rate (9 s: at most 20·(1 − e^(−3/9)) = 5.7°); 40° away at a spread of 2°, or unknown, it
+    /// restarts from it.
+    func testACalibrationChangeRestartsTheHeadingOnlyWhereItIsNotAlready() {
+        func headingMoved(by fieldHeading: (mean: Double, spread: Double)?) -> Double {
+            var filter = AttitudeFilter()
+            for _ in 0..<2000 { filter.update(gyroscope: .zero, accelerometer: Vector3(0, 0, 9.81), magnetometer: Vector3(0, 20, -40), dt: 0.01) }
+            let before = filter.headingOffset
+            let degree = Double.pi / 180
+            filter.magnetometerRecalibrated(reference: MagneticFieldReference(norm: (20.0 * 20 + 40 * 40).squareRoot(), dip: atan2(40.0, 20) / degree), fieldHeading: fieldHeading.map { (before + $0.mean * degree, $0.spread * degree) })
+            let turned = Vector3(20 * sin(20 * degree), 20 * cos(20 * degree), -40)
+            for _ in 0..<300 { filter.update(gyroscope: .zero, accelerometer: Vector3(0, 0, 9.81), magnetometer: turned, dt: 0.01) }
+            return (filter.headingOffset - before) / degree
+        }
+        let near = headingMoved(by: (1, 3)), far = headingMoved(by: (40, 2)), unknown = headingMoved(by: nil)
+        print(String(format: "3 s of a field 20° off after a change: the heading moved %.2f° (new field 1° away, spread 3°), %.2f° (40° away, spread 2°), %.2f° (unknown)", near, far, unknown))
+        XCTAssertEqual(near, 5, accuracy: 0.7)
+        XCTAssertEqual(far, 20, accuracy: 0.01)
+        XCTAssertEqual(unknown, 20, accuracy: 0.01)
+        XCTAssertEqual(AttitudeFilter.headingRestartSpread, 3)
+    }
+
     func testBadSamplesAreIgnored() {
         var filter = AttitudeFilter()
         for _ in 0..<200 { filter.update(gyroscope: .zero, accelerometer: Vector3(0, 0, 9.81), magnetometer: Vector3(0, 25, -43), dt: 0.01) }
