@@ -4,8 +4,9 @@ import BearingModel
 
 /// The attitude filter fed through online magnetometer calibration: each field sample is learnt (with the
 /// filter's "up"), corrected by the calibration in force, then fused; a fit runs when one is due, and an
-/// accepted one re-seeds the filter's disturbance reference with the new field. What `bearing attitude
-/// --samples` runs, and the daemon's compass path with `calibration.auto: track`.
+/// accepted one re-seeds the filter's disturbance reference with the new field. The bare loop of the two, without the
+/// fusion stage's frames, land rules or course (`BROADTrialTests.testOnlineCalibrationFromAColdStart` compares it with
+/// the filter alone); `bearing attitude --samples` and the daemon run `AttitudeFusion`.
 public struct OnlineCalibratedFilter: Sendable {
     public private(set) var filter: AttitudeFilter
     /// nil: calibration off (the samples are fused as they come).
