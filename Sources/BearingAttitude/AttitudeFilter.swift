@@ -172,7 +172,7 @@ public struct AttitudeFilter: Sendable {
 
     /// How many of its own spreads the newly calibrated field's heading may lie from the heading at hand before the
     /// heading restarts from it (`magnetometerRecalibrated`). On BROAD through `bearing attitude` every change was within
-    /// 1–2 of them (the field's headings over 3 s spread by 3–12°): restarting there took the mean heading error from
+    /// 1.4 of them (the field's headings over 3 s spread by 2.4–12°): restarting there took the mean heading error from
     /// 1.14° to 1.18°. A car's first calibration from a cold start lies 20–53° away at spreads of 1–2.5°.
     public static let headingRestartSpread = 3.0
 
