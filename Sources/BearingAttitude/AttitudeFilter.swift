@@ -73,7 +73,7 @@ public struct AttitudeFilter: Sendable {
     /// VQF keeps its floor through a disturbance; a magnet in the first `tauMag` seconds (30 s on land) then turned
     /// a still board's heading towards it at 2–3 °/s.
     private var floorWaitsForUndisturbed = false
-    @usableFromInline var clocks = (gyroscope: Double?.none, accelerometer: Double?.none, magnetometer: Double?.none)
+    private var clocks = (gyroscope: Double?.none, accelerometer: Double?.none, magnetometer: Double?.none)
     /// The last gyroscope sample's rate, bias taken out (rad/s): it turns the 6D orientation to a field sample's
     /// own instant (`quaternion6D(turnedBy:)`).
     private var lastRate = Vector3.zero
@@ -111,16 +111,11 @@ public struct AttitudeFilter: Sendable {
         return inclinationCorrection * (strapdown * Quaternion(rotationVector: lastRate * seconds)).normalized
     }
 
-    /// `quaternion6D` at the instant a field sample stamped `time` describes, turned from the last gyroscope sample's at
-    /// its rate (`fieldLead(_:)`): what the next `updateMagnetometer(_:at: time)` judges the field in.
-    public func quaternion6D(forFieldAt time: Double) -> Quaternion { quaternion6D(turnedBy: fieldLead(time)) }
-
     /// Seconds from the last gyroscope sample to the instant a field sample stamped `time` (the clock of the
     /// timestamped updates) describes: `magDelay` before the stamp (never more than `longestLead`). Without
     /// `magDelay`, 0: VQF's way, the field judged in the orientation at hand (the last gyroscope sample's); so too
     /// before the first gyroscope sample. Worked out once per field sample where it is used twice (the fusion's
     /// online calibration and `updateMagnetometer(_:at:lead:)`).
-    @inlinable
     public func fieldLead(_ time: Double) -> Double {
         guard let delay = parameters.magDelay, let gyroscope = clocks.gyroscope, time.isFinite else { return 0 }
         return time - min(max(delay, 0), Self.longestLead) - gyroscope

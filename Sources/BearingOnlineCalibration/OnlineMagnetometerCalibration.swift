@@ -527,9 +527,12 @@ public struct OnlineMagnetometerCalibration: Sendable {
     }
 
     /// Where the latest `stepTime` seconds of `recent` start (its end when it is empty).
-    private var latestRecentStart: Int {
+    private var latestRecentStart: Int { recentStart(within: settings.stepTime) }
+
+    /// Where the latest `seconds` of `recent` start (its end when it is empty).
+    private func recentStart(within seconds: Double) -> Int {
         guard let latest = recent.last else { return recent.endIndex }
-        return recent.firstIndex { latest.time - $0.time <= settings.stepTime } ?? recent.endIndex
+        return recent.firstIndex { latest.time - $0.time <= seconds } ?? recent.endIndex
     }
 
     /// The earlier calibration `index` put back in force (`recall`, `recallFromTheFrame`), and the points, learnt
@@ -635,9 +638,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
     /// circular mean, and the RMS of the samples' headings about it (radians). nil with fewer than
     /// `Self.fieldHeadingSamples` of them (no gyroscope, or just started).
     public func recentFieldHeading(under calibration: MagneticCalibration, seconds: Double) -> (mean: Double, spread: Double)? {
-        guard let last = recent.last else { return nil }
-        let start = recent.lastIndex { last.time - $0.time > seconds }.map { $0 + 1 } ?? recent.startIndex
-        let samples = recent[start...]
+        let samples = recent[recentStart(within: seconds)...]
         guard samples.count >= Self.fieldHeadingSamples,
               let heading = GyroAidedHardIron.fieldHeading(Array(samples), calibration.apply) else { return nil }
         let spread = (heading.deviations.reduce(0) { $0 + $1 * $1 } / Double(heading.deviations.count)).squareRoot()

@@ -90,8 +90,6 @@ final class AttitudeFusionTests: XCTestCase {
         XCTAssertEqual(AttitudeAngles(q, body: .forwardRightDown).heading, try XCTUnwrap(a.heading), accuracy: 1e-9)
     }
 
-    /// An accelerometer without a gyroscope (LSM303): the same stage becomes a tilt-compensated compass
-    /// with short time constants, and ATT carries no gyro fields.
     /// The fusion stage hands the filter and online calibration the instant a field sample describes
     /// (`AttitudeFilterParameters.magDelay`, worked out once per sample: `AttitudeFilter.fieldLead(_:)`). A heeled board
     /// turning at 120 °/s, its field samples 20 ms old at their stamps, online calibration learning: with `magDelay`
@@ -133,6 +131,8 @@ final class AttitudeFusionTests: XCTestCase {
         XCTAssertEqual(atHand, 2.04, accuracy: 0.3, "the case is one where the instant matters")
     }
 
+    /// An accelerometer without a gyroscope (LSM303): the same stage becomes a tilt-compensated compass
+    /// with short time constants, and ATT carries no gyro fields.
     func testAccelerometerWithoutGyroscopeTiltCompensatesAndFollowsATurn() throws {
         var f = fusion()
         var last: Attitude?
