@@ -24,6 +24,8 @@ public struct VehicleAcceleration: Sendable {
     private var last: (speed: Double, fixTime: Double, arrival: Double)?
     /// The change of speed between the last two epochs, m/s².
     private var change = 0.0
+    /// The vehicle's forward axis in the samples' frame (unit).
+    public private(set) var forward = Vector3(1, 0, 0)
 
     public init() {}
 

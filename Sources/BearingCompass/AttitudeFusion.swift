@@ -136,6 +136,8 @@ public struct AttitudeFusion: Sendable {
     /// On land (`vehicle` car or rover): the vehicle's own acceleration, from the fixes' speed, taken out of the
     /// accelerometer before the filter (its "up" and online calibration's); nil otherwise.
     private var motion: VehicleAcceleration?
+    /// On land, the vehicle's forward axis in the levelled board frame (`VehicleAcceleration.forward`); nil otherwise.
+    public var vehicleForward: Vector3? { motion?.forward }
     /// Online calibration's quality word, kept from its latest state (it changes only with an event).
     private var quality: String?
     /// Online calibration's judgement of each field sample, as episodes of interference.

@@ -149,6 +149,8 @@ public struct RoadDrive: Sendable {
         public var hardIron = 10.0...35.0
         /// The car's soft iron: its diagonal drawn in 1 ± this, across ± half of it.
         public var softIron = 0.06
+        /// The board's mounting on the car (roll, pitch, yaw, degrees); nil draws 1–2° each, of random sign.
+        public var mounting: Vector3?
         public init(seed: UInt64, model: RoadDriveField) {
             self.seed = seed
             self.model = model
@@ -196,7 +198,7 @@ public struct RoadDrive: Sendable {
         let lever = Vector3(carRandom.uniform(1.0, 1.4), carRandom.uniform(-0.35, 0.35), carRandom.uniform(-0.6, -0.3))
         let mount = Vector3(carRandom.sign() * carRandom.uniform(1, 2), carRandom.sign() * carRandom.uniform(1, 2),
                             carRandom.sign() * carRandom.uniform(1, 2))
-        mounting = fx.misalignment ? mount : .zero
+        mounting = c.mounting ?? (fx.misalignment ? mount : .zero)
         let lag = c.gnssLag ?? gnssRandom.uniform(0.2, 1.0)
         let lagUsed = fx.gnssLag ? lag : 0
         gnssLag = lagUsed
