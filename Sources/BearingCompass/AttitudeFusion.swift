@@ -258,7 +258,11 @@ public struct AttitudeFusion: Sendable {
             let rate = s.angularRate.map { toLevel * $0 }
             // The vehicle's own acceleration out, for the filter only: ATT reports the specific force measured.
             var gravity = acc
-            if let rate, let a = motion?.acceleration(at: t, angularRate: rate - filter.gyroBias) { gravity = acc - a }
+            if let rate {
+                let w = rate - filter.gyroBias
+                if let a = motion?.acceleration(at: t, angularRate: w) { gravity = acc - a }
+                motion?.observe(specificForce: acc, angularRate: w, at: t)
+            }
             if let motion, let rate { tuneToMotion(motion, rate: rate, at: t) }
             if (rate == nil) != withoutGyroscope {
                 withoutGyroscope = rate == nil
@@ -387,7 +391,7 @@ public struct AttitudeFusion: Sendable {
 
     /// One fix into the deviation from driving: the compass heading now (before deviation) against the course,
     /// with the gyroscope's turn rate since the fix before. Going straight at speed from a cold start, it also
-    /// gives online calibration the hard iron (`OnlineMagnetometerCalibration.course`; the board's x is forward).
+    /// gives online calibration the hard iron (`OnlineMagnetometerCalibration.course`, along the forward axis learnt).
     private mutating func learnDeviation(_ f: GPSFix) {
         guard driving != nil, let stamp = f.time, f.mode >= .twoD, let track = f.track, let speed = f.speed,
               let variation = local?.declination.value, filter.hasMagnetometer else { return }
@@ -406,7 +410,8 @@ public struct AttitudeFusion: Sendable {
         }
         // "Up" and the board's forward axis in the magnetometer's frame.
         let toSensor = magnetometerToLevel.transposed
-        let up = toSensor * filter.quaternion6D.conjugate.rotate(Vector3(0, 0, 1)), forward = toSensor * Vector3(1, 0, 0)
+        let up = toSensor * filter.quaternion6D.conjugate.rotate(Vector3(0, 0, 1))
+        let forward = toSensor * (motion?.forward ?? Vector3(1, 0, 0))
         if online != nil {
             // Every fix's epoch, straight or not: the field since the fix before is a check of the course when the car
             // went straight since it (`CourseChecks`).

@@ -24,6 +24,41 @@ final class VehicleAccelerationTests: XCTestCase {
         XCTAssertEqual(a.acceleration(at: 6, angularRate: Vector3(0, 0.05, 0)).z, -12 * 0.05, accuracy: 1e-12)
     }
 
+    /// A board turned 120° in yaw on a level car (its x pointing back and to one side), nothing told: a minute of
+    /// weaving left and right at 9–15 m/s, speeding up and slowing down. The forward axis is found from the
+    /// accelerometer against the fixes' speed and the gyroscope, and the car's acceleration is then taken out along
+    /// it. Before any motion the axis is the board's x; a car standing still teaches nothing.
+    func testTheForwardAxisOfABoardTurnedInTheCarIsLearntFromTheDrive() {
+        let yaw = 120 * Double.pi / 180
+        // Car (flu) → board: the board is the car's frame turned by `yaw` about z.
+        func board(_ v: Vector3) -> Vector3 {
+            Vector3(cos(yaw) * v.x + sin(yaw) * v.y, -sin(yaw) * v.x + cos(yaw) * v.y, v.z)
+        }
+        var a = VehicleAcceleration()
+        XCTAssertEqual(a.forward, Vector3(1, 0, 0))
+        let dt = 0.025
+        var worst = 0.0
+        for k in 0..<Int(90 / dt) {
+            let t = Double(k) * dt
+            let moving = t >= 10
+            let v = moving ? 12 + 3 * sin(2 * .pi * (t - 10) / 20) : 0
+            let vDot = moving ? 3 * 2 * .pi / 20 * cos(2 * .pi * (t - 10) / 20) : 0
+            let w = moving ? 0.2 * sin(2 * .pi * (t - 10) / 15) : 0
+            if k % 40 == 0 { a.epoch(speed: v, fixTime: t, arrival: t) }
+            let rate = board(Vector3(0, 0, w)), car = board(Vector3(vDot, v * w, 0))
+            if t < 10 { XCTAssertEqual(a.forward, Vector3(1, 0, 0), "standing still at \(t) s") }
+            if t > 70 { worst = max(worst, (a.acceleration(at: t, angularRate: rate) - car).length) }
+            a.observe(specificForce: car + board(Vector3(0, 0, 9.81)), angularRate: rate, at: t)
+        }
+        let truth = board(Vector3(1, 0, 0)), f = a.forward
+        let off = acos(min(1, f.dot(truth))) * 180 / .pi
+        print("a board turned 120° in the car: forward axis found \(off)° from its own; acceleration taken out within \(worst) m/s²")
+        // Measured: 1.24°, 0.45 m/s². What is left is v̇ from the epochs, half an epoch late and a step an epoch
+        // (0.94 m/s² at most here), in the fit and in what is taken out; not the axis.
+        XCTAssertLessThan(off, 2)
+        XCTAssertLessThan(worst, 0.5)
+    }
+
     func testNothingIsTakenOutWithoutARecentFixOrForAJumpOfSpeed() {
         var a = VehicleAcceleration()
         XCTAssertEqual(a.acceleration(at: 1, angularRate: Vector3(0, 0, 0.2)), .zero, "no fix yet")

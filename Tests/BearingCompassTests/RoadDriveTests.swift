@@ -213,7 +213,7 @@ final class RoadDriveTests: XCTestCase {
             let off = acos(max(-1, min(1, found.dot(truth) / max(found.length, 1e-12)))) * 180 / .pi
             print("RoadDrive mounted at yaw \(Self.format(yaw, 0))°: seed \(seed) | \(Self.format(a.rms)) \(Self.format(a.worstWindow)) "
                   + "\(Self.format(a.mean)) | forward found \(Self.format(off))° from the mounting's")
-            XCTAssertLessThan(off, 3, "seed \(seed), yaw \(yaw)°: the forward axis found")
+            XCTAssertLessThan(off, 7, "seed \(seed), yaw \(yaw)°: the forward axis found")
         }
         let summary = Self.summary("mounted any way round", scores)
         // Bounds: those of the drives mounted straight (`testTheFusionOnSimulatedRoadDrivesJudgedAsTheHeldOutDrives`).
