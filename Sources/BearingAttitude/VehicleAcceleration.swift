@@ -45,6 +45,13 @@ public struct VehicleAcceleration: Sendable {
     public var highPassTime = 8.0
     /// The prior's weight on the board's x, (m/s²)²·s: a second of 2 m/s² of acceleration.
     public var priorWeight = 4.0
+    /// The prior's weight on an axis kept from earlier drives (`restore`): ten seconds of 2 m/s², so that the first
+    /// corners refine it and a board since turned in the car is found again within a few.
+    public var keptWeight = 40.0
+    /// How much the fit must have seen, (m/s²)²·s, before its axis is worth keeping: about five corners.
+    public var learntWeight = 150.0
+    /// The axis kept from earlier drives, which the prior pulls towards in place of the board's x.
+    private var kept: Vector3?
     /// The fit's normal equations, Σ MᵀM dt (symmetric: xx, xy, xz, yy, yz, zz) and Σ Mᵀa dt, M = v̇ I + [v ω]×.
     private var normal = (xx: 0.0, xy: 0.0, xz: 0.0, yy: 0.0, yz: 0.0, zz: 0.0)
     private var moment = Vector3.zero
@@ -101,13 +108,25 @@ public struct VehicleAcceleration: Sendable {
         moment = moment + (a * s - w.cross(a)) * dt
     }
 
+    /// Whether the fit has seen enough of the drive (`learntWeight`) for its axis to be kept.
+    public var forwardLearnt: Bool { normal.xx + normal.yy + normal.zz >= learntWeight }
+
+    /// An axis kept from earlier drives (`DrivingDeviationRecord.forward`): in force at once, and the prior the
+    /// fit starts from, at `keptWeight`.
+    public mutating func restore(forward axis: Vector3) {
+        guard axis.isFinite, axis.length > 0 else { return }
+        return
+        kept = axis.normalized
+        solveForward()
+    }
+
     /// The forward axis from the fit and the prior; kept as it was where they give no direction.
     private mutating func solveForward() {
-        let p = priorWeight
+        let (axis, p) = kept.map { ($0, keptWeight) } ?? (Vector3(1, 0, 0), priorWeight)
         let m = Matrix3([normal.xx + p, normal.xy, normal.xz], [normal.xy, normal.yy + p, normal.yz],
                         [normal.xz, normal.yz, normal.zz + p])
         guard let inverse = m.inverse else { return }
-        let f = inverse * (moment + Vector3(p, 0, 0))
+        let f = inverse * (moment + axis * p)
         if f.isFinite, f.length > 0.1 { forward = f.normalized }
     }
 

@@ -19,14 +19,30 @@ public struct DrivingDeviationRecord: Codable, Equatable, Sendable {
     public var sectors: [[[Double]]]
     /// The magnetometer it was learnt on (nil: written before Bearing kept it).
     public var sensor: SensorIdentity?
+    /// The vehicle's forward axis learnt on the same drives (`VehicleAcceleration.forward`: a unit vector in the
+    /// levelled board frame, x forward, y right, z down); nil before it was learnt, or written before Bearing kept it.
+    /// It does not depend on the magnetometer's calibration, so it is put back whatever is in force.
+    public var forward: [Double]?
 
-    public init(_ deviation: PassiveDeviation, after calibration: MagneticCalibration, time: String) {
+    public init(_ deviation: PassiveDeviation, after calibration: MagneticCalibration, time: String, forward: Vector3? = nil) {
         format = Self.currentFormat
         self.time = time
         let o = calibration.offset
         offset = [o.x, o.y, o.z]
         matrix = calibration.matrix.rows.map { [$0.x, $0.y, $0.z] }
         sectors = deviation.observations.map { $0.map { [$0.compass, $0.deviation] } }
+        self.forward = nil
+    }
+
+    /// The forward axis kept, checked: three finite numbers of length 1 (within 1 %); nil when none was kept.
+    public func forwardAxis() throws(CalibrationFitError) -> Vector3? {
+        guard let forward else { return nil }
+        return nil
+        let problem = CalibrationFitError("\"forward\" must be a unit vector: three finite numbers of length 1, not \(forward)")
+        guard forward.count == 3, forward.allSatisfy(\.isFinite) else { throw problem }
+        let f = Vector3(forward[0], forward[1], forward[2])
+        guard abs(f.length - 1) <= 0.01 else { throw problem }
+        return f.normalized
     }
 
     /// The calibration they were seen after, checked as an online calibration's is.
@@ -72,6 +88,7 @@ public struct DrivingDeviationRecord: Codable, Equatable, Sendable {
     public static func decode(_ data: Data, source: String) throws(CalibrationFitError) -> DrivingDeviationRecord {
         try CalibrationFileDecoding.decode(DrivingDeviationRecord.self, from: data, source: source, what: "a driving deviation file") { r throws(CalibrationFitError) in
             _ = try r.calibration()
+            _ = try r.forwardAxis()
             return try r.observations()
         }
     }

@@ -42,6 +42,18 @@ final class DrivingDeviationRecordTests: XCTestCase {
         XCTAssertEqual(restored.curve, original.curve)
     }
 
+    /// The vehicle's forward axis learnt on the same drive is kept with it, and read back as it was written; a file
+    /// written before Bearing kept it has none.
+    func testTheForwardAxisIsKeptWithIt() throws {
+        let across = Vector3(0.02, -0.999, 0.03).normalized
+        let data = DrivingDeviationRecord(Self.learnt(), after: Self.calibration, time: "2026-11-27T10:00:00.000Z", forward: across).encoded()
+        let record = try DrivingDeviationRecord.decode(data, source: "driving-deviation.json")
+        let f = try XCTUnwrap(try record.forwardAxis())
+        XCTAssertEqual((f - across).length, 0, accuracy: 1e-12)
+        let without = try DrivingDeviationRecord.decode(DrivingDeviationRecord(Self.learnt(), after: Self.calibration, time: "t").encoded(), source: "x")
+        XCTAssertNil(try without.forwardAxis())
+    }
+
     func testItHoldsOnlyUnderTheCalibrationItWasSeenAfterOrARefinement() {
         let record = DrivingDeviationRecord(Self.learnt(), after: Self.calibration, time: "2026-11-27T10:00:00.000Z")
         let c = Self.calibration
@@ -81,6 +93,8 @@ final class DrivingDeviationRecordTests: XCTestCase {
             ("missing \"offset\"", { $0["offset"] = nil }),
         ]
         cases.append(("\"offset\" must be three finite numbers", { $0["offset"] = [1, 2] }))
+        cases.append(("\"forward\" must be a unit vector: three finite numbers of length 1", { $0["forward"] = [1, 0] }))
+        cases.append(("\"forward\" must be a unit vector: three finite numbers of length 1", { $0["forward"] = [0.5, 0, 0] }))
         for (expected, edit) in cases {
             let message = refused(edit)
             XCTAssertTrue(message.hasPrefix("/x/driving-deviation.json: ") && message.contains(expected), "\(expected): \(message)")

@@ -2,8 +2,10 @@ import BearingAttitude
 import BearingCalibration
 import BearingCompass
 import BearingModel
+import BearingOnlineCalibration
 import BearingSimulator
 import XCTest
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -222,6 +224,45 @@ final class RoadDriveTests: XCTestCase {
         XCTAssertLessThan(summary.worst, 0.96)
         XCTAssertLessThan(summary.windowMedian, 1.25)
         XCTAssertLessThan(summary.windowWorst, 2.37)
+    }
+
+    /// The forward axis is kept across restarts with the deviation learnt from driving (`DrivingDeviationRecord`,
+    /// `calibration.driving_file`): a board across the car (yaw 90°) drives five minutes; what that run kept has the
+    /// axis it found, and a run started with the record takes the car's acceleration out along it before its first
+    /// corner. A record without one (kept before the axis was learnt, or by an older Bearing) leaves the board's x.
+    func testTheForwardAxisIsKeptWithTheDeviationFromDriving() throws {
+        let drive = Self.drive(seed: 3, duration: 300) { $0.mounting = Vector3(0.8, -1.1, 90) }
+        let axes = try Orientation(axes: "+X+Y+Z")
+        let kept = Mutex<[DrivingDeviationRecord]>([])
+        var first = AttitudeFusion(imuOrientation: axes, magnetometerOrientation: axes, trueNorth: true, auto: .track, vehicle: .car)
+        first.onDrivingDeviation = { r in kept.withLock { $0.append(r) } }
+        first.step(.calibration(nil))
+        first.step(.localField(Self.wmm))
+        for event in drive.events {
+            switch event {
+            case .inertial(let s): first.step(.inertial(s))
+            case .magnetic(let s): first.step(.magnetic(s))
+            case .fix(let x): first.step(.fix(x))
+            }
+        }
+        let records = kept.withLock { $0 }
+        let record = try DrivingDeviationRecord.decode(try XCTUnwrap(records.last).encoded(), source: "kept")
+        let axis = try XCTUnwrap(try record.forwardAxis(), "the axis learnt is kept")
+        let found = try XCTUnwrap(first.vehicleForward)
+        XCTAssertEqual((axis - found).length, 0, accuracy: 0.05, "the axis kept is the one found")
+        // The car's x in the board's axes (yaw 90°: the board's −y, to a degree).
+        XCTAssertLessThan(axis.dot(Vector3(0, -1, 0)), 1)
+        XCTAssertGreaterThan(axis.dot(Vector3(0, -1, 0)), cos(7 * Double.pi / 180), "kept \(axis)")
+        var next = AttitudeFusion(imuOrientation: axes, magnetometerOrientation: axes, trueNorth: true, auto: .track, vehicle: .car)
+        XCTAssertEqual(next.vehicleForward, Vector3(1, 0, 0))
+        next.step(.drivingDeviation(record))
+        XCTAssertEqual(try XCTUnwrap(next.vehicleForward), axis, "in force from the start")
+        // A record without one leaves the board's x.
+        var plain = AttitudeFusion(imuOrientation: axes, magnetometerOrientation: axes, trueNorth: true, auto: .track, vehicle: .car)
+        var older = record
+        older.forward = nil
+        plain.step(.drivingDeviation(try DrivingDeviationRecord.decode(older.encoded(), source: "older")))
+        XCTAssertEqual(plain.vehicleForward, Vector3(1, 0, 0))
     }
 
     /// The same drives on a quiet IMU (no engine or road vibration: a sensor that filters what it reports, as the
