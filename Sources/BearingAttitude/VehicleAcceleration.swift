@@ -115,7 +115,6 @@ public struct VehicleAcceleration: Sendable {
     /// fit starts from, at `keptWeight`.
     public mutating func restore(forward axis: Vector3) {
         guard axis.isFinite, axis.length > 0 else { return }
-        return
         kept = axis.normalized
         solveForward()
     }

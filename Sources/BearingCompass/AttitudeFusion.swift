@@ -124,6 +124,8 @@ public struct AttitudeFusion: Sendable {
     private var drivingKeptAt: (time: Double, sectors: Int)?
     /// Seconds between keeping the deviation from driving while it learns (a new sector is kept at once).
     public var drivingKeepInterval = 600.0
+    /// Degrees the forward axis learnt must move from the one kept to be kept again at once.
+    static let forwardKeepAngle = 2.0
     /// Told of the deviation from driving to keep (`keptDriving`'s new value), on the pipeline queue.
     public var onDrivingDeviation: (@Sendable (DrivingDeviationRecord) -> Void)?
     /// The deviation curve from the deviation file (`bearing swing`'s); the one learnt from driving, once it
@@ -220,6 +222,8 @@ public struct AttitudeFusion: Sendable {
             note(OnlineCalibrationEvent(time: lastStamp, kind: .reset, regions: 0))
         case .drivingDeviation(let r):
             keptDriving = r
+            // The forward axis does not depend on the calibration: put back whatever is in force.
+            if let f = try? r?.forwardAxis() { motion?.restore(forward: f) }
             if driving?.curve == nil { restoreDriving() }
         case .accelerometerCalibration(let c):
             accelerometerCalibration = c
@@ -407,6 +411,8 @@ public struct AttitudeFusion: Sendable {
         if driving?.epoch(time: time, compass: compass, gyroHeading: gyroHeading, track: track, speed: speed, eps: f.eps, variation: variation) == true {
             drivingTable = driving?.table
             keepDriving(at: stamp)
+        } else if motion?.forwardLearnt == true {
+            keepDriving(at: stamp, epochTaken: false)
         }
         // "Up" and the board's forward axis in the magnetometer's frame.
         let toSensor = magnetometerToLevel.transposed
@@ -445,14 +451,21 @@ public struct AttitudeFusion: Sendable {
     }
 
     /// After an epoch taken: keeps the deviation from driving when a sector holds its first observation, and
-    /// every `drivingKeepInterval` seconds while it learns.
-    private mutating func keepDriving(at stamp: GPSTimestamp) {
+    /// every `drivingKeepInterval` seconds while it learns; after any fix, the vehicle's forward axis once learnt, when it has
+    /// moved `forwardKeepAngle` from the one kept (a board across the car gives the deviation nothing to learn: it
+    /// is beyond `PassiveDeviation.Settings.maximumDeviation`).
+    private mutating func keepDriving(at stamp: GPSTimestamp, epochTaken: Bool = true) {
         // Kept whether or not anyone is told: what the fusion does never depends on who listens.
         guard let driving else { return }
         let t = stamp.unixTime, sectors = driving.observations.filter { !$0.isEmpty }.count
-        if let last = drivingKeptAt, sectors == last.sectors, t - last.time < drivingKeepInterval { return }
+        // The forward axis once this drive has learnt it, else the one kept before (not lost by a short drive).
+        let before = (try? keptDriving?.forwardAxis()) ?? nil
+        let forward = motion?.forwardLearnt == true ? motion?.forward : before
+        let moved = forward.map { f in before.map { acos(min(1, f.dot($0))) * 180 / .pi > Self.forwardKeepAngle } ?? true } ?? false
+        guard moved || epochTaken else { return }
+        if let last = drivingKeptAt, sectors == last.sectors, t - last.time < drivingKeepInterval, !moved { return }
         drivingKeptAt = (t, sectors)
-        let record = DrivingDeviationRecord(driving, after: correctionInForce, time: stamp.iso8601)
+        let record = DrivingDeviationRecord(driving, after: correctionInForce, time: stamp.iso8601, forward: forward)
         keptDriving = record
         onDrivingDeviation?(record)
     }

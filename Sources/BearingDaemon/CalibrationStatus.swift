@@ -115,6 +115,7 @@ extension WireEncoding {
             if let r = d.record {
                 o.string("kept", r.time)
                 o.int("sectors", r.sectors.filter { !$0.isEmpty }.count)
+                if let f = r.forward { o.raw("forward", numbers(f, decimals: 3)) }
                 if c.detail != nil {
                     o.raw("observations", "[" + r.sectors.joined().map { numbers($0, decimals: 2) }.joined(separator: ",") + "]")
                 }

@@ -233,7 +233,10 @@ extension DrivingDeviationRecord: CalibrationFileContent {
     public var learntOn: SensorIdentity? { sensor }
     public var inForce: String { "the deviation from driving kept \(time)" }
     public var logMetadata: Logger.Metadata {
-        ["kept": "\(time)", "sectors": "\(sectors.filter { !$0.isEmpty }.count)", "observations": "\(sectors.map(\.count).reduce(0, +))"]
+        var m: Logger.Metadata = ["kept": "\(time)", "sectors": "\(sectors.filter { !$0.isEmpty }.count)",
+                                  "observations": "\(sectors.map(\.count).reduce(0, +))"]
+        if let f = forward, f.count == 3 { m["forward"] = "\(String(printf: "%.3f,%.3f,%.3f", f[0], f[1], f[2]))" }
+        return m
     }
     public var caution: String? { nil }
 }

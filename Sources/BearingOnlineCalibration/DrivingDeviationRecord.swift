@@ -31,13 +31,12 @@ public struct DrivingDeviationRecord: Codable, Equatable, Sendable {
         offset = [o.x, o.y, o.z]
         matrix = calibration.matrix.rows.map { [$0.x, $0.y, $0.z] }
         sectors = deviation.observations.map { $0.map { [$0.compass, $0.deviation] } }
-        self.forward = nil
+        self.forward = forward.map { [$0.x, $0.y, $0.z] }
     }
 
     /// The forward axis kept, checked: three finite numbers of length 1 (within 1 %); nil when none was kept.
     public func forwardAxis() throws(CalibrationFitError) -> Vector3? {
         guard let forward else { return nil }
-        return nil
         let problem = CalibrationFitError("\"forward\" must be a unit vector: three finite numbers of length 1, not \(forward)")
         guard forward.count == 3, forward.allSatisfy(\.isFinite) else { throw problem }
         let f = Vector3(forward[0], forward[1], forward[2])

@@ -113,15 +113,17 @@ final class OnlineCalibrationDaemonTests: XCTestCase {
     }
 
     /// A car's deviation learnt from driving, kept by an earlier run under the calibration in force (none
-    /// here), is in ATT from the first attitude, before any fix; one edited into nonsense is refused, named,
-    /// and the daemon runs without it.
+    /// here), is in ATT from the first attitude, before any fix, and CALIBRATION names the forward axis kept with it;
+    /// one edited into nonsense is refused, named, and the daemon runs without it.
     func testTheDeviationFromDrivingKeptByAnEarlierRunIsInForceFromTheStart() throws {
         var p = PassiveDeviation()
         for k in 0..<600 {
             let compass = Double(k * 7 % 360)
             p.add(compass: compass, track: compass + 3 + 2 * sin(compass * .pi / 180), speed: 12, turnRate: 0, eps: 0.2, variation: 0)
         }
-        let good = String(decoding: DrivingDeviationRecord(p, after: .identity, time: "2026-11-27T10:00:00.000Z").encoded(), as: UTF8.self)
+        // With the vehicle's forward axis learnt on the same drives: the board across the car.
+        let good = String(decoding: DrivingDeviationRecord(p, after: .identity, time: "2026-11-27T10:00:00.000Z", forward: Vector3(0, -1, 0)).encoded(),
+                          as: UTF8.self)
         for (name, text) in [("driving-kept", good), ("driving-nonsense", good.replacingOccurrences(of: "bearing-driving-deviation-1", with: "bearing-driving-deviation-9"))] {
             var path = ""
             let rig = try DaemonRig(name, gps: false, configure: { c in
@@ -140,6 +142,7 @@ final class OnlineCalibrationDaemonTests: XCTestCase {
             if name == "driving-kept" {
                 XCTAssertEqual(driving["status"] as? String, "active")
                 XCTAssertEqual(driving["sectors"] as? Int, 12)
+                XCTAssertEqual(driving["forward"] as? [Double], [0, -1, 0], "the forward axis kept")
                 // The deviation at the compass heading (ATT's magnetic heading less it), as learnt.
                 let d = try XCTUnwrap(a["deviation"] as? Double, "ATT: \(a)")
                 let compass = try XCTUnwrap(a["mheading"] as? Double) - d
