@@ -138,6 +138,8 @@ public struct AttitudeFusion: Sendable {
     /// On land (`vehicle` car or rover): the vehicle's own acceleration, from the fixes' speed, taken out of the
     /// accelerometer before the filter (its "up" and online calibration's); nil otherwise.
     private var motion: VehicleAcceleration?
+    /// The yaw taken for the board's mounting in the vehicle (degrees): none yet.
+    public private(set) var mountingYaw = 0.0
     /// On land, the vehicle's forward axis in the levelled board frame (`VehicleAcceleration.forward`); nil otherwise.
     public var vehicleForward: Vector3? { motion?.forward }
     /// Online calibration's quality word, kept from its latest state (it changes only with an event).
