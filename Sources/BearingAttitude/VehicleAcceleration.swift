@@ -110,6 +110,8 @@ public struct VehicleAcceleration: Sendable {
 
     /// Whether the fit has seen enough of the drive (`learntWeight`) for its axis to be kept.
     public var forwardLearnt: Bool { normal.xx + normal.yy + normal.zz >= learntWeight }
+    /// Whether the axis is known: learnt on this drive, or kept from earlier ones.
+    public var forwardKnown: Bool { kept != nil || forwardLearnt }
 
     /// An axis kept from earlier drives (`DrivingDeviationRecord.forward`): in force at once, and the prior the
     /// fit starts from, at `keptWeight`.

@@ -126,6 +126,16 @@ public struct AttitudeFusion: Sendable {
     public var drivingKeepInterval = 600.0
     /// Degrees the forward axis learnt must move from the one kept to be kept again at once.
     static let forwardKeepAngle = 2.0
+    /// On land, the yaw of the vehicle's forward axis from the board's x (degrees, clockwise from it), once the axis is
+    /// known and only where it is more than `mountingYawThreshold` (a board turned in the vehicle); 0 otherwise. It
+    /// is part of the deviation the headings include: the compass heading the deviation from driving and the course's
+    /// trim work on is the vehicle's, and where the trim fades (a GNSS outage) it fades to the vehicle's heading, not
+    /// the board's. A smaller yaw is left to them: they are exact on the straights, the axis's fit only to a few
+    /// degrees (the GNSS lag, sideslip), and a deviation holds ±45°.
+    public private(set) var mountingYaw = 0.0
+    static let mountingYawThreshold = 20.0
+    /// Degrees the axis's yaw must move from `mountingYaw` to replace it (each change restarts the deviation from driving).
+    static let mountingYawStep = 2.0
     /// Told of the deviation from driving to keep (`keptDriving`'s new value), on the pipeline queue.
     public var onDrivingDeviation: (@Sendable (DrivingDeviationRecord) -> Void)?
     /// The deviation curve from the deviation file (`bearing swing`'s); the one learnt from driving, once it
@@ -138,8 +148,6 @@ public struct AttitudeFusion: Sendable {
     /// On land (`vehicle` car or rover): the vehicle's own acceleration, from the fixes' speed, taken out of the
     /// accelerometer before the filter (its "up" and online calibration's); nil otherwise.
     private var motion: VehicleAcceleration?
-    /// The yaw taken for the board's mounting in the vehicle (degrees): none yet.
-    public private(set) var mountingYaw = 0.0
     /// On land, the vehicle's forward axis in the levelled board frame (`VehicleAcceleration.forward`); nil otherwise.
     public var vehicleForward: Vector3? { motion?.forward }
     /// Online calibration's quality word, kept from its latest state (it changes only with an event).
@@ -224,8 +232,12 @@ public struct AttitudeFusion: Sendable {
             note(OnlineCalibrationEvent(time: lastStamp, kind: .reset, regions: 0))
         case .drivingDeviation(let r):
             keptDriving = r
-            // The forward axis does not depend on the calibration: put back whatever is in force.
-            if let f = try? r?.forwardAxis() { motion?.restore(forward: f) }
+            // The forward axis does not depend on the calibration: put back whatever is in force, with the yaw the
+            // kept observations were seen with.
+            if let f = try? r?.forwardAxis() {
+                motion?.restore(forward: f)
+                updateMountingYaw(restartingDeviation: false)
+            }
             if driving?.curve == nil { restoreDriving() }
         case .accelerometerCalibration(let c):
             accelerometerCalibration = c
@@ -404,11 +416,12 @@ public struct AttitudeFusion: Sendable {
         // A fix repeated with the same time (a frozen TPV) is no new epoch.
         guard stamp.unixTime != lastFixTime else { return }
         lastFixTime = stamp.unixTime
+        updateMountingYaw(restartingDeviation: true)
         // The epoch on the samples' clock (when the fix arrived), as everything it is judged with: the field samples,
         // the gyroscope's heading, the deviation's restarts. A Pi without a real-time clock may run its system clock far
         // from GPS time until it syncs (`RoadDriveTests.testFixesOnAnotherClockThanTheSamples`).
         let time = lastInertial ?? stamp.unixTime
-        let compass = AttitudeAngles(filter.quaternion, body: .forwardRightDown).heading
+        let compass = Compass.normalize(AttitudeAngles(filter.quaternion, body: .forwardRightDown).heading + mountingYaw)
         let gyroHeading = AttitudeAngles.heading(filter.quaternion6D)
         if driving?.epoch(time: time, compass: compass, gyroHeading: gyroHeading, track: track, speed: speed, eps: f.eps, variation: variation) == true {
             drivingTable = driving?.table
@@ -439,6 +452,24 @@ public struct AttitudeFusion: Sendable {
         guard driving?.straight == true, auto == .track, !withoutGyroscope, online != nil else { return }
         let change = online!.course(track, declination: variation, up: up, forward: forward, time: time)
         adopt(change.map { [$0] } ?? [], at: lastInertial.map { GPSTimestamp(unixTime: $0) } ?? stamp, episode: nil)
+    }
+
+    /// `mountingYaw` from the forward axis known (`VehicleAcceleration.forwardKnown`), where it has moved
+    /// `mountingYawStep` from it; a change restarts the deviation from driving, whose observations were seen with the
+    /// old yaw (the course's trim carries the heading across the change: it is what brings the compass to the course).
+    private mutating func updateMountingYaw(restartingDeviation: Bool) {
+        guard let motion, motion.forwardKnown else { return }
+        let f = motion.forward
+        let yaw = atan2(f.y, f.x) * 180 / .pi
+        let wanted = abs(yaw) > Self.mountingYawThreshold ? yaw : 0
+        var moved = wanted - mountingYaw
+        moved -= 360 * (moved / 360).rounded()
+        guard abs(moved) > Self.mountingYawStep else { return }
+        mountingYaw = wanted
+        if restartingDeviation {
+            driving?.restart(at: nil)
+            drivingTable = nil
+        }
     }
 
     /// The magnetometer correction in force: online calibration's, else the calibration file's.
@@ -499,11 +530,15 @@ public struct AttitudeFusion: Sendable {
         // chaining: `if let` or `??` on these copied the whole fusion every sample, 1,370 instructions, in a
         // release build.)
         let compass = filter.quaternion
+        // On land, a board turned in the vehicle: its yaw first, and the deviation at the vehicle's compass heading.
+        let yaw = mountingYaw
         var deviation: Double?
+        if yaw != 0 { deviation = yaw }
         if drivingTable != nil || measuredDeviation?.coefficients.isEmpty == false {
-            let heading = AttitudeAngles.heading(compass)
-            deviation = drivingTable?.deviation(atCompassHeading: heading)
-            if deviation == nil { deviation = measuredDeviation?.deviation(atCompassHeading: heading) }
+            let heading = Compass.normalize(AttitudeAngles.heading(compass) + yaw)
+            var d = drivingTable?.deviation(atCompassHeading: heading)
+            if d == nil { d = measuredDeviation?.deviation(atCompassHeading: heading) }
+            if d != nil { deviation = yaw + d! }
         }
         // On land, the course's trim where it holds: part of the deviation the headings include.
         if trimLearnt {

@@ -143,10 +143,12 @@ final class OnlineCalibrationDaemonTests: XCTestCase {
                 XCTAssertEqual(driving["status"] as? String, "active")
                 XCTAssertEqual(driving["sectors"] as? Int, 12)
                 XCTAssertEqual(driving["forward"] as? [Double], [0, -1, 0], "the forward axis kept")
-                // The deviation at the compass heading (ATT's magnetic heading less it), as learnt.
-                let d = try XCTUnwrap(a["deviation"] as? Double, "ATT: \(a)")
+                // The board across the car: its forward axis is −90° from the board's x, which ATT's deviation carries
+                // (`AttitudeFusion.mountingYaw`), and the deviation kept at the car's compass heading (ATT's magnetic
+                // heading less that), as learnt.
+                let d = try XCTUnwrap(a["deviation"] as? Double, "ATT: \(a)") + 90
                 let compass = try XCTUnwrap(a["mheading"] as? Double) - d
-                XCTAssertEqual(d, try XCTUnwrap(p.deviation(atCompassHeading: compass)), accuracy: 0.05)
+                XCTAssertEqual(d, try XCTUnwrap(p.deviation(atCompassHeading: Compass.normalize(compass))), accuracy: 0.05)
             } else {
                 XCTAssertNil(a["deviation"], "a refused file puts nothing in force")
                 XCTAssertEqual(driving["status"] as? String, "none")
