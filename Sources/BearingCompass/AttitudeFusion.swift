@@ -276,7 +276,7 @@ public struct AttitudeFusion: Sendable {
             let rate = s.angularRate.map { toLevel * $0 }
             // The vehicle's own acceleration out, for the filter only: ATT reports the specific force measured.
             var gravity = acc
-            if let rate {
+            if let rate, motion != nil {
                 let w = rate - filter.gyroBias
                 if let a = motion?.acceleration(at: t, angularRate: w) { gravity = acc - a }
                 motion?.observe(specificForce: acc, angularRate: w, at: t)
