@@ -38,7 +38,7 @@ import urllib.error
 import urllib.request
 
 from selenium import webdriver
-from selenium.common.exceptions import WebDriverException
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
@@ -206,9 +206,22 @@ def visible(d, css):
     return bool(els) and els[0].is_displayed()
 
 
+def unstale(read, tries=5):
+    """`read()` again when the page replaced an element between finding it and reading it (a view redrawn every 2 s)."""
+    for k in range(tries):
+        try:
+            return read()
+        except StaleElementReferenceException:
+            if k == tries - 1:
+                raise
+            time.sleep(0.1)
+
+
 def text(d, css):
-    els = d.find_elements(By.CSS_SELECTOR, css)
-    return els[0].text if els else None
+    def read():
+        els = d.find_elements(By.CSS_SELECTOR, css)
+        return els[0].text if els else None
+    return unstale(read)
 
 
 def click(d, css):
@@ -343,8 +356,10 @@ def check_calibration(d, path):
         shown = text(d, "#cal-points-count")
         b = socket_points(path)
         na, nb = len((a.get("online") or {}).get("points") or []), len((b.get("online") or {}).get("points") or [])
-        fit = d.find_elements(By.CSS_SELECTOR, "#cal-fit")
-        drawn = fit[0].get_attribute("d") if fit else None
+        def read_fit():
+            els = d.find_elements(By.CSS_SELECTOR, "#cal-fit")
+            return (bool(els), els[0].get_attribute("d") if els else None)
+        fit, drawn = unstale(read_fit)
         online = b.get("online") or {}
         fitted = isinstance(online.get("offset"), list) and isinstance(online.get("matrix"), list)
         circles = len(d.find_elements(By.CSS_SELECTOR, "svg#cal-xy circle.pt"))
