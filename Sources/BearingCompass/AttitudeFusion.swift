@@ -120,6 +120,8 @@ public struct AttitudeFusion: Sendable {
     /// The latest deviation from driving kept (read at start, or written since): put back whenever the
     /// calibration it was seen after is in force again.
     private var keptDriving: DrivingDeviationRecord?
+    /// `keptDriving`'s forward axis, checked once when it is set (nil when it has none, or a bad one).
+    private var keptForward: Vector3?
     /// When `driving` was last kept (its fix time) and how many sectors held observations then.
     private var drivingKeptAt: (time: Double, sectors: Int)?
     /// Seconds between keeping the deviation from driving while it learns (a new sector is kept at once).
@@ -232,9 +234,10 @@ public struct AttitudeFusion: Sendable {
             note(OnlineCalibrationEvent(time: lastStamp, kind: .reset, regions: 0))
         case .drivingDeviation(let r):
             keptDriving = r
+            keptForward = (try? r?.forwardAxis()) ?? nil
             // The forward axis does not depend on the calibration: put back whatever is in force, with the yaw the
             // kept observations were seen with.
-            if let f = try? r?.forwardAxis() {
+            if let f = keptForward {
                 motion?.restore(forward: f)
                 updateMountingYaw(restartingDeviation: false)
             }
@@ -462,9 +465,7 @@ public struct AttitudeFusion: Sendable {
         let f = motion.forward
         let yaw = atan2(f.y, f.x) * 180 / .pi
         let wanted = abs(yaw) > Self.mountingYawThreshold ? yaw : 0
-        var moved = wanted - mountingYaw
-        moved -= 360 * (moved / 360).rounded()
-        guard abs(moved) > Self.mountingYawStep else { return }
+        guard abs(SwingSolver.wrap180(wanted - mountingYaw)) > Self.mountingYawStep else { return }
         mountingYaw = wanted
         if restartingDeviation {
             driving?.restart(at: nil)
@@ -492,7 +493,7 @@ public struct AttitudeFusion: Sendable {
         guard let driving else { return }
         let t = stamp.unixTime, sectors = driving.observations.filter { !$0.isEmpty }.count
         // The forward axis once this drive has learnt it, else the one kept before (not lost by a short drive).
-        let before = (try? keptDriving?.forwardAxis()) ?? nil
+        let before = keptForward
         let forward = motion?.forwardLearnt == true ? motion?.forward : before
         let moved = forward.map { f in before.map { acos(min(1, f.dot($0))) * 180 / .pi > Self.forwardKeepAngle } ?? true } ?? false
         guard moved || epochTaken else { return }
@@ -500,6 +501,7 @@ public struct AttitudeFusion: Sendable {
         drivingKeptAt = (t, sectors)
         let record = DrivingDeviationRecord(driving, after: correctionInForce, time: stamp.iso8601, forward: forward)
         keptDriving = record
+        keptForward = forward
         onDrivingDeviation?(record)
     }
 
