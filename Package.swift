@@ -33,6 +33,14 @@ import PackageDescription
 //                 and the doors in one service group
 //                 BearingDiagnostics: `bearing report`'s collector
 //   the CLI       bearing: the ParsableCommands and their presentation; bearing-bench: the benchmarks' workloads
+// The estimator's core and the simulator are compiled with -O in debug builds too (the tests' build): their
+// tests drive the fusion through hours of simulated 40 Hz drives and real IMU trials, which took up to six times
+// as long unoptimised (RoadDriveTests 290 s → 49 s, BROADTrialTests 92 s → 37 s; docs/dev/contributing.md). The
+// daemon ships optimised, so this is also the code that runs. -O drops `assert`: these targets use
+// `precondition` (LayeringTests.testTheTargetsOptimisedInDebugHaveNoAssert). To step through them in a
+// debugger, remove the setting locally.
+let optimizedInDebug: [SwiftSetting] = [.unsafeFlags(["-O"], .when(configuration: .debug))]
+
 let package = Package(
     name: "Bearing",
     platforms: [.macOS(.v13)],
@@ -74,13 +82,13 @@ let package = Package(
         .target(name: "CBearingSys", cSettings: [.define("_FORTIFY_SOURCE", to: "2", .when(configuration: .release))]),
         .target(name: "BearingYAML", dependencies: ["CYAML"]),
         .target(name: "BearingLog"),
-        .target(name: "BearingModel", dependencies: ["CBearingSys"]),
-        .target(name: "BearingAttitude", dependencies: ["BearingModel"]),
+        .target(name: "BearingModel", dependencies: ["CBearingSys"], swiftSettings: optimizedInDebug),
+        .target(name: "BearingAttitude", dependencies: ["BearingModel"], swiftSettings: optimizedInDebug),
         .target(name: "BearingWire", dependencies: ["BearingModel", "CBearingSys"]),
-        .target(name: "BearingCalibration", dependencies: ["BearingModel", "BearingAttitude", "BearingWire"]),
+        .target(name: "BearingCalibration", dependencies: ["BearingModel", "BearingAttitude", "BearingWire"], swiftSettings: optimizedInDebug),
         // Calibration where the compass lives: online hard and soft iron, steps, the deviation from driving.
-        .target(name: "BearingOnlineCalibration", dependencies: ["BearingModel", "BearingAttitude", "BearingCalibration"]),
-        .target(name: "BearingCompass", dependencies: ["BearingModel", "BearingAttitude", "BearingCalibration", "BearingOnlineCalibration"]),
+        .target(name: "BearingOnlineCalibration", dependencies: ["BearingModel", "BearingAttitude", "BearingCalibration"], swiftSettings: optimizedInDebug),
+        .target(name: "BearingCompass", dependencies: ["BearingModel", "BearingAttitude", "BearingCalibration", "BearingOnlineCalibration"], swiftSettings: optimizedInDebug),
         .target(name: "BearingPublishing", dependencies: [
             "BearingModel", "BearingWire",
             .product(name: "OpenCombine", package: "OpenCombine"),
@@ -94,7 +102,7 @@ let package = Package(
         .target(name: "BearingI2C", dependencies: ["CI2C", "BearingPOSIX", "BearingModel"]),
         .target(name: "BearingGPSD", dependencies: ["CGPS", "BearingPOSIX", "BearingModel", "BearingWire"]),
         .target(name: "BearingSensors", dependencies: ["BearingModel", "BearingI2C", "BearingPOSIX", "BearingRecording"]),
-        .target(name: "BearingSimulator", dependencies: ["BearingModel", "BearingWire", "BearingI2C", "BearingPOSIX"]),
+        .target(name: "BearingSimulator", dependencies: ["BearingModel", "BearingWire", "BearingI2C", "BearingPOSIX"], swiftSettings: optimizedInDebug),
         .target(name: "BearingClient", dependencies: ["BearingModel", "BearingWire", "BearingPOSIX"]),
         .target(name: "BearingCalibrationWorkflow", dependencies: [
             "BearingModel", "BearingAttitude", "BearingWire", "BearingCalibration", "BearingOnlineCalibration", "BearingCompass", "BearingPOSIX", "BearingI2C",

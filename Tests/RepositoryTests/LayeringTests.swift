@@ -274,6 +274,29 @@ final class LayeringTests: XCTestCase {
         XCTAssertTrue(code.contains("import A") && code.contains("import G"), code)
     }
 
+    /// The targets Package.swift compiles with -O in debug builds too (`swiftSettings: optimizedInDebug`) have no
+    /// `assert` or `assertionFailure`: -O drops them, so the tests, built in debug, would never see them fire.
+    func testTheTargetsOptimisedInDebugHaveNoAssert() throws {
+        let text = try String(contentsOf: repoRoot.appendingPathComponent("Package.swift"), encoding: .utf8)
+        let optimised = try NSRegularExpression(pattern: #"\.target\(name: "([^"]+)"[^\n]*swiftSettings: optimizedInDebug"#)
+        let targets = optimised.matches(in: text, range: NSRange(text.startIndex..., in: text)).map { String(text[Range($0.range(at: 1), in: text)!]) }
+        XCTAssertTrue(Set(["BearingCompass", "BearingSimulator"]).isSubset(of: targets), "optimised in debug: \(targets)")
+        let assertion = try NSRegularExpression(pattern: #"\b(assert|assertionFailure)\s*\("#)
+        for target in targets {
+            let root = repoRoot.appendingPathComponent("Sources/\(target)")
+            guard let e = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil) else { XCTFail("no folder for \(target)"); continue }
+            for case let url as URL in e where url.pathExtension == "swift" {
+                let lines = Self.codeOnly(try String(contentsOf: url, encoding: .utf8)).split(separator: "\n", omittingEmptySubsequences: false)
+                for (n, line) in lines.enumerated() {
+                    let l = String(line)
+                    if assertion.firstMatch(in: l, range: NSRange(l.startIndex..., in: l)) != nil {
+                        XCTFail("Sources/\(target)/\(url.lastPathComponent):\(n + 1): `assert` vanishes under -O (the target is optimised in debug builds); use `precondition`")
+                    }
+                }
+            }
+        }
+    }
+
     /// ~4,000 lines at most per target, so that each stays readable in an afternoon.
     func testNoTargetIsOverItsLineBudget() throws {
         let targets = try FileManager.default.contentsOfDirectory(atPath: repoRoot.appendingPathComponent("Sources").path)
