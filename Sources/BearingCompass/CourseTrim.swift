@@ -192,6 +192,13 @@ public struct CourseTrim: Sendable {
         epochs = 0
     }
 
+    /// The gyroscope's heading is given along another axis from now on (a vehicle's forward axis taken or changed,
+    /// `AttitudeFusion.mountingAxis`): for the same orientation it reads `degrees` more than before. What was learnt
+    /// against it (the window's offsets, the heading carried, the epoch before) is turned with it, so the course
+    /// carried is the same one.
+    public mutating func gyroscopeHeadingMoved(by degrees: Double) {
+    }
+
     /// How far the gyroscope has turned at `heading` (degrees, unwrapped from the epoch before) since the window
     /// began; after `turnGap` seconds without an epoch (or the clock stepped back) the turn since is not known, and
     /// the window starts again.

@@ -138,6 +138,22 @@ final class CourseTrimTests: XCTestCase {
         XCTAssertEqual(91 + t.trim(at: 91, gyroHeading: 123, time: 32), 94, accuracy: 0.05)
     }
 
+    /// The gyroscope's heading given along another axis (a board standing in the car, its forward axis taken): the
+    /// same orientation reads 150° more. The course carried is the same, and the next straight epochs are taken, not
+    /// refused as a car reversing.
+    func testAGyroscopeHeadingAlongAnotherAxisCarriesTheSameCourse() {
+        var t = CourseTrim()
+        for k in 0..<40 { t.straightEpoch(course: 94 + 0.3 * sin(Double(k)), heading: 90, gyroHeading: 12, time: Double(k)) }
+        XCTAssertEqual(t.trim(at: 90, gyroHeading: 12, time: 39), 4, accuracy: 0.2)
+        t.gyroscopeHeadingMoved(by: 150)
+        XCTAssertEqual(t.trim(at: 90, gyroHeading: 162, time: 39), 4, accuracy: 0.2, "the same course carried")
+        XCTAssertEqual(t.trim(at: 105, gyroHeading: 177, time: 39), 4, accuracy: 0.2, "turned 15° by the gyroscope")
+        for k in 40..<50 {
+            XCTAssertTrue(t.straightEpoch(course: 94, heading: 90, gyroHeading: 162, time: Double(k)), "epoch \(k) taken")
+        }
+        XCTAssertEqual(t.trim(at: 90, gyroHeading: 162, time: 49), 4, accuracy: 0.2)
+    }
+
     /// A gyroscope that reads 3 % too much (an MPU-9250's scale factor tolerance): each right-angle turn moves
     /// course − gyroscope heading by 2.7°. The slopes against the turns give the scale, and the course carried out
     /// of a turn is right.
