@@ -128,16 +128,29 @@ public struct AttitudeFusion: Sendable {
     public var drivingKeepInterval = 600.0
     /// Degrees the forward axis learnt must move from the one kept to be kept again at once.
     static let forwardKeepAngle = 2.0
-    /// On land, the yaw of the vehicle's forward axis from the board's x (degrees, clockwise from it), once the axis is
-    /// known and only where it is more than `mountingYawThreshold` (a board turned in the vehicle); 0 otherwise. It
-    /// is part of the deviation the headings include: the compass heading the deviation from driving and the course's
-    /// trim work on is the vehicle's, and where the trim fades (a GNSS outage) it fades to the vehicle's heading, not
-    /// the board's. A smaller yaw is left to them: they are exact on the straights, the axis's fit only to a few
-    /// degrees (the GNSS lag, sideslip), and a deviation holds ±45°.
-    public private(set) var mountingYaw = 0.0
-    static let mountingYawThreshold = 20.0
-    /// Degrees the axis's yaw must move from `mountingYaw` to replace it (each change restarts the deviation from driving).
-    static let mountingYawStep = 2.0
+    /// On land, the vehicle's forward axis (unit, in the board's levelled axes) that every heading is taken along, once
+    /// the axis is known and only where it is more than `mountingThreshold` degrees from the board's x: a board turned
+    /// in the vehicle, or standing in it (on its end against a windscreen, its x straight up, whose own heading is
+    /// none); nil otherwise, the board's x. Before it is known, a board whose x is within `steepAxis` of the vertical
+    /// has its headings taken along its axis nearest the horizontal. The compass's and the gyroscope's headings alike
+    /// are the vehicle's (`AttitudeAngles.heading(_:along:)`), so the deviation from driving and the course's trim work
+    /// on the vehicle's compass heading, and where the trim fades (a GNSS outage) it fades to the vehicle's heading.
+    /// The difference from the board's x heading is part of the deviation the headings include. An axis nearer x is
+    /// left to the deviation and the trim: they are exact on the straights, the axis's fit only to a few degrees (the
+    /// GNSS lag, sideslip), and a deviation holds ±45°.
+    public private(set) var mountingAxis: Vector3?
+    /// `mountingAxis`'s yaw from the board's x (degrees, clockwise from it, in the board's x–y plane): how far a board
+    /// about level is turned in the vehicle; 0 without an axis.
+    public var mountingYaw: Double { mountingAxis.map { atan2($0.y, $0.x) * 180 / .pi } ?? 0 }
+    /// Degrees from the board's x beyond which the forward axis is taken (once taken, it is given up within
+    /// `mountingThreshold` − `mountingStep`, so that an axis about the threshold does not come and go).
+    static let mountingThreshold = 20.0
+    /// Degrees the axis must turn about the vertical from `mountingAxis` to replace it (each change restarts the
+    /// deviation from driving; its elevation does not move the heading).
+    static let mountingStep = 2.0
+    /// Degrees from the vertical within which the board's x gives no heading before the forward axis is known (a heading
+    /// along an axis 60° steep swings twice as far as the board tilts).
+    static let steepAxis = 30.0
     /// Told of the deviation from driving to keep (`keptDriving`'s new value), on the pipeline queue.
     public var onDrivingDeviation: (@Sendable (DrivingDeviationRecord) -> Void)?
     /// The deviation curve from the deviation file (`bearing swing`'s); the one learnt from driving, once it
@@ -239,7 +252,7 @@ public struct AttitudeFusion: Sendable {
             // kept observations were seen with.
             if let f = keptForward {
                 motion?.restore(forward: f)
-                updateMountingYaw(restartingDeviation: false)
+                updateMountingAxis(restartingDeviation: false)
             }
             if driving?.curve == nil { restoreDriving() }
         case .accelerometerCalibration(let c):
@@ -419,13 +432,15 @@ public struct AttitudeFusion: Sendable {
         // A fix repeated with the same time (a frozen TPV) is no new epoch.
         guard stamp.unixTime != lastFixTime else { return }
         lastFixTime = stamp.unixTime
-        updateMountingYaw(restartingDeviation: true)
+        updateMountingAxis(restartingDeviation: true)
         // The epoch on the samples' clock (when the fix arrived), as everything it is judged with: the field samples,
         // the gyroscope's heading, the deviation's restarts. A Pi without a real-time clock may run its system clock far
         // from GPS time until it syncs (`RoadDriveTests.testFixesOnAnotherClockThanTheSamples`).
         let time = lastInertial ?? stamp.unixTime
-        let compass = Compass.normalize(AttitudeAngles(filter.quaternion, body: .forwardRightDown).heading + mountingYaw)
-        let gyroHeading = AttitudeAngles.heading(filter.quaternion6D)
+        // The vehicle's headings: along the forward axis where one is taken, else the board's x.
+        let axis = mountingAxis ?? Vector3(1, 0, 0)
+        let compass = Compass.normalize(AttitudeAngles.heading(filter.quaternion, along: axis))
+        let gyroHeading = AttitudeAngles.heading(filter.quaternion6D, along: axis)
         if driving?.epoch(time: time, compass: compass, gyroHeading: gyroHeading, track: track, speed: speed, eps: f.eps, variation: variation) == true {
             drivingTable = driving?.table
             keepDriving(at: stamp)
@@ -457,16 +472,41 @@ public struct AttitudeFusion: Sendable {
         adopt(change.map { [$0] } ?? [], at: lastInertial.map { GPSTimestamp(unixTime: $0) } ?? stamp, episode: nil)
     }
 
-    /// `mountingYaw` from the forward axis known (`VehicleAcceleration.forwardKnown`), where it has moved
-    /// `mountingYawStep` from it; a change restarts the deviation from driving, whose observations were seen with the
-    /// old yaw (the course's trim carries the heading across the change: it is what brings the compass to the course).
-    private mutating func updateMountingYaw(restartingDeviation: Bool) {
-        guard let motion, motion.forwardKnown else { return }
-        let f = motion.forward
-        let yaw = atan2(f.y, f.x) * 180 / .pi
-        let wanted = abs(yaw) > Self.mountingYawThreshold ? yaw : 0
-        guard abs(SwingSolver.wrap180(wanted - mountingYaw)) > Self.mountingYawStep else { return }
-        mountingYaw = wanted
+    /// `mountingAxis` from the forward axis known (`VehicleAcceleration.forwardKnown`): taken or given up across
+    /// `mountingThreshold`, replaced where it has turned `mountingStep` about the vertical; a change restarts the
+    /// deviation from driving, whose observations were seen along the old axis (the course's trim carries the heading
+    /// across the change: it is what brings the compass to the course).
+    private mutating func updateMountingAxis(restartingDeviation: Bool) {
+        guard let motion else { return }
+        let current = mountingAxis, x = Vector3(1, 0, 0)
+        // The board's "up" now, in its levelled axes.
+        let up = filter.quaternion6D.conjugate.rotate(Vector3(0, 0, 1))
+        let wanted: Vector3?
+        if motion.forwardKnown {
+            let f = motion.forward
+            let far = Self.degrees(between: f, x) > Self.mountingThreshold - (current == nil ? 0 : Self.mountingStep)
+            wanted = far ? f : nil
+        } else {
+            // Not yet known: a board whose x is within `steepAxis` degrees of the vertical has no heading along x (it
+            // swings with every tilt), so until the forward axis is learnt the headings are taken along the board's axis
+            // nearest the horizontal, whose heading differs from the vehicle's by a constant (the course's trim learns it).
+            guard current == nil, Self.degrees(between: up, x) < Self.steepAxis || Self.degrees(between: up, x) > 180 - Self.steepAxis
+            else { return }
+            wanted = abs(up.y) < abs(up.z) ? Vector3(0, 1, 0) : Vector3(0, 0, 1)
+        }
+        switch (wanted, current) {
+        case (nil, nil): return
+        case let (w?, c?):
+            // The turn about the vertical: the axes projected on the horizontal.
+            let a = w - up * w.dot(up), b = c - up * c.dot(up)
+            guard a.length > 0.1, b.length > 0.1, Self.degrees(between: a.normalized, b.normalized) > Self.mountingStep else { return }
+        default: break
+        }
+        // The gyroscope's heading is the vehicle's too: the course's trim turns what it carries with it.
+        let q = filter.quaternion6D
+        let moved = AttitudeAngles.heading(q, along: wanted ?? x) - AttitudeAngles.heading(q, along: current ?? x)
+        courseTrim.gyroscopeHeadingMoved(by: SwingSolver.wrap180(moved))
+        mountingAxis = wanted
         if restartingDeviation {
             driving?.restart(at: nil)
             drivingTable = nil
@@ -495,7 +535,7 @@ public struct AttitudeFusion: Sendable {
         // The forward axis once this drive has learnt it, else the one kept before (not lost by a short drive).
         let before = keptForward
         let forward = motion?.forwardLearnt == true ? motion?.forward : before
-        let moved = forward.map { f in before.map { acos(min(1, f.dot($0))) * 180 / .pi > Self.forwardKeepAngle } ?? true } ?? false
+        let moved = forward.map { f in before.map { Self.degrees(between: f, $0) > Self.forwardKeepAngle } ?? true } ?? false
         guard moved || epochTaken else { return }
         if let last = drivingKeptAt, sectors == last.sectors, t - last.time < drivingKeepInterval, !moved { return }
         drivingKeptAt = (t, sectors)
@@ -504,6 +544,9 @@ public struct AttitudeFusion: Sendable {
         keptForward = forward
         onDrivingDeviation?(record)
     }
+
+    /// Degrees between two unit vectors.
+    static func degrees(between a: Vector3, _ b: Vector3) -> Double { acos(max(-1, min(1, a.dot(b)))) * 180 / .pi }
 
     /// The online calibration's state now (nil when off).
     public func onlineState(at time: GPSTimestamp) -> OnlineCalibrationState? {
@@ -532,21 +575,30 @@ public struct AttitudeFusion: Sendable {
         // chaining: `if let` or `??` on these copied the whole fusion every sample, 1,370 instructions, in a
         // release build.)
         let compass = filter.quaternion
-        // On land, a board turned in the vehicle: its yaw first, and the deviation at the vehicle's compass heading.
-        let yaw = mountingYaw
+        // On land, a board turned or standing in the vehicle: the turn from its x's heading to the vehicle's first, and
+        // the deviation at the vehicle's compass heading.
+        let axis = mountingAxis
+        let table = drivingTable != nil || measuredDeviation?.coefficients.isEmpty == false
         var deviation: Double?
-        if yaw != 0 { deviation = yaw }
-        if drivingTable != nil || measuredDeviation?.coefficients.isEmpty == false {
-            let heading = Compass.normalize(AttitudeAngles.heading(compass) + yaw)
-            var d = drivingTable?.deviation(atCompassHeading: heading)
-            if d == nil { d = measuredDeviation?.deviation(atCompassHeading: heading) }
-            if d != nil { deviation = yaw + d! }
-        }
-        // On land, the course's trim where it holds: part of the deviation the headings include.
-        if trimLearnt {
-            let heading = AttitudeAngles.heading(compass) + (deviation ?? 0)
-            let trim = courseTrim.trim(at: heading, gyroHeading: AttitudeAngles.heading(filter.quaternion6D), time: s.time.unixTime)
-            if trim != 0 { deviation = (deviation ?? 0) + trim }
+        // Only where there is something to add (the heading is an arctangent a sample).
+        if axis != nil || table || trimLearnt {
+            let boardHeading = AttitudeAngles.heading(compass)
+            var vehicle = 0.0
+            if let axis { vehicle = SwingSolver.wrap180(AttitudeAngles.heading(compass, along: axis) - boardHeading) }
+            if vehicle != 0 { deviation = vehicle }
+            if table {
+                let heading = Compass.normalize(boardHeading + vehicle)
+                var d = drivingTable?.deviation(atCompassHeading: heading)
+                if d == nil { d = measuredDeviation?.deviation(atCompassHeading: heading) }
+                if d != nil { deviation = vehicle + d! }
+            }
+            // On land, the course's trim where it holds: part of the deviation the headings include.
+            if trimLearnt {
+                let heading = boardHeading + (deviation ?? 0)
+                let gyroHeading = AttitudeAngles.heading(filter.quaternion6D, along: axis ?? Vector3(1, 0, 0))
+                let trim = courseTrim.trim(at: heading, gyroHeading: gyroHeading, time: s.time.unixTime)
+                if trim != 0 { deviation = (deviation ?? 0) + trim }
+            }
         }
         let magnetic = deviation.map { Quaternion.aboutZ(-$0 * .pi / 180) * compass } ?? compass
         let declination = trueNorth ? local?.declination : nil

@@ -197,6 +197,11 @@ public struct CourseTrim: Sendable {
     /// against it (the window's offsets, the heading carried, the epoch before) is turned with it, so the course
     /// carried is the same one.
     public mutating func gyroscopeHeadingMoved(by degrees: Double) {
+        guard degrees.isFinite, degrees != 0 else { return }
+        for i in recent.indices { recent[i].offset = SwingSolver.wrap180(recent[i].offset - degrees) }
+        if let g = gyro { gyro!.heading = SwingSolver.wrap180(g.heading + degrees) }
+        if let c = carry { carry!.offset = SwingSolver.wrap180(c.offset - degrees) }
+        if let r = refusals { refusals!.offset = SwingSolver.wrap180(r.offset - degrees) }
     }
 
     /// How far the gyroscope has turned at `heading` (degrees, unwrapped from the epoch before) since the window

@@ -60,6 +60,13 @@ public struct AttitudeAngles: Equatable, Sendable {
         heading(forward: q.rotate(Vector3(1, 0, 0)))
     }
 
+    /// The heading of `axis` (in `q`'s sensor axes) turned by `q`, degrees clockwise from north, in (−180, 180]:
+    /// a vehicle's heading when `axis` is its forward axis in the sensor's. Along +x it is `heading(_:)`.
+    @inlinable
+    public static func heading(_ q: Quaternion, along axis: Vector3) -> Double {
+        heading(forward: q.rotate(axis))
+    }
+
     @inlinable
     static func heading(forward: Vector3) -> Double { atan2(forward.x, forward.y) * 180 / .pi }
 

@@ -21,8 +21,8 @@ public struct DrivingDeviationRecord: Codable, Equatable, Sendable {
     public var sensor: SensorIdentity?
     /// The vehicle's forward axis learnt on the same drives (`VehicleAcceleration.forward`: a unit vector in the
     /// levelled board frame, x forward, y right, z down); nil before it was learnt, or written before Bearing kept it.
-    /// It does not depend on the magnetometer's calibration, so it is put back whatever is in force. Where its yaw is
-    /// taken into the headings (`AttitudeFusion.mountingYaw`, beyond 20°) the sectors' compass headings are the
+    /// It does not depend on the magnetometer's calibration, so it is put back whatever is in force. Where the headings
+    /// are taken along it (`AttitudeFusion.mountingAxis`, beyond 20° from x) the sectors' compass headings are the
     /// vehicle's, not the board's x's.
     public var forward: [Double]?
 

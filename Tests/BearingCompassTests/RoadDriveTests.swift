@@ -237,8 +237,9 @@ final class RoadDriveTests: XCTestCase {
     /// A board standing in the car: on its end or its side, against a windscreen or a bulkhead, its x pointing up or
     /// down or 60–80° from the road. Its x's heading is no heading at all (straight up, it is any), so the headings are
     /// taken along the forward axis learnt (`AttitudeFusion.mountingAxis`), for the compass, the gyroscope, the
-    /// deviation and the trim alike. Bounds: those of the drives mounted straight; the axis found within 7° of the
-    /// mounting's, as for a board turned flat.
+    /// deviation and the trim alike. Before the axis is known, a board whose x is steep has its headings taken along its
+    /// axis nearest the horizontal. Bounds: 1.5 times the medians measured (0.47°, 0.77° on 2026-11-30), those of the
+    /// drives mounted straight for the worst; the axis found within 7° of the mounting's, as for a board turned flat.
     func testABoardStandingInTheCar() {
         let mountings = [Vector3(0, 90, 0), Vector3(0, -90, 0), Vector3(90, 90, 0), Vector3(0, 75, 180),
                          Vector3(-90, -80, 45), Vector3(180, 60, 0), Vector3(0, 90, 90), Vector3(30, -70, -120)]
@@ -254,21 +255,21 @@ final class RoadDriveTests: XCTestCase {
             XCTAssertLessThan(off, 7, "seed \(seed), mounted \(m): the forward axis found")
         }
         let summary = Self.summary("standing", scores)
-        XCTAssertLessThan(summary.median, 0.77)
+        XCTAssertLessThan(summary.median, 0.7)
         XCTAssertLessThan(summary.worst, 0.96)
-        XCTAssertLessThan(summary.windowMedian, 1.25)
+        XCTAssertLessThan(summary.windowMedian, 1.15)
         XCTAssertLessThan(summary.windowWorst, 2.37)
     }
 
     /// Three minutes without fixes (400–580 s) on the drives with the board turned in the car, as
     /// `testABoardMountedAnyWayRoundInTheCar` turns it. Through an outage the course's trim fades to the compass's
     /// heading (`CourseTrim.fadeTime`): that must be the car's, not the board's x, or a board across the car fades
-    /// towards 90° off. Bounds: those of the drives mounted straight (`testAThreeMinuteGNSSOutage`); and the yaw the
-    /// fusion takes for the mounting (`AttitudeFusion.mountingYaw`) within 10° of the drive's (measured: 7.7° at worst,
-    /// seed 2, whose axis the GNSS lag turns most).
+    /// towards 90° off. Bounds: 1.5 times the figures measured (1.76°, 3.84° on 2026-11-30, with the gyroscope's heading
+    /// also the car's); and the yaw the fusion takes for the mounting (`AttitudeFusion.mountingYaw`, its axis's yaw)
+    /// within 10° of the drive's (measured: 7.7° at worst, seed 2, whose axis the GNSS lag turns most).
     func testAThreeMinuteGNSSOutageWithTheBoardTurnedInTheCar() {
         let yaws: [Double] = [90, 180, -90, 135, -45, -135, 180, 60]
-        var during: [Double] = [], whole: [Double] = []
+        var during: [Double] = [], whole: [Double] = [], yawErrors: [Double] = []
         for (seed, yaw) in zip(Self.seeds, yaws) {
             let tilt = seed % 2 == 0 ? (1.5, -1.2) : (-1.3, 1.7)
             let drive = Self.drive(seed: seed) { $0.mounting = Vector3(tilt.0, tilt.1, yaw) }
@@ -277,11 +278,13 @@ final class RoadDriveTests: XCTestCase {
             whole.append(score.rms)
             // The board turned by `yaw` (clockwise) has the car's forward `yaw` anticlockwise from its x.
             XCTAssertLessThan(abs(Self.wrap(score.mountingYaw + yaw)), 10, "seed \(seed): the mounting's yaw \(score.mountingYaw)° for \(-yaw)°")
+            yawErrors.append(abs(Self.wrap(score.mountingYaw + yaw)))
         }
         print("RoadDrive, a three-minute GNSS outage, the board turned in the car: RMS during it \(during.map { Self.format($0) }) median "
-              + "\(Self.format(Self.median(during)))°, worst \(Self.format(during.max()!))°; whole drive worst \(Self.format(whole.max()!))°")
-        XCTAssertLessThan(Self.median(during), 2.8)
-        XCTAssertLessThan(during.max()!, 6.9)
+              + "\(Self.format(Self.median(during)))°, worst \(Self.format(during.max()!))°; whole drive worst \(Self.format(whole.max()!))°; "
+              + "the yaw taken at most \(Self.format(yawErrors.max()!))° from the mounting's")
+        XCTAssertLessThan(Self.median(during), 2.6)
+        XCTAssertLessThan(during.max()!, 5.8)
     }
 
     /// The forward axis is kept across restarts with the deviation learnt from driving (`DrivingDeviationRecord`,

@@ -143,10 +143,16 @@ final class OnlineCalibrationDaemonTests: XCTestCase {
                 XCTAssertEqual(driving["status"] as? String, "active")
                 XCTAssertEqual(driving["sectors"] as? Int, 12)
                 XCTAssertEqual(driving["forward"] as? [Double], [0, -1, 0], "the forward axis kept")
-                // The board across the car: its forward axis is −90° from the board's x, which ATT's deviation carries
-                // (`AttitudeFusion.mountingYaw`), and the deviation kept at the car's compass heading (ATT's magnetic
-                // heading less that), as learnt.
-                let d = try XCTUnwrap(a["deviation"] as? Double, "ATT: \(a)") + 90
+                // The board across the car: ATT's deviation carries the turn from the heading of the board's x to the
+                // heading of the car's forward axis, its −y (`AttitudeFusion.mountingAxis`): −90° for a level board,
+                // a little more or less as the simulated board tilts, here from ATT's own angles; and the deviation kept
+                // at the car's compass heading (ATT's magnetic heading less it), as learnt.
+                let q = AttitudeAngles(heading: try XCTUnwrap(a["heading"] as? Double), pitch: try XCTUnwrap(a["pitch"] as? Double),
+                                       roll: try XCTUnwrap(a["roll"] as? Double)).quaternion(body: .forwardRightDown)
+                let car = q.rotate(Vector3(0, -1, 0)), board = q.rotate(Vector3(1, 0, 0))
+                let turn = SwingSolver.wrap180((atan2(car.x, car.y) - atan2(board.x, board.y)) * 180 / .pi)
+                XCTAssertEqual(turn, -90, accuracy: 15, "ATT: \(a)")
+                let d = try XCTUnwrap(a["deviation"] as? Double, "ATT: \(a)") - turn
                 let compass = try XCTUnwrap(a["mheading"] as? Double) - d
                 XCTAssertEqual(d, try XCTUnwrap(p.deviation(atCompassHeading: Compass.normalize(compass))), accuracy: 0.05)
             } else {
