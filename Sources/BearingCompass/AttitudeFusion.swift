@@ -478,9 +478,9 @@ public struct AttitudeFusion: Sendable {
     /// across the change: it is what brings the compass to the course).
     private mutating func updateMountingAxis(restartingDeviation: Bool) {
         guard let motion else { return }
-        let current = mountingAxis, x = Vector3(1, 0, 0)
+        let current = mountingAxis, x = Vector3(1, 0, 0), q = filter.quaternion6D
         // The board's "up" now, in its levelled axes.
-        let up = filter.quaternion6D.conjugate.rotate(Vector3(0, 0, 1))
+        let up = q.conjugate.rotate(Vector3(0, 0, 1))
         let wanted: Vector3?
         if motion.forwardKnown {
             let f = motion.forward
@@ -490,8 +490,8 @@ public struct AttitudeFusion: Sendable {
             // Not yet known: a board whose x is within `steepAxis` degrees of the vertical has no heading along x (it
             // swings with every tilt), so until the forward axis is learnt the headings are taken along the board's axis
             // nearest the horizontal, whose heading differs from the vehicle's by a constant (the course's trim learns it).
-            guard current == nil, Self.degrees(between: up, x) < Self.steepAxis || Self.degrees(between: up, x) > 180 - Self.steepAxis
-            else { return }
+            let elevation = Self.degrees(between: up, x)
+            guard current == nil, elevation < Self.steepAxis || elevation > 180 - Self.steepAxis else { return }
             wanted = abs(up.y) < abs(up.z) ? Vector3(0, 1, 0) : Vector3(0, 0, 1)
         }
         switch (wanted, current) {
@@ -503,7 +503,6 @@ public struct AttitudeFusion: Sendable {
         default: break
         }
         // The gyroscope's heading is the vehicle's too: the course's trim turns what it carries with it.
-        let q = filter.quaternion6D
         let moved = AttitudeAngles.heading(q, along: wanted ?? x) - AttitudeAngles.heading(q, along: current ?? x)
         courseTrim.gyroscopeHeadingMoved(by: SwingSolver.wrap180(moved))
         mountingAxis = wanted

@@ -155,7 +155,7 @@ final class LayeringTests: XCTestCase {
         XCTAssertEqual(users.sorted(), ["BearingPublishing"])
         let combineTypes = try NSRegularExpression(pattern: #"\b(AnyPublisher|AnyCancellable|PassthroughSubject|CurrentValueSubject|Publisher|Cancellable|OCombine)\b"#)
         for target in ["BearingMarine", "BearingMQTT", "BearingCompass", "BearingClient", "BearingDiagnostics", "bearing"] {
-            for (_, text) in try Self.sources(of: target) {
+            for (_, _, text) in try Self.sources(of: target) {
                 for line in text.split(separator: "\n") where line.contains("public ") {
                     let l = String(line)
                     XCTAssertNil(combineTypes.firstMatch(in: l, range: NSRange(l.startIndex..., in: l)), "\(target): an OpenCombine type in a public API: \(l)")
@@ -182,10 +182,10 @@ final class LayeringTests: XCTestCase {
         XCTAssertLessThanOrEqual(lines, 1_500, "Sources/bearing has \(lines) lines: move workflows into libraries")
         // C calls (not methods of the same name), fitting, and modules the CLI has no business with.
         let banned = try NSRegularExpression(pattern: #"(?<![.\w])(posix_spawn\w*|fork|execv\w*|opendir|readdir|mkdtemp|socket|bind|connect|accept|poll|pipe)\(|\b(MagnetometerCalibrator|AccelerometerCalibrator|EllipsoidFit)\b|import (OpenCombine\w*|CBearingSys|BearingPublishing)\b"#)
-        for (_, text) in files {
+        for (path, _, text) in files {
             for m in banned.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
                 let line = text[..<Range(m.range, in: text)!.lowerBound].split(separator: "\n", omittingEmptySubsequences: false).count
-                XCTFail("Sources/bearing: \(text[Range(m.range, in: text)!]) (line \(line) of a file) belongs in a library")
+                XCTFail("\(path):\(line): \(text[Range(m.range, in: text)!]) belongs in a library")
             }
         }
     }
@@ -197,15 +197,16 @@ final class LayeringTests: XCTestCase {
         }
     }
 
-    /// Swift sources of a target, comments and string literals left out, with the folder each is in.
-    static func sources(of target: String) throws -> [(folder: String, text: String)] {
+    /// Swift sources of a target, comments and string literals left out (lines kept), each with its path from the
+    /// repository's root and the folder it is in within the target.
+    static func sources(of target: String) throws -> [(path: String, folder: String, text: String)] {
         let root = repoRoot.appendingPathComponent("Sources/\(target)")
         guard let e = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil) else { return [] }
-        var out: [(String, String)] = []
+        var out: [(String, String, String)] = []
         for case let url as URL in e where url.pathExtension == "swift" {
             let code = codeOnly(try String(contentsOf: url, encoding: .utf8))
             let folder = url.deletingLastPathComponent().path.replacingOccurrences(of: root.path, with: ".")
-            out.append((folder, code))
+            out.append((url.path.replacingOccurrences(of: repoRoot.path + "/", with: ""), folder, code))
         }
         return out
     }
@@ -283,14 +284,13 @@ final class LayeringTests: XCTestCase {
         XCTAssertTrue(Set(["BearingCompass", "BearingSimulator"]).isSubset(of: targets), "optimised in debug: \(targets)")
         let assertion = try NSRegularExpression(pattern: #"\b(assert|assertionFailure)\s*\("#)
         for target in targets {
-            let root = repoRoot.appendingPathComponent("Sources/\(target)")
-            guard let e = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil) else { XCTFail("no folder for \(target)"); continue }
-            for case let url as URL in e where url.pathExtension == "swift" {
-                let lines = Self.codeOnly(try String(contentsOf: url, encoding: .utf8)).split(separator: "\n", omittingEmptySubsequences: false)
-                for (n, line) in lines.enumerated() {
+            let files = try Self.sources(of: target)
+            XCTAssertFalse(files.isEmpty, "no sources for \(target)")
+            for (path, _, text) in files {
+                for (n, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                     let l = String(line)
                     if assertion.firstMatch(in: l, range: NSRange(l.startIndex..., in: l)) != nil {
-                        XCTFail("Sources/\(target)/\(url.lastPathComponent):\(n + 1): `assert` vanishes under -O (the target is optimised in debug builds); use `precondition`")
+                        XCTFail("\(path):\(n + 1): `assert` vanishes under -O (the target is optimised in debug builds); use `precondition`")
                     }
                 }
             }
