@@ -238,6 +238,10 @@ final class RoadDriveTests: XCTestCase {
         return Vector3(cos(y) * cos(p), cos(y) * sin(p) * sin(r) - sin(y) * cos(r), cos(y) * sin(p) * cos(r) + sin(y) * sin(r))
     }
 
+    /// The standing boards' mountings (roll, pitch, yaw, degrees), one per seed.
+    static let standing = [Vector3(0, 90, 0), Vector3(0, -90, 0), Vector3(90, 90, 0), Vector3(0, 75, 180),
+                           Vector3(-90, -80, 45), Vector3(180, 60, 0), Vector3(0, 90, 90), Vector3(30, -70, -120)]
+
     /// A board standing in the car: on its end or its side, against a windscreen or a bulkhead, its x pointing up or
     /// down or 60–80° from the road. Its x's heading is no heading at all (straight up, it is any), so the headings are
     /// taken along the forward axis learnt (`AttitudeFusion.mountingAxis`), for the compass, the gyroscope, the
@@ -245,9 +249,7 @@ final class RoadDriveTests: XCTestCase {
     /// axis nearest the horizontal. Bounds: 1.5 times the medians measured (0.47°, 0.77° on 2026-11-30), those of the
     /// drives mounted straight for the worst; the axis found within 7° of the mounting's, as for a board turned flat.
     func testABoardStandingInTheCar() {
-        let mountings = [Vector3(0, 90, 0), Vector3(0, -90, 0), Vector3(90, 90, 0), Vector3(0, 75, 180),
-                         Vector3(-90, -80, 45), Vector3(180, 60, 0), Vector3(0, 90, 90), Vector3(30, -70, -120)]
-        let summary = Self.judgeMounted("standing", mountings)
+        let summary = Self.judgeMounted("standing", Self.standing)
         XCTAssertLessThan(summary.median, 0.7)
         XCTAssertLessThan(summary.worst, 0.96)
         XCTAssertLessThan(summary.windowMedian, 1.15)
@@ -262,22 +264,43 @@ final class RoadDriveTests: XCTestCase {
     /// within 10° of the drive's (measured: 7.7° at worst, seed 2, whose axis the GNSS lag turns most).
     func testAThreeMinuteGNSSOutageWithTheBoardTurnedInTheCar() {
         let yaws: [Double] = [90, 180, -90, 135, -45, -135, 180, 60]
-        var during: [Double] = [], whole: [Double] = [], yawErrors: [Double] = []
-        for (seed, yaw) in zip(Self.seeds, yaws) {
-            let tilt = seed % 2 == 0 ? (1.5, -1.2) : (-1.3, 1.7)
-            let drive = Self.drive(seed: seed) { $0.mounting = Vector3(tilt.0, tilt.1, yaw) }
-            let score = Self.judge(drive, gnss: true, after: 120, outage: 400..<580)
-            during.append(score.duringOutage)
-            whole.append(score.rms)
+        let mountings = zip(Self.seeds, yaws).map { seed, yaw in
+            seed % 2 == 0 ? Vector3(1.5, -1.2, yaw) : Vector3(-1.3, 1.7, yaw)
+        }
+        let (during, scores) = Self.judgeOutage("the board turned in the car", mountings)
+        var yawErrors: [Double] = []
+        for (seed, (yaw, score)) in zip(Self.seeds, zip(yaws, scores)) {
             // The board turned by `yaw` (clockwise) has the car's forward `yaw` anticlockwise from its x.
             XCTAssertLessThan(abs(Self.wrap(score.mountingYaw + yaw)), 10, "seed \(seed): the mounting's yaw \(score.mountingYaw)° for \(-yaw)°")
             yawErrors.append(abs(Self.wrap(score.mountingYaw + yaw)))
         }
-        print("RoadDrive, a three-minute GNSS outage, the board turned in the car: RMS during it \(during.map { Self.format($0) }) median "
-              + "\(Self.format(Self.median(during)))°, worst \(Self.format(during.max()!))°; whole drive worst \(Self.format(whole.max()!))°; "
-              + "the yaw taken at most \(Self.format(yawErrors.max()!))° from the mounting's")
+        print("RoadDrive, the board turned in the car: the yaw taken at most \(Self.format(yawErrors.max()!))° from the mounting's")
         XCTAssertLessThan(Self.median(during), 2.6)
         XCTAssertLessThan(during.max()!, 5.8)
+    }
+
+    /// The same outage with the board standing in the car, as `testABoardStandingInTheCar` stands it: through it the
+    /// heading is the gyroscope's along the forward axis learnt before it, and the trim fades to the compass's heading
+    /// along that axis. Bounds: 1.5 times the figures measured (1.61°, 3.08° during it on 2026-12-01; whole drives at
+    /// most 1.72°).
+    func testAThreeMinuteGNSSOutageWithTheBoardStandingInTheCar() {
+        let (during, _) = Self.judgeOutage("the board standing in the car", Self.standing)
+        XCTAssertLessThan(Self.median(during), 2.4)
+        XCTAssertLessThan(during.max()!, 4.6)
+    }
+
+    /// Each mounting's drive (one seed each) with three minutes without fixes (400–580 s): the RMS during the outage,
+    /// and each drive's score.
+    static func judgeOutage(_ label: String, _ mountings: [Vector3]) -> (during: [Double], scores: [Score]) {
+        var during: [Double] = [], scores: [Score] = []
+        for (seed, m) in zip(seeds, mountings) {
+            let score = judge(drive(seed: seed) { $0.mounting = m }, gnss: true, after: 120, outage: 400..<580)
+            during.append(score.duringOutage)
+            scores.append(score)
+        }
+        print("RoadDrive, a three-minute GNSS outage, \(label): RMS during it \(during.map { format($0) }) median "
+              + "\(format(median(during)))°, worst \(format(during.max()!))°; whole drive worst \(format(scores.map(\.rms).max()!))°")
+        return (during, scores)
     }
 
     /// The forward axis is kept across restarts with the deviation learnt from driving (`DrivingDeviationRecord`,
