@@ -57,6 +57,9 @@ final class RoadDriveTests: XCTestCase {
         var forward: Vector3?
         /// The yaw the fusion took for the board's mounting at the end (`AttitudeFusion.mountingYaw`).
         var mountingYaw = 0.0
+        /// RMS of ATT's pitch and roll against the car's (not the board's) over the second half of the drive, degrees.
+        var pitch = 0.0
+        var roll = 0.0
     }
 
     /// The drive's fixes as `bearing attitude --gnss` takes a track of positions only (`t,lat,lon`, as the held-out
@@ -96,6 +99,7 @@ final class RoadDriveTests: XCTestCase {
         f.step(.calibration(nil))
         f.step(.localField(wmm))
         var errors: [(time: Double, error: Double)] = []
+        var tilt = (pitch: 0.0, roll: 0.0, n: 0.0)
         var i = 0, k = 0
         for event in drive.events {
             switch event {
@@ -103,6 +107,10 @@ final class RoadDriveTests: XCTestCase {
                 f.step(.inertial(s))
                 let truth = drive.truth[i]
                 i += 1
+                if truth.time > drive.configuration.duration / 2, let a = f.emitted, let pitch = a.pitch, let roll = a.roll {
+                    let (p, r) = (pitch - truth.pitch, wrap(roll - truth.roll))
+                    tilt = (tilt.pitch + p * p, tilt.roll + r * r, tilt.n + 1)
+                }
                 guard truth.straight, truth.time > after, let heading = f.emitted?.heading else { continue }
                 errors.append((truth.time, wrap(heading - truth.heading)))
             case .magnetic(let s):
@@ -128,7 +136,8 @@ final class RoadDriveTests: XCTestCase {
         return Score(rms: rms, worstWindow: worst, samples: errors.count, mean: mean,
                      refusedByCourse: f.history.filter { $0.kind == .refusedByCourse }.count,
                      duringOutage: (during.reduce(0) { $0 + $1 * $1 } / Double(max(during.count, 1))).squareRoot(),
-                     forward: f.vehicleForward, mountingYaw: f.mountingYaw)
+                     forward: f.vehicleForward, mountingYaw: f.mountingYaw,
+                     pitch: (tilt.pitch / max(tilt.n, 1)).squareRoot(), roll: (tilt.roll / max(tilt.n, 1)).squareRoot())
     }
 
     static func median(_ values: [Double]) -> Double {
@@ -225,8 +234,12 @@ final class RoadDriveTests: XCTestCase {
             let found = a.forward ?? .zero, truth = carForward(mounting: m)
             let off = acos(max(-1, min(1, found.dot(truth) / max(found.length, 1e-12)))) * 180 / .pi
             print("RoadDrive \(label), \(format(m.x, 1))/\(format(m.y, 1))/\(format(m.z, 0))°: seed \(seed) | "
-                  + "\(format(a.rms)) \(format(a.worstWindow)) \(format(a.mean)) | forward found \(format(off))° from the mounting's")
+                  + "\(format(a.rms)) \(format(a.worstWindow)) \(format(a.mean)) | forward found \(format(off))° from the mounting's | "
+                  + "pitch \(format(a.pitch))°, roll \(format(a.roll))° RMS off the car's")
             XCTAssertLessThan(off, 7, "seed \(seed), mounted \(m): the forward axis found")
+            // ATT's pitch and roll are the car's once its axes are known, however the board sits in it.
+            XCTAssertLessThan(a.pitch, 3, "seed \(seed), mounted \(m): ATT's pitch against the car's")
+            XCTAssertLessThan(a.roll, 3, "seed \(seed), mounted \(m): ATT's roll against the car's")
         }
         return summary(label, scores)
     }
