@@ -142,6 +142,17 @@ public struct AttitudeFusion: Sendable {
     /// `mountingAxis`'s yaw from the board's x (degrees, clockwise from it, in the board's x–y plane): how far a board
     /// about level is turned in the vehicle; 0 without an axis.
     public var mountingYaw: Double { mountingAxis.map { atan2($0.y, $0.x) * 180 / .pi } ?? 0 }
+    /// On land, the vehicle's "up" in the board's levelled axes: the mean of the board's up at the fixes taken at speed
+    /// (at least `vehicleUpSpeed`), a running mean over the first `vehicleUpEpochs` and an exponential one over as many
+    /// after (about ten minutes at 1 Hz: roads are level on average, a hill's grade is not). With `mountingAxis` it
+    /// makes the vehicle's axes, whose pitch and roll ATT gives in place of the board's (a board across the car
+    /// would read the car's pitch as its roll; one standing, 60–90° of pitch).
+    public private(set) var vehicleUp: Vector3?
+    private var vehicleUpWeight = 0.0
+    /// The speed (m/s) at or above which a fix's "up" is the vehicle's on the move.
+    static let vehicleUpSpeed = 5.0
+    /// The epochs the vehicle's "up" is the mean of.
+    static let vehicleUpEpochs = 600.0
     /// Degrees from the board's x beyond which the forward axis is taken (once taken, it is given up within
     /// `mountingThreshold` − `mountingStep`, so that an axis about the threshold does not come and go).
     static let mountingThreshold = 20.0
@@ -263,6 +274,9 @@ public struct AttitudeFusion: Sendable {
             let m = l?.matrix ?? .identity
             imuToLevel = m * imuOrientation.matrix
             magnetometerToLevel = m * magnetometerOrientation.matrix
+            // The vehicle's "up" was the mean in the old frame.
+            vehicleUp = nil
+            vehicleUpWeight = 0
             restartFilter(filter.parameters)
         case .localField(let f):
             local = f
@@ -433,6 +447,11 @@ public struct AttitudeFusion: Sendable {
         guard stamp.unixTime != lastFixTime else { return }
         lastFixTime = stamp.unixTime
         updateMountingAxis(restartingDeviation: true)
+        if speed >= Self.vehicleUpSpeed {
+            let up = filter.quaternion6D.conjugate.rotate(Vector3(0, 0, 1))
+            vehicleUpWeight = min(vehicleUpWeight + 1, Self.vehicleUpEpochs)
+            vehicleUp = vehicleUp.map { ($0 + (up - $0) / vehicleUpWeight).normalized } ?? up
+        }
         // The epoch on the samples' clock (when the fix arrived), as everything it is judged with: the field samples,
         // the gyroscope's heading, the deviation's restarts. A Pi without a real-time clock may run its system clock far
         // from GPS time until it syncs (`RoadDriveTests.testFixesOnAnotherClockThanTheSamples`).
@@ -544,6 +563,19 @@ public struct AttitudeFusion: Sendable {
         onDrivingDeviation?(record)
     }
 
+    /// The vehicle's pitch and roll (degrees, as `AttitudeAngles`'s) for the board's orientation `q`, from the vehicle's
+    /// forward axis and its "up" in the board's axes: its axes are down (−up), forward (the forward axis less its part
+    /// along up: the forward axis's fit is a few degrees off, the mean up less) and right (down × forward). nil without
+    /// an up, or with one along the forward axis.
+    static func vehicleTilt(_ q: Quaternion, forward: Vector3, up: Vector3?) -> (pitch: Double, roll: Double)? {
+        guard let up else { return nil }
+        let level = forward - up * forward.dot(up)
+        guard level.length > 0.1 else { return nil }
+        let ahead = level.normalized, down = up * -1, right = down.cross(ahead)
+        let f = q.rotate(ahead), r = q.rotate(right), d = q.rotate(down)
+        return (asin(max(-1, min(1, f.z))) * 180 / .pi, atan2(-r.z, -d.z) * 180 / .pi)
+    }
+
     /// Degrees between two unit vectors.
     static func degrees(between a: Vector3, _ b: Vector3) -> Double { acos(max(-1, min(1, a.dot(b)))) * 180 / .pi }
 
@@ -613,8 +645,12 @@ public struct AttitudeFusion: Sendable {
         a.quality = quality
         let held = filter.heldOnGyroscope
         if held > 0 { a.held = held }
-        a.roll = angles.roll
-        a.pitch = angles.pitch
+        if let axis, let tilt = Self.vehicleTilt(q, forward: axis, up: vehicleUp) {
+            (a.pitch, a.roll) = tilt
+        } else {
+            a.roll = angles.roll
+            a.pitch = angles.pitch
+        }
         a.yaw = angles.heading
         a.acceleration = acceleration
         a.angularRate = angularRate.map { $0 * (180 / .pi) }

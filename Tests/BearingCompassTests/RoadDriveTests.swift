@@ -237,9 +237,13 @@ final class RoadDriveTests: XCTestCase {
                   + "\(format(a.rms)) \(format(a.worstWindow)) \(format(a.mean)) | forward found \(format(off))° from the mounting's | "
                   + "pitch \(format(a.pitch))°, roll \(format(a.roll))° RMS off the car's")
             XCTAssertLessThan(off, 7, "seed \(seed), mounted \(m): the forward axis found")
-            // ATT's pitch and roll are the car's once its axes are known, however the board sits in it.
-            XCTAssertLessThan(a.pitch, 3, "seed \(seed), mounted \(m): ATT's pitch against the car's")
-            XCTAssertLessThan(a.roll, 3, "seed \(seed), mounted \(m): ATT's roll against the car's")
+            // ATT's pitch and roll are the car's once its axes are known, however the board sits in it
+            // (`AttitudeFusion.vehicleUp`). Measured (2026-12-01): pitch 1.36–1.95°, roll 1.34–1.82° RMS over the drives'
+            // second halves, turned and standing alike (a board flat and straight in the car, nothing taken: pitch 1.36–1.87°,
+            // roll 0.56–0.75°; the mean "up" holds the road's crossfall); before, a board across the car read the car's pitch
+            // as its roll (up to 4.7° off) and one standing 60–88° of pitch. Bounds: 1.5 times the worst.
+            XCTAssertLessThan(a.pitch, 2.9, "seed \(seed), mounted \(m): ATT's pitch against the car's")
+            XCTAssertLessThan(a.roll, 2.7, "seed \(seed), mounted \(m): ATT's roll against the car's")
         }
         return summary(label, scores)
     }

@@ -145,7 +145,8 @@ final class OnlineCalibrationDaemonTests: XCTestCase {
                 XCTAssertEqual(driving["forward"] as? [Double], [0, -1, 0], "the forward axis kept")
                 // The board across the car: ATT's deviation carries the turn from the heading of the board's x to the
                 // heading of the car's forward axis, its −y (`AttitudeFusion.mountingAxis`): −90° for a level board,
-                // a little more or less as the simulated board tilts, here from ATT's own angles; and the deviation kept
+                // a little more or less as the simulated board tilts, here from ATT's own angles (the board's: no fix at
+                // speed here has shown the car's "up", `AttitudeFusion.vehicleUp`); and the deviation kept
                 // at the car's compass heading (ATT's magnetic heading less it), as learnt.
                 let q = AttitudeAngles(heading: try XCTUnwrap(a["heading"] as? Double), pitch: try XCTUnwrap(a["pitch"] as? Double),
                                        roll: try XCTUnwrap(a["roll"] as? Double)).quaternion(body: .forwardRightDown)
