@@ -153,6 +153,8 @@ public struct AttitudeFusion: Sendable {
     static let vehicleUpSpeed = 5.0
     /// The epochs the vehicle's "up" is the mean of.
     static let vehicleUpEpochs = 600.0
+    /// The epochs a kept "up" counts for: a minute at speed refines it halfway, so a board since moved is found again.
+    static let keptUpEpochs = 60.0
     /// Degrees from the board's x beyond which the forward axis is taken (once taken, it is given up within
     /// `mountingThreshold` − `mountingStep`, so that an axis about the threshold does not come and go).
     static let mountingThreshold = 20.0
@@ -557,7 +559,7 @@ public struct AttitudeFusion: Sendable {
         guard moved || epochTaken else { return }
         if let last = drivingKeptAt, sectors == last.sectors, t - last.time < drivingKeepInterval, !moved { return }
         drivingKeptAt = (t, sectors)
-        let record = DrivingDeviationRecord(driving, after: correctionInForce, time: stamp.iso8601, forward: forward)
+        let record = DrivingDeviationRecord(driving, after: correctionInForce, time: stamp.iso8601, forward: forward, up: vehicleUp)
         keptDriving = record
         keptForward = forward
         onDrivingDeviation?(record)

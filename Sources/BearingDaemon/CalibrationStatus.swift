@@ -116,6 +116,7 @@ extension WireEncoding {
                 o.string("kept", r.time)
                 o.int("sectors", r.sectors.filter { !$0.isEmpty }.count)
                 if let f = r.forward { o.raw("forward", numbers(f, decimals: 3)) }
+                if let u = r.up { o.raw("up", numbers(u, decimals: 3)) }
                 if c.detail != nil {
                     o.raw("observations", "[" + r.sectors.joined().map { numbers($0, decimals: 2) }.joined(separator: ",") + "]")
                 }

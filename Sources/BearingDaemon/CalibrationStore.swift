@@ -236,6 +236,7 @@ extension DrivingDeviationRecord: CalibrationFileContent {
         var m: Logger.Metadata = ["kept": "\(time)", "sectors": "\(sectors.filter { !$0.isEmpty }.count)",
                                   "observations": "\(sectors.map(\.count).reduce(0, +))"]
         if let f = forward, f.count == 3 { m["forward"] = "\(String(printf: "%.3f,%.3f,%.3f", f[0], f[1], f[2]))" }
+        if let u = up, u.count == 3 { m["up"] = "\(String(printf: "%.3f,%.3f,%.3f", u[0], u[1], u[2]))" }
         return m
     }
     public var caution: String? { nil }

@@ -25,8 +25,13 @@ public struct DrivingDeviationRecord: Codable, Equatable, Sendable {
     /// are taken along it (`AttitudeFusion.mountingAxis`, beyond 20° from x) the sectors' compass headings are the
     /// vehicle's, not the board's x's.
     public var forward: [Double]?
+    /// The vehicle's "up" learnt on the same drives (`AttitudeFusion.vehicleUp`: the mean of the board's up at speed, a
+    /// unit vector in the same frame); nil before a fix at speed showed it, or written before Bearing kept it. With the
+    /// forward axis it makes the vehicle's axes, whose pitch and roll ATT gives from the first sample of the next run.
+    public var up: [Double]?
 
-    public init(_ deviation: PassiveDeviation, after calibration: MagneticCalibration, time: String, forward: Vector3? = nil) {
+    public init(_ deviation: PassiveDeviation, after calibration: MagneticCalibration, time: String, forward: Vector3? = nil,
+                up: Vector3? = nil) {
         format = Self.currentFormat
         self.time = time
         let o = calibration.offset
@@ -34,16 +39,22 @@ public struct DrivingDeviationRecord: Codable, Equatable, Sendable {
         matrix = calibration.matrix.rows.map { [$0.x, $0.y, $0.z] }
         sectors = deviation.observations.map { $0.map { [$0.compass, $0.deviation] } }
         self.forward = forward.map { [$0.x, $0.y, $0.z] }
+        self.up = up.map { [$0.x, $0.y, $0.z] }
     }
 
     /// The forward axis kept, checked: three finite numbers of length 1 (within 1 %); nil when none was kept.
-    public func forwardAxis() throws(CalibrationFitError) -> Vector3? {
-        guard let forward else { return nil }
-        let problem = CalibrationFitError("\"forward\" must be a unit vector: three finite numbers of length 1, not \(forward)")
-        guard forward.count == 3, forward.allSatisfy(\.isFinite) else { throw problem }
-        let f = Vector3(forward[0], forward[1], forward[2])
-        guard abs(f.length - 1) <= 0.01 else { throw problem }
-        return f.normalized
+    public func forwardAxis() throws(CalibrationFitError) -> Vector3? { try Self.unitVector(forward, "forward") }
+
+    /// The vehicle's "up" kept, checked as the forward axis is; nil when none was kept.
+    public func upAxis() throws(CalibrationFitError) -> Vector3? { try Self.unitVector(up, "up") }
+
+    private static func unitVector(_ v: [Double]?, _ key: String) throws(CalibrationFitError) -> Vector3? {
+        guard let v else { return nil }
+        let problem = CalibrationFitError("\"\(key)\" must be a unit vector: three finite numbers of length 1, not \(v)")
+        guard v.count == 3, v.allSatisfy(\.isFinite) else { throw problem }
+        let u = Vector3(v[0], v[1], v[2])
+        guard abs(u.length - 1) <= 0.01 else { throw problem }
+        return u.normalized
     }
 
     /// The calibration they were seen after, checked as an online calibration's is.
@@ -90,6 +101,7 @@ public struct DrivingDeviationRecord: Codable, Equatable, Sendable {
         try CalibrationFileDecoding.decode(DrivingDeviationRecord.self, from: data, source: source, what: "a driving deviation file") { r throws(CalibrationFitError) in
             _ = try r.calibration()
             _ = try r.forwardAxis()
+            _ = try r.upAxis()
             return try r.observations()
         }
     }

@@ -52,6 +52,15 @@ final class DrivingDeviationRecordTests: XCTestCase {
         XCTAssertEqual((f - across).length, 0, accuracy: 1e-12)
         let without = try DrivingDeviationRecord.decode(DrivingDeviationRecord(Self.learnt(), after: Self.calibration, time: "t").encoded(), source: "x")
         XCTAssertNil(try without.forwardAxis())
+        XCTAssertNil(try without.upAxis())
+    }
+
+    /// So is the vehicle's "up" (`AttitudeFusion.vehicleUp`).
+    func testTheVehiclesUpIsKeptWithIt() throws {
+        let up = Vector3(0.998, 0.02, -0.05).normalized
+        let data = DrivingDeviationRecord(Self.learnt(), after: Self.calibration, time: "2026-12-01T10:00:00.000Z", up: up).encoded()
+        let u = try XCTUnwrap(try DrivingDeviationRecord.decode(data, source: "driving-deviation.json").upAxis())
+        XCTAssertEqual((u - up).length, 0, accuracy: 1e-12)
     }
 
     func testItHoldsOnlyUnderTheCalibrationItWasSeenAfterOrARefinement() {
@@ -95,6 +104,8 @@ final class DrivingDeviationRecordTests: XCTestCase {
         cases.append(("\"offset\" must be three finite numbers", { $0["offset"] = [1, 2] }))
         cases.append(("\"forward\" must be a unit vector: three finite numbers of length 1", { $0["forward"] = [1, 0] }))
         cases.append(("\"forward\" must be a unit vector: three finite numbers of length 1", { $0["forward"] = [0.5, 0, 0] }))
+        cases.append(("\"up\" must be a unit vector: three finite numbers of length 1", { $0["up"] = [0, 1] }))
+        cases.append(("\"up\" must be a unit vector: three finite numbers of length 1", { $0["up"] = [0, 0, -2] }))
         for (expected, edit) in cases {
             let message = refused(edit)
             XCTAssertTrue(message.hasPrefix("/x/driving-deviation.json: ") && message.contains(expected), "\(expected): \(message)")
