@@ -261,6 +261,11 @@ public struct AttitudeFusion: Sendable {
         case .drivingDeviation(let r):
             keptDriving = r
             keptForward = (try? r?.forwardAxis()) ?? nil
+            // So does the vehicle's "up": in force at once, as that many epochs of the mean (`keptUpEpochs`).
+            if let u = (try? r?.upAxis()) ?? nil {
+                vehicleUp = u
+                vehicleUpWeight = Self.keptUpEpochs
+            }
             // The forward axis does not depend on the calibration: put back whatever is in force, with the yaw the
             // kept observations were seen with.
             if let f = keptForward {
