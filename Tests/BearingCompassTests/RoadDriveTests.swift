@@ -207,6 +207,10 @@ final class RoadDriveTests: XCTestCase {
         XCTAssertLessThan(noneWorst, 7.7, "the worst seed without GNSS")
     }
 
+    /// The turned boards' mountings (roll, pitch, yaw, degrees), one per seed: 1–2° off level, turned in yaw.
+    static let turnedYaws: [Double] = [90, 180, -90, 135, -45, -135, 180, 60]
+    static let turned = zip(seeds, turnedYaws).map { seed, yaw in seed % 2 == 0 ? Vector3(1.5, -1.2, yaw) : Vector3(-1.3, 1.7, yaw) }
+
     /// The same eight drives with the board mounted any way round in the car: across it, backwards, at 45° and 135°
     /// (a Pi on the side of a console, a module under a seat facing aft), and 1–2° off level. Nothing is told the
     /// mounting. The car's acceleration is then not along the board's x, and taking it out along x (what a land
@@ -214,9 +218,7 @@ final class RoadDriveTests: XCTestCase {
     /// tilt. Judged as the drives mounted straight, with the same bounds; and the vehicle's forward axis the fusion
     /// finds, against the mounting's own (the car's x in the board's axes, from the drive's roll, pitch and yaw).
     func testABoardMountedAnyWayRoundInTheCar() {
-        let yaws: [Double] = [90, 180, -90, 135, -45, -135, 180, 60]
-        let mountings = zip(Self.seeds, yaws).map { seed, yaw in seed % 2 == 0 ? Vector3(1.5, -1.2, yaw) : Vector3(-1.3, 1.7, yaw) }
-        let summary = Self.judgeMounted("mounted any way round", mountings)
+        let summary = Self.judgeMounted("mounted any way round", Self.turned)
         // Bounds: those of the drives mounted straight (`testTheFusionOnSimulatedRoadDrivesJudgedAsTheHeldOutDrives`).
         XCTAssertLessThan(summary.median, 0.77)
         XCTAssertLessThan(summary.worst, 0.96)
@@ -280,13 +282,9 @@ final class RoadDriveTests: XCTestCase {
     /// also the car's); and the yaw the fusion takes for the mounting (`AttitudeFusion.mountingYaw`, its axis's yaw)
     /// within 10° of the drive's (measured: 7.7° at worst, seed 2, whose axis the GNSS lag turns most).
     func testAThreeMinuteGNSSOutageWithTheBoardTurnedInTheCar() {
-        let yaws: [Double] = [90, 180, -90, 135, -45, -135, 180, 60]
-        let mountings = zip(Self.seeds, yaws).map { seed, yaw in
-            seed % 2 == 0 ? Vector3(1.5, -1.2, yaw) : Vector3(-1.3, 1.7, yaw)
-        }
-        let (during, scores) = Self.judgeOutage("the board turned in the car", mountings)
+        let (during, scores) = Self.judgeOutage("the board turned in the car", Self.turned)
         var yawErrors: [Double] = []
-        for (seed, (yaw, score)) in zip(Self.seeds, zip(yaws, scores)) {
+        for (seed, (yaw, score)) in zip(Self.seeds, zip(Self.turnedYaws, scores)) {
             // The board turned by `yaw` (clockwise) has the car's forward `yaw` anticlockwise from its x.
             XCTAssertLessThan(abs(Self.wrap(score.mountingYaw + yaw)), 10, "seed \(seed): the mounting's yaw \(score.mountingYaw)° for \(-yaw)°")
             yawErrors.append(abs(Self.wrap(score.mountingYaw + yaw)))
@@ -304,6 +302,26 @@ final class RoadDriveTests: XCTestCase {
         let (during, _) = Self.judgeOutage("the board standing in the car", Self.standing)
         XCTAssertLessThan(Self.median(during), 2.4)
         XCTAssertLessThan(during.max()!, 4.6)
+    }
+
+    /// Without GNSS, the boards turned and standing in the car (as the two tests above mount them), judged as the drives
+    /// mounted straight are without GNSS (RMS on the straights after ten minutes). Without a speed the forward axis is
+    /// found from the corners alone: the specific force's part across the car turns with the yaw rate, whatever the
+    /// speed, so Σ a × ω over the corners points along it (`VehicleAcceleration.forwardWithoutSpeed`).
+    func testABoardTurnedOrStandingInACarWithoutGNSS() {
+        for (label, mountings) in [("turned", Self.turned), ("standing", Self.standing)] {
+            var rms: [Double] = [], off: [Double] = []
+            for (seed, m) in zip(Self.seeds, mountings) {
+                let score = Self.judge(Self.drive(seed: seed) { $0.mounting = m }, gnss: false, after: 600)
+                rms.append(score.rms)
+                let found = score.forward ?? .zero, truth = Self.carForward(mounting: m)
+                off.append(acos(max(-1, min(1, found.dot(truth) / max(found.length, 1e-12)))) * 180 / .pi)
+            }
+            print("RoadDrive without GNSS, the board \(label): RMS \(rms.map { Self.format($0) }) median \(Self.format(Self.median(rms)))°, "
+                  + "worst \(Self.format(rms.max()!))°; forward found \(off.map { Self.format($0) })° from the mounting's")
+            XCTAssertLessThan(Self.median(rms), 5.9, label)
+            XCTAssertLessThan(rms.max()!, 7.7, label)
+        }
     }
 
     /// Each mounting's drive (one seed each) with three minutes without fixes (400–580 s): the RMS during the outage,
