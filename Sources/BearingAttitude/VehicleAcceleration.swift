@@ -1,4 +1,9 @@
 import BearingModel
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A land vehicle's own acceleration, from its GNSS speed and the gyroscope, to take out of the accelerometer
 /// before the attitude filter sees it. An accelerometer in a car measures gravity plus the car's acceleration:
@@ -28,7 +33,17 @@ import BearingModel
 /// compensation itself tilts) enters the fit. Its normal equations are summed over time while the speed is known,
 /// with a prior of weight `priorWeight` on the board's x; f is the solution, normalised, once per epoch. The
 /// centripetal term, at the gyroscope's instant, sets the axis across the turn (and so f in the plane); v̇, an
-/// epoch late, confirms the sense along it. Pure.
+/// epoch late, confirms the sense along it.
+///
+/// **Without a speed** (no GNSS, or none yet) the corners alone give the axis's direction. In a turn at rate ω the
+/// car's acceleration across it is ω × (v f), so (ω × v f) × ω = v |ω|² f for ω across f: the cross product of the
+/// (high-passed) specific force with the rate points along f, scaled by v |ω|², whatever v is as long as the car
+/// goes forward, and left and right turns alike. What else the force holds cancels over the turns both ways: a
+/// change of speed (v̇ f × ω changes sign with the turn's), a lever arm's centripetal term (odd in ω). Σ (a × ω) dt
+/// is summed while no speed is known; once it is `speedlessWeight` long and points one way (`speedlessAgreement` of
+/// Σ |a × ω| dt), its direction is the forward axis (`forwardWithoutSpeed`), and the prior of the fit with speed
+/// when that comes. It is what the IMU-mount alignment of dead-reckoning receivers does from the turns; here without
+/// the wheel speed. Pure.
 public struct VehicleAcceleration: Sendable {
     /// Seconds after an epoch (on the samples' clock) that its speed is still used.
     public var staleAfter = 2.5
@@ -57,6 +72,26 @@ public struct VehicleAcceleration: Sendable {
     private var moment = Vector3.zero
     /// The low-passed specific force, v̇ and v ω, and the sample they were last updated at (nil: start again).
     private var low: (force: Vector3, change: Double, turn: Vector3, time: Double)?
+    /// Without a speed: the low-passed specific force and rate (nil: start again), and Σ (a × ω) dt and Σ |a × ω| dt
+    /// of what is left of them.
+    private var lowWithoutSpeed: (force: Vector3, rate: Vector3, time: Double)?
+    private var turning = Vector3.zero
+    private var turningLength = 0.0
+    /// How long Σ (a × ω) dt must be before its direction is taken, (m/s²)·(rad/s)·s: about five right-angle corners at
+    /// town speeds (3 m/s² at 0.3 rad/s for 5 s each).
+    public var speedlessWeight = 20.0
+    /// The share of Σ |a × ω| dt that Σ (a × ω) dt must keep: the corners agree on a direction, noise does not.
+    public var speedlessAgreement = 0.3
+    /// The least yaw rate of a turn that counts, rad/s (2°/s), and the most rate about the horizontal, a share of it.
+    public var turnRate = 2 * Double.pi / 180
+    public var turnTilt = 0.25
+    /// The least speed (m/s) the force across a turn must imply (|a × ω| / |ω|²): 2 m/s, a walking pace.
+    public var turnSpeed = 2.0
+    /// How far from the horizontal (degrees) the direction found may lie.
+    public var speedlessElevation = 20.0
+    /// The forward axis from the corners alone, once `speedlessWeight` and `speedlessAgreement` are met and it lies
+    /// within `speedlessElevation` of the horizontal (nil before).
+    public private(set) var forwardWithoutSpeed: Vector3?
 
     public init() {}
 
@@ -108,10 +143,46 @@ public struct VehicleAcceleration: Sendable {
         moment = moment + (a * s - w.cross(a)) * dt
     }
 
+    /// One sample into Σ (a × ω) dt, for a vehicle without a speed known (the caller's to judge, with whether it tilts
+    /// as a vehicle does): the specific force (m/s²) and angular rate (rad/s, bias out) in the samples' frame, and "up"
+    /// there, at `time` (samples' clock). Only a turn about the vertical counts (a yaw rate of at least `turnRate`,
+    /// the rate about the horizontal under `turnTilt` of it, and a force across it that implies at least `turnSpeed`):
+    /// the derivation holds for ω across f, and a board in a hand, which turns every way, gives a cross product that
+    /// means nothing. The direction is taken only when it lies
+    /// within `speedlessElevation` degrees of the horizontal, as a vehicle's forward axis does; then it is `forward`
+    /// while neither the fit with speed nor a kept axis has one.
+    public mutating func observeTurn(specificForce: Vector3, angularRate ω: Vector3, up: Vector3, at time: Double) {
+        guard let before = lowWithoutSpeed, time > before.time, time - before.time <= 0.5 else {
+            lowWithoutSpeed = (specificForce, ω, time)
+            return
+        }
+        let dt = time - before.time, k = min(1, dt / highPassTime)
+        let force = before.force + (specificForce - before.force) * k, rate = before.rate + (ω - before.rate) * k
+        lowWithoutSpeed = (force, rate, time)
+        let yaw = ω.dot(up)
+        guard abs(yaw) >= turnRate, (ω - up * yaw).length <= turnTilt * abs(yaw) else { return }
+        // The speed the force across the turn implies (v = a / ω): a vehicle's, not a hand's turning on the spot.
+        let a = specificForce - force, w = ω - rate
+        guard a.cross(w).length >= turnSpeed * w.dot(w) else { return }
+        let c = a.cross(w) * dt
+        turning = turning + c
+        turningLength += c.length
+        let n = turning.length
+        guard n >= speedlessWeight, n >= speedlessAgreement * turningLength else { return }
+        let f = turning / n
+        guard abs(f.dot(up)) <= sin(speedlessElevation * .pi / 180) else { return }
+        forwardWithoutSpeed = f
+        if kept == nil, !hasSeenSpeed { forward = f }
+    }
+
+    /// Whether the fit with speed has anything in it.
+    private var hasSeenSpeed: Bool { normal.xx + normal.yy + normal.zz > 0 }
+
     /// Whether the fit has seen enough of the drive (`learntWeight`) for its axis to be kept.
     public var forwardLearnt: Bool { normal.xx + normal.yy + normal.zz >= learntWeight }
-    /// Whether the axis is known: learnt on this drive, or kept from earlier ones.
-    public var forwardKnown: Bool { kept != nil || forwardLearnt }
+    /// Whether the axis is known: learnt on this drive, kept from earlier ones, or found from the corners alone before
+    /// any speed came (the fit with speed, once it has some, is the one `forward` follows).
+    public var forwardKnown: Bool { kept != nil || forwardLearnt || (forwardWithoutSpeed != nil && !hasSeenSpeed) }
 
     /// An axis kept from earlier drives (`DrivingDeviationRecord.forward`): in force at once, and the prior the
     /// fit starts from, at `keptWeight`.
@@ -123,7 +194,7 @@ public struct VehicleAcceleration: Sendable {
 
     /// The forward axis from the fit and the prior; kept as it was where they give no direction.
     private mutating func solveForward() {
-        let (axis, p) = kept.map { ($0, keptWeight) } ?? (Vector3(1, 0, 0), priorWeight)
+        let (axis, p) = kept.map { ($0, keptWeight) } ?? (forwardWithoutSpeed ?? Vector3(1, 0, 0), priorWeight)
         let m = Matrix3([normal.xx + p, normal.xy, normal.xz], [normal.xy, normal.yy + p, normal.yz],
                         [normal.xz, normal.yz, normal.zz + p])
         guard let inverse = m.inverse else { return }

@@ -171,6 +171,8 @@ public struct AttitudeFusion: Sendable {
     public private(set) var measuredDeviation: DeviationCurve?
     /// The latest inertial sample's time (on land): a fix arriving now reaches the samples' clock then.
     private var lastInertial: Double?
+    /// When the mounting axis was last looked at without fixes (samples' clock).
+    private var axisCheckedAt = -Double.infinity
     /// The latest fix's own time taken by `learnDeviation`: the same again (a frozen TPV) is no new epoch.
     private var lastFixTime: Double?
     /// On land (`vehicle` car or rover): the vehicle's own acceleration, from the fixes' speed, taken out of the
@@ -317,6 +319,19 @@ public struct AttitudeFusion: Sendable {
                 let w = rate - filter.gyroBias
                 if let a = motion?.acceleration(at: t, angularRate: w) { gravity = acc - a }
                 motion?.observe(specificForce: acc, angularRate: w, at: t)
+                // Without a speed, while it tilts as a vehicle does, the corners alone find the forward axis
+                // (`VehicleAcceleration.forwardWithoutSpeed`); it is looked at once a second here (with fixes, at each).
+                // A steep board's provisional axis waits for a fix: without one nothing says the board is in a vehicle
+                // (`bearing attitude` takes a car by default, and a board in a hand is often steep).
+                if motion?.knowsSpeed(at: t) == false {
+                    if tiltRate < Self.carLikeTiltRate {
+                        motion?.observeTurn(specificForce: acc, angularRate: w, up: filter.quaternion6D.conjugate.rotate(Vector3(0, 0, 1)), at: t)
+                    }
+                    if t - axisCheckedAt >= 1 {
+                        axisCheckedAt = t
+                        updateMountingAxis(restartingDeviation: true, steepRule: false)
+                    }
+                }
             }
             if let motion, let rate { tuneToMotion(motion, rate: rate, at: t) }
             if (rate == nil) != withoutGyroscope {
@@ -502,7 +517,7 @@ public struct AttitudeFusion: Sendable {
     /// `mountingThreshold`, replaced where it has turned `mountingStep` about the vertical; a change restarts the
     /// deviation from driving, whose observations were seen along the old axis (the course's trim carries the heading
     /// across the change: it is what brings the compass to the course).
-    private mutating func updateMountingAxis(restartingDeviation: Bool) {
+    private mutating func updateMountingAxis(restartingDeviation: Bool, steepRule: Bool = true) {
         guard let motion else { return }
         let current = mountingAxis, x = Vector3(1, 0, 0), q = filter.quaternion6D
         // The board's "up" now, in its levelled axes.
@@ -517,7 +532,7 @@ public struct AttitudeFusion: Sendable {
             // swings with every tilt), so until the forward axis is learnt the headings are taken along the board's axis
             // nearest the horizontal, whose heading differs from the vehicle's by a constant (the course's trim learns it).
             let elevation = Self.degrees(between: up, x)
-            guard current == nil, elevation < Self.steepAxis || elevation > 180 - Self.steepAxis else { return }
+            guard steepRule, current == nil, elevation < Self.steepAxis || elevation > 180 - Self.steepAxis else { return }
             wanted = abs(up.y) < abs(up.z) ? Vector3(0, 1, 0) : Vector3(0, 0, 1)
         }
         switch (wanted, current) {

@@ -1,6 +1,7 @@
 import XCTest
 import BearingModel
 @testable import BearingAttitude
+import BearingSimulator
 
 final class VehicleAccelerationTests: XCTestCase {
     /// Pulling away at 1.5 m/s² and turning left at 10 °/s at 12 m/s: the forward term from the last two epochs,
@@ -57,6 +58,46 @@ final class VehicleAccelerationTests: XCTestCase {
         // (0.94 m/s² at most here), in the fit and in what is taken out; not the axis.
         XCTAssertLessThan(off, 2)
         XCTAssertLessThan(worst, 0.5)
+    }
+
+    /// The same car with no fix at all: the corners alone give the axis (`observeTurn`, Σ a × ω), whatever the speed
+    /// (9–15 m/s here, never told), while it speeds up and slows down through them. A board turning every way in a hand,
+    /// with as much acceleration, gives none.
+    func testTheForwardAxisFromTheCornersAloneWithoutASpeed() {
+        let yaw = 120 * Double.pi / 180
+        func board(_ v: Vector3) -> Vector3 {
+            Vector3(cos(yaw) * v.x + sin(yaw) * v.y, -sin(yaw) * v.x + cos(yaw) * v.y, v.z)
+        }
+        var a = VehicleAcceleration()
+        let dt = 0.025, up = board(Vector3(0, 0, 1))
+        for k in 0..<Int(300 / dt) {
+            let t = Double(k) * dt
+            let v = 12 + 3 * sin(2 * .pi * t / 20), vDot = 3 * 2 * .pi / 20 * cos(2 * .pi * t / 20)
+            let w = 0.2 * sin(2 * .pi * t / 15)
+            a.observeTurn(specificForce: board(Vector3(vDot, v * w, 9.81)), angularRate: board(Vector3(0, 0, w)), up: up, at: t)
+            XCTAssertFalse(a.knowsSpeed(at: t))
+        }
+        let truth = board(Vector3(1, 0, 0))
+        let f = try! XCTUnwrap(a.forwardWithoutSpeed, "no axis from five minutes of corners")
+        let off = acos(min(1, f.dot(truth))) * 180 / .pi
+        print("a board turned 120° in the car, no speed: forward axis found \(off)° from its own")
+        XCTAssertLessThan(off, 1)
+        XCTAssertEqual(a.forward, f, "the axis in force while no fit with speed has one")
+        XCTAssertTrue(a.forwardKnown)
+
+        // A hand: the board turns about every axis in turn, and moves back and forth, for five minutes.
+        var hand = VehicleAcceleration()
+        var random = SplitMix64(seed: 7)
+        var q = Quaternion.identity
+        for k in 0..<Int(300 / dt) {
+            let t = Double(k) * dt
+            let w = Vector3(0.6 * sin(0.7 * t), 0.5 * sin(0.43 * t + 1), 0.8 * sin(0.31 * t + 2))
+            q = q * Quaternion(axis: w.normalized, angle: w.length * dt)
+            let force = Vector3(random.uniform(-2.5, 2.5), random.uniform(-2.5, 2.5), random.uniform(-2.5, 2.5)) + q.conjugate.rotate(Vector3(0, 0, 9.81))
+            hand.observeTurn(specificForce: force, angularRate: w, up: q.conjugate.rotate(Vector3(0, 0, 1)), at: t)
+        }
+        XCTAssertNil(hand.forwardWithoutSpeed, "a hand's motion is no vehicle's")
+        XCTAssertFalse(hand.forwardKnown)
     }
 
     func testNothingIsTakenOutWithoutARecentFixOrForAJumpOfSpeed() {
