@@ -333,7 +333,8 @@ public struct AttitudeFusion: Sendable {
                     }
                 }
             }
-            if let motion, let rate { tuneToMotion(motion, rate: rate, at: t) }
+            // Only what it needs of the motion: `if let motion` copied the whole of it every sample.
+            if let rate, let knows = motion?.knowsSpeed(at: t) { tuneToMotion(knowsSpeed: knows, rate: rate, at: t) }
             if (rate == nil) != withoutGyroscope {
                 withoutGyroscope = rate == nil
                 restartFilter(withoutGyroscope ? parametersWithoutGyroscope : parameters)
@@ -349,14 +350,14 @@ public struct AttitudeFusion: Sendable {
     /// A land vehicle's time constants for the sample at `t`, while it tilts as slowly as a vehicle does
     /// (`carLikeTiltRate`): the accelerometer's `tauAccWithoutSpeed` unless GNSS speed takes its acceleration out, the
     /// heading's `tauMagOnLand`; the filter's own otherwise.
-    private mutating func tuneToMotion(_ motion: VehicleAcceleration, rate: Vector3, at t: Double) {
+    private mutating func tuneToMotion(knowsSpeed: Bool, rate: Vector3, at t: Double) {
         let up = filter.quaternion6D.conjugate.rotate(Vector3(0, 0, 1)), w = rate - filter.gyroBias
         let tilt = (w - up * w.dot(up)).length * 180 / .pi
         let dt = lastInertial.map { min(max(t - $0, 0), 1) } ?? 0
         tiltRate += (tilt - tiltRate) * min(1, dt / Self.tiltRateTime)
         let carLike = tiltRate < Self.carLikeTiltRate
         let own = filter.parameters.tauAcc
-        let tau = !carLike || motion.knowsSpeed(at: t) ? own : max(own, Self.tauAccWithoutSpeed)
+        let tau = !carLike || knowsSpeed ? own : max(own, Self.tauAccWithoutSpeed)
         if filter.accelerometerTimeConstant != tau { filter.retuneAccelerometer(tau: tau) }
         let ownMag = filter.parameters.tauMag
         let tauMag = carLike ? max(ownMag, Self.tauMagOnLand) : ownMag
