@@ -313,15 +313,19 @@ final class RoadDriveTests: XCTestCase {
     /// (with GNSS 0.28–5.11°). Before: 113° and 100° median, the axis the board's x. Bounds: 1.5 times.
     func testABoardTurnedOrStandingInACarWithoutGNSS() {
         for (label, mountings) in [("turned", Self.turned), ("standing", Self.standing)] {
-            var rms: [Double] = [], off: [Double] = []
+            var rms: [Double] = [], off: [Double] = [], tilt: [Double] = []
             for (seed, m) in zip(Self.seeds, mountings) {
                 let score = Self.judge(Self.drive(seed: seed) { $0.mounting = m }, gnss: false, after: 600)
                 rms.append(score.rms)
+                tilt.append(max(score.pitch, score.roll))
                 let found = score.forward ?? .zero, truth = Self.carForward(mounting: m)
                 off.append(acos(max(-1, min(1, found.dot(truth) / max(found.length, 1e-12)))) * 180 / .pi)
             }
             print("RoadDrive without GNSS, the board \(label): RMS \(rms.map { Self.format($0) }) median \(Self.format(Self.median(rms)))°, "
-                  + "worst \(Self.format(rms.max()!))°; forward found \(off.map { Self.format($0) })° from the mounting's")
+                  + "worst \(Self.format(rms.max()!))°; forward found \(off.map { Self.format($0) })° from the mounting's; "
+                  + "pitch or roll off the car's \(tilt.map { Self.format($0) })°")
+            // ATT's pitch and roll are the car's here too: its "up" from the turns that found the axis.
+            XCTAssertLessThan(tilt.max()!, 4, "\(label): ATT's pitch and roll against the car's")
             XCTAssertLessThan(off.max()!, 2.4, "\(label): the forward axis found")
             XCTAssertLessThan(Self.median(rms), label == "turned" ? 7.9 : 8.1, label)
             XCTAssertLessThan(rms.max()!, label == "turned" ? 11 : 21.6, label)
