@@ -92,6 +92,11 @@ public struct VehicleAcceleration: Sendable {
     /// The forward axis from the corners alone, once `speedlessWeight` and `speedlessAgreement` are met and it lies
     /// within `speedlessElevation` of the horizontal (nil before).
     public private(set) var forwardWithoutSpeed: Vector3?
+    /// Σ up dt over the same turns: the vehicle's "up" from them (a body's roll outwards, one way in left turns and the
+    /// other in right ones, cancels).
+    private var upInTurns = Vector3.zero
+    /// The vehicle's "up" (unit, the samples' frame) from the turns that found `forwardWithoutSpeed`; nil before.
+    public var upWithoutSpeed: Vector3? { forwardWithoutSpeed == nil || upInTurns.length == 0 ? nil : upInTurns.normalized }
 
     public init() {}
 
@@ -166,6 +171,7 @@ public struct VehicleAcceleration: Sendable {
         guard a.cross(w).length >= turnSpeed * w.dot(w) else { return }
         let c = a.cross(w) * dt
         turning = turning + c
+        upInTurns = upInTurns + up * dt
         turningLength += c.length
         let n = turning.length
         guard n >= speedlessWeight, n >= speedlessAgreement * turningLength else { return }

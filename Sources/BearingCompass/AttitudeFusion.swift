@@ -330,6 +330,8 @@ public struct AttitudeFusion: Sendable {
                     if t - axisCheckedAt >= 1 {
                         axisCheckedAt = t
                         updateMountingAxis(restartingDeviation: true, steepRule: false)
+                        // The vehicle's "up" from the same turns, until a fix at speed (or one kept) gives it.
+                        if vehicleUpWeight == 0, let u = motion?.upWithoutSpeed { vehicleUp = u }
                     }
                 }
             }

@@ -324,8 +324,10 @@ final class RoadDriveTests: XCTestCase {
             print("RoadDrive without GNSS, the board \(label): RMS \(rms.map { Self.format($0) }) median \(Self.format(Self.median(rms)))°, "
                   + "worst \(Self.format(rms.max()!))°; forward found \(off.map { Self.format($0) })° from the mounting's; "
                   + "pitch or roll off the car's \(tilt.map { Self.format($0) })°")
-            // ATT's pitch and roll are the car's here too: its "up" from the turns that found the axis.
-            XCTAssertLessThan(tilt.max()!, 4, "\(label): ATT's pitch and roll against the car's")
+            // ATT's pitch and roll are the car's here too: its "up" from the turns that found the axis
+            // (`VehicleAcceleration.upWithoutSpeed`). Measured: the worse of the two 1.45–2.46° turned, 1.37–2.19° standing
+            // (before: up to 4.70° turned, 71–178° standing). Bound: 1.5 times the worst.
+            XCTAssertLessThan(tilt.max()!, 3.7, "\(label): ATT's pitch and roll against the car's")
             XCTAssertLessThan(off.max()!, 2.4, "\(label): the forward axis found")
             XCTAssertLessThan(Self.median(rms), label == "turned" ? 7.9 : 8.1, label)
             XCTAssertLessThan(rms.max()!, label == "turned" ? 11 : 21.6, label)
