@@ -348,27 +348,32 @@ final class RoadDriveTests: XCTestCase {
         return (during, scores)
     }
 
+    /// A car's fusion from a cold start through `drive` with its fixes, and the last record of the deviation from driving
+    /// it kept, read back as a file is.
+    static func keptAfter(_ drive: RoadDrive) throws -> (fusion: AttitudeFusion, record: DrivingDeviationRecord) {
+        let axes = try Orientation(axes: "+X+Y+Z")
+        let kept = Mutex<[DrivingDeviationRecord]>([])
+        var f = AttitudeFusion(imuOrientation: axes, magnetometerOrientation: axes, trueNorth: true, auto: .track, vehicle: .car)
+        f.onDrivingDeviation = { r in kept.withLock { $0.append(r) } }
+        f.step(.calibration(nil))
+        f.step(.localField(wmm))
+        for event in drive.events {
+            switch event {
+            case .inertial(let s): f.step(.inertial(s))
+            case .magnetic(let s): f.step(.magnetic(s))
+            case .fix(let x): f.step(.fix(x))
+            }
+        }
+        return (f, try DrivingDeviationRecord.decode(try XCTUnwrap(kept.withLock { $0 }.last).encoded(), source: "kept"))
+    }
+
     /// The forward axis is kept across restarts with the deviation learnt from driving (`DrivingDeviationRecord`,
     /// `calibration.driving_file`): a board across the car (yaw 90°) drives five minutes; what that run kept has the
     /// axis it found, and a run started with the record takes the car's acceleration out along it before its first
     /// corner. A record without one (kept before the axis was learnt, or by an older Bearing) leaves the board's x.
     func testTheForwardAxisIsKeptWithTheDeviationFromDriving() throws {
-        let drive = Self.drive(seed: 3, duration: 300) { $0.mounting = Vector3(0.8, -1.1, 90) }
         let axes = try Orientation(axes: "+X+Y+Z")
-        let kept = Mutex<[DrivingDeviationRecord]>([])
-        var first = AttitudeFusion(imuOrientation: axes, magnetometerOrientation: axes, trueNorth: true, auto: .track, vehicle: .car)
-        first.onDrivingDeviation = { r in kept.withLock { $0.append(r) } }
-        first.step(.calibration(nil))
-        first.step(.localField(Self.wmm))
-        for event in drive.events {
-            switch event {
-            case .inertial(let s): first.step(.inertial(s))
-            case .magnetic(let s): first.step(.magnetic(s))
-            case .fix(let x): first.step(.fix(x))
-            }
-        }
-        let records = kept.withLock { $0 }
-        let record = try DrivingDeviationRecord.decode(try XCTUnwrap(records.last).encoded(), source: "kept")
+        let (first, record) = try Self.keptAfter(Self.drive(seed: 3, duration: 300) { $0.mounting = Vector3(0.8, -1.1, 90) })
         let axis = try XCTUnwrap(try record.forwardAxis(), "the axis learnt is kept")
         let found = try XCTUnwrap(first.vehicleForward)
         XCTAssertEqual((axis - found).length, 0, accuracy: 0.05, "the axis kept is the one found")
@@ -395,19 +400,7 @@ final class RoadDriveTests: XCTestCase {
     func testTheVehiclesUpIsKeptWithTheDeviationFromDriving() throws {
         let standing = Vector3(0, 90, 0)
         let axes = try Orientation(axes: "+X+Y+Z")
-        let kept = Mutex<[DrivingDeviationRecord]>([])
-        var first = AttitudeFusion(imuOrientation: axes, magnetometerOrientation: axes, trueNorth: true, auto: .track, vehicle: .car)
-        first.onDrivingDeviation = { r in kept.withLock { $0.append(r) } }
-        first.step(.calibration(nil))
-        first.step(.localField(Self.wmm))
-        for event in Self.drive(seed: 1, duration: 300, configure: { $0.mounting = standing }).events {
-            switch event {
-            case .inertial(let s): first.step(.inertial(s))
-            case .magnetic(let s): first.step(.magnetic(s))
-            case .fix(let x): first.step(.fix(x))
-            }
-        }
-        let record = try DrivingDeviationRecord.decode(try XCTUnwrap(kept.withLock { $0 }.last).encoded(), source: "kept")
+        let (_, record) = try Self.keptAfter(Self.drive(seed: 1, duration: 300) { $0.mounting = standing })
         let up = try XCTUnwrap(try record.upAxis(), "the vehicle's up is kept")
         // The car's up in the board's axes (the third row of the body-to-board rotation, negated), to a few degrees.
         let (r, p) = (standing.x * .pi / 180, standing.y * .pi / 180)
