@@ -325,7 +325,8 @@ public struct AttitudeFusion: Sendable {
                 // (`bearing attitude` takes a car by default, and a board in a hand is often steep).
                 if motion?.knowsSpeed(at: t) == false {
                     if tiltRate < Self.carLikeTiltRate {
-                        motion?.observeTurn(specificForce: acc, angularRate: w, up: filter.quaternion6D.conjugate.rotate(Vector3(0, 0, 1)), at: t)
+                        let up = boardUp
+                        motion?.observeTurn(specificForce: acc, angularRate: w, up: up, at: t)
                     }
                     if t - axisCheckedAt >= 1 {
                         axisCheckedAt = t
@@ -353,7 +354,7 @@ public struct AttitudeFusion: Sendable {
     /// (`carLikeTiltRate`): the accelerometer's `tauAccWithoutSpeed` unless GNSS speed takes its acceleration out, the
     /// heading's `tauMagOnLand`; the filter's own otherwise.
     private mutating func tuneToMotion(knowsSpeed: Bool, rate: Vector3, at t: Double) {
-        let up = filter.quaternion6D.conjugate.rotate(Vector3(0, 0, 1)), w = rate - filter.gyroBias
+        let up = boardUp, w = rate - filter.gyroBias
         let tilt = (w - up * w.dot(up)).length * 180 / .pi
         let dt = lastInertial.map { min(max(t - $0, 0), 1) } ?? 0
         tiltRate += (tilt - tiltRate) * min(1, dt / Self.tiltRateTime)
@@ -472,8 +473,10 @@ public struct AttitudeFusion: Sendable {
         guard stamp.unixTime != lastFixTime else { return }
         lastFixTime = stamp.unixTime
         updateMountingAxis(restartingDeviation: true)
+        // The board's "up" at this epoch, for the vehicle's and, below, online calibration's (nothing between moves it).
+        let levelledUp = boardUp
         if speed >= Self.vehicleUpSpeed {
-            let up = filter.quaternion6D.conjugate.rotate(Vector3(0, 0, 1))
+            let up = levelledUp
             vehicleUpWeight = min(vehicleUpWeight + 1, Self.vehicleUpEpochs)
             vehicleUp = vehicleUp.map { ($0 + (up - $0) / vehicleUpWeight).normalized } ?? up
         }
@@ -493,7 +496,7 @@ public struct AttitudeFusion: Sendable {
         }
         // "Up" and the board's forward axis in the magnetometer's frame.
         let toSensor = magnetometerToLevel.transposed
-        let up = toSensor * filter.quaternion6D.conjugate.rotate(Vector3(0, 0, 1))
+        let up = toSensor * levelledUp
         let forward = toSensor * (motion?.forward ?? Vector3(1, 0, 0))
         if online != nil {
             // Every fix's epoch, straight or not: the field since the fix before is a check of the course when the car
@@ -522,9 +525,7 @@ public struct AttitudeFusion: Sendable {
     /// across the change: it is what brings the compass to the course).
     private mutating func updateMountingAxis(restartingDeviation: Bool, steepRule: Bool = true) {
         guard let motion else { return }
-        let current = mountingAxis, x = Vector3(1, 0, 0), q = filter.quaternion6D
-        // The board's "up" now, in its levelled axes.
-        let up = q.conjugate.rotate(Vector3(0, 0, 1))
+        let current = mountingAxis, x = Vector3(1, 0, 0), q = filter.quaternion6D, up = boardUp
         let wanted: Vector3?
         if motion.forwardKnown {
             let f = motion.forward
@@ -597,9 +598,11 @@ public struct AttitudeFusion: Sendable {
         let level = forward - up * forward.dot(up)
         guard level.length > 0.1 else { return nil }
         let ahead = level.normalized, down = up * -1, right = down.cross(ahead)
-        let f = q.rotate(ahead), r = q.rotate(right), d = q.rotate(down)
-        return (asin(max(-1, min(1, f.z))) * 180 / .pi, atan2(-r.z, -d.z) * 180 / .pi)
+        return AttitudeAngles.tilt(forward: q.rotate(ahead), right: q.rotate(right), down: q.rotate(down))
     }
+
+    /// The board's "up" now, in its levelled axes (the 6D orientation's, which the magnetometer never tilts).
+    private var boardUp: Vector3 { filter.quaternion6D.conjugate.rotate(Vector3(0, 0, 1)) }
 
     /// Degrees between two unit vectors.
     static func degrees(between a: Vector3, _ b: Vector3) -> Double { acos(max(-1, min(1, a.dot(b)))) * 180 / .pi }

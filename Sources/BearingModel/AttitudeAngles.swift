@@ -36,9 +36,14 @@ public struct AttitudeAngles: Equatable, Sendable {
         let right = q.rotate(Vector3(0, sideSign, 0))
         let down = q.rotate(Vector3(0, 0, sideSign))
         heading = Self.normalizedDegrees(Self.heading(forward: forward))
-        pitch = asin(max(-1, min(1, forward.z))) * 180 / .pi
+        (pitch, roll) = Self.tilt(forward: forward, right: right, down: down)
+    }
+
+    /// Pitch and roll (degrees) of a body whose forward, right and down axes are these, in ENU.
+    @inlinable
+    public static func tilt(forward: Vector3, right: Vector3, down: Vector3) -> (pitch: Double, roll: Double) {
         // ENU z is up: the down components of the right and down axes are −z.
-        roll = atan2(-right.z, -down.z) * 180 / .pi
+        (asin(max(-1, min(1, forward.z))) * 180 / .pi, atan2(-right.z, -down.z) * 180 / .pi)
     }
 
     /// The orientation (sensor → ENU) these angles describe: the inverse of `init(_:body:)`.
