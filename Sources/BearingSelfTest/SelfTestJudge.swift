@@ -31,6 +31,9 @@ public struct SensorRun: Sendable {
     public var readback: (written: Int, kept: Int)?
     /// Why the configuration was not read back (write-only control registers, the daemon owns the chip): no clone check.
     public var readbackUnavailable: String?
+    /// Why the samples in hand have gaps that the chip did not make (the daemon's reader ran late, or this test
+    /// read the daemon's socket too slowly and lost lines): the rate and the noise are then not the chip's to judge.
+    public var gaps: String?
     public var field = RestSeries()
     public var acceleration = RestSeries()
     public var angularRate = RestSeries()

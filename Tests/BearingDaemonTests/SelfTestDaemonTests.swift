@@ -26,9 +26,26 @@ final class SelfTestDaemonTests: XCTestCase {
         XCTAssertEqual(line("imu", "i2c errors")?.verdict, .pass)
         XCTAssertEqual(line("magnetometer", "registers")?.verdict, .info, "the daemon owns the chip: not read back")
         // The simulator board turns and rolls: the rates are judged, and the board is seen to move, not called noisy.
-        XCTAssertEqual(line("magnetometer", "rate")?.verdict, .pass, "\(String(describing: line("magnetometer", "rate")))")
-        XCTAssertEqual(line("imu", "rate")?.verdict, .pass, "\(String(describing: line("imu", "rate")))")
-        XCTAssertEqual(line("imu", "still")?.verdict, .warn)
+        // On a machine so busy that the daemon's readers ran late (HEALTH's `missed`), or this test lost lines from
+        // the socket (OVERFLOW), the rate and noise are not the chip's: they are said to be not judged, never failed.
+        let late = ["magnetometer", "imu"].filter { line($0, "rate")?.verdict == .warn }
+        for sensor in ["magnetometer", "imu"] {
+            let rate = line(sensor, "rate")
+            if late.contains(sensor) {
+                print("\(sensor): samples went missing on the way: \(rate?.fix ?? "")")
+                XCTAssertTrue(rate?.fix?.hasPrefix("not judged: ") == true, "\(String(describing: rate))")
+            } else {
+                XCTAssertEqual(rate?.verdict, .pass, "\(String(describing: rate))")
+            }
+        }
+        XCTAssertEqual(line("imu", "still")?.verdict, late.contains("imu") ? nil : .warn)
         XCTAssertEqual(report.failed.map { "\($0.sensor) \($0.check): \($0.measured)" }, [])
+        // HEALTH says how many reads each sensor's reader missed by running late.
+        client.send("?HEALTH;\n")
+        let health = try XCTUnwrap(client.collect(timeout: 10) { cls($0) == "HEALTH" }.last)
+        let sources = try XCTUnwrap(health["sources"] as? [[String: Any]])
+        for name in ["magnetometer", "imu"] {
+            XCTAssertNotNil(sources.first { $0["source"] as? String == name }?["missed"] as? Double, "\(name) in \(sources)")
+        }
     }
 }

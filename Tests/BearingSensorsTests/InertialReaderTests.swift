@@ -19,13 +19,17 @@ final class InertialReaderTests: XCTestCase {
         private var events: [Event] = []
         private let describe: (Sample) -> (device: String, value: Vector3)
         var received: [Sample] = []
+        /// When set (before the reader starts), the delegate call for that sample (counted from 1) blocks the
+        /// reader's thread for that long, as a busy CPU would.
+        var stall: (sample: Int, seconds: Double)?
 
         init(_ describe: @escaping (Sample) -> (device: String, value: Vector3)) { self.describe = describe }
 
         private func add(_ e: Event) { condition.lock(); events.append(e); condition.broadcast(); condition.unlock() }
 
         func sensorReader(didReceive sample: Sample) {
-            condition.lock(); received.append(sample); condition.unlock()
+            condition.lock(); received.append(sample); let n = received.count; condition.unlock()
+            if let stall, n == stall.sample { usleep(UInt32(stall.seconds * 1e6)) }
             let d = describe(sample)
             add(.sample(d.device, d.value))
         }
@@ -180,5 +184,24 @@ final class InertialReaderTests: XCTestCase {
         let events = rec.wait { Self.sampleCount($0) >= 2 }
         XCTAssertEqual(Array(events.prefix(2)), [.state(.connecting(attempt: 1)), .state(.connected)])
         XCTAssertEqual(r.endpoint, "i2c:sim:0x0d")
+    }
+
+    /// A reader held up (here by its delegate; on a Pi by a busy CPU) does not read the periods it missed in a
+    /// burst: it counts them, so that HEALTH and `bearing selftest` can tell a late reader from a slow chip.
+    func testAReaderHeldUpCountsTheReadsItMissed() {
+        let bus = SimulatedI2CBus(path: "sim")
+        ChipModels.attachInertial(chip: "lsm6dsox", to: bus) { .level }
+        let (r, rec) = reader(bus, rate: 100)
+        rec.stall = (sample: 5, seconds: 0.5)
+        let start = Syscall.monotonicSeconds()
+        r.start()
+        defer { r.stop() }
+        rec.wait { Self.sampleCount($0) >= 15 }
+        let missed = r.missedReads, elapsed = Syscall.monotonicSeconds() - start
+        r.stop()
+        print("held up 0.5 s at 100 Hz: \(missed) reads missed, \(rec.samples()) read in \(String(format: "%.2f", elapsed)) s")
+        // 50 periods held up, less the one read at once on waking; at most every period there was.
+        XCTAssertGreaterThanOrEqual(missed, 45)
+        XCTAssertLessThanOrEqual(missed, Int(elapsed * 100))
     }
 }

@@ -65,6 +65,7 @@ protocol ReaderLoopControl<Settings, Sample>: AnyObject, Sendable {
     var configuration: SensorReaderConfiguration<Settings> { get }
     var endpoint: String { get }
     var inCallSince: Double? { get }
+    var missedReads: Int { get }
     func start(_ events: ReaderEvents<Sample>)
     func stop()
 }
@@ -105,6 +106,10 @@ public class SensorReader<Settings: ReaderSettings, Sample>: @unchecked Sendable
     /// When the reader entered the bus transfer it is in now (monotonic seconds); nil between reads.
     public var inCallSince: Double? { loop.inCallSince }
 
+    /// Reads the schedule missed since the start because the reader ran late (its thread not run in time, or a
+    /// read or a delegate that took longer than the periods): a busy CPU, not the chip. Read from any thread.
+    public var missedReads: Int { loop.missedReads }
+
     /// Stops reading and waits for the thread (at most one sample period or backoff step).
     public func stop() { loop.stop() }
 }
@@ -139,6 +144,8 @@ final class SensorReaderLoop<Kind: ReaderKind>: ReaderLoopControl, Sendable {
     var endpoint: String { currentEndpoint.withLock { $0 } }
 
     var inCallSince: Double? { worker.inCallSince }
+
+    var missedReads: Int { 0 }
 
     func start(_ events: Events) {
         worker.start { [self] in run(events) }
