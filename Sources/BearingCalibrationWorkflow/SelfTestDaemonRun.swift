@@ -35,6 +35,7 @@ public struct SelfTestDaemonRun {
         do { health = try client.request(.health, expecting: "HEALTH") } catch { throw refuse(error) }
         var lines: [SelfTestLine] = []
         var runs: [SensorRun.Kind: SensorRun] = [:]
+        let missedBefore = Self.missedReads(health)
         for target in targets {
             let name = target.kind.rawValue
             guard case .list(let sources)? = health["sources"], let s = sources.first(where: { $0["source"]?.string == name }) else {
@@ -64,12 +65,14 @@ public struct SelfTestDaemonRun {
         let imuOrientation = targets.first { $0.kind == .imu }?.orientation ?? .identity
         var fixPosition: (latitude: Double, longitude: Double)?
         var gyro: [(Double, Vector3)] = []
+        var lost = 0
         let start = Syscall.monotonicSeconds()
         say("keep the board still for \(Int(seconds)) s (reading the daemon's samples)")
         while Syscall.monotonicSeconds() - start < seconds {
             let next: WireMessage?
             do { next = try client.next(timeout: 0.25) } catch { throw refuse(error) }
             progress(min(1, (Syscall.monotonicSeconds() - start) / seconds))
+            if let m = next, m.className == "OVERFLOW" { lost += Int(m.number("dropped") ?? 0) }
             guard let m = next, let t = m.time?.unixTime else { continue }
             if let s = m.magneticSample, runs[.magnetometer] != nil {
                 runs[.magnetometer]!.field.append(t, s.field)
@@ -85,6 +88,20 @@ public struct SelfTestDaemonRun {
             } else if let fix = m.fix, fix.mode >= .twoD, let lat = fix.latitude, let lon = fix.longitude {
                 fixPosition = (lat, lon)
             }
+        }
+        // Samples the chip made and this test never saw are not the chip's rate or noise: reads the daemon's reader
+        // missed by running late (a busy CPU), and lines this test lost from the socket by reading too slowly.
+        let elapsed = Syscall.monotonicSeconds() - start
+        let missedAfter: [String: Int]
+        do { missedAfter = Self.missedReads(try client.request(.health, expecting: "HEALTH")) } catch { throw refuse(error) }
+        for kind in Array(runs.keys) {
+            let missed = (missedAfter[kind.rawValue] ?? 0) - (missedBefore[kind.rawValue] ?? 0)
+            var why: [String] = []
+            if Double(missed) > 0.01 * runs[kind]!.configuredRate * elapsed {
+                why.append("the daemon's reader missed \(missed) reads during the test (it ran late: the CPU is busy)")
+            }
+            if lost > 0 { why.append("this test lost \(lost) lines from the daemon's socket (it read them too slowly)") }
+            if !why.isEmpty { runs[kind]!.gaps = why.joined(separator: ", and ") }
         }
         for kind in [SensorRun.Kind.magnetometer, .imu] {
             guard let run = runs[kind] else { continue }
@@ -102,5 +119,15 @@ public struct SelfTestDaemonRun {
                                       fix: "stop the daemon (sudo systemctl stop bearing) for the guided moves"))
         }
         return lines
+    }
+
+    /// HEALTH's `missed` for each sensor source: reads its reader skipped by running late, since the daemon started.
+    static func missedReads(_ health: WireMessage) -> [String: Int] {
+        guard case .list(let sources)? = health["sources"] else { return [:] }
+        var out: [String: Int] = [:]
+        for s in sources {
+            if let name = s["source"]?.string, let n = s["missed"]?.number { out[name] = Int(n) }
+        }
+        return out
     }
 }

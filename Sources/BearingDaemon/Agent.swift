@@ -722,16 +722,17 @@ public final class Agent: @unchecked Sendable {
     /// and the black box's ring. The doors add theirs (`Daemon`).
     func healthSources() -> (sources: JSONValue, blackBox: JSONValue?) {
         let now = Syscall.monotonicSeconds()
-        var list: [(String, ConnectionState, String)] = [("gpsd", gpsAdapter.currentState, config.gpsd.endpoint)]
-        if let reader { list.append(("magnetometer", magAdapter.currentState, reader.endpoint)) }
-        if let imuReader { list.append(("imu", imuAdapter.currentState, imuReader.endpoint)) }
-        let sources = JSONValue.list(list.map { name, state, endpoint in
+        var list: [(String, ConnectionState, String, missed: Int?)] = [("gpsd", gpsAdapter.currentState, config.gpsd.endpoint, nil)]
+        if let reader { list.append(("magnetometer", magAdapter.currentState, reader.endpoint, reader.missedReads)) }
+        if let imuReader { list.append(("imu", imuAdapter.currentState, imuReader.endpoint, imuReader.missedReads)) }
+        let sources = JSONValue.list(list.map { name, state, endpoint, missed in
             let h = sourceHealth[name] ?? SourceHealth()
             var o: [(String, JSONValue)] = [("source", .string(name)), ("endpoint", .string(endpoint)), ("state", .string(state.name))]
             if case .disconnected(let reason, _) = state { o.append(("reason", .string(reason.description))) }
             o.append(("rate", .number((h.rate(at: now) * 10).rounded() / 10)))
             o.append(("failures", .number(Double(h.failures))))
             if name != "gpsd" { o.append(("saturated", .number(Double(h.saturated)))) }
+            if let missed { o.append(("missed", .number(Double(missed)))) }
             if name == "magnetometer" {
                 // The episode of interference going on, and how long the heading has ridden on the gyroscope.
                 if let state = onlineState, let e = state.ongoing {

@@ -56,6 +56,7 @@ public enum SelfTestJudge {
     public static let standardGravity = 9.80665
     /// The accelerometer's Allan deviation at 1 s above which the board is taken to have moved (20 mg).
     public static let movedAcceleration = 0.02 * standardGravity
+    static let movedFix = "the board moved during the test, so noise, bias and gravity are not judged: lay it still and run again"
     public static func judge(_ run: SensorRun) -> [SelfTestLine] {
         let name = run.kind == .magnetometer ? "magnetometer" : "imu"
         var lines: [SelfTestLine] = []
@@ -70,7 +71,12 @@ public enum SelfTestJudge {
                                       fix: (run.firstFailure ?? run.firstNotReady).map { "every read failed: \($0)" } ?? "the chip gave no data: check its power and wiring"))
             return lines
         }
-        lines += rate(first, configured: run.configuredRate, sensor: name)
+        if let gaps = run.gaps {
+            lines.append(SelfTestLine(name, "rate", measured: String(printf: "%.1f Hz seen", first.rate ?? 0), expected: String(printf: "%.1f Hz", run.configuredRate),
+                                      .warn, fix: "not judged: \(gaps); run the test again when the board is less busy (`top`)"))
+        } else {
+            lines += rate(first, configured: run.configuredRate, sensor: name)
+        }
         var damaged = false
         for (sensor, s, range) in series {
             let stuck = stuckLine(s, range: range, sensor)
@@ -78,7 +84,27 @@ public enum SelfTestJudge {
             damaged = damaged || stuck?.verdict == .fail || saturated?.verdict == .fail
             lines += [stuck, saturated].compactMap { $0 }
         }
-        if !damaged { lines += noise(run) }
+        if !damaged { lines += run.gaps == nil ? noise(run) : unevenNoise(run) }
+        return lines
+    }
+
+    /// With gaps the chip did not make, the noise (an Allan deviation, which needs evenly spaced samples) is not
+    /// judged. Whether the board lay still is judged by the accelerometer's spread instead (no accelerometer's white
+    /// noise reaches 20 mg per sample); when it did, the gyroscope's bias and gravity, means over what came, still are.
+    static func unevenNoise(_ run: SensorRun) -> [SelfTestLine] {
+        let sensors = run.kind == .magnetometer ? ["magnetometer"] : ["accelerometer", "gyroscope"]
+        var lines = sensors.map { SelfTestLine($0, "noise", measured: "samples missing", expected: "-", .warn, fix: "not judged: \(run.gaps ?? "")") }
+        guard run.kind == .imu else { return lines }
+        let sd = run.acceleration.deviation, spread = max(sd.x, sd.y, sd.z)
+        if spread > movedAcceleration {
+            lines.append(SelfTestLine("imu", "still", measured: String(printf: "the accelerometer varied by %.0f mg (σ)", spread / standardGravity * 1000),
+                                      expected: "below 20 mg", .warn, fix: movedFix))
+        } else {
+            var means = run
+            means.acceleration.times = []
+            means.angularRate.times = []
+            lines += noise(means).filter { $0.check != "noise" }
+        }
         return lines
     }
 
@@ -181,7 +207,7 @@ public enum SelfTestJudge {
             if let adev = a.allanDeviation(tau: 1), max(adev.x, adev.y, adev.z) > movedAcceleration {
                 let mg = max(adev.x, adev.y, adev.z) / standardGravity * 1000
                 return [SelfTestLine("imu", "still", measured: String(printf: "the accelerometer varied by %.0f mg over 1 s", mg), expected: "below 20 mg", .warn,
-                                     fix: "the board moved during the test, so noise, bias and gravity are not judged: lay it still and run again")]
+                                     fix: movedFix)]
             }
             if let adev = g.allanDeviation(tau: 1) {
                 let dps = max(adev.x, adev.y, adev.z) * 180 / .pi

@@ -127,6 +127,8 @@ final class SensorReaderLoop<Kind: ReaderKind>: ReaderLoopControl, Sendable {
     private let worker: WorkerThread
     /// Written by the worker thread when it finds the chip, read from any thread.
     private let currentEndpoint: Mutex<String>
+    /// Periods the schedule skipped because the loop woke or finished a read too late (worker thread only writes).
+    private let missed = Atomic<Int>(0)
 
     init(configuration: SensorReaderConfiguration<Kind.Settings>, threadName: String,
          openBus: @escaping @Sendable (String) throws(I2CError) -> I2CBus, now: @escaping @Sendable () -> GPSTimestamp) {
@@ -145,7 +147,7 @@ final class SensorReaderLoop<Kind: ReaderKind>: ReaderLoopControl, Sendable {
 
     var inCallSince: Double? { worker.inCallSince }
 
-    var missedReads: Int { 0 }
+    var missedReads: Int { missed.load(ordering: .relaxed) }
 
     func start(_ events: Events) {
         worker.start { [self] in run(events) }
@@ -205,7 +207,12 @@ final class SensorReaderLoop<Kind: ReaderKind>: ReaderLoopControl, Sendable {
                 if case .bus(let e) = error, e.isNoAnswer { return .error(error.description) }
                 if failures >= configuration.failuresBeforeReprobe { return .error(error.description) }
             }
-            next = max(next + period, Syscall.monotonicSeconds() - period)
+            // Late by two periods or more (the thread was not run, or the read or the delegate took that long):
+            // one read now, and the periods between are skipped and counted, not read in a burst.
+            let done = Syscall.monotonicSeconds()
+            let skipped = Int(((done - next) / period).rounded(.down)) - 1
+            if skipped > 0 { missed.add(skipped, ordering: .relaxed) }
+            next = max(next + period, done - period)
             if !worker.pause(until: next) { return .stopped }
         }
     }
