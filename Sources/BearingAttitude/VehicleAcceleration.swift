@@ -153,9 +153,8 @@ public struct VehicleAcceleration: Sendable {
     /// there, at `time` (samples' clock). Only a turn about the vertical counts (a yaw rate of at least `turnRate`,
     /// the rate about the horizontal under `turnTilt` of it, and a force across it that implies at least `turnSpeed`):
     /// the derivation holds for ω across f, and a board in a hand, which turns every way, gives a cross product that
-    /// means nothing. The direction is taken only when it lies
-    /// within `speedlessElevation` degrees of the horizontal, as a vehicle's forward axis does; then it is `forward`
-    /// while neither the fit with speed nor a kept axis has one.
+    /// means nothing. The direction is taken only when it lies within `speedlessElevation` degrees of the horizontal,
+    /// as a vehicle's forward axis does; then it is `forward` while neither the fit with speed nor a kept axis has one.
     public mutating func observeTurn(specificForce: Vector3, angularRate ω: Vector3, up: Vector3, at time: Double) {
         guard let before = lowWithoutSpeed, time > before.time, time - before.time <= 0.5 else {
             lowWithoutSpeed = (specificForce, ω, time)
@@ -197,6 +196,11 @@ public struct VehicleAcceleration: Sendable {
         kept = axis.normalized
         solveForward()
     }
+
+    /// The samples' frame turned by `r` (new = r · old: a new mounting level): what was learnt in the old frame is
+    /// put into the new one, not learnt again. Vectors turn with `r`; the fit's normal matrix N becomes r N rᵀ (its
+    /// rows are the axes' weights, each a quadratic form in the frame's vectors).
+    public mutating func changeFrame(by r: Matrix3) {}
 
     /// The forward axis from the fit and the prior; kept as it was where they give no direction.
     private mutating func solveForward() {

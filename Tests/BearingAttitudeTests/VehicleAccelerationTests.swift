@@ -100,6 +100,47 @@ final class VehicleAccelerationTests: XCTestCase {
         XCTAssertFalse(hand.forwardKnown)
     }
 
+    /// A new mounting level (`bearing level`) turns the samples' frame: what was learnt in the old one, with a speed or
+    /// from the corners alone, is turned into the new one (`changeFrame`), not kept as it was nor learnt again.
+    func testANewLevelTurnsWhatWasLearntIntoTheNewFrame() {
+        let yaw = 120 * Double.pi / 180
+        func board(_ v: Vector3) -> Vector3 {
+            Vector3(cos(yaw) * v.x + sin(yaw) * v.y, -sin(yaw) * v.x + cos(yaw) * v.y, v.z)
+        }
+        // The new level: 6° of roll and 5° of pitch taken out (new = r · old), after `switchAt` seconds.
+        let r = Matrix3.rotation(rollDegrees: 6, pitchDegrees: -5, yawDegrees: 0)
+        func degrees(_ a: Vector3, _ b: Vector3) -> Double { acos(min(1, a.normalized.dot(b.normalized))) * 180 / .pi }
+        let dt = 0.025, switchAt = 200.0
+        var corners = VehicleAcceleration(), withSpeed = VehicleAcceleration()
+        var atSwitch: (corners: Double, up: Double, speed: Double)?
+        for k in 0..<Int(300 / dt) {
+            let t = Double(k) * dt
+            if t >= switchAt, atSwitch == nil {
+                corners.changeFrame(by: r)
+                withSpeed.changeFrame(by: r)
+                atSwitch = (degrees(corners.forwardWithoutSpeed ?? .zero, r * board(Vector3(1, 0, 0))),
+                            degrees(corners.upWithoutSpeed ?? .zero, r * board(Vector3(0, 0, 1))),
+                            degrees(withSpeed.forward, r * board(Vector3(1, 0, 0))))
+            }
+            func frame(_ v: Vector3) -> Vector3 { t >= switchAt ? r * board(v) : board(v) }
+            let v = 12 + 3 * sin(2 * .pi * t / 20), vDot = 3 * 2 * .pi / 20 * cos(2 * .pi * t / 20)
+            let w = 0.2 * sin(2 * .pi * t / 15)
+            let force = frame(Vector3(vDot, v * w, 9.81)), rate = frame(Vector3(0, 0, w))
+            corners.observeTurn(specificForce: force, angularRate: rate, up: frame(Vector3(0, 0, 1)), at: t)
+            if k % 40 == 0 { withSpeed.epoch(speed: v, fixTime: t, arrival: t) }
+            withSpeed.observe(specificForce: force, angularRate: rate, at: t)
+        }
+        let truth = r * board(Vector3(1, 0, 0))
+        let end = (corners: degrees(corners.forwardWithoutSpeed ?? .zero, truth), up: degrees(corners.upWithoutSpeed ?? .zero, r * board(Vector3(0, 0, 1))),
+                   speed: degrees(withSpeed.forward, truth))
+        let s = try! XCTUnwrap(atSwitch)
+        print(String(format: "a new level of 7.8°: off the new frame's axes at the change corners %.2f°, up %.2f°, with speed %.2f°; 100 s later %.2f°, %.2f°, %.2f°",
+                     s.corners, s.up, s.speed, end.corners, end.up, end.speed))
+        for (what, off) in [("corners", s.corners), ("up", s.up), ("with speed", s.speed), ("corners later", end.corners), ("up later", end.up), ("with speed later", end.speed)] {
+            XCTAssertLessThan(off, 1.5, what)
+        }
+    }
+
     func testNothingIsTakenOutWithoutARecentFixOrForAJumpOfSpeed() {
         var a = VehicleAcceleration()
         XCTAssertEqual(a.acceleration(at: 1, angularRate: Vector3(0, 0, 0.2)), .zero, "no fix yet")
