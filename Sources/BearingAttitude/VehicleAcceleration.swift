@@ -200,7 +200,20 @@ public struct VehicleAcceleration: Sendable {
     /// The samples' frame turned by `r` (new = r · old: a new mounting level): what was learnt in the old frame is
     /// put into the new one, not learnt again. Vectors turn with `r`; the fit's normal matrix N becomes r N rᵀ (its
     /// rows are the axes' weights, each a quadratic form in the frame's vectors).
-    public mutating func changeFrame(by r: Matrix3) {}
+    public mutating func changeFrame(by r: Matrix3) {
+        func turn(_ v: Vector3) -> Vector3 { r * v }
+        let n = Matrix3([normal.xx, normal.xy, normal.xz], [normal.xy, normal.yy, normal.yz], [normal.xz, normal.yz, normal.zz])
+        let t = r * n * r.transposed
+        normal = (t.rows[0].x, t.rows[0].y, t.rows[0].z, t.rows[1].y, t.rows[1].z, t.rows[2].z)
+        moment = turn(moment)
+        forward = turn(forward)
+        kept = kept.map(turn)
+        forwardWithoutSpeed = forwardWithoutSpeed.map(turn)
+        turning = turn(turning)
+        upInTurns = turn(upInTurns)
+        low = low.map { (turn($0.force), $0.change, turn($0.turn), $0.time) }
+        lowWithoutSpeed = lowWithoutSpeed.map { (turn($0.force), turn($0.rate), $0.time) }
+    }
 
     /// The forward axis from the fit and the prior; kept as it was where they give no direction.
     private mutating func solveForward() {

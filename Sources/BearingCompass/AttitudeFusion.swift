@@ -279,13 +279,14 @@ public struct AttitudeFusion: Sendable {
             accelerometerCalibration = c
         case .level(let l):
             guard l != level else { return }
+            let m = l?.matrix ?? .identity, turn = m * (level?.matrix ?? .identity).transposed
             level = l
-            let m = l?.matrix ?? .identity
             imuToLevel = m * imuOrientation.matrix
             magnetometerToLevel = m * magnetometerOrientation.matrix
-            // The vehicle's "up" was the mean in the old frame.
-            vehicleUp = nil
-            vehicleUpWeight = 0
+            // What was learnt of the vehicle in the old frame (its forward axis, its "up") is turned into the new one.
+            motion?.changeFrame(by: turn)
+            mountingAxis = mountingAxis.map { turn * $0 }
+            vehicleUp = vehicleUp.map { turn * $0 }
             restartFilter(filter.parameters)
         case .localField(let f):
             local = f
@@ -316,18 +317,16 @@ public struct AttitudeFusion: Sendable {
             // The vehicle's own acceleration out, for the filter only: ATT reports the specific force measured.
             var gravity = acc
             if let rate, motion != nil {
-                let w = rate - filter.gyroBias
+                // The board's up and whether a speed is known, once for the sample's every use.
+                let w = rate - filter.gyroBias, up = boardUp, knowsSpeed = motion?.knowsSpeed(at: t) == true
                 if let a = motion?.acceleration(at: t, angularRate: w) { gravity = acc - a }
                 motion?.observe(specificForce: acc, angularRate: w, at: t)
                 // Without a speed, while it tilts as a vehicle does, the corners alone find the forward axis
                 // (`VehicleAcceleration.forwardWithoutSpeed`); it is looked at once a second here (with fixes, at each).
                 // A steep board's provisional axis waits for a fix: without one nothing says the board is in a vehicle
                 // (`bearing attitude` takes a car by default, and a board in a hand is often steep).
-                if motion?.knowsSpeed(at: t) == false {
-                    if tiltRate < Self.carLikeTiltRate {
-                        let up = boardUp
-                        motion?.observeTurn(specificForce: acc, angularRate: w, up: up, at: t)
-                    }
+                if !knowsSpeed {
+                    if tiltRate < Self.carLikeTiltRate { motion?.observeTurn(specificForce: acc, angularRate: w, up: up, at: t) }
                     if t - axisCheckedAt >= 1 {
                         axisCheckedAt = t
                         updateMountingAxis(restartingDeviation: true, steepRule: false)
@@ -335,9 +334,9 @@ public struct AttitudeFusion: Sendable {
                         if vehicleUpWeight == 0, let u = motion?.upWithoutSpeed { vehicleUp = u }
                     }
                 }
+                // Only what it needs of the motion: `if let motion` copied the whole of it every sample.
+                tuneToMotion(knowsSpeed: knowsSpeed, rate: w, up: up, at: t)
             }
-            // Only what it needs of the motion: `if let motion` copied the whole of it every sample.
-            if let rate, let knows = motion?.knowsSpeed(at: t) { tuneToMotion(knowsSpeed: knows, rate: rate, at: t) }
             if (rate == nil) != withoutGyroscope {
                 withoutGyroscope = rate == nil
                 restartFilter(withoutGyroscope ? parametersWithoutGyroscope : parameters)
@@ -353,8 +352,8 @@ public struct AttitudeFusion: Sendable {
     /// A land vehicle's time constants for the sample at `t`, while it tilts as slowly as a vehicle does
     /// (`carLikeTiltRate`): the accelerometer's `tauAccWithoutSpeed` unless GNSS speed takes its acceleration out, the
     /// heading's `tauMagOnLand`; the filter's own otherwise.
-    private mutating func tuneToMotion(knowsSpeed: Bool, rate: Vector3, at t: Double) {
-        let up = boardUp, w = rate - filter.gyroBias
+    /// `rate` is the gyroscope's with its bias out, `up` the board's (levelled axes).
+    private mutating func tuneToMotion(knowsSpeed: Bool, rate w: Vector3, up: Vector3, at t: Double) {
         let tilt = (w - up * w.dot(up)).length * 180 / .pi
         let dt = lastInertial.map { min(max(t - $0, 0), 1) } ?? 0
         tiltRate += (tilt - tiltRate) * min(1, dt / Self.tiltRateTime)
