@@ -33,20 +33,25 @@ final class SpoolStallTests: XCTestCase {
         let reader = core.queue.sync {
             core.hub.subscribe(StreamKey(.tpv, .gpsd), through: []) { _ in arrivals.withLock { $0.append(Syscall.monotonicSeconds()) } }
         }
-        // A value every 20 ms, on schedule, from the source's own thread.
+        // A value every 20 ms, on schedule, from the source's own thread; when each was published.
+        var published: [Double] = []
         for i in 0..<count {
             let due = start + Double(i) * 0.02
             while Syscall.monotonicSeconds() < due { usleep(1_000) }
             let fix = GPSFix(mode: .threeD, time: GPSTimestamp(seconds: 1_790_000_000 + Int64(i)), latitude: 50.8, longitude: -1.3)
+            published.append(Syscall.monotonicSeconds())
             core.publish(Report(.fix(fix)), from: .gpsd)
         }
         let got = arrivals.withLock { $0 }
         XCTAssertEqual(got.count, count)
-        let lateness = got.enumerated().map { i, t in t - (start + Double(i) * 0.02) }.sorted()
+        // From each value's publishing to its reaching the reader: a reader that waited for the disk is late by the
+        // stall (2 s) for some value. The bound is a quarter of it, so that a busy machine's scheduling (a test's
+        // thread not run for 100–200 ms) is not taken for the disk.
+        let lateness = zip(got, published).map { $0 - $1 }.sorted()
         let median = lateness[lateness.count / 2], p99 = lateness[Int(Double(lateness.count - 1) * 0.99)], worst = lateness.last ?? .nan
         print(String(printf: "readers with the spool's disk stalled 2 s: lateness median %.1f ms, p99 %.1f ms, max %.1f ms",
                      median * 1000, p99 * 1000, worst * 1000))
-        XCTAssertLessThan(worst, 0.1, "a reader waited for the spool's disk: lateness max \(worst) s")
+        XCTAssertLessThan(worst, 0.5, "a reader waited for the spool's disk: lateness max \(worst) s")
         core.queue.sync { reader.cancel() }
         door.close()
 
