@@ -183,6 +183,22 @@ final class AccelerometerCalibrationTests: XCTestCase {
         XCTAssertEqual(Self.poses(samples, gyroscope: false).count, 6)
     }
 
+    /// Samples missing for a second (a busy board's reader skipping reads, a client of the daemon that lost lines) are
+    /// no move: the samples after the gap are judged against the stretch as any are, so a board moved while none came
+    /// still ends it. A gap longer than `maximumGap` (2 s) ends it whatever follows.
+    func testAGapInTheSamplesIsNoMove() throws {
+        let samples = Self.readings(Self.faces, hold: 4, move: 1)
+        func without(_ ranges: [Range<Double>]) -> [IMUSample] { samples.filter { s in !ranges.contains { $0.contains(s.time) } } }
+        // A 1.2 s gap inside the first hold: one pose, as long as the hold.
+        let inside = Self.poses(without([1.0..<2.2]))
+        XCTAssertEqual(inside.count, 6)
+        XCTAssertEqual(try XCTUnwrap(inside.first).duration, 4, accuracy: 0.15)
+        // The move between the first two holds unseen (a 1.4 s gap across it): the face after it differs, two poses.
+        XCTAssertEqual(Self.poses(without([3.8..<5.2])).count, 6)
+        // A gap of 2.5 s inside the first hold ends it: the 0.6 s before and the 0.9 s after are each too short a pose.
+        XCTAssertEqual(Self.poses(without([0.6..<3.1])).count, 5)
+    }
+
     func testMotionMakesNoPoses() {
         // Tumbling without a pause.
         var tumbling = VirtualIMU(heading: { 20 * $0 })
