@@ -45,8 +45,10 @@ public struct StaticPoseDetector: Sendable {
         public var maximumRate = 10.0
         /// Dropped at each end of a stretch before averaging, s.
         public var trim = 0.1
-        /// A longer gap between samples ends the stretch, s.
-        public var maximumGap = 0.5
+        /// A longer gap between samples ends the stretch, s. Shorter gaps are no move (a busy board's reader skips reads,
+        /// a client of the daemon may lose lines): the samples after one are judged against the stretch as any are, so
+        /// a board moved while none came still ends it.
+        public var maximumGap = 2.0
 
         public init() {}
     }
