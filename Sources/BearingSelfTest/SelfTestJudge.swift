@@ -100,10 +100,7 @@ public enum SelfTestJudge {
             lines.append(SelfTestLine("imu", "still", measured: String(printf: "the accelerometer varied by %.0f mg (σ)", spread / standardGravity * 1000),
                                       expected: "below 20 mg", .warn, fix: movedFix))
         } else {
-            var means = run
-            means.acceleration.times = []
-            means.angularRate.times = []
-            lines += noise(means).filter { $0.check != "noise" }
+            lines += means(run)
         }
         return lines
     }
@@ -219,22 +216,31 @@ public enum SelfTestJudge {
                 lines.append(ratioLine("accelerometer", "noise", measured: String(printf: "Allan 1 s %.0f µg", micro), value: micro,
                                        spec: figures?.accelerationDensity, unit: "µg/√Hz", source: figures?.source))
             }
-            if !g.values.isEmpty {
-                let bias = g.mean * (180 / .pi), largest = max(abs(bias.x), abs(bias.y), abs(bias.z))
-                let limit = figures?.zeroRate
-                lines.append(SelfTestLine("gyroscope", "bias", measured: String(printf: "%.2f %.2f %.2f °/s", bias.x, bias.y, bias.z),
-                                          expected: limit.map { String(printf: "within ±%.0f °/s", $0) } ?? "-",
-                                          limit.map { largest <= $0 ? .pass : .warn } ?? .info,
-                                          fix: limit.map { largest <= $0 } == false ? "large for this chip (the fusion learns a bias, but this one is out of the datasheet's range): was the board still?" : nil))
-            }
-            if !a.values.isEmpty {
-                let norm = a.mean.length, off = abs(norm / SelfTestJudge.standardGravity - 1)
-                let verdict: SelfTestLine.Verdict = off <= 0.03 ? .pass : off <= 0.10 ? .warn : .fail
-                lines.append(SelfTestLine("accelerometer", "gravity", measured: String(printf: "|a| %.3f m/s²", norm), expected: "9.807 m/s² within 3 %",
-                                          verdict, fix: verdict == .pass ? nil : "the accelerometer's scale is off: run `bearing calibrate --accel`; beyond 10 % check the range setting"))
-            }
+            lines += means(run)
             return lines
         }
+    }
+
+    /// The gyroscope's bias and the accelerometer's gravity at rest: means over the samples, which need no even spacing.
+    static func means(_ run: SensorRun) -> [SelfTestLine] {
+        let figures = DatasheetFigures.of(run.chip)
+        let g = run.angularRate, a = run.acceleration
+        var lines: [SelfTestLine] = []
+        if !g.values.isEmpty {
+            let bias = g.mean * (180 / .pi), largest = max(abs(bias.x), abs(bias.y), abs(bias.z))
+            let limit = figures?.zeroRate
+            lines.append(SelfTestLine("gyroscope", "bias", measured: String(printf: "%.2f %.2f %.2f °/s", bias.x, bias.y, bias.z),
+                                      expected: limit.map { String(printf: "within ±%.0f °/s", $0) } ?? "-",
+                                      limit.map { largest <= $0 ? .pass : .warn } ?? .info,
+                                      fix: limit.map { largest <= $0 } == false ? "large for this chip (the fusion learns a bias, but this one is out of the datasheet's range): was the board still?" : nil))
+        }
+        if !a.values.isEmpty {
+            let norm = a.mean.length, off = abs(norm / SelfTestJudge.standardGravity - 1)
+            let verdict: SelfTestLine.Verdict = off <= 0.03 ? .pass : off <= 0.10 ? .warn : .fail
+            lines.append(SelfTestLine("accelerometer", "gravity", measured: String(printf: "|a| %.3f m/s²", norm), expected: "9.807 m/s² within 3 %",
+                                      verdict, fix: verdict == .pass ? nil : "the accelerometer's scale is off: run `bearing calibrate --accel`; beyond 10 % check the range setting"))
+        }
+        return lines
     }
 
     static func ratioLine(_ sensor: String, _ check: String, measured: String, value: Double, spec: Double?, unit: String, source: String?) -> SelfTestLine {
