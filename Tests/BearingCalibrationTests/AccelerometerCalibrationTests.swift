@@ -185,7 +185,7 @@ final class AccelerometerCalibrationTests: XCTestCase {
 
     /// Samples missing for a second (a busy board's reader skipping reads, a client of the daemon that lost lines) are
     /// no move: the samples after the gap are judged against the stretch as any are, so a board moved while none came
-    /// still ends it. A gap longer than `maximumGap` (2 s) ends it whatever follows.
+    /// still ends it. A gap longer than `maximumGap` (2 s) ends it whatever follows; a time that goes back ends it too.
     func testAGapInTheSamplesIsNoMove() throws {
         let samples = Self.readings(Self.faces, hold: 4, move: 1)
         func without(_ ranges: [Range<Double>]) -> [IMUSample] { samples.filter { s in !ranges.contains { $0.contains(s.time) } } }
@@ -197,6 +197,12 @@ final class AccelerometerCalibrationTests: XCTestCase {
         XCTAssertEqual(Self.poses(without([3.8..<5.2])).count, 6)
         // A gap of 2.5 s inside the first hold ends it: the 0.6 s before and the 0.9 s after are each too short a pose.
         XCTAssertEqual(Self.poses(without([0.6..<3.1])).count, 5)
+        // A sample with the time of the one before is no gap either: times on the wire are whole milliseconds, and two
+        // reads may fall in one. Every 50th sample of the first hold twice: still one pose, as long as the hold.
+        let twice = samples.enumerated().flatMap { i, s in s.time < 4 && i % 50 == 25 ? [s, s] : [s] }
+        let repeated = Self.poses(twice)
+        XCTAssertEqual(repeated.count, 6)
+        XCTAssertEqual(try XCTUnwrap(repeated.first).duration, 4, accuracy: 0.15)
     }
 
     func testMotionMakesNoPoses() {

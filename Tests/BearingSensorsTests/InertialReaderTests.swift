@@ -50,6 +50,8 @@ final class InertialReaderTests: XCTestCase {
             return events.dropFirst(index).filter { if case .sample = $0 { return true }; return false }.count
         }
         var count: Int { condition.lock(); defer { condition.unlock() }; return events.count }
+        /// The samples delivered so far.
+        var delivered: [Sample] { condition.lock(); defer { condition.unlock() }; return received }
     }
 
     typealias Event = Recorder<InertialSample>.Event
@@ -200,8 +202,14 @@ final class InertialReaderTests: XCTestCase {
         let missed = r.missedReads, elapsed = Syscall.monotonicSeconds() - start
         r.stop()
         print("held up 0.5 s at 100 Hz: \(missed) reads missed, \(rec.samples()) read in \(String(format: "%.2f", elapsed)) s")
-        // 50 periods held up, less the one read at once on waking; at most every period there was.
+        // 50 periods held up: the read due on waking is made, the ones held up are not; at most every period there was.
         XCTAssertGreaterThanOrEqual(missed, 45)
         XCTAssertLessThanOrEqual(missed, Int(elapsed * 100))
+        // No burst on waking: a read made at once after another gives the chip's last sample again (it has not made a
+        // new one), under a time a millisecond or less after it. Reads stay at least half a period apart.
+        let times = rec.delivered.map(\.time.unixTime)
+        let closest = zip(times, times.dropFirst()).map { $1 - $0 }.min() ?? .nan
+        print("closest reads \(String(format: "%.4f", closest)) s apart (the period 0.01 s)")
+        XCTAssertGreaterThanOrEqual(closest, 0.004, "reads in a burst after the hold")
     }
 }
