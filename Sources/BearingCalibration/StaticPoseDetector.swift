@@ -47,7 +47,8 @@ public struct StaticPoseDetector: Sendable {
         public var trim = 0.1
         /// A longer gap between samples ends the stretch, s. Shorter gaps are no move (a busy board's reader skips reads,
         /// a client of the daemon may lose lines): the samples after one are judged against the stretch as any are, so
-        /// a board moved while none came still ends it.
+        /// a board moved while none came still ends it. Nor is a sample at the time of the one before (times on the
+        /// wire are whole milliseconds); a time that goes back ends the stretch.
         public var maximumGap = 2.0
 
         public init() {}
@@ -80,7 +81,7 @@ public struct StaticPoseDetector: Sendable {
             let gap = time - last.time
             let moved = (specificForce - forceSum / n).length >= thresholds.accelerometer
             let rateMoved = angularRate.map { (($0 - rateSum / n).length * degrees) >= thresholds.gyroscope } ?? false
-            if gap <= 0 || gap > thresholds.maximumGap || moved || rateMoved || turning || (angularRate == nil) != (last.rate == nil) {
+            if gap < 0 || gap > thresholds.maximumGap || moved || rateMoved || turning || (angularRate == nil) != (last.rate == nil) {
                 ended = finish()
             }
         }

@@ -207,12 +207,15 @@ final class SensorReaderLoop<Kind: ReaderKind>: ReaderLoopControl, Sendable {
                 if case .bus(let e) = error, e.isNoAnswer { return .error(error.description) }
                 if failures >= configuration.failuresBeforeReprobe { return .error(error.description) }
             }
-            // Late by two periods or more (the thread was not run, or the read or the delegate took that long):
-            // one read now, and the periods between are skipped and counted, not read in a burst.
+            // The next read a period after this one was due, and never sooner than half a period after it ended: a read
+            // made at once after another gives the chip's last sample again (it makes one a period), under a time a
+            // millisecond or less later. Late (the thread was not run, or the read or the delegate took long), the
+            // schedule moves on from now, and the periods passed over are counted, not read in a burst.
             let done = Syscall.monotonicSeconds()
-            let skipped = Int(((done - next) / period).rounded(.down)) - 1
+            let following = max(next + period, done + period / 2)
+            let skipped = Int(((following - next) / period).rounded()) - 1
             if skipped > 0 { missed.add(skipped, ordering: .relaxed) }
-            next = max(next + period, done - period)
+            next = following
             if !worker.pause(until: next) { return .stopped }
         }
     }
