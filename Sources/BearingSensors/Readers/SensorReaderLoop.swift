@@ -197,6 +197,7 @@ final class SensorReaderLoop<Kind: ReaderKind>: ReaderLoopControl, Sendable {
         var failures = 0
         while true {
             if worker.isStopping { return .stopped }
+            let began = Syscall.monotonicSeconds()
             do {
                 let sample = try worker.blockingCall { () throws(SensorError) in try Kind.read(driver, device: device, time: now) }
                 failures = 0
@@ -207,12 +208,12 @@ final class SensorReaderLoop<Kind: ReaderKind>: ReaderLoopControl, Sendable {
                 if case .bus(let e) = error, e.isNoAnswer { return .error(error.description) }
                 if failures >= configuration.failuresBeforeReprobe { return .error(error.description) }
             }
-            // The next read a period after this one was due, and never sooner than half a period after it ended: a read
-            // made at once after another gives the chip's last sample again (it makes one a period), under a time a
-            // millisecond or less later. Late (the thread was not run, or the read or the delegate took long), the
-            // schedule moves on from now, and the periods passed over are counted, not read in a burst.
-            let done = Syscall.monotonicSeconds()
-            let following = max(next + period, done + period / 2)
+            // The next read a period after this one was due, and never sooner than half a period after this one began: a
+            // read made at once after another gives the chip's last sample again (it makes one a period), under a time a
+            // millisecond or less later. Late (the thread was not run, or the delegate took long), the schedule moves on
+            // from the read made on waking, and the periods passed over are counted, not read in a burst. A read that
+            // itself takes longer than the period (a slow bus) is followed at once: its sample is new.
+            let following = max(next + period, began + period / 2)
             let skipped = Int(((following - next) / period).rounded()) - 1
             if skipped > 0 { missed.add(skipped, ordering: .relaxed) }
             next = following
