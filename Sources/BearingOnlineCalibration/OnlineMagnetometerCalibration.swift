@@ -836,9 +836,10 @@ public struct OnlineMagnetometerCalibration: Sendable {
         // mirror image about the ring's plane.
         let o = candidate.calibration.offset
         let start: MagneticCalibration
-        if hardIronOnly {
+        let ring = hardIronOnly && !turnOnly && MagnetometerCalibrator.thinness(current.map(\.raw)).value < Self.planarThinness
+        if hardIronOnly && !ring {
             start = MagneticCalibration(offset: o, matrix: inForce.matrix)
-        } else if turnOnly || planar, let up = Self.meanUp(current) {
+        } else if turnOnly || planar || ring, let up = Self.meanUp(current) {
             let horizontal = o - up * o.dot(up), vertical = up * inForce.offset.dot(up)
             start = MagneticCalibration(offset: horizontal + vertical, matrix: inForce.matrix)
         } else {

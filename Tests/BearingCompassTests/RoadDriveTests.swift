@@ -194,8 +194,9 @@ final class RoadDriveTests: XCTestCase {
               + "\(Self.format(windowMedian))°, worst \(Self.format(windowWorst))°; without GNSS RMS median \(Self.format(noneMedian))°, "
               + "worst \(Self.format(noneWorst))°")
         // Measured (Swift 6.3.1, Linux x86_64): with GNSS RMS median 0.51°, worst seed 0.65°; worst window median
-        // 0.76°, worst 1.61° (0.51°, 0.64°, 0.83°, 1.59° before the forward axis was learnt, `VehicleAcceleration.forward`); without GNSS median 4.10°, worst 5.15°
-        // (3.91°, 5.08° while every calibration change restarted the heading; 4.13° and 6.40° before a held fit had to leave the
+        // 0.76°, worst 1.61° (0.51°, 0.64°, 0.83°, 1.59° before the forward axis was learnt, `VehicleAcceleration.forward`); without GNSS median 3.78°, worst 5.15°,
+        // third worst 4.46° (4.10° and 4.47° while a step's fit on a car's ring of directions could take the mirror image of its
+        // vertical hard iron: seed 7 4.70° → 3.83°; 3.91°, 5.08° while every calibration change restarted the heading; 4.13° and 6.40° before a held fit had to leave the
         // field's heading nearer its mean on clearly more of the samples after it, `validationHeadingZ`; 4.48° and 7.53° before an earlier calibration was
         // recalled from the gyroscope's frame without a disturbance and a refused fit ended learning; 9.32° worst before a
         // planar fit's plausibility was judged in its plane, `MagnetometerCalibrator.solve`); 4.87° before a turn's fit had to go
@@ -217,9 +218,9 @@ final class RoadDriveTests: XCTestCase {
         XCTAssertLessThan(gnssWorst, 0.96)
         XCTAssertLessThan(windowMedian, 1.25)
         XCTAssertLessThan(windowWorst, 2.37)
-        XCTAssertLessThan(noneMedian, 5.9)
+        XCTAssertLessThan(noneMedian, 5.7)
         let noneSorted = withoutGNSS.map(\.rms).sorted()
-        XCTAssertLessThan(noneSorted[noneSorted.count - 3], 7.5, "the third worst seed without GNSS")
+        XCTAssertLessThan(noneSorted[noneSorted.count - 3], 6.7, "the third worst seed without GNSS")
         XCTAssertLessThan(noneWorst, 7.7, "the worst seed without GNSS")
     }
 
