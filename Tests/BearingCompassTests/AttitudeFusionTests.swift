@@ -509,6 +509,38 @@ final class AttitudeFusionTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(heldAt[50]), 0, "no held once the field is back")
     }
 
+    /// ATT's `held` is the time the heading has ridden on the gyroscope *alone*: once the rejection time runs out
+    /// (`magMaxRejectionTime`, 60 s) the heading follows the field again, at `magRejectionFactor` times its rate, and
+    /// `held` stops growing, though the field is still judged disturbed (the episode's `seconds` in HEALTH go on).
+    func testHeldStopsGrowingOnceTheHeadingFollowsTheFieldAgain() throws {
+        var board = VirtualIMU(heading: { 6 * $0 })
+        board.fieldNorm = Self.sydney.reference.norm
+        board.dip = Self.sydney.reference.dip
+        var f = AttitudeFusion(imuOrientation: try Orientation(axes: "+X-Y-Z"), magnetometerOrientation: try Orientation(axes: "+X-Y-Z"), trueNorth: true)
+        let limit = f.filter.parameters.magMaxRejectionTime
+        var heldAt: [Double: Double] = [:]
+        for input in inputs(board, seconds: 170) {
+            switch input {
+            case .calibration: f.step(.calibration(ActiveCalibration(chip: "qmc5883l", correction: MagneticCalibration(offset: Vector3(0.01, 0, 0), matrix: .identity))))
+            case .magnetic(var s):
+                let t = s.time.unixTime - Self.start
+                if t > 30 && t < 150 { s.field = s.field * 1.3 }
+                f.step(.magnetic(s))
+            default: f.step(input)
+            }
+            if let a = f.emitted {
+                let t = (a.time.unixTime - Self.start)
+                if [35.0, 80.0, 120.0, 149.5, 160.0].contains(where: { abs($0 - t) < 0.001 }) { heldAt[(t * 10).rounded() / 10] = a.held ?? 0 }
+            }
+        }
+        print("fusion, a magnet near for 120 s: ATT's held at 35, 80, 120, 149.5, 160 s: \(heldAt.sorted { $0.key < $1.key }) (rejection time \(limit) s)")
+        XCTAssertEqual(try XCTUnwrap(heldAt[35]), 5, accuracy: 0.3)
+        XCTAssertEqual(try XCTUnwrap(heldAt[80]), 50, accuracy: 0.3)
+        XCTAssertEqual(try XCTUnwrap(heldAt[120]), limit, accuracy: 0.3, "the heading follows the field again after the rejection time")
+        XCTAssertEqual(try XCTUnwrap(heldAt[149.5]), limit, accuracy: 0.3)
+        XCTAssertEqual(try XCTUnwrap(heldAt[160]), 0, "no held once the field is back")
+    }
+
     /// `vehicle: car` and `calibration.auto: track` from a cold start: a car behind a 25 µT hard iron pulls away
     /// at 1.5 m/s², brakes at 2 m/s² into two turns taken at 6 m/s, and drives on at 15 m/s. Its first straight
     /// fixes give the hard iron (the course as the heading), its fixes' speed takes its acceleration out of the
