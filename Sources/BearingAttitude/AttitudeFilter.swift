@@ -66,7 +66,8 @@ public struct AttitudeFilter: Sendable {
     /// A floor under the heading gain in the first `tauMag` seconds: 1, 1/2, 1/3, … (VQF's fast start).
     private var headingGainFloor = 1.0
     /// Seconds the heading has ridden on the gyroscope alone, the field judged disturbed (`MagneticDisturbanceDetector.
-    /// disturbedFor`, kept here: read for every attitude, and a read through `magnetic` costs a copy of it).
+    /// heldFor`: at most the rejection time left, kept here: read for every attitude, and a read through `magnetic`
+    /// costs a copy of it).
     public private(set) var heldOnGyroscope = 0.0
     /// Whether the floor steps aside while the field is disturbed: from the first sample judged undisturbed on (before
     /// it, the first samples give the only heading there is, disturbed or not), and after a recalibration at once.
@@ -257,14 +258,16 @@ public struct AttitudeFilter: Sendable {
         let inEarth = quaternion6D(turnedBy: lead).rotate(field)
         if parameters.magneticDisturbanceRejection {
             magnetic.observe(earthField: inEarth, turnRate: rest.lowPassedRate.length, dt: dt)
-            heldOnGyroscope = magnetic.disturbedFor
             if !magnetic.disturbed { floorWaitsForUndisturbed = true }
         }
 
         // δ̂ makes the horizontal field point along +y (magnetic north).
         let disagreement = Self.wrap(atan2(inEarth.x, inEarth.y) - headingOffset)
         var k = Self.gain(tau: magnetometerTimeConstant, dt: dt)
-        if parameters.magneticDisturbanceRejection { k = magnetic.gain(k, dt: dt) }
+        if parameters.magneticDisturbanceRejection {
+            k = magnetic.gain(k, dt: dt)
+            heldOnGyroscope = magnetic.heldFor
+        }
         if headingGainFloor != 0 && !(floorWaitsForUndisturbed && parameters.magneticDisturbanceRejection && magnetic.disturbed) {
             k = max(k, headingGainFloor)
             headingGainFloor = headingGainFloor / (headingGainFloor + 1)

@@ -40,6 +40,10 @@ public struct MagneticDisturbanceDetector: Sendable {
     /// Seconds the field has been judged disturbed against a reference, unbroken: how long the heading has ridden
     /// on the gyroscope (0 while undisturbed, or before there is a reference).
     public private(set) var disturbedFor = 0.0
+    /// Seconds of the disturbance going on during which the heading correction was off (`gain` gave 0): how long the
+    /// heading has ridden on the gyroscope alone. It stops growing once the rejection time runs out and the heading
+    /// follows the field again at `magRejectionFactor` times its rate; 0 while undisturbed.
+    public private(set) var heldFor = 0.0
 
     private var referenceNorm = 0.0
     private var referenceDip = 0.0
@@ -123,10 +127,12 @@ public struct MagneticDisturbanceDetector: Sendable {
         if disturbed {
             if rejectionTime <= p.magMaxRejectionTime {
                 rejectionTime += dt
+                if referenceNorm > 0 { heldFor += dt }
                 return 0
             }
             return k / p.magRejectionFactor
         }
+        heldFor = 0
         rejectionTime = max(rejectionTime - p.magRejectionFactor * dt, 0)
         return k
     }

@@ -536,8 +536,11 @@ final class AttitudeFusionTests: XCTestCase {
         print("fusion, a magnet near for 120 s: ATT's held at 35, 80, 120, 149.5, 160 s: \(heldAt.sorted { $0.key < $1.key }) (rejection time \(limit) s)")
         XCTAssertEqual(try XCTUnwrap(heldAt[35]), 5, accuracy: 0.3)
         XCTAssertEqual(try XCTUnwrap(heldAt[80]), 50, accuracy: 0.3)
-        XCTAssertEqual(try XCTUnwrap(heldAt[120]), limit, accuracy: 0.3, "the heading follows the field again after the rejection time")
-        XCTAssertEqual(try XCTUnwrap(heldAt[149.5]), limit, accuracy: 0.3)
+        // At most the rejection time left when the magnet came (the first seconds' budget was not all paid back by 30 s).
+        let ridden = try XCTUnwrap(heldAt[120])
+        XCTAssertGreaterThan(ridden, 55, "the heading rode on the gyroscope for the rejection time")
+        XCTAssertLessThanOrEqual(ridden, limit + 0.1, "the heading follows the field again after the rejection time")
+        XCTAssertEqual(try XCTUnwrap(heldAt[149.5]), ridden, "held stopped growing")
         XCTAssertEqual(try XCTUnwrap(heldAt[160]), 0, "no held once the field is back")
     }
 
