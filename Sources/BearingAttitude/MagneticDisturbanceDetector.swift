@@ -37,8 +37,8 @@ public struct MagneticDisturbanceDetector: Sendable {
     public private(set) var reference: MagneticFieldReference?
     /// The latest (low-passed) norm and dip, dip in degrees.
     public private(set) var current = MagneticFieldReference(norm: 0, dip: 0)
-    /// Seconds the field has been judged disturbed against a reference, unbroken: how long the heading has ridden
-    /// on the gyroscope (0 while undisturbed, or before there is a reference).
+    /// Seconds the field has been judged disturbed against a reference, unbroken (0 while undisturbed, or before there
+    /// is a reference): the episode's length, of which `heldFor` is the part the heading rode on the gyroscope alone.
     public private(set) var disturbedFor = 0.0
     /// Seconds of the disturbance going on during which the heading correction was off (`gain` gave 0): how long the
     /// heading has ridden on the gyroscope alone. It stops growing once the rejection time runs out and the heading

@@ -836,12 +836,14 @@ public struct OnlineMagnetometerCalibration: Sendable {
         // mirror image about the ring's plane.
         let o = candidate.calibration.offset
         let start: MagneticCalibration
+        // So does a step's fit on points that lie near a ring (a car after a step: a sphere through a ring has two
+        // centres, the second about twice the field's vertical away, the field upside down).
         let ring = hardIronOnly && !turnOnly && MagnetometerCalibrator.thinness(current.map(\.raw)).value < Self.planarThinness
-        if hardIronOnly && !ring {
-            start = MagneticCalibration(offset: o, matrix: inForce.matrix)
-        } else if turnOnly || planar || ring, let up = Self.meanUp(current) {
+        if turnOnly || planar || ring, !(hardIronOnly && !ring), let up = Self.meanUp(current) {
             let horizontal = o - up * o.dot(up), vertical = up * inForce.offset.dot(up)
             start = MagneticCalibration(offset: horizontal + vertical, matrix: inForce.matrix)
+        } else if hardIronOnly {
+            start = MagneticCalibration(offset: o, matrix: inForce.matrix)
         } else {
             start = candidate.calibration
         }
