@@ -478,31 +478,38 @@ final class AttitudeFusionTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(a.pitch), 0, accuracy: 0.5)
     }
 
-    /// ATT's `held`: while the field is 30 % strong (a magnet brought near for 10 s), the heading rides on the
-    /// gyroscope and ATT says for how long; once the field is back, it is absent again.
-    func testATTSaysHowLongTheHeadingHasRiddenOnTheGyroscope() throws {
+    /// ATT's `held` at `times` (seconds from the start, 0 where ATT has none) on a board turning at 6 °/s for `seconds`,
+    /// its field 30 % strong (a magnet brought near) over `magnet`, a calibration in force from the start (a tiny hard
+    /// iron: the field's reference is WMM's from the start). Returns them and the filter's rejection time.
+    func heldOnGyroscope(seconds: Double, magnet: ClosedRange<Double>, at times: [Double]) throws -> (held: [Double: Double], rejectionTime: Double) {
         var board = VirtualIMU(heading: { 6 * $0 })
         board.fieldNorm = Self.sydney.reference.norm
         board.dip = Self.sydney.reference.dip
         var f = AttitudeFusion(imuOrientation: try Orientation(axes: "+X-Y-Z"), magnetometerOrientation: try Orientation(axes: "+X-Y-Z"), trueNorth: true)
-        // ATT's `held` at a few times, 0 where ATT has none.
         var heldAt: [Double: Double] = [:]
-        for input in inputs(board, seconds: 60) {
+        for input in inputs(board, seconds: seconds) {
             switch input {
-            // A calibration in force (a tiny hard iron): the field's reference is WMM's from the start.
             case .calibration: f.step(.calibration(ActiveCalibration(chip: "qmc5883l", correction: MagneticCalibration(offset: Vector3(0.01, 0, 0), matrix: .identity))))
             case .magnetic(var s):
                 let t = s.time.unixTime - Self.start
-                if t > 30 && t < 40 { s.field = s.field * 1.3 }
+                if t > magnet.lowerBound && t < magnet.upperBound { s.field = s.field * 1.3 }
                 f.step(.magnetic(s))
             default: f.step(input)
             }
             if let a = f.emitted {
                 let t = (a.time.unixTime - Self.start)
-                if [25.0, 35.0, 39.5, 50.0].contains(where: { abs($0 - t) < 0.001 }) { heldAt[(t * 10).rounded() / 10] = a.held ?? 0 }
+                if times.contains(where: { abs($0 - t) < 0.001 }) { heldAt[(t * 10).rounded() / 10] = a.held ?? 0 }
             }
         }
-        print("fusion, a magnet near for 10 s: ATT's held at 25, 35, 39.5, 50 s: \(heldAt.sorted { $0.key < $1.key })")
+        print("fusion, a magnet near from \(magnet.lowerBound) to \(magnet.upperBound) s: ATT's held at \(heldAt.sorted { $0.key < $1.key }) "
+              + "(rejection time \(f.filter.parameters.magMaxRejectionTime) s)")
+        return (heldAt, f.filter.parameters.magMaxRejectionTime)
+    }
+
+    /// ATT's `held`: while the field is 30 % strong (a magnet brought near for 10 s), the heading rides on the
+    /// gyroscope and ATT says for how long; once the field is back, it is absent again.
+    func testATTSaysHowLongTheHeadingHasRiddenOnTheGyroscope() throws {
+        let heldAt = try heldOnGyroscope(seconds: 60, magnet: 30...40, at: [25, 35, 39.5, 50]).held
         XCTAssertEqual(try XCTUnwrap(heldAt[25]), 0, "no held before the magnet")
         XCTAssertEqual(try XCTUnwrap(heldAt[35]), 5, accuracy: 0.3)
         XCTAssertEqual(try XCTUnwrap(heldAt[39.5]), 9.5, accuracy: 0.3)
@@ -513,27 +520,7 @@ final class AttitudeFusionTests: XCTestCase {
     /// (`magMaxRejectionTime`, 60 s) the heading follows the field again, at `magRejectionFactor` times its rate, and
     /// `held` stops growing, though the field is still judged disturbed (the episode's `seconds` in HEALTH go on).
     func testHeldStopsGrowingOnceTheHeadingFollowsTheFieldAgain() throws {
-        var board = VirtualIMU(heading: { 6 * $0 })
-        board.fieldNorm = Self.sydney.reference.norm
-        board.dip = Self.sydney.reference.dip
-        var f = AttitudeFusion(imuOrientation: try Orientation(axes: "+X-Y-Z"), magnetometerOrientation: try Orientation(axes: "+X-Y-Z"), trueNorth: true)
-        let limit = f.filter.parameters.magMaxRejectionTime
-        var heldAt: [Double: Double] = [:]
-        for input in inputs(board, seconds: 170) {
-            switch input {
-            case .calibration: f.step(.calibration(ActiveCalibration(chip: "qmc5883l", correction: MagneticCalibration(offset: Vector3(0.01, 0, 0), matrix: .identity))))
-            case .magnetic(var s):
-                let t = s.time.unixTime - Self.start
-                if t > 30 && t < 150 { s.field = s.field * 1.3 }
-                f.step(.magnetic(s))
-            default: f.step(input)
-            }
-            if let a = f.emitted {
-                let t = (a.time.unixTime - Self.start)
-                if [35.0, 80.0, 120.0, 149.5, 160.0].contains(where: { abs($0 - t) < 0.001 }) { heldAt[(t * 10).rounded() / 10] = a.held ?? 0 }
-            }
-        }
-        print("fusion, a magnet near for 120 s: ATT's held at 35, 80, 120, 149.5, 160 s: \(heldAt.sorted { $0.key < $1.key }) (rejection time \(limit) s)")
+        let (heldAt, limit) = try heldOnGyroscope(seconds: 170, magnet: 30...150, at: [35, 80, 120, 149.5, 160])
         XCTAssertEqual(try XCTUnwrap(heldAt[35]), 5, accuracy: 0.3)
         XCTAssertEqual(try XCTUnwrap(heldAt[80]), 50, accuracy: 0.3)
         // At most the rejection time left when the magnet came (the first seconds' budget was not all paid back by 30 s).
