@@ -37,12 +37,9 @@ public struct MagneticDisturbanceDetector: Sendable {
     public private(set) var reference: MagneticFieldReference?
     /// The latest (low-passed) norm and dip, dip in degrees.
     public private(set) var current = MagneticFieldReference(norm: 0, dip: 0)
-    /// Seconds the field has been judged disturbed against a reference, unbroken (0 while undisturbed, or before there
-    /// is a reference): the episode's length, of which `heldFor` is the part the heading rode on the gyroscope alone.
-    public private(set) var disturbedFor = 0.0
-    /// Seconds of the disturbance going on during which the heading correction was off (`gain` gave 0): how long the
-    /// heading has ridden on the gyroscope alone. It stops growing once the rejection time runs out and the heading
-    /// follows the field again at `magRejectionFactor` times its rate; 0 while undisturbed.
+    /// Seconds of the disturbance going on (judged against a reference) during which the heading correction was off
+    /// (`gain` gave 0): how long the heading has ridden on the gyroscope alone. It stops growing once the rejection time
+    /// runs out and the heading follows the field again at `magRejectionFactor` times its rate; 0 while undisturbed.
     public private(set) var heldFor = 0.0
 
     private var referenceNorm = 0.0
@@ -94,7 +91,6 @@ public struct MagneticDisturbanceDetector: Sendable {
             undisturbedTime = 0
             disturbed = true
         }
-        disturbedFor = disturbed && referenceNorm > 0 ? disturbedFor + dt : 0
 
         if abs(n - candidateNorm) < p.magNormThreshold * candidateNorm && abs(dip - candidateDip) < dipThreshold {
             // Turning, a field that holds is homogeneous; still, any field holds. VQF counts only time turning, for
@@ -111,7 +107,6 @@ public struct MagneticDisturbanceDetector: Sendable {
                 referenceDip = candidateDip
                 publishReference()
                 disturbed = false
-                disturbedFor = 0
                 undisturbedTime = p.magMinUndisturbedTime
             }
         } else {

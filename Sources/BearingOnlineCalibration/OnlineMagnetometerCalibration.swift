@@ -837,9 +837,12 @@ public struct OnlineMagnetometerCalibration: Sendable {
         let o = candidate.calibration.offset
         let start: MagneticCalibration
         // So does a step's fit on points that lie near a ring (a car after a step: a sphere through a ring has two
-        // centres, the second about twice the field's vertical away, the field upside down).
-        let ring = hardIronOnly && !turnOnly && MagnetometerCalibrator.thinness(current.map(\.raw)).value < Self.planarThinness
-        if turnOnly || planar || ring, !(hardIronOnly && !ring), let up = Self.meanUp(current) {
+        // centres, the second about twice the field's vertical away, the field upside down); a step's fit on the ring
+        // itself (`turnOnly`) starts from the sphere's.
+        let aboutARing = hardIronOnly
+            ? !turnOnly && MagnetometerCalibrator.thinness(current.map(\.raw)).value < Self.planarThinness
+            : turnOnly || planar
+        if aboutARing, let up = Self.meanUp(current) {
             let horizontal = o - up * o.dot(up), vertical = up * inForce.offset.dot(up)
             start = MagneticCalibration(offset: horizontal + vertical, matrix: inForce.matrix)
         } else if hardIronOnly {
