@@ -465,6 +465,10 @@ public struct OnlineMagnetometerCalibration: Sendable {
         courseChecks.epoch(course: course, up: up, forward: forward, time: time)
     }
 
+    /// One GNSS epoch's speed (m/s) of a land vehicle.
+    public mutating func vehicleSpeed(_ speed: Double, time: Double) {
+    }
+
     static func outer(_ a: Vector3, _ b: Vector3) -> Matrix3 {
         Matrix3([a.x * b.x, a.x * b.y, a.x * b.z], [a.y * b.x, a.y * b.y, a.y * b.z], [a.z * b.x, a.z * b.y, a.z * b.z])
     }

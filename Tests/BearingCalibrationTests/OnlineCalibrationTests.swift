@@ -288,6 +288,48 @@ final class OnlineCalibrationTests: XCTestCase {
             return XCTFail("without GNSS a fit replacing a good calibration waits for the samples after it")
         }
     }
+
+    /// A car standing at a light beside a lorry: the lorry's field (a fifth of the Earth's, against it) is fixed in the
+    /// car's axes while both stand, as a new hard iron would be, for 30 s. With GNSS saying the car stands, that is no
+    /// step: it has to hold for `stepTime` with the car moving. A load switched on while it stands, which stays when
+    /// it drives off, is a step within `stepTime` of moving. Without GNSS nothing tells the two apart: both are steps.
+    func testALorryBesideACarStandingAtALightIsNoStep() {
+        let up = Vector3(0, 0, 1)
+        // The gyroscope's frame: the level car's, turned by an arbitrary heading (where its integration started).
+        let east = Vector3(cos(0.7), -sin(0.7), 0)
+        let course = 30.0
+        var noise = SplitMix64(seed: 4)
+        let still = Self.level(course: course, hardIron: .zero, noise: &noise)
+        let lorry = still * -0.2 + Vector3(0, 4, 0)
+        /// 80 s standing until `moves`, the car's own field plus `extra(t)`, with a GNSS epoch each second unless
+        /// `gnss` is false. Returns the tracker and when its first step came.
+        func run(gnss: Bool, moves: Double, extra: (Double) -> Vector3) -> (OnlineMagnetometerCalibration, Double?) {
+            var tracker = OnlineMagnetometerCalibration(calibration: MagneticCalibration(offset: Self.hardIron, matrix: .identity),
+                                                        origin: .manual, field: Self.field, settings: .forLand)
+            tracker.expect(field: Self.field, dip: Self.dip)
+            var firstStep: Double?
+            for k in 1...800 {
+                let t = Double(k) / 10
+                if gnss, k % 10 == 0 { tracker.vehicleSpeed(t < moves ? 0.1 : 12, time: t) }
+                tracker.add(Self.level(course: course, hardIron: Self.hardIron + extra(t), noise: &noise), up: up, east: east, time: t)
+                if tracker.steps > 0, firstStep == nil { firstStep = t }
+            }
+            return (tracker, firstStep)
+        }
+        let (beside, besideStep) = run(gnss: true, moves: 45) { t in t >= 10 && t < 40 ? lorry : .zero }
+        print("a lorry beside a car standing for 30 s: \(beside.steps) steps, hard iron \(beside.inForce.offset)")
+        XCTAssertNil(besideStep, "a lorry beside a standing car taken as a step")
+        XCTAssertEqual(beside.inForce, MagneticCalibration(offset: Self.hardIron, matrix: .identity))
+        XCTAssertFalse(beside.learning)
+        let (load, loadStep) = run(gnss: true, moves: 45) { t in t >= 10 ? lorry : .zero }
+        print("a load switched on while the car stands, there when it drives off at 45 s: step at \(loadStep.map { "\($0) s" } ?? "never")")
+        XCTAssertEqual(load.steps, 1)
+        XCTAssertGreaterThanOrEqual(loadStep ?? 0, 45 + load.settings.stepTime - 0.5)
+        XCTAssertLessThan(loadStep ?? .infinity, 45 + load.settings.stepTime + 1.5)
+        let (blind, blindStep) = run(gnss: false, moves: 45) { t in t >= 10 && t < 40 ? lorry : .zero }
+        XCTAssertEqual(blind.steps, 1, "without GNSS the lorry is a step, as a load would be")
+        XCTAssertLessThan(blindStep ?? .infinity, 10 + blind.settings.stepTime + 1.5)
+    }
 }
 
 /// The kept online calibration file: written and read back the same; nonsense refused naming the key.
