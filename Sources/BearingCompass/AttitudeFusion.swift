@@ -229,6 +229,8 @@ public struct AttitudeFusion: Sendable {
         case .fix(let f):
             if motion != nil, let time = f.time?.unixTime, f.mode >= .twoD, let speed = f.speed {
                 motion?.epoch(speed: speed, fixTime: time, arrival: lastInertial ?? time)
+                // A land vehicle standing still: no disturbance is a step of its iron while it does (a lorry beside it).
+                online?.vehicleSpeed(speed, time: lastInertial ?? time)
             }
             learnDeviation(f)
         case .deviation(let curve):

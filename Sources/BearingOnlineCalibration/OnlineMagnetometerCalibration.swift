@@ -60,6 +60,12 @@ public struct OnlineCalibrationSettings: Equatable, Sendable {
     /// 7.92° against 0.73° with GNSS, and this was off on land. Seeds 9–24, which it was not chosen on, without GNSS:
     /// 4.63° → 4.61° median, worst seed 8.25° and worst window 10.81° either way, seed 16's worst window 9.34° → 6.03°.
     public static let landStepWorldSpread = 3.0
+    /// A land vehicle whose GNSS speed is below this (m/s) stands: a disturbance fixed in its axes then tells a
+    /// step of its own iron from a lorry standing beside it at a light no better than time does, and the step's
+    /// `stepTime` counts only once it moves (`OnlineMagnetometerCalibration.vehicleSpeed`). Each epoch holds for
+    /// `standingHold` seconds (GNSS at 1 Hz; none for longer, and the vehicle is no longer known to stand).
+    public var standingSpeed = 1.0
+    public var standingHold = 2.5
     /// Regions that must hold a point for a fit of the hard iron alone, after a step (the soft iron stays).
     public var minimumStepRegions = 5
     /// Seconds a disturbance must last before earlier calibrations are tried on it (a magnet taken away
@@ -232,6 +238,10 @@ public struct OnlineMagnetometerCalibration: Sendable {
     /// Samples of a disturbance that may turn out to be a step (at most one per `sampleInterval`).
     private var pending: [(raw: Vector3, up: Vector3?, east: Vector3?)] = []
     private var disturbedSince: Double?
+    /// Since when the disturbance has lasted with the vehicle not known to stand (`standingUntil`): a step's time.
+    private var disturbedMovingSince: Double?
+    /// Until when the latest GNSS epoch says a land vehicle stands (`vehicleSpeed`).
+    private var standingUntil = -Double.infinity
     /// When the latest disturbed sample came: no fit within `stepTime` of it (its points may straddle a step).
     private var lastDisturbed: Double?
     private var lastTaken = -Double.infinity
@@ -385,7 +395,14 @@ public struct OnlineMagnetometerCalibration: Sendable {
                     lastTaken = time
                     if time - since >= settings.recallTime, let change = recall() { return change }
                 }
-                if time - since >= settings.stepTime {
+                // A vehicle standing still sees a lorry beside it as it would a new iron of its own: the step's time
+                // runs only while it is not known to stand.
+                if time < standingUntil {
+                    disturbedMovingSince = nil
+                } else if disturbedMovingSince == nil {
+                    disturbedMovingSince = time
+                }
+                if let moving = disturbedMovingSince, time - moving >= settings.stepTime {
                     // A step: what was learnt before it no longer holds.
                     steps += 1
                     heldFit = nil
@@ -398,12 +415,14 @@ public struct OnlineMagnetometerCalibration: Sendable {
                     for p in pending { take(p.raw, up: p.up, east: p.east, time: time) }
                     pending = []
                     disturbedSince = nil
+                    disturbedMovingSince = nil
                     lastDisturbed = nil
                     return held
                 }
                 return nil
             }
             disturbedSince = nil
+            disturbedMovingSince = nil
             pending.removeAll(keepingCapacity: true)
         } else if afterStep {
             interference = .step
@@ -465,8 +484,11 @@ public struct OnlineMagnetometerCalibration: Sendable {
         courseChecks.epoch(course: course, up: up, forward: forward, time: time)
     }
 
-    /// One GNSS epoch's speed (m/s) of a land vehicle.
+    /// One GNSS epoch's speed (m/s) of a land vehicle, at `time` on the samples' clock: below `standingSpeed` it
+    /// stands for the next `standingHold` seconds, and no disturbance becomes a step while it does.
     public mutating func vehicleSpeed(_ speed: Double, time: Double) {
+        guard speed.isFinite, time.isFinite else { return }
+        standingUntil = speed < settings.standingSpeed ? time + settings.standingHold : -.infinity
     }
 
     static func outer(_ a: Vector3, _ b: Vector3) -> Matrix3 {
@@ -567,6 +589,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
         self.misfit = misfit
         interference = nil
         disturbedSince = nil
+        disturbedMovingSince = nil
         lastDisturbed = nil
         partialTurnSectors = nil
         pending = []

@@ -183,9 +183,11 @@ final class RoadDriveTests: XCTestCase {
         let noneMedian = Self.median(withoutGNSS.map(\.rms)), noneWorst = withoutGNSS.map(\.rms).max()!
         // No calibration put in force is the mirror image of the car's iron: a car only turns, and a sphere through a ring of
         // directions has two centres, the second about 2 × 51 µT further along the vertical (seed 7 without GNSS took it
-        // after a step, 106 µT off, and its heading went 9° wrong).
+        // after a step, 106 µT off, and its heading went 9° wrong), nor a lorry's beside the car at a light (seed 6 with
+        // GNSS took one as a step of the hard iron, 13.29 µT off, before the step's time ran only with the car moving).
+        // Measured: 6.89 µT at most (seed 2 without GNSS).
         let farthest = (withGNSS + withoutGNSS).map(\.worstHardIron).max()!
-        XCTAssertLessThan(farthest, 20, "a hard iron put in force \(Self.format(farthest)) µT from the car's")
+        XCTAssertLessThan(farthest, 10, "a hard iron put in force \(Self.format(farthest)) µT from the car's")
         let refusals = withGNSS.map(\.refusedByCourse)
         print("RoadDrive: fits refused by the course, with GNSS, per seed: \(refusals)")
         XCTAssertGreaterThan(refusals.reduce(0, +), 0, "the course refused no fit on any drive")
