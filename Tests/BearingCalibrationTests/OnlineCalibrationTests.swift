@@ -289,6 +289,34 @@ final class OnlineCalibrationTests: XCTestCase {
         }
     }
 
+    /// After a step the fits take the hard iron alone, from `minimumStepRegions` (5) regions: fewer than the smallest
+    /// fit the calibrator makes (8 samples). A board turning slowly at 2 °/s, rocking ±5°, with no gyroscope, after a
+    /// step of 12 µT along its z: the step's fit must come with the fifth region, not wait for the eighth.
+    func testAStepsFitTakesTheHardIronFromFiveRegions() throws {
+        let jumped = Self.hardIron + Vector3(3, 0, -12)
+        var tracker = OnlineMagnetometerCalibration(calibration: MagneticCalibration(offset: Self.hardIron, matrix: .identity),
+                                                    origin: .manual, field: Self.field)
+        tracker.expect(field: Self.field, dip: Self.dip)
+        var noise = SplitMix64(seed: 8)
+        var outcomes: [(regions: Int, outcome: OnlineMagnetometerCalibration.Outcome)] = []
+        for k in 0..<1200 {
+            let t = Double(k) / 10
+            let q = Quaternion.aboutZ(-2 * t * .pi / 180) * Quaternion(rotationVector: Vector3(0, 5 * sin(t) * .pi / 180, 0))
+            let raw = q.conjugate.rotate(Self.earth) + (t < 20 ? Self.hardIron : jumped)
+                + Vector3(noise.uniform(-0.3, 0.3), noise.uniform(-0.3, 0.3), noise.uniform(-0.3, 0.3))
+            tracker.add(raw, up: q.conjugate.rotate(Vector3(0, 0, 1)), time: t)
+            if tracker.steps > 0, tracker.fitDue(at: t) { outcomes.append((tracker.regions, tracker.fit(at: t))) }
+        }
+        print("a step's fits: " + outcomes.map { "\($0.regions) regions: \(String(describing: $0.outcome).prefix(60))" }.joined(separator: "; "))
+        XCTAssertEqual(tracker.steps, 1)
+        for (regions, outcome) in outcomes {
+            if case .failed(let why) = outcome { XCTFail("a step's fit on \(regions) regions failed: \(why)") }
+        }
+        let first = try XCTUnwrap(outcomes.first { if case .accepted = $0.outcome { return true }; return false }, "no step's fit taken")
+        XCTAssertLessThan(first.regions, 8, "the step's first fit waited for the calibrator's eight samples")
+        XCTAssertLessThan((tracker.inForce.offset - jumped).length, 1.0, "hard iron \(tracker.inForce.offset) for \(jumped)")
+    }
+
     /// A car standing at a light beside a lorry: the lorry's field (a fifth of the Earth's, against it) is fixed in the
     /// car's axes while both stand, as a new hard iron would be, for 30 s. With GNSS saying the car stands, that is no
     /// step: it has to hold for `stepTime` with the car moving. A load switched on while it stands, which stays when
