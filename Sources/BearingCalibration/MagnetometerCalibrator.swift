@@ -190,10 +190,13 @@ public struct MagnetometerCalibrator: Sendable {
         }
     }
 
+    /// The fewest samples `fit` takes: those of the smallest fit it makes (a turn's planar one).
+    public static let fewestSamples = CalibrationModel.planar.minimumSamples
+
     public func fit(_ raw: [Vector3]) throws(CalibrationFitError) -> CalibrationFit {
         let finite = raw.filter(\.isFinite)
-        guard finite.count >= CalibrationModel.planar.minimumSamples else {
-            throw CalibrationFitError("\(finite.count) usable samples; a calibration needs at least \(CalibrationModel.planar.minimumSamples), and a full one hundreds turned through every orientation")
+        guard finite.count >= Self.fewestSamples else {
+            throw CalibrationFitError("\(finite.count) usable samples; a calibration needs at least \(Self.fewestSamples), and a full one hundreds turned through every orientation")
         }
         if let f = options.field, !(f > 0 && f.isFinite) {
             throw CalibrationFitError("the local field must be a positive number, got \(f)")
