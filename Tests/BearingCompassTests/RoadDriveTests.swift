@@ -327,8 +327,8 @@ final class RoadDriveTests: XCTestCase {
     /// mounted straight are without GNSS (RMS on the straights after ten minutes). Without a speed the forward axis is
     /// found from the corners alone: the specific force's part across the car turns with the yaw rate, whatever the
     /// speed, so Σ a × ω over the corners points along it (`VehicleAcceleration.forwardWithoutSpeed`). Measured
-    /// (2026-12-01): turned, median 5.24°, worst 7.35°; standing, 5.40° and 14.40° (seeds 2 and 5, 13.68° and 14.40°:
-    /// their calibration, not their axis; mounted straight they are 2.83° and 6.36°); the axis found within 1.03–1.60°
+    /// (2026-12-01): turned, median 5.24°, worst 7.35°; standing, 5.40° and 14.40° (seeds 2 and 5, 13.86° and 14.40°:
+    /// their calibration, not their axis; mounted straight they are 2.29° and 5.15°); the axis found within 1.03–1.60°
     /// (with GNSS 0.28–5.11°). Before: 113° and 100° median, the axis the board's x. Bounds: 1.5 times.
     func testABoardTurnedOrStandingInACarWithoutGNSS() {
         for (label, mountings) in [("turned", Self.turned), ("standing", Self.standing)] {
