@@ -45,8 +45,12 @@ import Darwin
 /// when that comes. It is what the IMU-mount alignment of dead-reckoning receivers does from the turns; here without
 /// the wheel speed. Pure.
 public struct VehicleAcceleration: Sendable {
+    /// Seconds after a GNSS epoch (on the samples' clock) that its speed still tells the vehicle's: fixes come at
+    /// 1 Hz, and one missed is allowed. What else reads a speed from the epochs (online calibration's
+    /// `standingHold`) takes this too.
+    public static let epochSpeedLifetime = 2.5
     /// Seconds after an epoch (on the samples' clock) that its speed is still used.
-    public var staleAfter = 2.5
+    public var staleAfter = VehicleAcceleration.epochSpeedLifetime
     /// The fastest change of speed taken as the vehicle's, m/s² (about 1 g: hard braking).
     public var maximumAcceleration = 10.0
 

@@ -63,9 +63,11 @@ public struct OnlineCalibrationSettings: Equatable, Sendable {
     /// A land vehicle whose GNSS speed is below this (m/s) stands: a disturbance fixed in its axes then tells a
     /// step of its own iron from a lorry standing beside it at a light no better than time does, and the step's
     /// `stepTime` counts only once it moves (`OnlineMagnetometerCalibration.vehicleSpeed`). Each epoch holds for
-    /// `standingHold` seconds (GNSS at 1 Hz; none for longer, and the vehicle is no longer known to stand).
+    /// `standingHold` seconds: as long as the fusion's acceleration uses an epoch's speed
+    /// (`VehicleAcceleration.epochSpeedLifetime`; GNSS at 1 Hz; none for longer, and the vehicle is no longer known
+    /// to stand).
     public var standingSpeed = 1.0
-    public var standingHold = 2.5
+    public var standingHold = VehicleAcceleration.epochSpeedLifetime
     /// Regions that must hold a point for a fit of the hard iron alone, after a step (the soft iron stays): the
     /// fewest samples the calibrator fits (`MagnetometerCalibrator.fewestSamples`, 8), whose fit the refinement starts
     /// from. It was 5, and the calibrator refused the fits on 5 to 7 points; letting the refinement start from the hard
