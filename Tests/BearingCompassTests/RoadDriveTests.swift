@@ -327,9 +327,11 @@ final class RoadDriveTests: XCTestCase {
     /// mounted straight are without GNSS (RMS on the straights after ten minutes). Without a speed the forward axis is
     /// found from the corners alone: the specific force's part across the car turns with the yaw rate, whatever the
     /// speed, so Σ a × ω over the corners points along it (`VehicleAcceleration.forwardWithoutSpeed`). Measured
-    /// (2026-12-01): turned, median 5.24°, worst 7.35°; standing, 5.40° and 14.40° (seeds 2 and 5, 13.86° and 14.40°:
-    /// their calibration, not their axis; mounted straight they are 2.29° and 5.15°); the axis found within 1.03–1.60°
-    /// (with GNSS 0.28–5.11°). Before: 113° and 100° median, the axis the board's x. Bounds: 1.5 times.
+    /// (2026-12-01): turned, median 5.24°, worst 7.35°; standing, 5.25° and 10.09° (seeds 2 and 5, 5.64° and 10.09°:
+    /// their calibration, not their axis; mounted straight they are 2.29° and 5.15°; 13.86° and 14.40° until a step
+    /// that a lorry at a light caused was undone once the car turned, `OnlineCalibrationSettings.stepRecallRatio`);
+    /// the axis found within 1.03–1.60° (with GNSS 0.28–5.11°). Before: 113° and 100° median, the axis the board's x.
+    /// Bounds: 1.5 times.
     func testABoardTurnedOrStandingInACarWithoutGNSS() {
         for (label, mountings) in [("turned", Self.turned), ("standing", Self.standing)] {
             var rms: [Double] = [], off: [Double] = [], tilt: [Double] = []
@@ -348,8 +350,8 @@ final class RoadDriveTests: XCTestCase {
             // (before: up to 4.70° turned, 71–178° standing). Bound: 1.5 times the worst.
             XCTAssertLessThan(tilt.max()!, 3.7, "\(label): ATT's pitch and roll against the car's")
             XCTAssertLessThan(off.max()!, 2.4, "\(label): the forward axis found")
-            XCTAssertLessThan(Self.median(rms), label == "turned" ? 7.9 : 8.1, label)
-            XCTAssertLessThan(rms.max()!, label == "turned" ? 11 : 21.6, label)
+            XCTAssertLessThan(Self.median(rms), 7.9, label)
+            XCTAssertLessThan(rms.max()!, label == "turned" ? 11 : 15.2, label)
         }
     }
 
@@ -620,7 +622,9 @@ final class RoadDriveTests: XCTestCase {
             return Self.judge(drive, gnss: false, after: 600)
         }
         let n = Self.summary("strong iron, seeds 9–24, without GNSS after ten minutes", scores)
-        XCTAssertLessThan(n.median, 8.9)
+        // Median 5.61° (2026-12-01; 6.07° until a step that was no change of the car's iron was undone once the car
+        // turned, `OnlineCalibrationSettings.stepRecallRatio`: seed 22 9.51° → 5.08°), worst seed 9.98°.
+        XCTAssertLessThan(n.median, 8.4)
         XCTAssertLessThan(n.worst, 15)
     }
 
