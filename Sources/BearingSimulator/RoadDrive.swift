@@ -151,6 +151,10 @@ public struct RoadDrive: Sendable {
         public var softIron = 0.06
         /// The board's mounting on the car (roll, pitch, yaw, degrees); nil draws 1–2° each, of random sign.
         public var mounting: Vector3?
+        /// The drive starts in an underground steel-and-concrete car park and leaves it by aisles and a ramp turning
+        /// through a whole circle (`RoadRoute.carParkPieces`): the deck's rebar below and above, steel columns and
+        /// parked cars on both sides (`RoadAnomalies`, drawn from a stream of their own), and no GNSS fix while inside.
+        public var carPark = false
         public init(seed: UInt64, model: RoadDriveField) {
             self.seed = seed
             self.model = model
@@ -188,7 +192,7 @@ public struct RoadDrive: Sendable {
         var gnssRandom = RoadDriveRandom(seed: c.seed, stream: 4)
 
         // MARK: The route and the car's constants
-        let route = RoadRoute(length: c.duration * 16 + 2000, hills: fx.hills, random: &routeRandom)
+        let route = RoadRoute(length: c.duration * 16 + 2000, hills: fx.hills, carPark: c.carPark, random: &routeRandom)
         routeLength = route.length
         let wheelbase = 2.7
         let lateralLimit = carRandom.uniform(2.6, 3.4)
@@ -313,7 +317,9 @@ public struct RoadDrive: Sendable {
             ? RoadDriveField(declination: c.model.declination + dDecl, dip: c.model.dip + dDip, norm: c.model.norm * (1 + dNorm))
             : c.model
         let earth = localField.ned
-        let street = RoadAnomalies(route: route, random: &fieldRandom, duration: c.duration)
+        var carParkRandom = RoadDriveRandom(seed: c.seed, stream: 7)
+        let street = RoadAnomalies(route: route, random: &fieldRandom, duration: c.duration,
+                                   carPark: c.carPark ? RoadRoute.carParkLength : 0, carParkRandom: &carParkRandom)
         // The car's iron: hard 10–35 µT an axis, soft ±6 % (±3 % across) by default, a Rayleigh term along one easy axis.
         let (hardLow, hardHigh, spread) = (c.hardIron.lowerBound, c.hardIron.upperBound, c.softIron)
         let hard0 = Vector3(fieldRandom.sign() * fieldRandom.uniform(hardLow, hardHigh), fieldRandom.sign() * fieldRandom.uniform(hardLow, hardHigh),
@@ -462,7 +468,9 @@ public struct RoadDrive: Sendable {
 
             // GNSS: fixes whose time has come arrive a moment later, between the samples.
             while c.gnss && t >= nextFix + fixLatency {
-                events.append(.fix(fix(at: nextFix)))
+                // Underground no fix comes (drawn all the same: the errors after it are those of the drive without).
+                let fixed = fix(at: nextFix)
+                if !c.carPark || along[k] > RoadRoute.carParkLength { events.append(.fix(fixed)) }
                 nextFix += 1
             }
             events.append(.inertial(InertialSample(time: time, device: "road", chip: "vn100", acceleration: acc, angularRate: gyro)))
@@ -533,11 +541,15 @@ struct RoadAnomalies {
         random.direction(peak * distance * distance * distance / 1.5)
     }
 
-    init(route: RoadRoute, random: inout RoadDriveRandom, duration: Double) {
+    init(route: RoadRoute, random: inout RoadDriveRandom, duration: Double, carPark: Double = 0,
+         carParkRandom: inout RoadDriveRandom) {
         /// A dipole `lateral` m right of the road's centre line, `depth` m below its surface, of about `peak` µT
         /// at the sensor (1.3 m above the road) as it passes.
         func place(_ s: Double, lateral: Double, depth: Double, peak: Double) {
-            let distance = (lateral * lateral + (depth + 1.3) * (depth + 1.3)).squareRoot()
+            place(s, lateral: lateral, depth: depth, peak: peak, random: &random)
+        }
+        func place(_ s: Double, lateral: Double, depth: Double, peak: Double, random: inout RoadDriveRandom) {
+            let distance = max(0.5, (lateral * lateral + (depth + 1.3) * (depth + 1.3)).squareRoot())
             let moment = Self.moment(peak: peak, distance: distance, random: &random)
             let k = route.index(s), chi = route.course[k]
             let right = Vector3(-sin(chi), cos(chi), 0)
@@ -599,6 +611,25 @@ struct RoadAnomalies {
             } else {
                 k += 1
             }
+        }
+        // An underground car park over the first `carPark` metres, its magnitudes from measurements inside buildings,
+        // whose steel moves the field by tens of µT over metres (B. Li, T. Gallagher, A. G. Dempster, C. Rizos, "How
+        // feasible is the use of magnetic field alone for indoor positioning?", IPIN 2012): the slab's rebar below the
+        // wheels (5–25 µT at the sensor, every 1.5–3 m), the deck above (2.6 m over the road: 5–20 µT, every 2–4 m),
+        // steel-reinforced columns beside the aisle every 8 m (10–30 µT), and cars parked both sides (3–8 µT).
+        var x = 0.0
+        while carPark > 0 && x < carPark {
+            place(x, lateral: carParkRandom.uniform(-1.5, 1.5), depth: 0.2, peak: carParkRandom.uniform(5, 25), random: &carParkRandom)
+            if carParkRandom.chance(0.7) {
+                place(x + carParkRandom.uniform(0, 2), lateral: carParkRandom.uniform(-2, 2), depth: -2.6, peak: carParkRandom.uniform(5, 20), random: &carParkRandom)
+            }
+            if Int(x / 8) != Int((x + 2.25) / 8) {
+                place(x, lateral: carParkRandom.sign() * 3.5, depth: -1.3, peak: carParkRandom.uniform(10, 30), random: &carParkRandom)
+            }
+            for side in [-1.0, 1.0] where carParkRandom.chance(0.8) {
+                place(x, lateral: side * carParkRandom.uniform(2.5, 3.0), depth: -0.5, peak: carParkRandom.uniform(3, 8), random: &carParkRandom)
+            }
+            x += carParkRandom.uniform(1.5, 3)
         }
         dipoles.sort { $0.along < $1.along }
         // Vehicles alongside: a car or a lorry in the next lane for 5–30 s, every couple of minutes.

@@ -88,6 +88,15 @@ struct RoadRoute {
 
     var length: Double { Double(curvature.count) * Self.step }
 
+    /// A way out of a car park: an aisle, a U-turn into the next aisle, and a ramp turning the same way through
+    /// four right angles (radius 7 m, walking pace to 4 m/s), 204 m in all.
+    static let carParkPieces: [Piece] = {
+        let corner = Piece(length: 2 * .pi / 2 * 7, turn: .pi / 2, limit: 4, kind: .suburb)
+        return [Piece(length: 30, limit: 4, kind: .suburb), corner, Piece(length: 10, limit: 4, kind: .suburb), corner,
+                Piece(length: 25, limit: 4, kind: .suburb), corner, corner, corner, corner, Piece(length: 7, limit: 4, kind: .suburb)]
+    }()
+    static var carParkLength: Double { carParkPieces.reduce(0) { $0 + $1.length } }
+
     struct Piece {
         var length: Double
         var turn = 0.0  // radians, + right
@@ -100,8 +109,12 @@ struct RoadRoute {
     /// A route of about `length` metres: a short street out of the car park, then suburb, town (with a
     /// roundabout) and an arterial road over hills and a steel bridge, in turn, with lights, bends and corners
     /// in both directions.
-    init(length target: Double, hills: Bool, random: inout RoadDriveRandom) {
-        var pieces: [Piece] = [Piece(length: 120, limit: 9, kind: .suburb)]
+    ///
+    /// `carPark`: the drive starts on the lowest deck of a multi-storey car park, and leaves it by its aisles and a
+    /// ramp that turns through a whole circle (`RoadRoute.carParkPieces`) before the street; no random draw is
+    /// taken for it, so the rest of the route is the same.
+    init(length target: Double, hills: Bool, carPark: Bool = false, random: inout RoadDriveRandom) {
+        var pieces: [Piece] = (carPark ? Self.carParkPieces : []) + [Piece(length: 120, limit: 9, kind: .suburb)]
         var cornerSign = random.sign()
         func corner(_ kind: RoadKind, limit: Double, light: Bool) {
             if light, var last = pieces.popLast() { last.stopAfter = random.uniform(8, 35); pieces.append(last) }

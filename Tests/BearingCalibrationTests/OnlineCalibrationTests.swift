@@ -201,6 +201,64 @@ final class OnlineCalibrationTests: XCTestCase {
         XCTAssertTrue(Self.driveStraight(&tracker, course: 30, from: 15, seconds: 15, hardIron: Self.hardIron + Vector3(5, 0, 0)) { _ in 30 }.isEmpty)
     }
 
+    /// A drive that starts in an underground car park: a minute of turning in its steel's field (tens of µT that change
+    /// as the car moves) with no fix, then a street. The start from the course takes only the field of its own epochs:
+    /// the first straight epoch's samples are those since the epoch before, not the whole car park's (which held
+    /// them all, one epoch of ten off by the car park's field). And the points learnt in the car park, before anything
+    /// was in force to judge them, are dropped once the start is in force where it finds them disturbed: no fit is made
+    /// from them (on the simulated car park's seed 4 all 49 regions held car-park points, and every fit was kept out).
+    func testACourseStartAfterAnUndergroundCarPark() throws {
+        var tracker = OnlineMagnetometerCalibration(calibration: nil, origin: .none, settings: .forLand)
+        tracker.expect(field: Self.field, dip: Self.dip)
+        var noise = SplitMix64(seed: 12)
+        let up = Vector3(0, 0, 1)
+        var t = 0.0
+        while t < 60 {
+            let steel = Vector3(25 * sin(0.7 * t), 20 * cos(0.45 * t), 15 * sin(0.3 * t + 1))
+            tracker.add(Self.level(course: 6 * t, hardIron: Self.hardIron + steel, noise: &noise), up: up, time: t)
+            t += 0.1
+        }
+        let carPark = tracker.heldPoints.count
+        let changes = Self.driveStraight(&tracker, course: 30, from: 60, seconds: 15, hardIron: Self.hardIron) { _ in 30 }
+        let change = try XCTUnwrap(changes.first, "no hard iron from 15 s going straight after the car park")
+        let disturbed = tracker.heldPoints.filter { abs(tracker.inForce.apply($0).length / Self.field - 1) > tracker.settings.normDisturbance }
+        print("a course start after a car park: \(change.summary); hard iron \(tracker.inForce.offset) for \(Self.hardIron); "
+              + "points \(carPark) from the car park, \(tracker.heldPoints.count) after the start, \(disturbed.count) of them disturbed")
+        XCTAssertLessThan(change.after.normPercent, 1, "an epoch's field from the whole car park")
+        XCTAssertLessThan((tracker.inForce.offset - Self.hardIron).length, 0.5)
+        XCTAssertGreaterThan(carPark, 10)
+        XCTAssertEqual(disturbed.count, 0, "the car park's points kept for the fits")
+    }
+
+    /// An epoch that is not straight (a bend, a change of lane) ends the field gathered for the next straight one, which
+    /// takes its own second's samples: it is not set aside as one spanning more than an epoch. One epoch straight, then
+    /// two not, over and over: the start comes on the tenth straight epoch (with every straight epoch's field spanning
+    /// three seconds, none would count).
+    func testAnEpochNotStraightStartsTheNextStraightOnesField() throws {
+        var tracker = OnlineMagnetometerCalibration(calibration: nil, origin: .none, settings: .forLand)
+        tracker.expect(field: Self.field, dip: Self.dip)
+        var noise = SplitMix64(seed: 13)
+        let up = Vector3(0, 0, 1), forward = Vector3(1, 0, 0)
+        var straight = 0, startedAfter: Int?
+        for k in 1...400 where startedAfter == nil {
+            let t = Double(k) / 10
+            // The seconds before an epoch that is not straight are in a bend (a course of 90°).
+            let bend = ((k + 9) / 10) % 3 != 0
+            tracker.add(Self.level(course: bend ? 90 : 30, hardIron: Self.hardIron, noise: &noise), up: up, time: t)
+            guard k % 10 == 0 else { continue }
+            if (k / 10) % 3 != 0 {
+                tracker.courseEpoch(nil, up: up, forward: forward, time: t)
+            } else {
+                straight += 1
+                tracker.courseEpoch(30, up: up, forward: forward, time: t)
+                if tracker.course(30, declination: 0, up: up, forward: forward, time: t) != nil { startedAfter = straight }
+            }
+        }
+        print("straight epochs between others: the start from the course after \(startedAfter.map { "\($0)" } ?? "none") straight epochs")
+        XCTAssertEqual(startedAfter, 10)
+        XCTAssertLessThan((tracker.inForce.offset - Self.hardIron).length, 0.5)
+    }
+
     /// A GNSS that lies (courses all over the place), a start without WMM's field, and a calibration already in
     /// force: no hard iron is taken from the course.
     func testACourseThatDisagreesOrNoFieldOrACalibrationInForceTeachesNothing() {
