@@ -58,6 +58,8 @@ public struct VehicleAcceleration: Sendable {
     private var last: (speed: Double, fixTime: Double, arrival: Double)?
     /// The change of speed between the last two epochs, m/s².
     private var change = 0.0
+    /// Whether `change` is one: the difference of two epochs (not the first after none or a gap, whose v̇ is unknown).
+    private var changeKnown = false
     /// The vehicle's forward axis in the samples' frame (unit): the board's x until the drive shows another.
     public private(set) var forward = Vector3(1, 0, 0)
     /// The high-pass's time constant, s: longer than a corner or a stop, shorter than a hill.
@@ -110,15 +112,20 @@ public struct VehicleAcceleration: Sendable {
         guard speed.isFinite, speed >= 0, fixTime.isFinite, arrival.isFinite else {
             last = nil
             change = 0
+            changeKnown = false
             return
         }
         // A fix repeated with the same time (gpsd repeating a frozen TPV) is no new epoch: its speed is stale.
         // One from before the last (the receiver's clock stepped back) starts again from itself.
         if let last, fixTime == last.fixTime { return }
         change = 0
+        changeKnown = false
         if let last, fixTime > last.fixTime, fixTime - last.fixTime <= staleAfter {
             let a = (speed - last.speed) / (fixTime - last.fixTime)
-            if abs(a) <= maximumAcceleration { change = a }
+            if abs(a) <= maximumAcceleration {
+                change = a
+                changeKnown = true
+            }
         }
         last = (speed, fixTime, arrival)
         solveForward()
@@ -127,7 +134,7 @@ public struct VehicleAcceleration: Sendable {
     /// One inertial sample into the forward axis's fit: the specific force (m/s²) and angular rate (rad/s, bias
     /// out) in the samples' frame, at `time` (samples' clock). Nothing is learnt while the speed is not known.
     public mutating func observe(specificForce: Vector3, angularRate ω: Vector3, at time: Double) {
-        guard let v = speed(at: time) else {
+        guard let v = speed(at: time), changeKnown else {
             low = nil
             return
         }
