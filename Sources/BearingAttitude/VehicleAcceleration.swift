@@ -56,10 +56,9 @@ public struct VehicleAcceleration: Sendable {
 
     /// The last epoch: its speed (m/s), its time on the GNSS clock and when it reached the samples' clock.
     private var last: (speed: Double, fixTime: Double, arrival: Double)?
-    /// The change of speed between the last two epochs, m/s².
-    private var change = 0.0
-    /// Whether `change` is one: the difference of two epochs (not the first after none or a gap, whose v̇ is unknown).
-    private var changeKnown = false
+    /// The change of speed between the last two epochs, m/s²; nil where it is not known (the first epoch after none
+    /// or a gap, a jump of speed), and then taken as none where the speed runs on and the acceleration is taken out.
+    private var change: Double?
     /// The vehicle's forward axis in the samples' frame (unit): the board's x until the drive shows another.
     public private(set) var forward = Vector3(1, 0, 0)
     /// The high-pass's time constant, s: longer than a corner or a stop, shorter than a hill.
@@ -111,21 +110,16 @@ public struct VehicleAcceleration: Sendable {
     public mutating func epoch(speed: Double, fixTime: Double, arrival: Double) {
         guard speed.isFinite, speed >= 0, fixTime.isFinite, arrival.isFinite else {
             last = nil
-            change = 0
-            changeKnown = false
+            change = nil
             return
         }
         // A fix repeated with the same time (gpsd repeating a frozen TPV) is no new epoch: its speed is stale.
         // One from before the last (the receiver's clock stepped back) starts again from itself.
         if let last, fixTime == last.fixTime { return }
-        change = 0
-        changeKnown = false
+        change = nil
         if let last, fixTime > last.fixTime, fixTime - last.fixTime <= staleAfter {
             let a = (speed - last.speed) / (fixTime - last.fixTime)
-            if abs(a) <= maximumAcceleration {
-                change = a
-                changeKnown = true
-            }
+            if abs(a) <= maximumAcceleration { change = a }
         }
         last = (speed, fixTime, arrival)
         solveForward()
@@ -134,7 +128,7 @@ public struct VehicleAcceleration: Sendable {
     /// One inertial sample into the forward axis's fit: the specific force (m/s²) and angular rate (rad/s, bias
     /// out) in the samples' frame, at `time` (samples' clock). Nothing is learnt while the speed is not known.
     public mutating func observe(specificForce: Vector3, angularRate ω: Vector3, at time: Double) {
-        guard let v = speed(at: time), changeKnown else {
+        guard let v = speed(at: time), let change else {
             low = nil
             return
         }
@@ -246,7 +240,7 @@ public struct VehicleAcceleration: Sendable {
     /// nothing recent is known.
     public func speed(at time: Double) -> Double? {
         guard let last, knowsSpeed(at: time) else { return nil }
-        return max(0, last.speed + change * max(0, time - last.arrival))
+        return max(0, last.speed + (change ?? 0) * max(0, time - last.arrival))
     }
 
     /// The vehicle's acceleration at `time` (samples' clock), m/s², in the frame of `angularRate` (rad/s), along
@@ -254,6 +248,6 @@ public struct VehicleAcceleration: Sendable {
     public func acceleration(at time: Double, angularRate ω: Vector3) -> Vector3 {
         guard let v = speed(at: time) else { return .zero }
         // v̇ f + ω × (v f): along x, (v̇, v ω_z, −v ω_y).
-        return forward * change + ω.cross(forward) * v
+        return forward * (change ?? 0) + ω.cross(forward) * v
     }
 }
