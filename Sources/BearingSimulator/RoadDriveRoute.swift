@@ -95,7 +95,8 @@ struct RoadRoute {
         return [Piece(length: 30, limit: 4, kind: .suburb), corner, Piece(length: 10, limit: 4, kind: .suburb), corner,
                 Piece(length: 25, limit: 4, kind: .suburb), corner, corner, corner, corner, Piece(length: 7, limit: 4, kind: .suburb)]
     }()
-    static var carParkLength: Double { carParkPieces.reduce(0) { $0 + $1.length } }
+    /// The car park's length along the route (m), summed once.
+    static let carParkLength: Double = carParkPieces.reduce(0) { $0 + $1.length }
 
     struct Piece {
         var length: Double
