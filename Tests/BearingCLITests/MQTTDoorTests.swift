@@ -679,10 +679,16 @@ final class MQTTDoorTests: XCTestCase {
 
     /// Past one broker: Bearing → an edge mosquitto → a bridge → a central mosquitto → a subscriber. The
     /// central broker stops (the edge queues for its bridge), then the edge itself stops and restarts (Bearing
-    /// spools): the subscriber on the central broker still gets every message, in order. In order needs both
-    /// brokers at `max_inflight_messages 1`, the setting mosquitto.conf(5) gives for in-order QoS 1 delivery:
-    /// at its default (20) a message the bridge retried after the restarts came once after later ones (CI,
-    /// 2026-11-29: 191 distinct, 0 missing, out of order).
+    /// spools): the subscriber on the central broker still gets every message, and in order but for a few that a
+    /// broker sent again after its restart. Both brokers run at `max_inflight_messages 1`, the setting
+    /// mosquitto.conf(5) gives for in-order QoS 1 delivery: at its default (20) a message the bridge retried after
+    /// the restarts came once after later ones (CI, 2026-11-29: 191 distinct, 0 missing, out of order). Even at 1 it
+    /// happened under load (2026-12-01, the fast suite: 191 distinct, 2 duplicates, out of order; in order alone).
+    /// MQTT orders what one client sends again (3.1.1 §4.6, [MQTT-4.6.0-1]), which "isn't covered" over more than
+    /// one hop (paho.mqtt.c#807, its maintainer); here two brokers each resume a session after a restart. So the
+    /// order asked of this path is the single hop's (`testNothingIsLostWhileTheBrokerIsDownAcrossAKill9`'s, in
+    /// order), and here at most `lateAllowed` late: one a broker's in-flight message (one each) and what the edge
+    /// had queued for its bridge at its stop (half a second of messages at 10 Hz).
     func testThroughAMosquittoBridgeNothingIsLostWhenEitherBrokerStops() throws {
         let dir = temporaryDirectory("mqtt-bridge")
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -728,8 +734,24 @@ final class MQTTDoorTests: XCTestCase {
         print("MQTT through a bridge, central down 5 s then edge down 5 s: \(audit)")
         XCTAssertEqual(audit.highest, last, "\(audit)")
         XCTAssertEqual(audit.missing, [], "\(audit)")
-        XCTAssertTrue(audit.inOrder, "\(audit)")
+        let lateAllowed = 5
+        XCTAssertLessThanOrEqual(audit.late, lateAllowed, "\(audit)")
         XCTAssertGreaterThan(audit.distinct, 150, "\(audit)")
+    }
+
+    /// The audit the door tests judge a subscriber by: a message seen again is a duplicate, not a late one; a first
+    /// arrival below one already seen is late; the gaps are missing.
+    func testTheSequenceAuditTellsDuplicatesFromLateArrivals() {
+        let audit = SequenceAudit([1, 2, 4, 3, 4, 2, 6, 5, 7])
+        XCTAssertEqual(audit.duplicates, 2)
+        XCTAssertEqual(audit.late, 2, "3 after 4, 5 after 6")
+        XCTAssertFalse(audit.inOrder)
+        XCTAssertEqual(audit.missing, [])
+        XCTAssertEqual(audit.highest, 7)
+        let clean = SequenceAudit([1, 2, 2, 3, 5])
+        XCTAssertTrue(clean.inOrder)
+        XCTAssertEqual(clean.late, 0)
+        XCTAssertEqual(clean.missing, [4])
     }
 
     /// `bearing watch --mqtt URL`: the fleet's devices, live, a line per message with the device's name.

@@ -294,28 +294,30 @@ public struct SequenceAudit: CustomStringConvertible {
     public let distinct: Int
     public let duplicates: Int
     public let inOrder: Bool
+    /// First arrivals that came after a later message's first arrival (0 when in order).
+    public let late: Int
     public let missing: [UInt64]
     public let highest: UInt64
 
     public init(_ seqs: [UInt64], from first: UInt64 = 1) {
         var seen = Set<UInt64>()
         var previous: UInt64 = 0
-        var ordered = true
+        var lateCount = 0
         var dups = 0
         for s in seqs {
             if seen.contains(s) { dups += 1; continue }
-            if s < previous { ordered = false }
-            previous = s
+            if s < previous { lateCount += 1 } else { previous = s }
             seen.insert(s)
         }
         distinct = seen.count
         duplicates = dups
-        inOrder = ordered
+        late = lateCount
+        inOrder = lateCount == 0
         highest = seen.max() ?? 0
         missing = highest >= first ? (first...highest).filter { !seen.contains($0) } : []
     }
 
     public var description: String {
-        "\(distinct) distinct up to \(highest), \(duplicates) duplicates, \(inOrder ? "in order" : "OUT OF ORDER"), \(missing.count) missing\(missing.isEmpty ? "" : " (first: \(missing.prefix(10).map(String.init).joined(separator: ", ")))")"
+        "\(distinct) distinct up to \(highest), \(duplicates) duplicates, \(inOrder ? "in order" : "OUT OF ORDER (\(late) late)"), \(missing.count) missing\(missing.isEmpty ? "" : " (first: \(missing.prefix(10).map(String.init).joined(separator: ", ")))")"
     }
 }
