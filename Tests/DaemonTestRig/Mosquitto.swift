@@ -293,27 +293,26 @@ public func sequenceNumbers(_ payloads: [String]) -> [UInt64] {
 public struct SequenceAudit: CustomStringConvertible {
     public let distinct: Int
     public let duplicates: Int
-    public let inOrder: Bool
-    /// First arrivals that came after a later message's first arrival (0 when in order).
+    /// First arrivals that came after a later message's first arrival.
     public let late: Int
+    public var inOrder: Bool { late == 0 }
     public let missing: [UInt64]
     public let highest: UInt64
 
     public init(_ seqs: [UInt64], from first: UInt64 = 1) {
         var seen = Set<UInt64>()
-        var previous: UInt64 = 0
+        var highestSoFar: UInt64 = 0
         var lateCount = 0
         var dups = 0
         for s in seqs {
             if seen.contains(s) { dups += 1; continue }
-            if s < previous { lateCount += 1 } else { previous = s }
+            if s < highestSoFar { lateCount += 1 } else { highestSoFar = s }
             seen.insert(s)
         }
         distinct = seen.count
         duplicates = dups
         late = lateCount
-        inOrder = lateCount == 0
-        highest = seen.max() ?? 0
+        highest = highestSoFar
         missing = highest >= first ? (first...highest).filter { !seen.contains($0) } : []
     }
 
