@@ -679,16 +679,15 @@ final class MQTTDoorTests: XCTestCase {
 
     /// Past one broker: Bearing → an edge mosquitto → a bridge → a central mosquitto → a subscriber. The
     /// central broker stops (the edge queues for its bridge), then the edge itself stops and restarts (Bearing
-    /// spools): the subscriber on the central broker still gets every message, and in order but for a few that a
-    /// broker sent again after its restart. Both brokers run at `max_inflight_messages 1`, the setting
-    /// mosquitto.conf(5) gives for in-order QoS 1 delivery: at its default (20) a message the bridge retried after
-    /// the restarts came once after later ones (CI, 2026-11-29: 191 distinct, 0 missing, out of order). Even at 1 it
-    /// happened under load (2026-12-01, the fast suite: 191 distinct, 2 duplicates, out of order; in order alone).
-    /// MQTT orders what one client sends again (3.1.1 §4.6, [MQTT-4.6.0-1]), which "isn't covered" over more than
-    /// one hop (paho.mqtt.c#807, its maintainer); here two brokers each resume a session after a restart. So the
-    /// order asked of this path is the single hop's (`testNothingIsLostWhileTheBrokerIsDownAcrossAKill9`'s, in
-    /// order), and here at most `lateAllowed` late: one a broker's in-flight message (one each) and what the edge
-    /// had queued for its bridge at its stop (half a second of messages at 10 Hz).
+    /// spools): the subscriber on the central broker still gets every message. Not in order: MQTT orders what one
+    /// client sends again (3.1.1 §4.6, [MQTT-4.6.0-1]), which "isn't covered" over more than one hop
+    /// (paho.mqtt.c#807, its maintainer), and here two brokers each resume a session after a restart. Both brokers
+    /// run at `max_inflight_messages 1`, the setting mosquitto.conf(5) gives for in-order QoS 1 delivery, and still:
+    /// 1 late first arrival (CI, 2026-11-29, at the default 20), then runs out of order under load at 1, and 65 of
+    /// 193 late in CI on 2026-12-01, against a bound of 5 reasoned from one in-flight message per broker. So order
+    /// is asked of Bearing's own hop (`testNothingIsLostWhileTheBrokerIsDownAcrossAKill9`: in order through an
+    /// outage and two `kill -9`s) and this test asks that nothing is lost and prints how many came late. Each
+    /// message carries its `seq`, by which a consumer past a bridge puts them back in order.
     func testThroughAMosquittoBridgeNothingIsLostWhenEitherBrokerStops() throws {
         let dir = temporaryDirectory("mqtt-bridge")
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -734,8 +733,6 @@ final class MQTTDoorTests: XCTestCase {
         print("MQTT through a bridge, central down 5 s then edge down 5 s: \(audit)")
         XCTAssertEqual(audit.highest, last, "\(audit)")
         XCTAssertEqual(audit.missing, [], "\(audit)")
-        let lateAllowed = 5
-        XCTAssertLessThanOrEqual(audit.late, lateAllowed, "\(audit)")
         XCTAssertGreaterThan(audit.distinct, 150, "\(audit)")
     }
 
