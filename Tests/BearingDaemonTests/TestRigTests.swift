@@ -1,0 +1,46 @@
+import DaemonTestRig
+import Foundation
+import TestSupport
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The rig's own promises, which every gpsfake test rests on: a port no other socket on the machine can take
+/// before its server binds it, and a gpsfake that either serves on 127.0.0.1 or says why not.
+final class TestRigTests: XCTestCase {
+    func testFreePortsLieBelowTheEphemeralRangeAndAreReservedAgainstOtherProcesses() throws {
+        let range = try String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)
+            .split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+        let ports = (0..<50).map { _ in freePort() }
+        XCTAssertEqual(Set(ports).count, ports.count, "a port handed out twice: \(ports)")
+        let inRange = ports.filter { $0 >= range[0] }
+        XCTAssertEqual(inRange, [], "in the kernel's ephemeral range \(range), which connect() and bind(0) take from")
+        // Another open file description (as another process's would be) cannot take the reservation.
+        let fd = open("/tmp/bearing-test-ports/\(ports[0])", O_RDWR | O_CLOEXEC)
+        defer { if fd >= 0 { close(fd) } }
+        XCTAssertGreaterThanOrEqual(fd, 0, "no reservation file for port \(ports[0])")
+        XCTAssertNotEqual(flock(fd, LOCK_EX | LOCK_NB), 0, "port \(ports[0])'s reservation could be taken by another process")
+    }
+
+    /// 127.0.0.1:port held by another socket: gpsd then serves on [::1] alone and a client of 127.0.0.1 would be
+    /// refused until it gave up. The rig must say so when gpsfake starts, naming the port.
+    func testGPSFakeSaysWhenItsGpsdCannotListenOnLoopback() throws {
+        try requireGpsfake()
+        let port = freePort()
+        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(holder) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        let bound = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        XCTAssertEqual(bound, 0, "could not hold 127.0.0.1:\(port) for the test")
+        let log = repoRoot.appendingPathComponent("Tests/Fixtures/gpsd-relay/attitude.log")
+        XCTAssertThrowsError(try GPSFake(log: log, port: port, pace: 0.05)) { error in
+            XCTAssertTrue("\(error)".contains("127.0.0.1:\(port)"), "the error does not name the port: \(error)")
+        }
+    }
+}
