@@ -55,7 +55,10 @@ public func expectedFilesDirectory(gpsd322: URL, others: URL, makeWith script: S
 }
 
 
-/// Debian's gpsfake replaying a log into a gpsd of its own on a loopback port.
+public struct GPSFakeError: Error, CustomStringConvertible { public let description: String }
+
+/// Debian's gpsfake replaying a log into a gpsd of its own on a loopback port; `init` returns once that gpsd
+/// listens.
 public final class GPSFake {
     public let process = Process()
     public let tmp: URL
@@ -72,8 +75,58 @@ public final class GPSFake {
         env["TMPDIR"] = tmp.path
         process.environment = env
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        let errors = tmp.appendingPathComponent("gpsfake.stderr")
+        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: errors)
         try process.run()
+        try waitForListener(port: port, errors: errors)
+    }
+
+    /// Returns once gpsd listens on 127.0.0.1:port; throws, with gpsfake's stderr, when it cannot. gpsd binds
+    /// 127.0.0.1 and then ::1, and when the first is taken it serves on ::1 alone: gpsfake runs on, and a client of
+    /// 127.0.0.1 is refused for as long as it waits (CI on 2026-12-01, 120 s). So a listener of gpsd's own on ::1
+    /// without one on 127.0.0.1 is the failure, seen at once; gpsfake ending, or 60 s with neither, is too.
+    func waitForListener(port: Int, errors: URL) throws {
+        let deadline = Syscall.monotonicSeconds() + 60
+        var failure: String?
+        while failure == nil {
+            let sockets = gpsdPID().map(Self.socketInodes) ?? []
+            let v4 = Self.listeners(table: "/proc/net/tcp", port: port), v6 = Self.listeners(table: "/proc/net/tcp6", port: port)
+            if !v4.isDisjoint(with: sockets) { return }
+            if !v6.isDisjoint(with: sockets) {
+                failure = "gpsd listens on [::1]:\(port) only: 127.0.0.1:\(port) was taken (\(v4.isEmpty ? "not by a listener" : "by another listener"))"
+            } else if !process.isRunning {
+                failure = "gpsfake ended (\(process.terminationStatus)) with no gpsd listening on 127.0.0.1:\(port)"
+            } else if Syscall.monotonicSeconds() > deadline {
+                failure = "no gpsd listening on 127.0.0.1:\(port) 60 s after gpsfake started"
+            } else {
+                usleep(20_000)
+            }
+        }
+        let said = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
+        stop()
+        throw GPSFakeError(description: "\(failure!); gpsfake's stderr: \(said.isEmpty ? "(empty)" : said)")
+    }
+
+    /// The inodes of the sockets in LISTEN state (0A) on `port` in a /proc/net/tcp{,6} table.
+    static func listeners(table: String, port: Int) -> Set<String> {
+        let suffix = String(format: ":%04X", port)
+        let lines = ((try? String(contentsOfFile: table, encoding: .utf8)) ?? "").split(separator: "\n").dropFirst()
+        return Set(lines.compactMap { line in
+            let f = line.split(separator: " ")
+            return f.count > 9 && f[1].hasSuffix(suffix) && f[3] == "0A" ? String(f[9]) : nil
+        })
+    }
+
+    /// The inodes of the sockets a process has open (its fds that link to `socket:[N]`).
+    static func socketInodes(pid: Int32) -> Set<String> {
+        let dir = "/proc/\(pid)/fd"
+        let fds = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
+        return Set(fds.compactMap { fd in
+            guard let link = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(dir)/\(fd)"),
+                  link.hasPrefix("socket:[") else { return nil }
+            return String(link.dropFirst(8).dropLast())
+        })
     }
 
     public var pid: Int32 { process.processIdentifier }

@@ -28,22 +28,62 @@ public func sharedData() -> URL? {
     return FileManager.default.fileExists(atPath: url.path) ? url : nil
 }
 
-/// A free TCP port on the loopback interface.
+/// A loopback TCP port for a test's server (gpsfake's gpsd, a broker, a door), free now and kept from the
+/// machine's other users until this process ends.
+///
+/// Not `bind(0)`: the kernel hands that port out again to any `connect()` or `bind(0)` on the machine between this
+/// call and the server's own bind, which comes later and in another process. In CI (2026-12-01) gpsfake's gpsd
+/// once never listened on such a port (`garmin-10x.log`, 127.0.0.1:44197, refused for 120 s). So the port comes
+/// from below the kernel's ephemeral range (`/proc/sys/net/ipv4/ip_local_port_range`), which no implicit
+/// allocation uses, and is reserved against the suite's other processes (shards, both toolchains) by an `flock`
+/// on `/tmp/bearing-test-ports/PORT`, released by the kernel when the holder exits. A process never hands out a
+/// port twice, so a server's closed connections in TIME_WAIT cannot meet its successor.
 public func freePort() -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var addr = sockaddr_in()
-    addr.sin_family = sa_family_t(AF_INET)
-    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-    addr.sin_port = 0
-    var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-    withUnsafeMutablePointer(to: &addr) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            _ = bind(fd, $0, len)
-            _ = getsockname(fd, $0, &len)
+    TestPorts.shared.withLock { $0.next() }
+}
+
+struct TestPorts {
+    static let shared = Mutex(TestPorts())
+    static let directory = "/tmp/bearing-test-ports"
+    var lowest = 20000, highest = 32767
+    var cursor: Int
+    var held: [Int32] = []
+
+    init() {
+        let range = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))?
+            .split(whereSeparator: \.isWhitespace).compactMap { Int($0) } ?? []
+        if let low = range.first, low > 2048 { highest = low - 1; lowest = max(1024, min(lowest, highest - 4096)) }
+        cursor = Int.random(in: lowest...highest)
+        mkdir(Self.directory, 0o777)
+        chmod(Self.directory, 0o1777)
+    }
+
+    mutating func next() -> Int {
+        for _ in lowest...highest {
+            cursor = cursor >= highest ? lowest : cursor + 1
+            let port = cursor
+            let fd = open("\(Self.directory)/\(port)", O_RDWR | O_CREAT | O_CLOEXEC, 0o666)
+            guard fd >= 0 else { continue }
+            guard flock(fd, LOCK_EX | LOCK_NB) == 0, Self.bindable(port) else { close(fd); continue }
+            held.append(fd)
+            return port
+        }
+        fatalError("freePort: no port in \(lowest)...\(highest) is free and unreserved under \(Self.directory)")
+    }
+
+    /// Nothing on the machine holds 127.0.0.1:port now.
+    static func bindable(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        return withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
         }
     }
-    return Int(UInt16(bigEndian: addr.sin_port))
 }
 
 public func temporaryDirectory(_ name: String) -> URL {
