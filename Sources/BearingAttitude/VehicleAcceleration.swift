@@ -185,6 +185,10 @@ public struct VehicleAcceleration: Sendable {
         if kept == nil, !hasSeenSpeed { forward = f }
     }
 
+    /// Whether the axis known is the corners' alone (`forwardWithoutSpeed`): no speed has come on this drive, and no
+    /// axis was kept from an earlier one.
+    public var forwardFromCornersAlone: Bool { kept == nil && !hasSeenSpeed && forwardWithoutSpeed != nil }
+
     /// Whether the fit with speed has anything in it.
     private var hasSeenSpeed: Bool { normal.xx + normal.yy + normal.zz > 0 }
 

@@ -204,8 +204,9 @@ final class RoadDriveTests: XCTestCase {
               + "\(Self.format(windowMedian))°, worst \(Self.format(windowWorst))°; without GNSS RMS median \(Self.format(noneMedian))°, "
               + "worst \(Self.format(noneWorst))°")
         // Measured (Swift 6.3.1, Linux x86_64): with GNSS RMS median 0.51°, worst seed 0.65°; worst window median
-        // 0.76°, worst 1.61° (0.51°, 0.64°, 0.83°, 1.59° before the forward axis was learnt, `VehicleAcceleration.forward`); without GNSS median 3.78°, worst 5.15°,
-        // third worst 4.46° (4.10° and 4.47° while a step's fit on a car's ring of directions could take the mirror image of its
+        // 0.76°, worst 1.61° (0.51°, 0.64°, 0.83°, 1.59° before the forward axis was learnt, `VehicleAcceleration.forward`); without GNSS median 2.95°, worst 4.84°,
+        // third worst 4.01°, the board's yaw left in the heading's axis median 0.80° (3.78°, 5.15°, 4.46° and the board's own 1.12°
+        // while the corners' axis was taken only beyond 20° of the board's x, as with fixes; 4.10° and 4.47° while a step's fit on a car's ring of directions could take the mirror image of its
         // vertical hard iron: seed 7 4.70° → 3.83°; 3.91°, 5.08° while every calibration change restarted the heading; 4.13° and 6.40° before a held fit had to leave the
         // field's heading nearer its mean on clearly more of the samples after it, `validationHeadingZ`; 4.48° and 7.53° before an earlier calibration was
         // recalled from the gyroscope's frame without a disturbance and a refused fit ended learning; 9.32° worst before a
@@ -228,10 +229,10 @@ final class RoadDriveTests: XCTestCase {
         XCTAssertLessThan(gnssWorst, 0.96)
         XCTAssertLessThan(windowMedian, 1.25)
         XCTAssertLessThan(windowWorst, 2.37)
-        XCTAssertLessThan(noneMedian, 5.7)
+        XCTAssertLessThan(noneMedian, 4.4)
         let noneSorted = withoutGNSS.map(\.rms).sorted()
-        XCTAssertLessThan(noneSorted[noneSorted.count - 3], 6.7, "the third worst seed without GNSS")
-        XCTAssertLessThan(noneWorst, 7.7, "the worst seed without GNSS")
+        XCTAssertLessThan(noneSorted[noneSorted.count - 3], 6.0, "the third worst seed without GNSS")
+        XCTAssertLessThan(noneWorst, 7.3, "the worst seed without GNSS")
     }
 
     /// The turned boards' mountings (roll, pitch, yaw, degrees), one per seed: 1–2° off level, turned in yaw.
@@ -466,7 +467,8 @@ final class RoadDriveTests: XCTestCase {
     /// held-out drives' VN-100 does at 40 Hz, on a smooth road). Its bends pass the rest test, which a land vehicle
     /// takes only where the rate agrees with the bias learnt (`AttitudeFilter.restMustMatchBias`). Measured (Swift
     /// 6.3.1, Linux x86_64): with GNSS RMS median 0.38°, worst seed 0.57°, worst window 1.52° (0.37°, 0.55°, 1.55°
-    /// before the forward axis was learnt, `VehicleAcceleration.forward`); without GNSS median 4.29°, worst 5.71° (4.33° and 6.66° while every
+    /// before the forward axis was learnt, `VehicleAcceleration.forward`); without GNSS median 3.79°, worst 6.36° (4.29° and 5.71° while the
+    /// corners' axis was taken only beyond 20° of the board's x; 4.33° and 6.66° while every
     /// calibration change restarted the heading; 3.70° and 6.66° before a held fit had to leave the field's heading nearer its mean on clearly
     /// more of the samples after it, `validationHeadingZ`; 4.59° and 7.85° before an earlier calibration was recalled from the gyroscope's frame without a
     /// disturbance and a refused fit ended learning; 9.14° before a planar fit's plausibility was judged in its plane; 4.97° median before a turn's
@@ -604,13 +606,14 @@ final class RoadDriveTests: XCTestCase {
     /// the turn's points then in 3 of 12 sectors about it) was taken, and an arc about a far centre explained their
     /// magnitude better than the calibration in force; later the identity of the cold start was recalled. 36.7° RMS
     /// after ten minutes, against 4.2–10° for the other seeds. Measured (Swift 6.3.1, Linux x86_64) once the turn must
-    /// go round the refined hard iron as round the calibrator's: 4.34°.
+    /// go round the refined hard iron as round the calibrator's: 4.34°; 6.36° later, and 3.69° since the heading is
+    /// taken along the axis the corners give without GNSS, however near the board's x (`VehicleAcceleration.forwardFromCornersAlone`).
     func testATurnsFitGoesRoundItsHardIron() {
         var fx = RoadDriveEffects()
         fx.accelerometerErrors = false
         let score = Self.judge(Self.drive(seed: 5, effects: fx), gnss: false, after: 600)
         print("RoadDrive: seed 5 without the accelerometer's errors, without GNSS: \(Self.format(score.rms))°")
-        XCTAssertLessThan(score.rms, 6.5)
+        XCTAssertLessThan(score.rms, 5.5)
     }
 
     /// A car whose iron is far stronger than the simulator's (hard 30–60 µT an axis, up to twice the Earth's field in
@@ -619,7 +622,8 @@ final class RoadDriveTests: XCTestCase {
     /// from the course carried by the gyroscope (`CourseTrim`), so the iron must not reach it. Measured (Swift 6.3.1,
     /// Linux x86_64): the same figures as `testWithGNSSPositionsOnly` to the hundredth, 0.45° median, worst seed 0.54°,
     /// worst window median 0.82°, worst 1.16° (and with hard 75–150 µT and soft 30 %, the same again). Without GNSS,
-    /// where the compass is all there is: median 4.22°, worst seed 7.65° (7.91° before a held fit had to leave the field's
+    /// where the compass is all there is: median 4.49°, worst seed 6.18° (4.21° and 7.65° while the corners' axis was taken only
+    /// beyond 20° of the board's x; 4.22° and 7.91° before a held fit had to leave the field's
     /// heading nearer its mean on clearly more of the samples after it; 4.36° and 8.30° before an earlier calibration was
     /// recalled from the gyroscope's frame without a disturbance and a refused fit ended learning; 3.91° and 5.08° with the
     /// simulator's own iron;
@@ -643,8 +647,8 @@ final class RoadDriveTests: XCTestCase {
         XCTAssertLessThan(s.windowMedian, 1.19)
         XCTAssertLessThan(s.windowWorst, 1.67)
         let n = Self.summary("strong iron, without GNSS after ten minutes", without)
-        XCTAssertLessThan(n.median, 6.6)
-        XCTAssertLessThan(n.worst, 10.6)
+        XCTAssertLessThan(n.median, 6.7)
+        XCTAssertLessThan(n.worst, 9.3)
     }
 
     /// The same strong iron on the sixteen drives no change was tuned on (seeds 9–24), without GNSS after ten minutes.
@@ -663,9 +667,10 @@ final class RoadDriveTests: XCTestCase {
             return Self.judge(drive, gnss: false, after: 600)
         }
         let n = Self.summary("strong iron, seeds 9–24, without GNSS after ten minutes", scores)
-        // Median 5.61° (2026-12-01; 6.07° until a step that was no change of the car's iron was undone once the car
+        // Median 5.12°, worst seed 10.00° (2026-12-02; 5.61° and 9.98° while the corners' axis was taken only beyond 20° of the
+        // board's x; 6.07° until a step that was no change of the car's iron was undone once the car
         // turned, `OnlineCalibrationSettings.stepRecallRatio`: seed 22 9.51° → 5.08°), worst seed 9.98°.
-        XCTAssertLessThan(n.median, 8.4)
+        XCTAssertLessThan(n.median, 7.7)
         XCTAssertLessThan(n.worst, 15)
     }
 
