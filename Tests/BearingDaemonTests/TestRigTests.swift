@@ -30,13 +30,7 @@ final class TestRigTests: XCTestCase {
         let port = freePort()
         let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(holder) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        addr.sin_port = in_port_t(UInt16(port).bigEndian)
-        let bound = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
+        let bound = withLoopbackAddress(port: port) { bind(holder, $0, $1) }
         XCTAssertEqual(bound, 0, "could not hold 127.0.0.1:\(port) for the test")
         let log = repoRoot.appendingPathComponent("Tests/Fixtures/gpsd-relay/attitude.log")
         XCTAssertThrowsError(try GPSFake(log: log, port: port, pace: 0.05)) { error in
