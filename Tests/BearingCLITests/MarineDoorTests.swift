@@ -209,11 +209,7 @@ final class MarineDoorTests: XCTestCase {
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var small: Int32 = 1
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
-            var addr = sockaddr_in()
-            addr.sin_family = sa_family_t(AF_INET)
-            addr.sin_port = in_port_t(UInt16(nmeaPort).bigEndian)
-            addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let r = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            let r = withLoopbackAddress(port: nmeaPort) { connect(fd, $0, $1) }
             XCTAssertEqual(r, 0, "connect")
             stalled.append(fd)
         }

@@ -211,11 +211,7 @@ public final class RawTCPReader {
         guard s >= 0 else { throw SystemError("socket") }
         var size = receiveBuffer
         setsockopt(s, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        var a = sockaddr_in()
-        a.sin_family = sa_family_t(AF_INET)
-        a.sin_port = in_port_t(UInt16(port).bigEndian)
-        a.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let r = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(s, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        let r = withLoopbackAddress(port: port) { Glibc.connect(s, $0, $1) }
         guard r == 0 else {
             let e = SystemError("connect", "127.0.0.1:\(port)")
             close(s)
