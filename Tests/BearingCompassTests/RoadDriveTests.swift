@@ -550,12 +550,27 @@ final class RoadDriveTests: XCTestCase {
     /// 0.81°, 2.87° before the forward axis was learnt, `VehicleAcceleration.forward`). Before the gyroscope
     /// carried the trim between straights: 0.53°, 1.03°; 1.04°, 2.84° (and 4.59°, 14.9° on seed 12 with the carry
     /// before a stop's courses lost their lever on the window's drift). Bounds at about 1.5 times.
+    ///
+    /// The same drives without GNSS, judged after ten minutes as the eight are (`testTheFusionOnSimulatedRoadDrivesJudgedAsTheHeldOutDrives`).
+    /// Measured (2026-12-02): RMS median 3.84°, worst seed 7.86° (seed 24, whose corners' axis is 4.0° off), third worst
+    /// 6.26°. Issue 39's 3° is met on the eight (2.95°) and not on these. Bounds at about 1.5 times.
     func testSeedsNoChangeWasTunedOn() throws {
-        let s = Self.summary("seeds 9–24, GNSS positions only", try Self.judgeWithPositionsOnly(Array(9...24)))
+        var positions: [Score] = [], without: [Score] = []
+        for seed in Array(9...24) as [UInt64] {
+            let drive = Self.drive(seed: seed)
+            positions.append(Self.judge(drive, gnss: true, after: 120, fixes: try Self.positionsOnly(drive)))
+            without.append(Self.judge(drive, gnss: false, after: 600))
+        }
+        let s = Self.summary("seeds 9–24, GNSS positions only", positions)
         XCTAssertLessThan(s.median, 0.69)
         XCTAssertLessThan(s.worst, 1.58)
         XCTAssertLessThan(s.windowMedian, 1.22)
         XCTAssertLessThan(s.windowWorst, 4.3)
+        let none = Self.summary("seeds 9–24, no GNSS, after ten minutes", without)
+        let sorted = without.map(\.rms).sorted()
+        XCTAssertLessThan(none.median, 5.8)
+        XCTAssertLessThan(sorted[sorted.count - 3], 9.4, "the third worst seed without GNSS")
+        XCTAssertLessThan(none.worst, 11.8)
     }
 
     /// Three minutes without fixes (400–580 s: a tunnel, a car park) on each drive, the course's trim carried by the
