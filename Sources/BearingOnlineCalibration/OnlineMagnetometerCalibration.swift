@@ -277,6 +277,10 @@ public struct OnlineMagnetometerCalibration: Sendable {
     /// The calibration in force came from a step's few directions: the next fits (more directions) replace it
     /// on any real improvement, until one from the full set of points (3-D, or a turn's whole ring) does.
     private var provisional = false
+    /// The calibration in force is a cold start's hard iron from the gyroscope (`fitFromTheGyroscope`), judged on
+    /// samples it did not see. Its misfit on the points, learnt over minutes of a car's loads switching, says less
+    /// of it than that judgement did: a fit that replaces it must be borne out by the samples after it too.
+    private var fromTheGyroscope = false
     /// The calibration in force came from part of a turn, with the horizontal field in this many of 12 heading
     /// sectors: a fit that covers more replaces it on any real improvement.
     private var partialTurnSectors: Int?
@@ -644,6 +648,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
         origin = .auto
         learning = false
         afterStep = false
+        fromTheGyroscope = false
         self.misfit = misfit
         interference = nil
         disturbedSince = nil
@@ -814,9 +819,9 @@ public struct OnlineMagnetometerCalibration: Sendable {
             let fresh = gyroAided.residual(field: held.solution.field, offset: held.solution.offset, after: held.time)
             guard fresh.count >= Self.gyroValidationSamples else { return nil }
             // A level solution is judged only by samples that turned (going straight, any hard iron with its own
-            // field explains them), at the next corner: until the window forgets the solution's time.
+            // field explains them), at the next corner, however long the straight before it (`gyroLevelHoldTime`).
             if held.solution.level, gyroAided.levelSpread(after: held.time) < Self.gyroLevelJudgeSpread {
-                if time - held.time < gyroAided.window { return nil }
+                if time - held.time < Self.gyroLevelHoldTime { return nil }
                 gyroHeld = nil
                 return nil
             }
@@ -854,6 +859,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
         // Every sample is still learnt, and the first fit of the points replaces it on any real improvement.
         learning = true
         provisional = true
+        fromTheGyroscope = true
         gyroAided.removeAll()
         return .accepted(change)
     }
@@ -871,6 +877,13 @@ public struct OnlineMagnetometerCalibration: Sendable {
     /// judging on samples that need not turn put a hard iron 13 µT off in force after the first corner (seed 1).
     static let gyroLevelMinimumSpread = 0.15
     static let gyroLevelJudgeSpread = 0.02
+    /// How long a level solution waits for the next corner to judge it (s). It waited only as long as the solver's
+    /// window (20 s) at first, and a car whose corners are further apart had every corner's solution lapse unjudged:
+    /// a quiet IMU's drive without GNSS (`RoadDriveTests.testACornersHardIronWaitsForTheNextCorner`) had nothing in
+    /// force until 796 s and its heading 108° off. The field in the gyroscope's frame holds over two minutes once its
+    /// bias is learnt (0.005 °/s: 0.6°); a drift, or a load switched since, only makes a right solution look worse.
+    /// On the simulated drives the next corner came within 120 s every time (300 and 600 s gave the same figures).
+    static let gyroLevelHoldTime = 120.0
     /// Samples after a held solution that judge it (5 s at `sampleInterval`).
     static let gyroValidationSamples = 50
     /// The most dip spread (degrees) a fit of a 3-D spread of directions may leave on its points, whatever the
@@ -977,10 +990,12 @@ public struct OnlineMagnetometerCalibration: Sendable {
                                        offsetMoved: (fitted.offset - inForce.offset).length, afterStep: afterStep)
         let held = HeldFit(change: change, time: time, dipWeight: dipWeight, field: scale,
                            provisional: hardIronOnly || (provisional && sectors < 12), partialTurnSectors: sectors < 12 ? sectors : nil)
-        // A good calibration in force (one that explains its points within half the disturbance thresholds) is
-        // replaced only by a fit that also explains the samples after it better, which it did not see. One that
-        // does not (nothing known yet, a hard iron known to have stepped) has nothing to protect: no wait.
-        if hardIronOnly || courseBearsOut || !Self.good(old, settings) || settings.validationSamples == 0 { return .accepted(take(held)) }
+        // A good calibration in force (one that explains its points within half the disturbance thresholds), or a
+        // start from the gyroscope (`fromTheGyroscope`), is replaced only by a fit that also explains the samples
+        // after it better, which it did not see. One that does not (nothing known yet, a hard iron known to have
+        // stepped) has nothing to protect: no wait.
+        let unproven = !Self.good(old, settings) && !fromTheGyroscope
+        if hardIronOnly || courseBearsOut || unproven || settings.validationSamples == 0 { return .accepted(take(held)) }
         heldFit = held
         fresh.removeAll(keepingCapacity: true)
         freshFramed.removeAll(keepingCapacity: true)

@@ -205,8 +205,10 @@ final class RoadDriveTests: XCTestCase {
               + "\(Self.format(windowMedian))°, worst \(Self.format(windowWorst))°; without GNSS RMS median \(Self.format(noneMedian))°, "
               + "worst \(Self.format(noneWorst))°")
         // Measured (Swift 6.3.1, Linux x86_64): with GNSS RMS median 0.51°, worst seed 0.65°; worst window median
-        // 0.76°, worst 1.61° (0.51°, 0.64°, 0.83°, 1.59° before the forward axis was learnt, `VehicleAcceleration.forward`); without GNSS median 2.95°, worst 4.84°,
-        // third worst 4.01°, the board's yaw left in the heading's axis median 0.80° (3.78°, 5.15°, 4.46° and the board's own 1.12°
+        // 0.76°, worst 1.61° (0.51°, 0.64°, 0.83°, 1.59° before the forward axis was learnt, `VehicleAcceleration.forward`); without GNSS median 3.47°, worst 5.96°,
+        // third worst 5.12° (2.95°, 4.84°, 4.01° while a corner's hard iron waited for the next corner only 20 s,
+        // `OnlineMagnetometerCalibration.gyroLevelHoldTime`: on seeds 1–48 the median went 4.11° → 3.88°, the worst 10.68° → 9.28°,
+        // and from two minutes 13.26° → 8.43°), the board's yaw left in the heading's axis median 0.80° (3.78°, 5.15°, 4.46° and the board's own 1.12°
         // while the corners' axis was taken only beyond 20° of the board's x, as with fixes; 4.10° and 4.47° while a step's fit on a car's ring of directions could take the mirror image of its
         // vertical hard iron: seed 7 4.70° → 3.83°; 3.91°, 5.08° while every calibration change restarted the heading; 4.13° and 6.40° before a held fit had to leave the
         // field's heading nearer its mean on clearly more of the samples after it, `validationHeadingZ`; 4.48° and 7.53° before an earlier calibration was
@@ -343,7 +345,8 @@ final class RoadDriveTests: XCTestCase {
     /// mounted straight are without GNSS (RMS on the straights after ten minutes). Without a speed the forward axis is
     /// found from the corners alone: the specific force's part across the car turns with the yaw rate, whatever the
     /// speed, so Σ a × ω over the corners points along it (`VehicleAcceleration.forwardWithoutSpeed`). Measured
-    /// (2026-12-01): turned, median 5.24°, worst 7.35°; standing, 5.25° and 10.09° (seeds 2 and 5, 5.64° and 10.09°:
+    /// (2026-12-02): turned, median 4.66°, worst 7.48°; standing, 3.81° and 7.06° (5.24°, 7.35° and 5.25°, 10.09° while a
+    /// corner's hard iron waited for the next corner only 20 s; seeds 2 and 5 standing were 5.64° and 10.09°:
     /// their calibration, not their axis; mounted straight they are 2.29° and 5.15°; 13.86° and 14.40° until a step
     /// that a lorry at a light caused was undone once the car turned, `OnlineCalibrationSettings.stepRecallRatio`);
     /// the axis found within 1.03–1.60° (with GNSS 0.28–5.11°). Before: 113° and 100° median, the axis the board's x.
@@ -473,7 +476,8 @@ final class RoadDriveTests: XCTestCase {
     /// held-out drives' VN-100 does at 40 Hz, on a smooth road). Its bends pass the rest test, which a land vehicle
     /// takes only where the rate agrees with the bias learnt (`AttitudeFilter.restMustMatchBias`). Measured (Swift
     /// 6.3.1, Linux x86_64): with GNSS RMS median 0.38°, worst seed 0.57°, worst window 1.52° (0.37°, 0.55°, 1.55°
-    /// before the forward axis was learnt, `VehicleAcceleration.forward`); without GNSS median 3.79°, worst 6.36° (4.29° and 5.71° while the
+    /// before the forward axis was learnt, `VehicleAcceleration.forward`); without GNSS median 3.74°, worst 5.58° (3.79°, 6.36° while a corner's
+    /// hard iron waited for the next corner only 20 s; 4.29° and 5.71° while the
     /// corners' axis was taken only beyond 20° of the board's x; 4.33° and 6.66° while every
     /// calibration change restarted the heading; 3.70° and 6.66° before a held fit had to leave the field's heading nearer its mean on clearly
     /// more of the samples after it, `validationHeadingZ`; 4.59° and 7.85° before an earlier calibration was recalled from the gyroscope's frame without a
@@ -573,8 +577,9 @@ final class RoadDriveTests: XCTestCase {
     /// before a stop's courses lost their lever on the window's drift). Bounds at about 1.5 times.
     ///
     /// The same drives without GNSS, judged after ten minutes as the eight are (`testTheFusionOnSimulatedRoadDrivesJudgedAsTheHeldOutDrives`).
-    /// Measured (2026-12-02): RMS median 3.84°, worst seed 7.86° (seed 24, whose corners' axis is 4.0° off), third worst
-    /// 6.26°. Issue 39's 3° is met on the eight (2.95°) and not on these. Bounds at about 1.5 times.
+    /// Measured (2026-12-02): RMS median 3.70°, worst seed 7.83°, third worst 7.21° (3.84°, 7.86°, 6.26° while a corner's
+    /// hard iron waited for the next corner only 20 s). Issue 39's 3° is not met on these, nor on the eight (3.47°).
+    /// Bounds at about 1.5 times.
     func testSeedsNoChangeWasTunedOn() throws {
         var without: [Score] = []
         let positions = try Self.judgeWithPositionsOnly(Array(9...24)) { without.append(Self.judge($0, gnss: false, after: 600)) }
@@ -639,7 +644,8 @@ final class RoadDriveTests: XCTestCase {
     /// magnitude better than the calibration in force; later the identity of the cold start was recalled. 36.7° RMS
     /// after ten minutes, against 4.2–10° for the other seeds. Measured (Swift 6.3.1, Linux x86_64) once the turn must
     /// go round the refined hard iron as round the calibrator's: 4.34°; 6.36° later, and 3.69° since the heading is
-    /// taken along the axis the corners give without GNSS, however near the board's x (`VehicleAcceleration.forwardFromCornersAlone`).
+    /// taken along the axis the corners give without GNSS, however near the board's x (`VehicleAcceleration.forwardFromCornersAlone`);
+    /// 3.04° since a corner's hard iron waits for the next corner (`OnlineMagnetometerCalibration.gyroLevelHoldTime`).
     func testATurnsFitGoesRoundItsHardIron() {
         var fx = RoadDriveEffects()
         fx.accelerometerErrors = false
@@ -654,7 +660,8 @@ final class RoadDriveTests: XCTestCase {
     /// from the course carried by the gyroscope (`CourseTrim`), so the iron must not reach it. Measured (Swift 6.3.1,
     /// Linux x86_64): the same figures as `testWithGNSSPositionsOnly` to the hundredth, 0.45° median, worst seed 0.54°,
     /// worst window median 0.82°, worst 1.16° (and with hard 75–150 µT and soft 30 %, the same again). Without GNSS,
-    /// where the compass is all there is: median 4.49°, worst seed 6.18° (4.21° and 7.65° while the corners' axis was taken only
+    /// where the compass is all there is: median 4.49°, worst seed 7.80° (6.18° while a corner's hard iron waited for the
+    /// next corner only 20 s; 4.21° and 7.65° while the corners' axis was taken only
     /// beyond 20° of the board's x; 4.22° and 7.91° before a held fit had to leave the field's
     /// heading nearer its mean on clearly more of the samples after it; 4.36° and 8.30° before an earlier calibration was
     /// recalled from the gyroscope's frame without a disturbance and a refused fit ended learning; 3.91° and 5.08° with the
@@ -699,7 +706,8 @@ final class RoadDriveTests: XCTestCase {
             return Self.judge(drive, gnss: false, after: 600)
         }
         let n = Self.summary("strong iron, seeds 9–24, without GNSS after ten minutes", scores)
-        // Median 5.12°, worst seed 10.00° (2026-12-02; 5.61° and 9.98° while the corners' axis was taken only beyond 20° of the
+        // Median 4.71°, worst seed 9.73° (2026-12-02; 5.12° and 10.00° while a corner's hard iron waited for the next corner only
+        // 20 s; 5.61° and 9.98° while the corners' axis was taken only beyond 20° of the
         // board's x; 6.07° until a step that was no change of the car's iron was undone once the car
         // turned, `OnlineCalibrationSettings.stepRecallRatio`: seed 22 9.51° → 5.08°), worst seed 9.98°.
         XCTAssertLessThan(n.median, 7.7)
