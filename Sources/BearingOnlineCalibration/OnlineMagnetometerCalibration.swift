@@ -278,8 +278,9 @@ public struct OnlineMagnetometerCalibration: Sendable {
     /// on any real improvement, until one from the full set of points (3-D, or a turn's whole ring) does.
     private var provisional = false
     /// The calibration in force is a cold start's hard iron from the gyroscope (`fitFromTheGyroscope`), judged on
-    /// samples it did not see. Its misfit on the points, learnt over minutes of a car's loads switching, says less
-    /// of it than that judgement did: a fit that replaces it must be borne out by the samples after it too.
+    /// samples it did not see (a car's first corner: judged by the next, `unjudgedCorner`). Its misfit on the points,
+    /// learnt over minutes of a car's loads switching, says less of it than that judgement does: a fit that replaces
+    /// it must be borne out by the samples after it too.
     private var fromTheGyroscope = false
     /// The calibration in force is a corner's hard iron put in force from nothing before the next corner judged it
     /// (`fitFromTheGyroscope`): corners are still solved, and the next one's solution replaces it if it explains the

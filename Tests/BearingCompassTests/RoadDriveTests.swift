@@ -208,7 +208,7 @@ final class RoadDriveTests: XCTestCase {
         // 0.76°, worst 1.61° (0.51°, 0.64°, 0.83°, 1.59° before the forward axis was learnt, `VehicleAcceleration.forward`); without GNSS median 3.47°, worst 5.96°,
         // third worst 5.12° (2.95°, 4.84°, 4.01° while a corner's hard iron waited for the next corner only 20 s,
         // `OnlineMagnetometerCalibration.gyroLevelHoldTime`: on seeds 1–48 the median went 4.11° → 3.88°, the worst 10.68° → 9.28°,
-        // and from two minutes 13.26° → 8.43°), the board's yaw left in the heading's axis median 0.80° (3.78°, 5.15°, 4.46° and the board's own 1.12°
+        // and from two minutes 13.26° → 8.43°; with the first corner's solution in force at once, 3.75° and 4.30°), the board's yaw left in the heading's axis median 0.80° (3.78°, 5.15°, 4.46° and the board's own 1.12°
         // while the corners' axis was taken only beyond 20° of the board's x, as with fixes; 4.10° and 4.47° while a step's fit on a car's ring of directions could take the mirror image of its
         // vertical hard iron: seed 7 4.70° → 3.83°; 3.91°, 5.08° while every calibration change restarted the heading; 4.13° and 6.40° before a held fit had to leave the
         // field's heading nearer its mean on clearly more of the samples after it, `validationHeadingZ`; 4.48° and 7.53° before an earlier calibration was
