@@ -112,7 +112,7 @@ public final class MQTTDoor: Door {
             throw DoorError(message: "mqtt: \(error)")
         }
         core.queue.sync { runs = feed(config.topics) }
-        if let savedFleet, applyFleet(savedFleet) { inForce.withLock { $0 = savedFleet.payload } }
+        if let savedFleet, applyFleet(savedFleet, save: false) { inForce.withLock { $0 = savedFleet.payload } }
     }
 
     public func run(until shutdown: ShutdownEvent) async throws {
@@ -126,10 +126,7 @@ public final class MQTTDoor: Door {
                 endFleetUpdates.finish()
             }
             for await message in fleetUpdates where !(message.retained && message.payload == inForce) {
-                if applyFleet(message) {
-                    inForce = message.payload
-                    saveFleet(message.payload)
-                }
+                if applyFleet(message, save: true) { inForce = message.payload }
                 client.wake()
             }
         }
@@ -147,7 +144,11 @@ public final class MQTTDoor: Door {
     /// Puts a fleet message in force in one block on the pipeline queue: the door's chain runs and, when the
     /// config allows, the socket's named pipelines, so no value passes between the old runs and the new. A
     /// name the config or a local client holds refuses the whole version. Returns whether it applied.
-    private func applyFleet(_ message: FleetMessage) -> Bool {
+    ///
+    /// With `save`, the message is saved for the next start before the status says it applied: the fleet reads
+    /// "applied" as "kept", and the outbox may publish that status at once, woken by any value (CI 2026-12-02: a
+    /// test read the status, then found no saved file).
+    private func applyFleet(_ message: FleetMessage, save: Bool) -> Bool {
         let update = message.update
         let chains = MQTTDoor.chains(config.topics, with: update)
         let named: [NamedPipeline]? = config.fleetNamedPipelines ? (update?.pipelines ?? []) : nil
@@ -165,6 +166,7 @@ public final class MQTTDoor: Door {
         }
         let notTaken = named == nil && !(update?.pipelines.isEmpty ?? true) ? "mqtt.fleet_named_pipelines is off on this device" : nil
         let names = (named ?? []).map(\.name).sorted()
+        if save { saveFleet(message.payload) }
         outbox.fleetApplied(update?.version, pipelines: names, notTaken: notTaken)
         var metadata: Logger.Metadata = ["chains": "\(chains.keys.sorted().map { "\($0.rawValue): \(OperatorSpec.json(chains[$0]!))" }.joined(separator: "; "))"]
         if !names.isEmpty { metadata["pipelines"] = "\(names.joined(separator: ", "))" }

@@ -55,40 +55,65 @@ public func expectedFilesDirectory(gpsd322: URL, others: URL, makeWith script: S
 }
 
 
-public struct GPSFakeError: Error, CustomStringConvertible { public let description: String }
+public struct GPSFakeError: Error, CustomStringConvertible {
+    public let description: String
+    /// gpsfake ended, refused by its own gpsd, before that gpsd listened on 127.0.0.1 (`GPSFake.waitForListener`).
+    public var refusedBeforeListening = false
+}
 
 /// Debian's gpsfake replaying a log into a gpsd of its own on a loopback port; `init` returns once that gpsd
 /// listens.
 public final class GPSFake {
-    public let process = Process()
+    public private(set) var process = Process()
     public let tmp: URL
+
+    /// How often gpsfake is started again when it was refused by its own gpsd before that gpsd listened (below).
+    static let launches = 3
 
     public init(log: URL, port: Int, pace: Double? = 0.02, speed: Int? = nil) throws {
         try requireGpsfake()
         tmp = temporaryDirectory("gpsfake")
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/gpsfake")
         var args = ["-1", "-p", "-q", "-P", String(port)]
         if let pace { args += ["-c", String(pace)] }
         if let speed { args += ["-s", String(speed)] }
-        process.arguments = args + [log.path]
-        var env = ProcessInfo.processInfo.environment
-        env["TMPDIR"] = tmp.path
-        process.environment = env
-        process.standardOutput = FileHandle.nullDevice
-        let errors = tmp.appendingPathComponent("gpsfake.stderr")
-        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
-        process.standardError = try FileHandle(forWritingTo: errors)
-        try process.run()
-        try waitForListener(port: port, errors: errors)
+        args.append(log.path)
+        for launch in 1...Self.launches {
+            process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/gpsfake")
+            process.arguments = args
+            var env = ProcessInfo.processInfo.environment
+            env["TMPDIR"] = tmp.path
+            process.environment = env
+            process.standardOutput = FileHandle.nullDevice
+            let errors = tmp.appendingPathComponent("gpsfake.stderr")
+            _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
+            process.standardError = try FileHandle(forWritingTo: errors)
+            try process.run()
+            do {
+                try waitForListener(port: port, errors: errors)
+                return
+            } catch let error as GPSFakeError where error.refusedBeforeListening && launch < Self.launches {
+                // gpsfake's own race, before any sentence was fed: start it again on the same port.
+                FileHandle.standardError.write(Data("GPSFake: \(error); starting gpsfake again (\(launch + 1) of \(Self.launches))\n".utf8))
+            }
+        }
     }
 
     /// Returns once gpsd listens on 127.0.0.1:port; throws, with gpsfake's stderr, when it cannot. gpsd binds
     /// 127.0.0.1 and then ::1, and when the first is taken it serves on ::1 alone: gpsfake runs on, and a client of
     /// 127.0.0.1 is refused for as long as it waits (CI on 2026-12-01, 120 s). So a listener of gpsd's own on ::1
     /// without one on 127.0.0.1 is the failure, seen at once; gpsfake ending, or 60 s with neither, is too.
+    ///
+    /// gpsfake ending at once with "socket error [Errno 111] Connection refused" and no listener seen is gpsfake's
+    /// own race (CI on 2026-12-02, 0.17 s after the start, under load): it waits for gpsd's control socket to exist,
+    /// but its `add_device` skips the device without a word when connecting to that socket is refused (gpsd has
+    /// bound it and not yet called listen), so nothing waits for gpsd's TCP listener, and gpsfake's own client is
+    /// refused on it. It ends before it feeds a sentence, so starting it again loses nothing
+    /// (`GPSFakeError.refusedBeforeListening`).
     func waitForListener(port: Int, errors: URL) throws {
         let deadline = Syscall.monotonicSeconds() + 60
         var failure: String?
+        var ended = false
         while failure == nil {
             let sockets = gpsdPID().map(Self.socketInodes) ?? []
             let v4 = Self.listeners(table: "/proc/net/tcp", port: port), v6 = Self.listeners(table: "/proc/net/tcp6", port: port)
@@ -97,6 +122,7 @@ public final class GPSFake {
                 failure = "gpsd listens on [::1]:\(port) only: 127.0.0.1:\(port) was taken (\(v4.isEmpty ? "not by a listener" : "by another listener"))"
             } else if !process.isRunning {
                 failure = "gpsfake ended (\(process.terminationStatus)) with no gpsd listening on 127.0.0.1:\(port)"
+                ended = true
             } else if Syscall.monotonicSeconds() > deadline {
                 failure = "no gpsd listening on 127.0.0.1:\(port) 60 s after gpsfake started"
             } else {
@@ -104,8 +130,9 @@ public final class GPSFake {
             }
         }
         let said = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
-        stop()
-        throw GPSFakeError(description: "\(failure!); gpsfake's stderr: \(said.isEmpty ? "(empty)" : said)")
+        stop(removing: false)
+        throw GPSFakeError(description: "\(failure!); gpsfake's stderr: \(said.isEmpty ? "(empty)" : said)",
+                           refusedBeforeListening: ended && said.contains("socket error") && said.contains("Connection refused"))
     }
 
     /// The inodes of the sockets in LISTEN state (0A) on `port` in a /proc/net/tcp{,6} table.
@@ -143,7 +170,10 @@ public final class GPSFake {
 
     /// SIGTERM, and SIGKILL for gpsfake and its gpsd if they are still there 5 s later: gpsfake's SIGTERM
     /// handler only kills its gpsd, so teardown must not rest on it exiting by itself.
-    public func stop() {
+    public func stop() { stop(removing: true) }
+
+    /// `removing`: the temporary directory too (kept for a launch again).
+    func stop(removing: Bool) {
         if process.isRunning {
             let gpsd = gpsdPID()
             kill(pid, SIGTERM)
@@ -155,7 +185,7 @@ public final class GPSFake {
             }
         }
         process.waitUntilExit()
-        try? FileManager.default.removeItem(at: tmp)
+        if removing { try? FileManager.default.removeItem(at: tmp) }
     }
 
     deinit { stop() }
