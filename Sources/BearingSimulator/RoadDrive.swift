@@ -155,6 +155,11 @@ public struct RoadDrive: Sendable {
         /// through a whole circle (`RoadRoute.carParkPieces`): the deck's rebar below and above, steel columns and
         /// parked cars on both sides (`RoadAnomalies`, drawn from a stream of their own), and no GNSS fix while inside.
         public var carPark = false
+        /// The drive starts nose first in a parking bay beside the street: after the wait at the start the car backs
+        /// out, 2–5 m straight and then through a right angle (radius 5–6.5 m, at 1.2–2 m/s), stops for 1–3 s and
+        /// drives off along the street (`ParkingBay`, drawn from a stream of its own). GNSS speed is a speed, never
+        /// signed: the course while it backs is its tail's way.
+        public var reverseStart = false
         public init(seed: UInt64, model: RoadDriveField) {
             self.seed = seed
             self.model = model
@@ -215,6 +220,12 @@ public struct RoadDrive: Sendable {
         rot.reserveCapacity(steps); velocity.reserveCapacity(steps); offset.reserveCapacity(steps); along.reserveCapacity(steps)
         speedAt.reserveCapacity(steps); headingAt.reserveCapacity(steps); pitchAt.reserveCapacity(steps)
         rollAt.reserveCapacity(steps); courseAt.reserveCapacity(steps); lateralAt.reserveCapacity(steps)
+        var bayRandom = RoadDriveRandom(seed: c.seed, stream: 8)
+        let bay = c.reverseStart ? ParkingBay(street: route.courseAt(0), random: &bayRandom) : nil
+        /// The metres still to back out of the bay (0: on the street).
+        var bayLeft = bay?.length ?? 0
+        var place = [Vector3]()
+        place.reserveCapacity(steps)
         var pending = route.stops[...]
         var plan = route.plan(lateral: lateralLimit, braking: 1.8, pendingStops: pending)
         var s = 0.0, v = 0.0, a = 0.0, waiting = 15.0
@@ -230,6 +241,7 @@ public struct RoadDrive: Sendable {
         for k in 0..<steps {
             let t = Double(k) * h
             // The driver: waits at the start and at lights, follows the plan with a lagged acceleration.
+            let backing = bayLeft > 0
             if waiting > 0 {
                 waiting -= h
                 v = 0; a = 0
@@ -237,6 +249,15 @@ public struct RoadDrive: Sendable {
                     pending = pending.dropFirst()
                     plan = route.plan(lateral: lateralLimit, braking: 1.8, pendingStops: pending)
                 }
+            } else if let bay, backing {
+                // Backing out (`a` the rate of the speed, which is backwards): up to the bay's speed, then braking to
+                // stop where its path meets the street.
+                let wanted = bayLeft <= v * v / (2 * 0.6) + 0.05 ? -v * v / (2 * max(bayLeft, 0.05)) : min(0.8, 1.2 * (bay.speed - v))
+                a += (wanted - a) * h / 0.3
+                if wanted < 0 { a = min(a, wanted) }
+                v = max(0, v + a * h)
+                bayLeft -= v * h
+                if bayLeft <= 0.02 || (v < 0.05 && a < 0) { bayLeft = 0; v = 0; a = 0; waiting = bay.pause }
             } else {
                 let target = route.at(plan, s + v * 0.6)
                 let pull = max(0.9, 2.2 - 0.06 * v)
@@ -250,7 +271,7 @@ public struct RoadDrive: Sendable {
                 v = max(0, v + a * h)
                 if v == 0 && a < 0 { a = 0 }
             }
-            s = min(s + v * h, route.length - 1)
+            if !backing { s = min(s + v * h, route.length - 1) }
             let kappa = route.at(route.curvature, s)
             let gamma = atan(route.at(route.grade, s))
             let chi = route.courseAt(s)
@@ -258,8 +279,11 @@ public struct RoadDrive: Sendable {
             // Sideslip (nose into the turn) and body roll and pitch lag the forces by a tyre's and a damper's time.
             let slipWanted = fx.sideslip ? max(-5 * .pi / 180, min(5 * .pi / 180, slipGradient * lateral)) : 0
             slip += (slipWanted - slip) * h / 0.3
-            bodyRoll += ((fx.bodyMotion ? -rollGradient * lateral : 0) - bodyRoll) * h / 0.25
-            bodyPitch += ((fx.bodyMotion ? pitchGradient * a : 0) - bodyPitch) * h / 0.25
+            // (Backing out of a bay, the forward acceleration is −a and the force across the car the bay's own.)
+            let forwardAcceleration = backing ? -a : a
+            let across = backing ? (bay.map { bayLeft < $0.arc ? $0.turn * v * v / $0.radius : 0 } ?? 0) : lateral
+            bodyRoll += ((fx.bodyMotion ? -rollGradient * across : 0) - bodyRoll) * h / 0.25
+            bodyPitch += ((fx.bodyMotion ? pitchGradient * forwardAcceleration : 0) - bodyPitch) * h / 0.25
             // The suspension: the road's roughness grows with speed; bumps kick the front axle, then the rear.
             let rough = fx.suspension ? min(1, v / 15) : 0
             let fresh = (1 - forcingDecay * forcingDecay).squareRoot()
@@ -286,15 +310,26 @@ public struct RoadDrive: Sendable {
             bounce.v += (-2 * zeta * omega * bounce.v - omega * omega * bounce.x + kick.pitch) * h; bounce.x += bounce.v * h
             sway.v += (-2 * zeta * omega * sway.v - omega * omega * sway.x + kick.roll) * h; sway.x += sway.v * h
 
-            let psi = chi + slip
+            var psi = chi + slip, course = chi, lateralNow = lateral
             let theta = gamma + bodyPitch + bounce.x
+            var moving = Vector3(cos(gamma) * cos(chi), cos(gamma) * sin(chi), -sin(gamma)) * v
+            var here = Vector3(route.at(route.north, s), route.at(route.east, s), route.at(route.down, s))
+            if let bay, backing {
+                // In the bay (waiting, then backing out): its path's heading and place, moving tail first on the flat.
+                let u = bayLeft
+                psi = bay.heading(u); course = psi + .pi
+                moving = Vector3(-cos(psi), -sin(psi), 0) * v
+                here = bay.position(u)
+                lateralNow = u < bay.arc ? bay.turn * v * v / bay.radius : 0
+            }
             let phi = (fx.bodyMotion ? route.at(route.camber, s) : 0) + bodyRoll + sway.x
             let r = M3.bodyToNED(roll: phi, pitch: theta, yaw: psi)
             rot.append(r)
-            velocity.append(Vector3(cos(gamma) * cos(chi), cos(gamma) * sin(chi), -sin(gamma)) * v)
+            velocity.append(moving)
+            place.append(here)
             offset.append((fx.leverArm ? r * lever : .zero) + Vector3(0, 0, heave.x))
             along.append(s); speedAt.append(v)
-            headingAt.append(psi); pitchAt.append(theta); rollAt.append(phi); courseAt.append(chi); lateralAt.append(lateral)
+            headingAt.append(psi); pitchAt.append(theta); rollAt.append(phi); courseAt.append(course); lateralAt.append(lateralNow)
             _ = t
         }
         distance = s
@@ -378,7 +413,7 @@ public struct RoadDrive: Sendable {
             }
             if let j = jump, tf >= j.until { jump = nil }
             let s = along[kk]
-            var pos = Vector3(route.at(route.north, s), route.at(route.east, s), 0)
+            var pos = Vector3(place[kk].x, place[kk].y, 0)
             var vel = Vector3(velocity[kk].x, velocity[kk].y, 0)
             if fx.gnssNoise { pos = pos + Vector3(posError.x, posError.y, 0); vel = vel + Vector3(velError.x, velError.y, 0) }
             if let j = jump { pos = pos + j.position; vel = vel + j.velocity }
@@ -390,7 +425,7 @@ public struct RoadDrive: Sendable {
             f.track = Self.degrees(atan2(vel.y, vel.x))
             f.eps = 0.3
             f.eph = 2.5
-            f.altHAE = 40 - route.at(route.down, s)
+            f.altHAE = 40 - place[kk].z
             return f
         }
 
@@ -432,8 +467,7 @@ public struct RoadDrive: Sendable {
             let acc = board * specific + (fx.accelerometerErrors ? accBias + accWhite : .zero) + vibrationAcc
 
             // The field at the sensor: the Earth's and the street's, through the car's iron.
-            let position = Vector3(route.at(route.north, along[k]), route.at(route.east, along[k]), route.at(route.down, along[k]))
-                + offset[k] - Vector3(0, 0, 1.3)
+            let position = place[k] + offset[k] - Vector3(0, 0, 1.3)
             let anomalyNED = street.field(at: position, along: along[k])
             let anomalyBody = street.alongside(time: t)
             let anomaly = r.transposed * anomalyNED + anomalyBody
@@ -673,5 +707,51 @@ struct RoadAnomalies {
             b = b + Self.dipole(v.moment, at: Vector3(-ahead, -v.lateral, 0.6))
         }
         return b
+    }
+}
+
+/// A parking bay beside the street's start (`RoadDrive.Configuration.reverseStart`): the car stands in it nose first and
+/// backs out, straight and then through a right angle, to stand at the street's start facing along it. Its path is
+/// measured back from there: `u` metres still to back (0 at the street), the car's heading and place at each.
+struct ParkingBay {
+    let street: Double
+    /// The sign of the heading's change per metre still to back (±1): backing, the nose swings the other way.
+    let turn: Double
+    let radius: Double
+    let straight: Double
+    let speed: Double
+    let pause: Double
+    var arc: Double { radius * .pi / 2 }
+    var length: Double { arc + straight }
+    /// The path's places every `ParkingBay.step` metres back from the street.
+    private let places: [Vector3]
+    static let step = 0.01
+
+    init(street: Double, random: inout RoadDriveRandom) {
+        self.street = street
+        turn = random.sign()
+        radius = random.uniform(5, 6.5)
+        straight = random.uniform(2, 5)
+        speed = random.uniform(1.2, 2)
+        pause = random.uniform(1, 3)
+        // Backing, the car moves tail first: going back along its path from the street is moving nose first.
+        var p = Vector3.zero, places = [p]
+        let arc = radius * .pi / 2, count = Int(((arc + straight) / Self.step).rounded(.up)) + 1
+        for i in 0..<count {
+            let mid = (Double(i) + 0.5) * Self.step
+            let psi = street + turn * min(mid, arc) / radius
+            p = p + Vector3(cos(psi), sin(psi), 0) * Self.step
+            places.append(p)
+        }
+        self.places = places
+    }
+
+    /// The car's heading (rad from north) with `u` metres still to back.
+    func heading(_ u: Double) -> Double { street + turn * min(max(u, 0), arc) / radius }
+
+    /// The car's place (m north, east, down from the street's start) with `u` metres still to back.
+    func position(_ u: Double) -> Vector3 {
+        let x = max(0, min(u, length)) / Self.step, i = min(Int(x), places.count - 2), f = x - Double(i)
+        return places[i] + (places[i + 1] - places[i]) * f
     }
 }
