@@ -72,11 +72,18 @@ final class RoadDriveTests: XCTestCase {
     /// course from the positions either side, and made gpsd's 2D fixes as `OfflineAttitude` makes them.
     /// `outage`: seconds of the drive whose epochs the file leaves out (the fixes returned keep their places, for
     /// `judge` to leave out too).
-    static func positionsOnly(_ drive: RoadDrive, outage: Range<Double>? = nil) throws -> [GPSFix] {
+    /// `jitter`: white noise added to each position (m RMS an axis, from a seeded stream of the test's own), on top of
+    /// the receiver's own slow errors.
+    static func positionsOnly(_ drive: RoadDrive, outage: Range<Double>? = nil, jitter: Double = 0) throws -> [GPSFix] {
         var csv = "t,lat,lon\n"
         var all: [(fix: GPSFix, lost: Bool)] = []
+        var random = RoadDriveRandom(seed: drive.configuration.seed, stream: 100)
         for event in drive.events {
-            guard case .fix(let f) = event, let t = f.time?.unixTime, let lat = f.latitude, let lon = f.longitude else { continue }
+            guard case .fix(let f) = event, let t = f.time?.unixTime, var lat = f.latitude, var lon = f.longitude else { continue }
+            if jitter > 0 {
+                lat += random.gaussian() * jitter / 111_320
+                lon += random.gaussian() * jitter / (111_320 * cos(lat * .pi / 180))
+            }
             let lost = Self.lost(f, drive, outage)
             all.append((f, lost))
             if !lost { csv += "\(t),\(lat),\(lon)\n" }
@@ -545,6 +552,28 @@ final class RoadDriveTests: XCTestCase {
         XCTAssertLessThan(s.worst, 0.8)
         XCTAssertLessThan(s.windowMedian, 1.19)
         XCTAssertLessThan(s.windowWorst, 1.67)
+    }
+
+    /// Positions that jitter from one epoch to the next: white noise of 1 m and of 2 m RMS an axis added to each
+    /// position of `testWithGNSSPositionsOnly`'s tracks (a receiver under trees or between buildings, a phone), on top of
+    /// the receiver's own slow errors. A course from positions either side at 14 m/s is then about 6° off an epoch at
+    /// 2 m; the course's window of two minutes (`CourseTrim`) averages it. Measured (2026-12-02): 1 m RMS median 0.73°,
+    /// worst 1.06°, worst window median 1.46°, worst 2.69°; 2 m 1.49°, 2.04°, 3.06°, 5.22° (0.45°, 0.54°, 0.82°, 1.16°
+    /// without): at 2 m one seed's worst window is past issue 39's 5°. What costs is the noise of the course, not of the
+    /// speed (tried once each alone). Bounds at about 1.5 times.
+    func testWithGNSSPositionsThatJitter() throws {
+        for (jitter, bounds) in [(1.0, (1.1, 1.6, 2.2, 4.0)), (2.0, (2.25, 3.1, 4.6, 7.8))] {
+            var scores: [Score] = []
+            for seed in Self.seeds {
+                let drive = Self.drive(seed: seed)
+                scores.append(Self.judge(drive, gnss: true, after: 120, fixes: try Self.positionsOnly(drive, jitter: jitter)))
+            }
+            let s = Self.summary("GNSS positions only, jittering by \(Self.format(jitter, 0)) m", scores)
+            XCTAssertLessThan(s.median, bounds.0, "\(jitter) m")
+            XCTAssertLessThan(s.worst, bounds.1, "\(jitter) m")
+            XCTAssertLessThan(s.windowMedian, bounds.2, "\(jitter) m")
+            XCTAssertLessThan(s.windowWorst, bounds.3, "\(jitter) m")
+        }
     }
 
     /// A drive that starts in an underground car park (`RoadDrive.Configuration.carPark`): 15 s standing on the lowest
