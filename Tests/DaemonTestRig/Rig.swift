@@ -59,6 +59,8 @@ public struct GPSFakeError: Error, CustomStringConvertible {
     public let description: String
     /// gpsfake ended, refused by its own gpsd, before that gpsd listened on 127.0.0.1 (`GPSFake.waitForListener`).
     public var refusedBeforeListening = false
+    /// How many times gpsfake was started.
+    public var launches = 1
 }
 
 /// Debian's gpsfake replaying a log into a gpsd of its own on a loopback port; `init` returns once that gpsd
@@ -92,7 +94,9 @@ public final class GPSFake {
             do {
                 try waitForListener(port: port, errors: errors)
                 return
-            } catch let error as GPSFakeError where error.refusedBeforeListening && launch < Self.launches {
+            } catch var error as GPSFakeError {
+                error.launches = launch
+                guard error.refusedBeforeListening && launch < Self.launches else { throw error }
                 // gpsfake's own race, before any sentence was fed: start it again on the same port.
                 FileHandle.standardError.write(Data("GPSFake: \(error); starting gpsfake again (\(launch + 1) of \(Self.launches))\n".utf8))
             }
@@ -109,7 +113,8 @@ public final class GPSFake {
     /// but its `add_device` skips the device without a word when connecting to that socket is refused (gpsd has
     /// bound it and not yet called listen), so nothing waits for gpsd's TCP listener, and gpsfake's own client is
     /// refused on it. It ends before it feeds a sentence, so starting it again loses nothing
-    /// (`GPSFakeError.refusedBeforeListening`).
+    /// (`GPSFakeError.refusedBeforeListening`). Not when gpsd said it could not bind 127.0.0.1: the port was taken, and
+    /// gpsfake ended before its gpsd's listener on ::1 was seen here (CI later the same day); that is said as such.
     func waitForListener(port: Int, errors: URL) throws {
         let deadline = Syscall.monotonicSeconds() + 60
         var failure: String?
@@ -131,8 +136,11 @@ public final class GPSFake {
         }
         let said = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
         stop(removing: false)
+        // gpsfake may end before its gpsd's listener on ::1 is seen: gpsd's own words then say the port was taken.
+        let taken = said.contains("can't bind to IPv4 port")
+        if ended && taken { failure = "gpsd could not listen on 127.0.0.1:\(port): 127.0.0.1:\(port) was taken" }
         throw GPSFakeError(description: "\(failure!); gpsfake's stderr: \(said.isEmpty ? "(empty)" : said)",
-                           refusedBeforeListening: ended && said.contains("socket error") && said.contains("Connection refused"))
+                           refusedBeforeListening: ended && !taken && said.contains("socket error") && said.contains("Connection refused"))
     }
 
     /// The inodes of the sockets in LISTEN state (0A) on `port` in a /proc/net/tcp{,6} table.
