@@ -281,7 +281,7 @@ public struct RoadDrive: Sendable {
             slip += (slipWanted - slip) * h / 0.3
             // (Backing out of a bay, the forward acceleration is −a and the force across the car the bay's own.)
             let forwardAcceleration = backing ? -a : a
-            let across = backing ? (bay.map { bayLeft < $0.arc ? $0.turn * v * v / $0.radius : 0 } ?? 0) : lateral
+            let across = backing ? (bay?.lateral(bayLeft, speed: v) ?? 0) : lateral
             bodyRoll += ((fx.bodyMotion ? -rollGradient * across : 0) - bodyRoll) * h / 0.25
             bodyPitch += ((fx.bodyMotion ? pitchGradient * forwardAcceleration : 0) - bodyPitch) * h / 0.25
             // The suspension: the road's roughness grows with speed; bumps kick the front axle, then the rear.
@@ -310,7 +310,7 @@ public struct RoadDrive: Sendable {
             bounce.v += (-2 * zeta * omega * bounce.v - omega * omega * bounce.x + kick.pitch) * h; bounce.x += bounce.v * h
             sway.v += (-2 * zeta * omega * sway.v - omega * omega * sway.x + kick.roll) * h; sway.x += sway.v * h
 
-            var psi = chi + slip, course = chi, lateralNow = lateral
+            var psi = chi + slip, course = chi
             let theta = gamma + bodyPitch + bounce.x
             var moving = Vector3(cos(gamma) * cos(chi), cos(gamma) * sin(chi), -sin(gamma)) * v
             var here = Vector3(route.at(route.north, s), route.at(route.east, s), route.at(route.down, s))
@@ -320,7 +320,6 @@ public struct RoadDrive: Sendable {
                 psi = bay.heading(u); course = psi + .pi
                 moving = Vector3(-cos(psi), -sin(psi), 0) * v
                 here = bay.position(u)
-                lateralNow = u < bay.arc ? bay.turn * v * v / bay.radius : 0
             }
             let phi = (fx.bodyMotion ? route.at(route.camber, s) : 0) + bodyRoll + sway.x
             let r = M3.bodyToNED(roll: phi, pitch: theta, yaw: psi)
@@ -329,7 +328,7 @@ public struct RoadDrive: Sendable {
             place.append(here)
             offset.append((fx.leverArm ? r * lever : .zero) + Vector3(0, 0, heave.x))
             along.append(s); speedAt.append(v)
-            headingAt.append(psi); pitchAt.append(theta); rollAt.append(phi); courseAt.append(course); lateralAt.append(lateralNow)
+            headingAt.append(psi); pitchAt.append(theta); rollAt.append(phi); courseAt.append(course); lateralAt.append(across)
             _ = t
         }
         distance = s
@@ -748,6 +747,9 @@ struct ParkingBay {
 
     /// The car's heading (rad from north) with `u` metres still to back.
     func heading(_ u: Double) -> Double { street + turn * min(max(u, 0), arc) / radius }
+
+    /// The acceleration across the car (m/s², positive to the right) backing at `speed` with `u` metres still to back.
+    func lateral(_ u: Double, speed: Double) -> Double { u < arc ? turn * speed * speed / radius : 0 }
 
     /// The car's place (m north, east, down from the street's start) with `u` metres still to back.
     func position(_ u: Double) -> Vector3 {
