@@ -564,18 +564,30 @@ final class RoadDriveTests: XCTestCase {
     /// without): at 2 m one seed's worst window is past issue 39's 5°. What costs is the noise of the course, not of the
     /// speed (tried once each alone). Bounds at about 1.5 times.
     func testWithGNSSPositionsThatJitter() throws {
-        for (jitter, bounds) in [(1.0, (1.1, 1.6, 2.2, 4.0)), (2.0, (2.25, 3.1, 4.6, 7.8))] {
-            var scores: [Score] = []
-            for seed in Self.seeds {
-                let drive = Self.drive(seed: seed)
-                scores.append(Self.judge(drive, gnss: true, after: 120, fixes: try Self.positionsOnly(drive, jitter: jitter)))
-            }
-            let s = Self.summary("GNSS positions only, jittering by \(Self.format(jitter, 0)) m", scores)
-            XCTAssertLessThan(s.median, bounds.0, "\(jitter) m")
-            XCTAssertLessThan(s.worst, bounds.1, "\(jitter) m")
-            XCTAssertLessThan(s.windowMedian, bounds.2, "\(jitter) m")
-            XCTAssertLessThan(s.windowWorst, bounds.3, "\(jitter) m")
+        try Self.assertPositionsOnly("jittering by 1 m", below: (1.1, 1.6, 2.2, 4.0), jitter: 1)
+        try Self.assertPositionsOnly("jittering by 2 m", below: (2.25, 3.1, 4.6, 7.8), jitter: 2)
+    }
+
+    /// The eight seeds judged with their fixes as positions only (`positionsOnly`, with `jitter` and `dropped`): RMS
+    /// median and worst seed, worst window median and worst, each below its bound.
+    static func assertPositionsOnly(_ label: String, below bounds: (Double, Double, Double, Double), jitter: Double = 0,
+                                    dropped: Double = 0, file: StaticString = #filePath, line: UInt = #line) throws {
+        var scores: [Score] = []
+        for seed in seeds {
+            let drive = Self.drive(seed: seed)
+            scores.append(judge(drive, gnss: true, after: 120, fixes: try positionsOnly(drive, jitter: jitter, dropped: dropped)))
         }
+        assertSummary("GNSS positions only, \(label)", scores, below: bounds, file: file, line: line)
+    }
+
+    /// `summary`'s four figures, each below its bound.
+    static func assertSummary(_ label: String, _ scores: [Score], below bounds: (Double, Double, Double, Double),
+                              file: StaticString = #filePath, line: UInt = #line) {
+        let s = summary(label, scores)
+        XCTAssertLessThan(s.median, bounds.0, "\(label): RMS median", file: file, line: line)
+        XCTAssertLessThan(s.worst, bounds.1, "\(label): worst seed", file: file, line: line)
+        XCTAssertLessThan(s.windowMedian, bounds.2, "\(label): worst window's median", file: file, line: line)
+        XCTAssertLessThan(s.windowWorst, bounds.3, "\(label): worst window", file: file, line: line)
     }
 
     /// Tracks of positions with epochs missing at random (a logger that drops fixes, a receiver that gives none for a
@@ -584,18 +596,9 @@ final class RoadDriveTests: XCTestCase {
     /// (2026-12-02): 10 % RMS median 0.45°, worst seed 0.53°, worst window median 0.73°, worst 0.89°; 30 % 0.56°, 0.76°,
     /// 1.06°, 1.65°; 50 % 1.08°, 1.58°, 2.42°, 4.26° (0.45°, 0.54°, 0.82°, 1.16° with every epoch). Bounds at 1.5 times.
     func testWithGNSSPositionsMissingEpochs() throws {
-        for (share, bounds) in [(0.1, (0.68, 0.8, 1.1, 1.35)), (0.3, (0.84, 1.15, 1.6, 2.5)), (0.5, (1.6, 2.4, 3.6, 6.4))] {
-            var scores: [Score] = []
-            for seed in Self.seeds {
-                let drive = Self.drive(seed: seed)
-                scores.append(Self.judge(drive, gnss: true, after: 120, fixes: try Self.positionsOnly(drive, dropped: share)))
-            }
-            let s = Self.summary("GNSS positions only, \(Self.format(share * 100, 0)) % of the epochs missing", scores)
-            XCTAssertLessThan(s.median, bounds.0, "\(share)")
-            XCTAssertLessThan(s.worst, bounds.1, "\(share)")
-            XCTAssertLessThan(s.windowMedian, bounds.2, "\(share)")
-            XCTAssertLessThan(s.windowWorst, bounds.3, "\(share)")
-        }
+        try Self.assertPositionsOnly("10 % of the epochs missing", below: (0.68, 0.8, 1.1, 1.35), dropped: 0.1)
+        try Self.assertPositionsOnly("30 % of the epochs missing", below: (0.84, 1.15, 1.6, 2.5), dropped: 0.3)
+        try Self.assertPositionsOnly("50 % of the epochs missing", below: (1.6, 2.4, 3.6, 6.4), dropped: 0.5)
     }
 
     /// A drive that starts in an underground car park (`RoadDrive.Configuration.carPark`): 15 s standing on the lowest
@@ -666,16 +669,8 @@ final class RoadDriveTests: XCTestCase {
               + "\(backedFixes) fixes while backing, their track at most \(Self.format(worstBackingTrack, 1))° from the tail's way")
         XCTAssertGreaterThan(backedFixes, 2 * Self.seeds.count, "fixes while the car backs")
         XCTAssertLessThan(worstBackingTrack, 30, "a fix's track backing is the tail's way")
-        let a = Self.summary("reversing out of a bay, with GNSS", receiver)
-        XCTAssertLessThan(a.median, 0.83)
-        XCTAssertLessThan(a.worst, 1.25)
-        XCTAssertLessThan(a.windowMedian, 1.6)
-        XCTAssertLessThan(a.windowWorst, 3.3)
-        let b = Self.summary("reversing out of a bay, GNSS positions only", positions)
-        XCTAssertLessThan(b.median, 0.77)
-        XCTAssertLessThan(b.worst, 0.83)
-        XCTAssertLessThan(b.windowMedian, 1.28)
-        XCTAssertLessThan(b.windowWorst, 1.6)
+        Self.assertSummary("reversing out of a bay, with GNSS", receiver, below: (0.83, 1.25, 1.6, 3.3))
+        Self.assertSummary("reversing out of a bay, GNSS positions only", positions, below: (0.77, 0.83, 1.28, 1.6))
         let c = Self.summary("reversing out of a bay, no GNSS, after ten minutes", none)
         XCTAssertLessThan(c.median, 5.5)
         XCTAssertLessThan(c.worst, 9.4)
