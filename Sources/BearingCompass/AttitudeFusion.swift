@@ -149,7 +149,8 @@ public struct AttitudeFusion: Sendable {
     /// (at least `vehicleUpSpeed`), a running mean over the first `vehicleUpEpochs` and an exponential one over as many
     /// after (about ten minutes at 1 Hz: roads are level on average, a hill's grade is not). With `mountingAxis` it
     /// makes the vehicle's axes, whose pitch and roll ATT gives in place of the board's (a board across the car
-    /// would read the car's pitch as its roll; one standing, 60–90° of pitch).
+    /// would read the car's pitch as its roll; one standing, 60–90° of pitch); so it does with the board's x for a board
+    /// upside down (this "up" on the board's z side, not −z), whose own roll would read 180°.
     public private(set) var vehicleUp: Vector3?
     private var vehicleUpWeight = 0.0
     /// The speed (m/s) at or above which a fix's "up" is the vehicle's on the move.
@@ -678,7 +679,11 @@ public struct AttitudeFusion: Sendable {
         a.quality = quality
         let held = filter.heldOnGyroscope
         if held > 0 { a.held = held }
-        if let axis, let tilt = Self.vehicleTilt(q, forward: axis, up: vehicleUp) {
+        // A board upside down with its x forward takes no mounting axis, yet its own roll is 180° off the vehicle's: the
+        // vehicle's tilt along the board's x then, once the vehicle's "up" says the board's z points up, not down.
+        let up = vehicleUp
+        let tiltAxis = axis ?? (up != nil && up!.z > 0 ? Vector3(1, 0, 0) : nil)
+        if let tiltAxis, let tilt = Self.vehicleTilt(q, forward: tiltAxis, up: up) {
             (a.pitch, a.roll) = tilt
         } else {
             a.roll = angles.roll

@@ -330,10 +330,13 @@ final class RoadDriveTests: XCTestCase {
 
     /// A board upside down in the car (under a shelf, the dashboard's lip or the roof): rolled 180° and turned any way
     /// in yaw. Its z points up, the field's vertical is read negated and the car's turns turn it the other way about z:
-    /// nothing in the fusion may take the board's z for down. Measured (2026-12-02): RMS median 0.47°, worst seed
-    /// 0.64°, worst window median 0.80°, worst 1.45° with the receiver's fixes (without GNSS, rolled 180° on each
-    /// seed's own misalignment, seeds 1–48: median 4.12° against 3.75° the right way up, worse on 27 of 48, which is
-    /// how far one change moves these drives). Bounds 1.5 times.
+    /// nothing in the fusion may take the board's z for down. With its x within 20° of forward it takes no mounting
+    /// axis, and ATT's roll was the board's own, 179.6° off the car's (seeds 1 and 7), until the vehicle's "up" on the
+    /// board's z side gave the vehicle's tilt along x (`AttitudeFusion.vehicleUp`). Measured (2026-12-02): RMS median
+    /// 0.45°, worst seed 0.61°, worst window median 0.80°, worst 1.44° with the receiver's fixes; ATT's pitch and roll
+    /// 1.4–1.9° RMS off the car's (without GNSS, rolled 180° on each seed's own misalignment, seeds 1–48: median 4.12°
+    /// against 3.75° the right way up, worse on 27 of 48, which is how far one change moves these drives). Bounds 1.5
+    /// times.
     func testABoardUpsideDownInTheCar() {
         let summary = Self.judgeMounted("upside down", [Vector3(180, 0, 0), Vector3(180, 0, 90), Vector3(180, 0, -90), Vector3(180, 0, 180),
                                                         Vector3(180, 5, 45), Vector3(180, -5, -135), Vector3(181, 2, 10), Vector3(179, -2, -60)])
