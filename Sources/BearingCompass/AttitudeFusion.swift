@@ -681,9 +681,9 @@ public struct AttitudeFusion: Sendable {
         if held > 0 { a.held = held }
         // A board upside down with its x forward takes no mounting axis, yet its own roll is 180° off the vehicle's: the
         // vehicle's tilt along the board's x then, once the vehicle's "up" says the board's z points up, not down.
-        let up = vehicleUp
-        let tiltAxis = axis ?? (up != nil && up!.z > 0 ? Vector3(1, 0, 0) : nil)
-        if let tiltAxis, let tilt = Self.vehicleTilt(q, forward: tiltAxis, up: up) {
+        var tiltAxis = axis
+        if tiltAxis == nil, let up = vehicleUp, up.z > 0 { tiltAxis = Vector3(1, 0, 0) }
+        if let tiltAxis, let tilt = Self.vehicleTilt(q, forward: tiltAxis, up: vehicleUp) {
             (a.pitch, a.roll) = tilt
         } else {
             a.roll = angles.roll
