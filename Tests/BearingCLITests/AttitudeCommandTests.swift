@@ -91,7 +91,7 @@ final class AttitudeCommandTests: XCTestCase {
     /// held-out real drives go through it: the IMU's and magnetometer's samples as a samples CSV (`--body frd`, the
     /// board's axes), the fixes as a track of positions only (`t,lat,lon`), `bearing attitude --samples … --gnss … --json`
     /// from a cold start, and each printed heading judged against the simulator's truth on the straights after the first
-    /// two minutes, with the worst two-minute window, as `RoadDriveTests.judge` judges the fusion in-process. What this
+    /// two minutes, with the worst two-minute window (`RoadDriveJudging`), as `RoadDriveTests.judge` judges the fusion in-process. What this
     /// adds: the files' text and precision, the epochs given at their time on the samples' clock, WMM on the day it
     /// runs, and the binary's own path. Measured (2026-12-02): RMS median 0.47°, worst seed 0.55°, worst window median
     /// 0.91°, worst 1.01°, against 0.45°, 0.54°, 0.82°, 1.16° in-process (`RoadDriveTests.testWithGNSSPositionsOnly`).
@@ -133,18 +133,8 @@ final class AttitudeCommandTests: XCTestCase {
             for (o, truth) in zip(printed, drive.truth) where truth.straight && truth.time > 120 {
                 errors.append((truth.time, headingDifference(try XCTUnwrap(o["heading"] as? Double), truth.heading)))
             }
-            func rootMeanSquare(_ e: ArraySlice<(time: Double, error: Double)>) -> Double {
-                (e.reduce(0) { $0 + $1.error * $1.error } / Double(max(e.count, 1))).squareRoot()
-            }
-            rms.append(rootMeanSquare(errors[...]))
-            // Windows of two minutes every 30 s, with at least 30 s of straight samples (`RoadDriveTests.judge`'s).
-            var worst = 0.0, start = 120.0
-            while start + 120 <= c.duration {
-                let inside = errors.filter { $0.time >= start && $0.time < start + 120 }
-                if Double(inside.count) >= 30 * c.rate { worst = max(worst, rootMeanSquare(inside[...])) }
-                start += 30
-            }
-            windows.append(worst)
+            rms.append(RoadDriveJudging.rootMeanSquare(errors))
+            windows.append(RoadDriveJudging.worstWindow(errors, from: 120, duration: c.duration, rate: c.rate))
         }
         func median(_ v: [Double]) -> Double { let s = v.sorted(); return (s[s.count / 2 - 1] + s[s.count / 2]) / 2 }
         print("bearing attitude --gnss (positions only) on the simulated road drives: RMS \(rms.map { String(format: "%.2f", $0) }) median "

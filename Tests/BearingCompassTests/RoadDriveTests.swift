@@ -141,27 +141,17 @@ final class RoadDriveTests: XCTestCase {
                 k += 1
             }
         }
-        func rootMeanSquare(_ e: [(time: Double, error: Double)]) -> Double { (e.reduce(0) { $0 + $1.error * $1.error } / Double(max(e.count, 1))).squareRoot() }
         let errors = all.filter { $0.time > after }
-        let rms = rootMeanSquare(errors)
+        let rms = RoadDriveJudging.rootMeanSquare(errors)
         let mean = errors.reduce(0) { $0 + $1.error } / Double(max(errors.count, 1))
-        var worst = 0.0
-        let rate = drive.configuration.rate
-        var start = after
-        while start + 120 <= drive.configuration.duration {
-            let inside = errors.filter { $0.time >= start && $0.time < start + 120 }
-            if Double(inside.count) >= 30 * rate {
-                worst = max(worst, (inside.reduce(0) { $0 + $1.error * $1.error } / Double(inside.count)).squareRoot())
-            }
-            start += 30
-        }
+        let worst = RoadDriveJudging.worstWindow(errors, from: after, duration: drive.configuration.duration, rate: drive.configuration.rate)
         let during = outage.map { o in errors.filter { o.contains($0.time) }.map(\.error) } ?? []
         return Score(rms: rms, worstWindow: worst, samples: errors.count, mean: mean,
                      refusedByCourse: f.history.filter { $0.kind == .refusedByCourse }.count,
                      duringOutage: (during.reduce(0) { $0 + $1 * $1 } / Double(max(during.count, 1))).squareRoot(),
                      forward: f.vehicleForward, mountingYaw: f.mountingYaw,
                      pitch: (tilt.pitch / max(tilt.n, 1)).squareRoot(), roll: (tilt.roll / max(tilt.n, 1)).squareRoot(),
-                     worstHardIron: worstHardIron, rmsAlsoAfter: alsoAfter.map { t in rootMeanSquare(all.filter { $0.time > t }) })
+                     worstHardIron: worstHardIron, rmsAlsoAfter: alsoAfter.map { t in RoadDriveJudging.rootMeanSquare(all.filter { $0.time > t }) })
     }
 
     static func median(_ values: [Double]) -> Double {
