@@ -87,6 +87,60 @@ final class AttitudeCommandTests: XCTestCase {
         return d
     }
 
+    /// A simulated road drive (`RoadDrive`, `RoadDriveTests`' model: WMM at its start) as `bearing attitude` takes one:
+    /// the samples as a samples CSV (the board's axes, `--body frd`), their `t` from the drive's start, and the fixes as a
+    /// track of positions only (`t,lat,lon`), their `t` from the drive's start plus `trackShift` (another clock).
+    /// `trackSeed`: the track of another seed's drive in place of its own.
+    func writeRoadDrive(seed: UInt64, duration: Double, trackShift: Double = 0, trackSeed: UInt64? = nil) throws
+        -> (drive: RoadDrive, samples: String, track: String) {
+        let wmm = LocalField.wmm(.wmm2025, latitude: -33.9, longitude: 151.2, heightKm: 0, year: 2026.4, source: .fix)
+        let model = RoadDriveField(declination: wmm.declination.value, dip: wmm.reference.dip, norm: wmm.reference.norm)
+        func drive(_ seed: UInt64) -> RoadDrive {
+            var c = RoadDrive.Configuration(seed: seed, model: model)
+            c.duration = duration
+            return RoadDrive(c)
+        }
+        let own = drive(seed), other = trackSeed.map(drive) ?? own
+        var samples = ["t,acc_x,acc_y,acc_z,gyr_x,gyr_y,gyr_z,mag_x,mag_y,mag_z"], gnss = ["t,lat,lon"]
+        var pending: InertialSample?
+        for event in own.events {
+            switch event {
+            case .inertial(let i): pending = i
+            case .magnetic(let m):
+                guard let i = pending, let g = i.angularRate else { continue }
+                let a = i.acceleration, f = m.field
+                samples.append(([i.time.unixTime - own.configuration.start] + [a.x, a.y, a.z, g.x, g.y, g.z, f.x, f.y, f.z])
+                    .map { String(format: "%.9g", $0) }.joined(separator: ","))
+                pending = nil
+            case .fix: break
+            }
+        }
+        for case .fix(let f) in other.events {
+            guard let t = f.time?.unixTime, let lat = f.latitude, let lon = f.longitude else { continue }
+            gnss.append(String(format: "%.3f,%.9f,%.9f", t - other.configuration.start + trackShift, lat, lon))
+        }
+        XCTAssertEqual(samples.count - 1, own.truth.count, "seed \(seed): one row per inertial sample")
+        let name = "drive-\(seed)" + (trackSeed.map { "-track-\($0)" } ?? "") + (trackShift == 0 ? "" : "-shift-\(trackShift)")
+        let samplesPath = directory.appendingPathComponent("\(name).csv").path
+        let trackPath = directory.appendingPathComponent("\(name)-gnss.csv").path
+        try (samples.joined(separator: "\n") + "\n").write(toFile: samplesPath, atomically: true, encoding: .utf8)
+        try (gnss.joined(separator: "\n") + "\n").write(toFile: trackPath, atomically: true, encoding: .utf8)
+        return (own, samplesPath, trackPath)
+    }
+
+    /// The headings `bearing attitude --json` printed for `drive`, judged as `RoadDriveTests.judge` judges: RMS on the
+    /// straights after the first two minutes, and the worst two-minute window.
+    func judgeRoadDrive(_ drive: RoadDrive, _ out: String) throws -> (rms: Double, window: Double) {
+        let printed = try objects(out)
+        XCTAssertEqual(printed.count, drive.truth.count, "seed \(drive.configuration.seed): one attitude per sample")
+        var errors: [(time: Double, error: Double)] = []
+        for (o, truth) in zip(printed, drive.truth) where truth.straight && truth.time > 120 {
+            errors.append((truth.time, headingDifference(try XCTUnwrap(o["heading"] as? Double), truth.heading)))
+        }
+        return (RoadDriveJudging.rootMeanSquare(errors),
+                RoadDriveJudging.worstWindow(errors, from: 120, duration: drive.configuration.duration, rate: drive.configuration.rate))
+    }
+
     /// The simulated road drives (`RoadDrive`, seeds 1–8, `RoadDriveTests`' eight) through the `bearing` binary as the
     /// held-out real drives go through it: the IMU's and magnetometer's samples as a samples CSV (`--body frd`, the
     /// board's axes), the fixes as a track of positions only (`t,lat,lon`), `bearing attitude --samples … --gnss … --json`
@@ -97,44 +151,14 @@ final class AttitudeCommandTests: XCTestCase {
     /// 0.91°, worst 1.01°, against 0.45°, 0.54°, 0.82°, 1.16° in-process (`RoadDriveTests.testWithGNSSPositionsOnly`).
     /// Bounds at about 1.5 times.
     func testSimulatedRoadDrivesThroughBearingAttitude() throws {
-        let wmm = LocalField.wmm(.wmm2025, latitude: -33.9, longitude: 151.2, heightKm: 0, year: 2026.4, source: .fix)
-        let model = RoadDriveField(declination: wmm.declination.value, dip: wmm.reference.dip, norm: wmm.reference.norm)
         var rms: [Double] = [], windows: [Double] = []
         for seed: UInt64 in 1...8 {
-            var c = RoadDrive.Configuration(seed: seed, model: model)
-            c.duration = 960
-            let drive = RoadDrive(c)
-            var samples = ["t,acc_x,acc_y,acc_z,gyr_x,gyr_y,gyr_z,mag_x,mag_y,mag_z"], gnss = ["t,lat,lon"]
-            var pending: InertialSample?
-            for event in drive.events {
-                switch event {
-                case .inertial(let i): pending = i
-                case .magnetic(let m):
-                    guard let i = pending, let g = i.angularRate else { continue }
-                    let a = i.acceleration, f = m.field
-                    samples.append(([i.time.unixTime - c.start] + [a.x, a.y, a.z, g.x, g.y, g.z, f.x, f.y, f.z]).map { String(format: "%.9g", $0) }
-                        .joined(separator: ","))
-                    pending = nil
-                case .fix(let f):
-                    guard let t = f.time?.unixTime, let lat = f.latitude, let lon = f.longitude else { continue }
-                    gnss.append(String(format: "%.3f,%.9f,%.9f", t - c.start, lat, lon))
-                }
-            }
-            XCTAssertEqual(samples.count - 1, drive.truth.count, "seed \(seed): one row per inertial sample")
-            let samplesPath = directory.appendingPathComponent("drive-\(seed).csv").path
-            let trackPath = directory.appendingPathComponent("drive-\(seed)-gnss.csv").path
-            try (samples.joined(separator: "\n") + "\n").write(toFile: samplesPath, atomically: true, encoding: .utf8)
-            try (gnss.joined(separator: "\n") + "\n").write(toFile: trackPath, atomically: true, encoding: .utf8)
+            let (drive, samplesPath, trackPath) = try writeRoadDrive(seed: seed, duration: 960)
             let (status, out, err) = try runBearing(["attitude", "--samples", samplesPath, "--gnss", trackPath, "--body", "frd", "--json"])
             XCTAssertEqual(status, 0, String(err.suffix(2000)))
-            let printed = try objects(out)
-            XCTAssertEqual(printed.count, drive.truth.count, "seed \(seed): one attitude per sample")
-            var errors: [(time: Double, error: Double)] = []
-            for (o, truth) in zip(printed, drive.truth) where truth.straight && truth.time > 120 {
-                errors.append((truth.time, headingDifference(try XCTUnwrap(o["heading"] as? Double), truth.heading)))
-            }
-            rms.append(RoadDriveJudging.rootMeanSquare(errors))
-            windows.append(RoadDriveJudging.worstWindow(errors, from: 120, duration: c.duration, rate: c.rate))
+            let judged = try judgeRoadDrive(drive, out)
+            rms.append(judged.rms)
+            windows.append(judged.window)
         }
         func median(_ v: [Double]) -> Double { let s = v.sorted(); return (s[s.count / 2 - 1] + s[s.count / 2]) / 2 }
         print("bearing attitude --gnss (positions only) on the simulated road drives: RMS \(rms.map { String(format: "%.2f", $0) }) median "
@@ -143,6 +167,49 @@ final class AttitudeCommandTests: XCTestCase {
         XCTAssertLessThan(rms.max()!, 0.83)
         XCTAssertLessThan(median(windows), 1.37)
         XCTAssertLessThan(windows.max()!, 1.52)
+    }
+
+    /// A track on another clock than the samples' (a GNSS logger in Unix or GPS time, an IMU log from its boot) is
+    /// found where its turns match the gyroscope's, taken there and told; a track whose turns match the samples' at no
+    /// shift is refused, saying what was wrong. Judged on simulated drives (six minutes): the shift found is the one
+    /// applied plus the receiver's lag (the simulator's, drawn per seed), and the headings are as good as with the track
+    /// on the samples' clock.
+    func testATrackOnAnotherClockIsFoundWhereItsTurnsMatchTheSamples() throws {
+        for (seed, shifts) in [(UInt64(1), [1_780_000_000.0, 18, -45.5]), (2, [-3600])] {
+            let (drive, samplesPath, trackPath) = try writeRoadDrive(seed: seed, duration: 360)
+            let aligned = try runBearing(["attitude", "--samples", samplesPath, "--gnss", trackPath, "--body", "frd", "--json"])
+            XCTAssertEqual(aligned.0, 0, String(aligned.2.suffix(2000)))
+            let given = try judgeRoadDrive(drive, aligned.1)
+            for shift in shifts {
+                let shifted = try writeRoadDrive(seed: seed, duration: 360, trackShift: shift)
+                let (status, out, err) = try runBearing(["attitude", "--samples", samplesPath, "--gnss", shifted.track, "--body", "frd", "--json"])
+                XCTAssertEqual(status, 0, String(err.suffix(2000)))
+                let found = try XCTUnwrap(err.firstMatch(of: /shifted by (-?[0-9.]+) s/).flatMap { Double($0.1) }, "seed \(seed), shift \(shift): \(err)")
+                // The track's t + found is the samples' clock: the shift undone, less the fixes' lag behind their time.
+                XCTAssertEqual(found, -shift - drive.gnssLag, accuracy: 0.25, "seed \(seed), shift \(shift)")
+                let judged = try judgeRoadDrive(drive, out)
+                print("bearing attitude --gnss, seed \(seed), the track \(shift) s off the samples' clock: shifted by \(found) s (lag "
+                      + String(format: "%.2f s); RMS %.2f° (%.2f° on the samples' clock), worst window %.2f° (%.2f°)",
+                               drive.gnssLag, judged.rms, given.rms, judged.window, given.window))
+                XCTAssertLessThan(judged.rms, given.rms + 0.15, "seed \(seed), shift \(shift)")
+                XCTAssertLessThan(judged.window, given.window + 0.5, "seed \(seed), shift \(shift)")
+            }
+            // Told the shift, the track is taken there without a search.
+            let told = try writeRoadDrive(seed: seed, duration: 360, trackShift: shifts[0])
+            let (status, out, err) = try runBearing(["attitude", "--samples", samplesPath, "--gnss", told.track, "--body", "frd", "--json",
+                                                     "--gnss-offset", String(-shifts[0])])
+            XCTAssertEqual(status, 0, String(err.suffix(2000)))
+            XCTAssertFalse(err.contains("shifted by"), err)
+            XCTAssertEqual(try judgeRoadDrive(drive, out).rms, given.rms, accuracy: 0.02)
+        }
+        // Another drive's track: on another clock, or on the samples' own, its turns are not these samples'.
+        for shift in [1_780_000_000.0, 0] {
+            let (_, samplesPath, trackPath) = try writeRoadDrive(seed: 1, duration: 360, trackShift: shift, trackSeed: 3)
+            let (status, _, err) = try runBearing(["attitude", "--samples", samplesPath, "--gnss", trackPath, "--body", "frd", "--json"])
+            XCTAssertEqual(status, 2, err)
+            XCTAssertTrue(err.contains(trackPath) && err.contains("--gnss-offset"), err)
+            XCTAssertTrue(err.contains(shift == 0 ? "do not match" : "do not overlap"), err)
+        }
     }
 
     func testOneJSONObjectPerSampleWithTheOrientation() throws {
