@@ -34,6 +34,18 @@ public struct GNSSTrackFile: Sendable {
 
     public init(epochs: [Epoch]) { self.epochs = epochs }
 
+    /// The same track with `offset` seconds added to every epoch's time (another clock's times on the samples').
+    public func shifted(by offset: Double) -> GNSSTrackFile {
+        GNSSTrackFile(epochs: epochs.map { e in
+            var e = e
+            e.time += offset
+            return e
+        })
+    }
+
+    /// The first and last epochs' times (nil: no epoch).
+    public var span: ClosedRange<Double>? { epochs.first.flatMap { a in epochs.last.map { a.time...$0.time } } }
+
     public static func parse(_ text: String, source: String) throws(IMUSampleFileError) -> GNSSTrackFile {
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false).enumerated().filter { _, l in
             let t = l.trimmingWhitespace()

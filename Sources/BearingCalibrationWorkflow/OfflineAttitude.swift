@@ -89,6 +89,25 @@ public struct OfflineAttitude {
         return f
     }
 
+    /// A track whose turns are not the samples' (`TrackClock.Decision.refuse`): what was wrong, naming the file.
+    public struct TrackRefused: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// The track on the samples' clock, and what to tell about it: shifted by `offset` when one is given (nothing to
+    /// tell), else as `TrackClock` decides from the turns both recorded.
+    public static func onSamplesClock(_ track: GNSSTrackFile, source: String, file: IMUSampleFile,
+                                      offset: Double?) throws(TrackRefused) -> (track: GNSSTrackFile, note: String?) {
+        if let offset { return (track.shifted(by: offset), nil) }
+        guard let span = track.span, let first = file.samples.first?.time, let last = file.samples.last?.time else { return (track, nil) }
+        let clock = TrackClock(samples: file.samples, hasGyroscope: file.hasGyroscope, epochs: track.epochs)
+        switch clock.decision(source: source, track: span, samples: first...last) {
+        case .asGiven(let note): return (track, note)
+        case .shift(let offset, let note): return (track.shifted(by: offset), note)
+        case .refuse(let message): throw TrackRefused(description: message)
+        }
+    }
+
     /// The file's axes in the daemon's board frame (x forward, y right, z down): the orientation both sensors
     /// are given, and the same turn as a quaternion, which gives the daemon's quaternion back in the file's axes.
     static func frame(_ axes: BodyAxes) -> (orientation: Orientation, turn: Quaternion) {

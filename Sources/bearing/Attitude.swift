@@ -39,8 +39,13 @@ struct AttitudeCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: "Latitude,longitude[,height km]: the board's position, as the daemon's heading.fallback_position: the embedded WMM's field there, today (true north, and the field's strength and dip for online calibration) until the track's first fix.") var position: String?
     @Option(help: "The sensor axes: flu (x forward, y left, z up) or frd (x forward, y right, z down).") var body: String = BodyAxes.forwardLeftUp.rawValue
     @Option(help: "Online magnetometer calibration: track (learn hard and soft iron as the samples go) or off.") var calibration: String = "track"
-    @Option(help: ArgumentHelp("GNSS epochs on the samples' clock (CSV: t,lat,lon[,speed,track,eps]: s, degrees, m/s, degrees true, m/s): WMM at each "
-        + "fix, as the daemon takes them (true north, the field for calibration) and, for a land vehicle, the deviation learnt from driving.", valueName: "file")) var gnss: String?
+    @Option(help: ArgumentHelp("GNSS epochs (CSV: t,lat,lon[,speed,track,eps]: s, degrees, m/s, degrees true, m/s), t on the samples' clock or "
+        + "found where the track's turns match the gyroscope's (--gnss-offset): WMM at each fix, as the daemon takes them (true north, the field for "
+        + "calibration) and, for a land vehicle, the deviation learnt from driving.", valueName: "file")) var gnss: String?
+    // Unconditional: the value may start with a minus.
+    @Option(parsing: .unconditional, help: ArgumentHelp("Seconds added to the track's times to put them on the samples' clock, or auto: found where the "
+        + "track's turns match the gyroscope's (a track on another clock is shifted there and told; one whose turns match at no shift is refused).",
+        valueName: "seconds|auto")) var gnssOffset: String = "auto"
     @Option(help: ArgumentHelp("Write the online calibration in force at the end to FILE, as the daemon keeps it "
         + "(calibration.auto_file's format; the daemon can start from it), atomically.", valueName: "file")) var saveCalibration: String?
     @Option(help: "car, rover or boat: on land the course over ground at speed is the heading (no current), and with --gnss the speed takes the vehicle's acceleration out of the accelerometer and the first straight epochs give the hard iron; a boat's track is solved as a GNSS swing, with the current, at the end.") var vehicle: String = "car"
@@ -61,6 +66,12 @@ struct AttitudeCommand: ParsableCommand {
         }
         if saveCalibration != nil && calibration == "off" {
             throw ValidationError("--save-calibration needs --calibration track: with calibration off nothing is learnt")
+        }
+        if gnssOffset != "auto" {
+            guard let offset = Double(gnssOffset), offset.isFinite else {
+                throw ValidationError("--gnss-offset \(gnssOffset): seconds (added to the track's times) or auto")
+            }
+            if gnss == nil { throw ValidationError("--gnss-offset \(offset) needs --gnss") }
         }
         if BodyAxes(rawValue: body) == nil {
             throw ValidationError("--body \(body): allowed: \(BodyAxes.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -88,6 +99,15 @@ struct AttitudeCommand: ParsableCommand {
                 throw Self.badInput(e.description)
             } catch {
                 throw Self.badInput("\(gnss): cannot be read: \(error)")
+            }
+        }
+        if let given = track, let path = gnss {
+            do throws(OfflineAttitude.TrackRefused) {
+                let (onClock, note) = try OfflineAttitude.onSamplesClock(given, source: path, file: file, offset: Double(gnssOffset))
+                if let note { Syscall.printToStandardError(note + "\n") }
+                track = onClock
+            } catch {
+                throw Self.badInput(error.description)
             }
         }
         var output = StandardOutputBuffer()
