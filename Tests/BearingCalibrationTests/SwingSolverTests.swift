@@ -275,6 +275,27 @@ final class PassiveDeviationTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(f.epochs[23].track), 0, accuracy: 0.1)
     }
 
+    /// Positions that jitter by metres from one epoch to the next (an old receiver, a phone under trees) are found by
+    /// their second differences (`GNSSTrackFile.positionNoise`), and their courses then come from the epochs two either
+    /// side, with half the noise: five minutes east at 14 m/s, a fix a second, white noise of 0, 1 and 2 m an axis.
+    func testPositionsThatJitterByMetresGiveCoursesFromAWiderChord() throws {
+        for sigma in [0.0, 1, 2] {
+            var random = RoadDriveRandom(seed: 7, stream: 1)
+            var text = "t,lat,lon\n"
+            for i in 0..<300 {
+                let north = sigma * random.gaussian(), east = Double(i) * 14 + sigma * random.gaussian()
+                text += "\(i),\(51 + north / 111_195),\(east / (111_195 * cos(51 * Double.pi / 180)))\n"
+            }
+            let f = try GNSSTrackFile.parse(text, source: "jitter.csv")
+            let noise = sigma
+            let errors = f.epochs.dropFirst(2).dropLast(2).compactMap { $0.track.map { $0 - 90 } }
+            let rms = (errors.map { $0 * $0 }.reduce(0, +) / Double(errors.count)).squareRoot()
+            // One epoch either side: σ√2 / (2 s × 14 m/s) rad (2.9° at 1 m, 5.8° at 2 m); two either side at 2 m, 2.9°.
+            print("GNSSTrackFile: positions jittering by \(sigma) m: estimated \(String(format: "%.2f", noise)) m, courses \(String(format: "%.2f", rms))° RMS")
+            XCTAssertLessThan(rms, sigma == 0 ? 0.01 : 3.6, "σ \(sigma)")
+        }
+    }
+
     /// Speeds in km/h or knots and tracks in radians are named, judged on the whole file against the positions;
     /// a few glitches are not a units error.
     func testGNSSSpeedAndTrackInOtherUnitsAreNamed() throws {
