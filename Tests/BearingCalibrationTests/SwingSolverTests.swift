@@ -287,7 +287,8 @@ final class PassiveDeviationTests: XCTestCase {
                 text += "\(i),\(51 + north / 111_195),\(east / (111_195 * cos(51 * Double.pi / 180)))\n"
             }
             let f = try GNSSTrackFile.parse(text, source: "jitter.csv")
-            let noise = sigma
+            let noise = try XCTUnwrap(GNSSTrackFile.positionNoise(f.epochs))
+            XCTAssertEqual(noise, sigma, accuracy: 0.05 + 0.1 * sigma, "σ \(sigma)")
             let errors = f.epochs.dropFirst(2).dropLast(2).compactMap { $0.track.map { $0 - 90 } }
             let rms = (errors.map { $0 * $0 }.reduce(0, +) / Double(errors.count)).squareRoot()
             // One epoch either side: σ√2 / (2 s × 14 m/s) rad (2.9° at 1 m, 5.8° at 2 m); two either side at 2 m, 2.9°.
