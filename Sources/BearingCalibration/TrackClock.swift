@@ -17,8 +17,8 @@ import Glibc
 /// - The gyroscope's heading ψ(t) is the integral of its rate about "up" (the mean specific force of the whole
 ///   recording: a car's hills and corners average out), turned clockwise like a course. The rate between two epochs
 ///   is the difference of their courses over their interval, compared with ψ's over the same interval, shifted.
-/// - Only intervals at speed (`leastSpeed` at both ends: below it a course is noise) without a gap count, and a
-///   shift is judged by the Pearson correlation of the two rates over the intervals it puts inside the recording
+/// - Only intervals at speed (`leastSpeed` throughout: below it a course is noise), `rateSpan` long, without a gap,
+///   count, and a shift is judged by the Pearson correlation of the two rates over the intervals it puts inside the recording
 ///   (a constant gyroscope bias and a scale error change neither), once there are `leastIntervals` of them and both
 ///   turn (`leastTurning`).
 /// - Every whole-second shift that leaves that much overlap is tried (a drive's corners are seconds long), the best
@@ -50,9 +50,9 @@ public struct TrackClock: Sendable {
     public var hasGyroscope: Bool
 
     public static let leastSpeed = 2.5
-    /// Epochs each rate spans: a course's change over three epochs has a third of one epoch's noise, and a corner
-    /// lasts longer.
-    public static let rateSpan = 3
+    /// Seconds each rate spans (three epochs at 1 Hz): a course's change over three seconds has a third of one
+    /// second's noise, and a corner lasts longer. One rate is taken a second, at any receiver's rate.
+    public static let rateSpan = 3.0
     public static let leastIntervals = 60
     /// The least standard deviation of either rate of turn over the intervals compared, °/s.
     public static let leastTurning = 1.0
@@ -178,11 +178,12 @@ public struct TrackClock: Sendable {
     static func courseRates(_ epochs: [GNSSTrackFile.Epoch]) -> [CourseRate] {
         let intervals = zip(epochs.dropFirst(), epochs).map { $0.time - $1.time }.sorted()
         guard !intervals.isEmpty else { return [] }
-        let longest = GNSSTrackFile.gapIntervals * intervals[intervals.count / 2]
-        var rates: [CourseRate] = []
-                let span = rateSpan
+        let typical = intervals[intervals.count / 2], longest = GNSSTrackFile.gapIntervals * typical
+        // `rateSpan` seconds of epochs a rate, one rate a second, whatever the receiver's rate.
+        let span = max(1, Int((rateSpan / typical).rounded())), stride = max(1, Int((1 / typical).rounded()))
         guard epochs.count > span else { return [] }
-        for i in 0..<(epochs.count - span) {
+        var rates: [CourseRate] = []
+        for i in Swift.stride(from: 0, to: epochs.count - span, by: stride) {
             let a = epochs[i], b = epochs[i + span]
             guard (i..<(i + span)).allSatisfy({ epochs[$0 + 1].time - epochs[$0].time <= longest }) else { continue }
             guard (i...(i + span)).allSatisfy({ (epochs[$0].speed ?? 0) >= leastSpeed }), let ca = a.track, let cb = b.track else { continue }
