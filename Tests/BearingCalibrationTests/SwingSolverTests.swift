@@ -248,7 +248,13 @@ final class PassiveDeviationTests: XCTestCase {
         }
         XCTAssertEqual(refused("t,lat\n"), "g.csv line 1: the header must name t, lat and lon (and may name speed, track, eps): t,lat")
         XCTAssertEqual(refused("t,lat,lon\n0,51,x\n"), "g.csv line 2, column lon: \"x\" is not a finite number")
-        XCTAssertEqual(refused("t,lat,lon\n1,51,0\n1,51,0\n"), "g.csv line 3, column t: 1.0 is not after the epoch before (1.0)")
+        XCTAssertEqual(refused("t,lat,lon\n1,51,0\n1,51.001,0\n"), "g.csv line 3, column t: 1.0 is not after the epoch before (1.0), and its position is another")
+        XCTAssertEqual(refused("t,lat,lon\n1,51,0\n0.5,51,0\n"), "g.csv line 3, column t: 0.5 is not after the epoch before (1.0)")
+        // The same epoch written again (gpsd sends more than one TPV an epoch, each with the epoch's time and position):
+        // taken once.
+        let twice = try GNSSTrackFile.parse("t,lat,lon\n0,51,0\n1,51.0001,0\n1,51.0001,0\n2,51.0002,0\n", source: "g.csv")
+        XCTAssertEqual(twice.epochs.map(\.time), [0, 1, 2])
+        XCTAssertEqual(try XCTUnwrap(twice.epochs[1].speed), 11.12, accuracy: 0.05)
         XCTAssertEqual(refused("t,lat,lon\n0,95,0\n"), "g.csv line 2, column lat: not a position in degrees")
         XCTAssertEqual(refused(""), "g.csv: empty: expected a header naming t,lat,lon")
     }
