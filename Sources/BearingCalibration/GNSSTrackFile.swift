@@ -5,7 +5,8 @@ import Glibc
 
 /// A GNSS track as CSV, for `bearing attitude --gnss`: a header naming `t,lat,lon` and optionally `speed`
 /// (m/s over ground), `track` (degrees true), `eps` (m/s), in any order (other columns ignored), then one line
-/// per epoch; `t` on the IMU samples' clock, seconds, strictly increasing; blank and `#` lines skipped. Where
+/// per epoch; `t` on the IMU samples' clock, seconds, strictly increasing (the same epoch written again, time and
+/// position, is taken once); blank and `#` lines skipped. Where
 /// speed and track are not given they come from the positions of the epochs either side (`parse`; two either side
 /// where the positions jitter by metres from one epoch to the next, `chordReach`). Errors name
 /// the line and the column (`IMUSampleFileError`).
@@ -74,7 +75,10 @@ public struct GNSSTrackFile: Sendable {
                 throw IMUSampleFileError(source: source, line: index + 1, column: abs(e.latitude) > 90 ? "lat" : "lon", "not a position in degrees")
             }
             if let last = epochs.last, e.time <= last.time {
-                throw IMUSampleFileError(source: source, line: index + 1, column: "t", "\(e.time) is not after the epoch before (\(last.time))")
+                // The same epoch again (gpsd sends several TPVs an epoch, each with its time and position): taken once.
+                if e.time == last.time && e.latitude == last.latitude && e.longitude == last.longitude { continue }
+                let another = e.time == last.time ? ", and its position is another" : ""
+                throw IMUSampleFileError(source: source, line: index + 1, column: "t", "\(e.time) is not after the epoch before (\(last.time))\(another)")
             }
             for (name, i) in optional {
                 guard let i, i < fields.count, !fields[i].isEmpty else { continue }
