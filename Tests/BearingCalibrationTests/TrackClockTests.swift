@@ -144,5 +144,8 @@ final class TrackClockTests: XCTestCase {
         XCTAssertNil(without.best)
         XCTAssertEqual(without.decision(source: "t.csv", track: try XCTUnwrap(turns.span), samples: turning[0].time...turning.last!.time),
                        .asGiven(note: "--gnss: the track's clock is not checked against the samples': they have no gyroscope"))
+        XCTAssertEqual(without.decision(source: "t.csv", track: 1000...1300, samples: turning[0].time...turning.last!.time),
+                       .refuse("t.csv: the track's times (1000.0…1300.0 s) do not overlap the samples' (0.0…360.0 s), and without a gyroscope "
+                               + "no shift can be found from the turns; give --gnss-offset SECONDS (added to the track's times) if they are on another clock"))
     }
 }
