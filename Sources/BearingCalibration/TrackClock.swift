@@ -18,13 +18,16 @@ import Glibc
 ///   recording: a car's hills and corners average out), turned clockwise like a course. The rate between two epochs
 ///   is the difference of their courses over their interval, compared with ψ's over the same interval, shifted.
 /// - Only intervals at speed (`leastSpeed` throughout: below it a course is noise), `rateSpan` long, without a gap,
-///   count, and a shift is judged by the Pearson correlation of the two rates over the intervals it puts inside the recording
-///   (a constant gyroscope bias and a scale error change neither), once there are `leastIntervals` of them and both
-///   turn (`leastTurning`).
+///   count; a shift is judged by the Pearson correlation of the two rates over the intervals it puts inside the
+///   recording (a constant gyroscope bias and a scale error change neither), once there are `leastIntervals` of them
+///   and both turn (`leastTurning`), and scored by Fisher's z times √(n − 3) (a shift that leaves a stretch of sixty
+///   intervals matching one corner is not a drive's match).
 /// - Every whole-second shift that leaves that much overlap is tried (a drive's corners are seconds long), the best
 ///   refined to `refineStep` around it. A match is taken only when it is clear: a correlation of `leastCorrelation`
-///   or more, and none further than `separation` from it reaching `uniqueness` of it (a drive's corners repeat,
-///   but not in the same sequence).
+///   or more, over `leastCoverage` of what the two recordings can share (`mostInside`), and no shift further than
+///   `separation` from it scoring `uniqueness` of its score (a drive's corners repeat, but not in the same sequence).
+///   The search costs (shifts × intervals): a second of track against a second of samples each, about 10⁸ for two
+///   hour-long recordings on clocks far apart.
 public struct TrackClock: Sendable {
     /// The agreement of the two rates of turn at one shift.
     public struct Match: Sendable, Equatable {
@@ -40,7 +43,7 @@ public struct TrackClock: Sendable {
 
     /// The best match over every shift (nil: no shift had enough turning at speed in common).
     public var best: Match?
-    /// The best correlation further than `separation` from `best` (0 without one).
+    /// The best score further than `separation` from `best` (0 without one), and its match.
     public var runnerUp: Double
     public var runnerUpMatch: Match?
     /// The best match within `ownTimesWindow` of no shift (nil: too little in common there).
@@ -140,7 +143,11 @@ public struct TrackClock: Sendable {
     public func decision(source: String, track: ClosedRange<Double>, samples: ClosedRange<Double>) -> Decision {
         func f(_ x: Double, _ digits: Int = 2) -> String { String(printf: "%.\(digits)f", x) }
         let hint = "give --gnss-offset SECONDS (added to the track's times) if they are on another clock"
+        let overlaps = track.upperBound >= samples.lowerBound && track.lowerBound <= samples.upperBound
+        let spans = "the track's times (\(f(track.lowerBound, 1))…\(f(track.upperBound, 1)) s) do not overlap the samples' "
+            + "(\(f(samples.lowerBound, 1))…\(f(samples.upperBound, 1)) s)"
         guard hasGyroscope else {
+            if !overlaps { return .refuse("\(source): \(spans), and without a gyroscope no shift can be found from the turns; \(hint)") }
             return .asGiven(note: "--gnss: the track's clock is not checked against the samples': they have no gyroscope")
         }
         if isClear, let best {
@@ -152,11 +159,8 @@ public struct TrackClock: Sendable {
                           + "\(said), and \(atOwnTimes.map { "r \(f($0.correlation)) at its own times" } ?? "not at its own times"); --gnss-offset 0 takes them as they are")
         }
         let bestSaid = best.map { "the best r \(f($0.correlation)) at \(f($0.offset, 1)) s, none clear" } ?? "too few turns at speed in common at any shift"
-        let overlaps = track.upperBound >= samples.lowerBound && track.lowerBound <= samples.upperBound
         if !overlaps {
-            return .refuse("\(source): the track's times (\(f(track.lowerBound, 1))…\(f(track.upperBound, 1)) s) do not overlap the samples' "
-                           + "(\(f(samples.lowerBound, 1))…\(f(samples.upperBound, 1)) s), and its turns match the gyroscope's at no shift "
-                           + "(\(bestSaid)); \(hint)")
+            return .refuse("\(source): \(spans), and its turns match the gyroscope's at no shift (\(bestSaid)); \(hint)")
         }
         if let own = atOwnTimes, own.correlation < Self.disagreement {
             return .refuse("\(source): the track's turns do not match the samples' (r \(f(own.correlation)) over \(own.intervals) intervals at its "
