@@ -71,6 +71,22 @@ final class TrackClockTests: XCTestCase {
         XCTAssertLessThan(sorted[12], 0.3)
     }
 
+    /// Samples whose gyroscope turns the other way from their accelerometer's "up" (a sign flipped in a conversion)
+    /// match their own track at r near −1: the track is not what is wrong, so it is not refused, and the note says
+    /// what the turns show.
+    func testAGyroscopeTurningTheOtherWayIsToldNotTakenForAnotherTrack() throws {
+        let drive = Self.drive(1, duration: 360)
+        let (samples, track) = try Self.recordings(drive)
+        let flipped = samples.map { s in IMUSample(time: s.time, accelerometer: s.accelerometer, gyroscope: s.gyroscope * -1, magnetometer: s.magnetometer) }
+        let clock = TrackClock(samples: flipped, hasGyroscope: true, epochs: track.epochs)
+        XCTAssertFalse(clock.isClear)
+        let own = try XCTUnwrap(clock.atOwnTimes)
+        XCTAssertLessThan(own.correlation, -0.8)
+        let decision = clock.decision(source: "track.csv", track: try XCTUnwrap(track.span), samples: flipped[0].time...flipped.last!.time)
+        guard case .asGiven(let note?) = decision else { return XCTFail("\(decision)") }
+        XCTAssertTrue(note.contains("the other way"), note)
+    }
+
     /// A receiver at 10 Hz (a u-blox M8 can log at 5–10 Hz): positions integrated from the simulator's own truth (its
     /// speed and course at each sample, no receiver lag) with 5 cm of white noise, every tenth of a second, 100 s behind.
     /// The rates span three seconds and one is taken a second, as at 1 Hz: the match is as clear, and the shift within
