@@ -46,7 +46,7 @@ public struct TrackClock: Sendable {
     /// The best score further than `separation` from `best` (0 without one), and its match.
     public var runnerUp: Double
     public var runnerUpMatch: Match?
-    /// The best match within `ownTimesWindow` of no shift (nil: too little in common there).
+    /// The strongest match, either way, within `ownTimesWindow` of no shift (nil: too little in common there).
     public var atOwnTimes: Match?
     /// The track's intervals at speed without a gap, and whether the samples have a gyroscope at all.
     public var trackIntervals: Int
@@ -121,7 +121,7 @@ public struct TrackClock: Sendable {
         runnerUpMatch = other
         var own: Match?
         for offset in stride(from: -Self.ownTimesWindow, through: Self.ownTimesWindow, by: Self.refineStep * 10) {
-            if let m = match(offset), m.correlation > own?.correlation ?? -2 { own = m }
+            if let m = match(offset), abs(m.correlation) > abs(own?.correlation ?? 0) { own = m }
         }
         atOwnTimes = own
     }
@@ -162,14 +162,20 @@ public struct TrackClock: Sendable {
         if !overlaps {
             return .refuse("\(source): \(spans), and its turns match the gyroscope's at no shift (\(bestSaid)); \(hint)")
         }
-        if let own = atOwnTimes, own.correlation < Self.disagreement {
+        if let own = atOwnTimes, own.correlation <= -Self.disagreement {
+            return .asGiven(note: "--gnss: the track's turns match the gyroscope's turned the other way (r \(f(own.correlation)) over \(own.intervals) "
+                            + "intervals at its own times): is a sign flipped between the gyroscope and the accelerometer (the samples' axes)? "
+                            + "Its times taken as the samples'")
+        }
+        if let own = atOwnTimes, abs(own.correlation) < Self.disagreement {
             return .refuse("\(source): the track's turns do not match the samples' (r \(f(own.correlation)) over \(own.intervals) intervals at its "
                            + "own times; \(bestSaid)): is it this recording's track? \(hint), or --gnss-offset 0 to take it as it is")
         }
         return .asGiven(note: "--gnss: the track's clock could not be checked against the samples' turns (\(bestSaid)); its times taken as the samples'")
     }
 
-    /// At its own times, a correlation below this (with enough turning in common) is a track that is not the samples'.
+    /// At its own times, a correlation nearer none than this (with enough turning in common) is a track that is not the
+    /// samples'; one as far the other way is the samples' own turns with a sign flipped, told and not refused.
     public static let disagreement = 0.4
 
     /// One interval between two epochs at speed: its middle (track's clock), length, and the course's rate (°/s, clockwise).
