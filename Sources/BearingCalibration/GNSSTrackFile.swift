@@ -96,8 +96,7 @@ public struct GNSSTrackFile: Sendable {
         // receiver's Doppler gives it (a backward one is half an epoch late: 1° of course at 2 °/s of turn and 1 Hz);
         // forward and backward at the ends, and beside a gap (more than `gapIntervals` of the file's median interval:
         // a tunnel, a receiver that lost lock), whose chord is no velocity. An epoch alone between two gaps has none.
-        let intervals = zip(epochs.dropFirst(), epochs).map { $0.time - $1.time }
-        let longest = intervals.isEmpty ? 0 : gapIntervals * median(intervals)
+        let longest = typicalInterval(epochs).map { gapIntervals * $0 } ?? 0
         let reach = chordReach(positionNoise(epochs))
         let derived = epochs.indices.map { i -> (speed: Double, track: Double)? in
             var before = i, after = i
@@ -117,6 +116,13 @@ public struct GNSSTrackFile: Sendable {
             if epochs[i].track == nil { epochs[i].track = d.track }
         }
         return GNSSTrackFile(epochs: epochs)
+    }
+
+    /// The track's typical interval between epochs, s: the upper median of the intervals (nil with one epoch or none).
+    /// Epochs further apart than `gapIntervals` of it have a gap between them.
+    public static func typicalInterval(_ epochs: [Epoch]) -> Double? {
+        let intervals = zip(epochs.dropFirst(), epochs).map { $0.time - $1.time }
+        return intervals.isEmpty ? nil : median(intervals)
     }
 
     /// The positions' own noise from one epoch to the next (m an axis, white), from the median length of the second

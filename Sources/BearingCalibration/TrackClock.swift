@@ -43,13 +43,11 @@ public struct TrackClock: Sendable {
 
     /// The best match over every shift (nil: no shift had enough turning at speed in common).
     public var best: Match?
-    /// The best score further than `separation` from `best` (0 without one), and its match.
+    /// The best score further than `separation` from `best` (0 without one).
     public var runnerUp: Double
-    public var runnerUpMatch: Match?
     /// The strongest match, either way, within `ownTimesWindow` of no shift (nil: too little in common there).
     public var atOwnTimes: Match?
-    /// The track's intervals at speed without a gap, and whether the samples have a gyroscope at all.
-    public var trackIntervals: Int
+    /// Whether the samples have a gyroscope at all.
     public var hasGyroscope: Bool
 
     public static let leastSpeed = 2.5
@@ -87,10 +85,8 @@ public struct TrackClock: Sendable {
     public init(samples: [IMUSample], hasGyroscope: Bool, epochs: [GNSSTrackFile.Epoch]) {
         self.hasGyroscope = hasGyroscope
         let rates = Self.courseRates(epochs)
-        trackIntervals = rates.count
         best = nil
         runnerUp = 0
-        runnerUpMatch = nil
         atOwnTimes = nil
         guard hasGyroscope, let heading = GyroHeading(samples), let first = rates.first, let last = rates.last else { return }
         func match(_ offset: Double) -> Match? { Self.match(rates, heading, offset: offset) }
@@ -116,9 +112,7 @@ public struct TrackClock: Sendable {
             step += Self.refineStep
         }
         best = refined
-        let other = coarse.filter { abs($0.offset - refined.offset) > Self.separation }.max(by: { $0.score < $1.score })
-        runnerUp = other?.score ?? 0
-        runnerUpMatch = other
+        runnerUp = coarse.filter { abs($0.offset - refined.offset) > Self.separation }.map(\.score).max() ?? 0
         var own: Match?
         for offset in stride(from: -Self.ownTimesWindow, through: Self.ownTimesWindow, by: Self.refineStep * 10) {
             if let m = match(offset), abs(m.correlation) > abs(own?.correlation ?? 0) { own = m }
@@ -186,9 +180,8 @@ public struct TrackClock: Sendable {
     }
 
     static func courseRates(_ epochs: [GNSSTrackFile.Epoch]) -> [CourseRate] {
-        let intervals = zip(epochs.dropFirst(), epochs).map { $0.time - $1.time }.sorted()
-        guard !intervals.isEmpty else { return [] }
-        let typical = intervals[intervals.count / 2], longest = GNSSTrackFile.gapIntervals * typical
+        guard let typical = GNSSTrackFile.typicalInterval(epochs) else { return [] }
+        let longest = GNSSTrackFile.gapIntervals * typical
         // `rateSpan` seconds of epochs a rate, one rate a second, whatever the receiver's rate.
         let span = max(1, Int((rateSpan / typical).rounded())), stride = max(1, Int((1 / typical).rounded()))
         guard epochs.count > span else { return [] }
