@@ -1,3 +1,5 @@
+import BearingModel
+
 /// How a drive's headings are judged, as the held-out real drives are: the heading's errors (degrees, each at its
 /// second of the drive) on the straights, their RMS, and the worst two-minute window. One rule for every judge of a
 /// `RoadDrive` (the fusion in-process, `bearing attitude`'s printed headings). Pure.
@@ -17,5 +19,32 @@ public enum RoadDriveJudging {
             begin += 30
         }
         return worst
+    }
+}
+
+extension RoadDrive {
+    /// The drive as a recording gives it: one sample per inertial sample that has a field sample after it, the two
+    /// paired as a samples file's row pairs them (accelerometer, gyroscope, magnetometer), its time from the start.
+    public var recordedSamples: [IMUSample] {
+        var samples: [IMUSample] = [], pending: InertialSample?
+        for event in events {
+            switch event {
+            case .inertial(let i): pending = i
+            case .magnetic(let m):
+                guard let i = pending, let g = i.angularRate else { continue }
+                samples.append(IMUSample(time: i.time.unixTime - configuration.start, accelerometer: i.acceleration, gyroscope: g, magnetometer: m.field))
+                pending = nil
+            case .fix: break
+            }
+        }
+        return samples
+    }
+
+    /// The fixes' positions as a track of positions only gives them, each time from the start.
+    public var recordedPositions: [(time: Double, latitude: Double, longitude: Double)] {
+        events.compactMap { event in
+            guard case .fix(let f) = event, let t = f.time?.unixTime, let lat = f.latitude, let lon = f.longitude else { return nil }
+            return (t - configuration.start, lat, lon)
+        }
     }
 }

@@ -102,22 +102,12 @@ final class AttitudeCommandTests: XCTestCase {
         }
         let own = drive(seed), other = trackSeed.map(drive) ?? own
         var samples = ["t,acc_x,acc_y,acc_z,gyr_x,gyr_y,gyr_z,mag_x,mag_y,mag_z"], gnss = ["t,lat,lon"]
-        var pending: InertialSample?
-        for event in own.events {
-            switch event {
-            case .inertial(let i): pending = i
-            case .magnetic(let m):
-                guard let i = pending, let g = i.angularRate else { continue }
-                let a = i.acceleration, f = m.field
-                samples.append(([i.time.unixTime - own.configuration.start] + [a.x, a.y, a.z, g.x, g.y, g.z, f.x, f.y, f.z])
-                    .map { String(format: "%.9g", $0) }.joined(separator: ","))
-                pending = nil
-            case .fix: break
-            }
+        for r in own.recordedSamples {
+            let a = r.accelerometer, g = r.gyroscope, f = r.magnetometer ?? .zero
+            samples.append([r.time, a.x, a.y, a.z, g.x, g.y, g.z, f.x, f.y, f.z].map { String(format: "%.9g", $0) }.joined(separator: ","))
         }
-        for case .fix(let f) in other.events {
-            guard let t = f.time?.unixTime, let lat = f.latitude, let lon = f.longitude else { continue }
-            gnss.append(String(format: "%.3f,%.9f,%.9f", t - other.configuration.start + trackShift, lat, lon))
+        for p in other.recordedPositions {
+            gnss.append(String(format: "%.3f,%.9f,%.9f", p.time + trackShift, p.latitude, p.longitude))
         }
         XCTAssertEqual(samples.count - 1, own.truth.count, "seed \(seed): one row per inertial sample")
         let name = "drive-\(seed)" + (trackSeed.map { "-track-\($0)" } ?? "") + (trackShift == 0 ? "" : "-shift-\(trackShift)")
