@@ -1,3 +1,4 @@
+import BearingPOSIX
 import DaemonTestRig
 import Foundation
 import TestSupport
@@ -38,5 +39,39 @@ final class TestRigTests: XCTestCase {
             // A port taken is no race of gpsfake's own: starting it again would meet the same.
             XCTAssertEqual((error as? GPSFakeError)?.launches, 1, "\(error)")
         }
+    }
+
+    /// gpsfake's `add_device` skips its gpsd's control socket without a word when connecting to it is refused
+    /// (bound, not yet listening): gpsd then serves with no device, gpsfake runs on feeding nobody, and a test
+    /// waits 60 s for data (CI on 2026-12-02, `ConformanceTests`, 0 of 17 TPVs). The rig must see a gpsd without
+    /// its device and start gpsfake again. Here the device is taken from the first launch's gpsd through the same
+    /// control socket.
+    func testGPSFakeStartsAgainWhenItsGpsdWasNotGivenTheDevice() throws {
+        try requireGpsfake()
+        let port = freePort()
+        let log = repoRoot.appendingPathComponent("Tests/Fixtures/gpsd-relay/attitude.log")
+        var removed: [String] = []
+        let fake = try GPSFake(log: log, port: port, pace: 0.05) { fake, launch in
+            guard launch == 1 else { return }
+            var paths: [String] = []
+            let deadline = Syscall.monotonicSeconds() + 5
+            while paths.isEmpty && Syscall.monotonicSeconds() < deadline {
+                paths = GPSFake.devices(port: port) ?? []
+                if paths.isEmpty { usleep(50_000) }
+            }
+            for path in paths {
+                guard let fd = try? UnixSocket.connect(path: fake.controlSocket.path) else { continue }
+                let command = Array("-\(path)\r\n".utf8)
+                _ = command.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+                var reply = [UInt8](repeating: 0, count: 16)
+                _ = read(fd, &reply, reply.count)
+                close(fd)
+                removed.append(path)
+            }
+        }
+        defer { fake.stop() }
+        XCTAssertFalse(removed.isEmpty, "the first launch's device could not be taken away")
+        XCTAssertEqual(fake.launches, 2, "gpsfake was not started again though its gpsd had no device")
+        XCTAssertFalse((GPSFake.devices(port: port) ?? []).isEmpty, "gpsd serves with no device")
     }
 }

@@ -72,7 +72,12 @@ public final class GPSFake {
     /// How often gpsfake is started again when it was refused by its own gpsd before that gpsd listened (below).
     static let launches = 3
 
-    public init(log: URL, port: Int, pace: Double? = 0.02, speed: Int? = nil) throws {
+    /// How many times gpsfake was started before its gpsd served.
+    public private(set) var launches = 1
+
+    /// `afterListening`, for the rig's own tests: called with the launch's number once its gpsd listens.
+    public init(log: URL, port: Int, pace: Double? = 0.02, speed: Int? = nil,
+                afterListening: ((GPSFake, Int) -> Void)? = nil) throws {
         try requireGpsfake()
         tmp = temporaryDirectory("gpsfake")
         var args = ["-1", "-p", "-q", "-P", String(port)]
@@ -91,8 +96,10 @@ public final class GPSFake {
             _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
             process.standardError = try FileHandle(forWritingTo: errors)
             try process.run()
+            launches = launch
             do {
                 try waitForListener(port: port, errors: errors)
+                afterListening?(self, launch)
                 return
             } catch var error as GPSFakeError {
                 error.launches = launch
@@ -165,6 +172,18 @@ public final class GPSFake {
     }
 
     public var pid: Int32 { process.processIdentifier }
+
+    /// gpsfake's control socket to its gpsd (`-F`), where devices are added ("+path") and removed ("-path").
+    public var controlSocket: URL { tmp.appendingPathComponent("gpsfake-\(pid).sock") }
+
+    /// The devices gpsd on `port` has (its answer to `?DEVICES;`), or nil when it does not answer within `timeout`.
+    public static func devices(port: Int, timeout: Double = 2) -> [String]? {
+        guard let client = try? SocketClient(tcpPort: port) else { return nil }
+        client.send("?DEVICES;\n")
+        let reply = client.collect(timeout: timeout) { cls($0) == "DEVICES" }.last
+        guard let reply, cls(reply) == "DEVICES" else { return nil }
+        return (reply["devices"] as? [[String: Any]] ?? []).compactMap { $0["path"] as? String }
+    }
 
     /// gpsd, started by gpsfake as its child.
     public func gpsdPID() -> Int32? {
