@@ -59,6 +59,8 @@ public struct GPSFakeError: Error, CustomStringConvertible {
     public let description: String
     /// gpsfake ended, refused by its own gpsd, before that gpsd listened on 127.0.0.1 (`GPSFake.waitForListener`).
     public var refusedBeforeListening = false
+    /// gpsd listened but was never given gpsfake's device (`GPSFake.waitForDevice`).
+    public var noDevice = false
     /// How many times gpsfake was started.
     public var launches = 1
 }
@@ -100,11 +102,12 @@ public final class GPSFake {
             do {
                 try waitForListener(port: port, errors: errors)
                 afterListening?(self, launch)
+                try waitForDevice(port: port, errors: errors)
                 return
             } catch var error as GPSFakeError {
                 error.launches = launch
-                guard error.refusedBeforeListening && launch < Self.launches else { throw error }
-                // gpsfake's own race, before any sentence was fed: start it again on the same port.
+                guard (error.refusedBeforeListening || error.noDevice) && launch < Self.launches else { throw error }
+                // gpsfake's own race, before its gpsd read a sentence: start it again on the same port.
                 FileHandle.standardError.write(Data("GPSFake: \(error); starting gpsfake again (\(launch + 1) of \(Self.launches))\n".utf8))
             }
         }
@@ -148,6 +151,28 @@ public final class GPSFake {
         if ended && taken { failure = "gpsd could not listen on 127.0.0.1:\(port): 127.0.0.1:\(port) was taken" }
         throw GPSFakeError(description: "\(failure!); gpsfake's stderr: \(said.isEmpty ? "(empty)" : said)",
                            refusedBeforeListening: ended && !taken && said.contains("socket error") && said.contains("Connection refused"))
+    }
+
+    /// Returns once gpsd lists a device (`?DEVICES;`); throws `GPSFakeError.noDevice` when it lists none within 5 s
+    /// of listening, or gpsfake ends first. The same race as above, later: gpsfake's `add_device` connects to the
+    /// control socket after waiting for its file to exist and skips the device without a word when that connect is
+    /// refused. If gpsd listens on TCP by the time gpsfake's own client connects, gpsfake runs on, writing the log
+    /// into a pty its gpsd never opens, and a client waits for data that never comes (CI on 2026-12-02,
+    /// `ConformanceTests`: 0 of 17 TPVs, "no data for 60 s"). gpsd has read nothing, so starting again loses nothing.
+    func waitForDevice(port: Int, errors: URL) throws {
+        let deadline = Syscall.monotonicSeconds() + 5
+        var listed: [String]? = nil
+        while process.isRunning {
+            listed = Self.devices(port: port)
+            if let listed, !listed.isEmpty { return }
+            if Syscall.monotonicSeconds() > deadline { break }
+            usleep(50_000)
+        }
+        let said = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
+        let state = process.isRunning ? "" : " (gpsfake ended, \(process.terminationStatus))"
+        stop(removing: false)
+        throw GPSFakeError(description: "gpsd on 127.0.0.1:\(port) \(listed == nil ? "did not answer ?DEVICES;" : "lists no device")\(state); "
+                           + "gpsfake's stderr: \(said.isEmpty ? "(empty)" : said)", noDevice: true)
     }
 
     /// The inodes of the sockets in LISTEN state (0A) on `port` in a /proc/net/tcp{,6} table.
