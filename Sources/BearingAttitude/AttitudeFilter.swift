@@ -78,6 +78,9 @@ public struct AttitudeFilter: Sendable {
     /// The last gyroscope sample's rate, bias taken out (rad/s): it turns the 6D orientation to a field sample's
     /// own instant (`quaternion6D(turnedBy:)`).
     private var lastRate = Vector3.zero
+    /// The longest interval between gyroscope samples that is no gap, s: a few samples lost at the 40–1000 Hz the
+    /// filter is tuned for; a 10 Hz IMU's samples are no gap.
+    public static let gapInterval = 0.1
 
     /// The bias covariance's start, (0.01 °/s)².
     private var initialBiasVariance: Double { square(parameters.biasSigmaInit * 100) }
@@ -216,14 +219,18 @@ public struct AttitudeFilter: Sendable {
     }
 
     /// Strapdown integration: the bias-corrected rate (rad/s) held over the `dt` seconds since the previous
-    /// gyroscope sample.
+    /// gyroscope sample. Across a gap (`dt` over `gapInterval`: samples lost) the rate is taken as changing evenly from
+    /// the sample before to this one, their mean (the trapezoidal rule): held from this sample alone, a second lost as
+    /// a corner begins turns the heading by the whole corner's rate for that second, 10–20° on a road.
     public mutating func updateGyroscope(_ rate: Vector3, dt: Double) {
         guard rate.isFinite, dt > 0, dt.isFinite else { return }
         if parameters.restBiasEstimation || parameters.magneticDisturbanceRejection {
             rest.gyroscope(rate, dt: dt)
         }
+        let before = lastRate
         lastRate = rate - gyroBias
-        let step = Quaternion(rotationVector: lastRate * dt)
+        let held = dt > Self.gapInterval ? (before + lastRate) * 0.5 : lastRate
+        let step = Quaternion(rotationVector: held * dt)
         strapdown = (strapdown * step).normalized
     }
 
