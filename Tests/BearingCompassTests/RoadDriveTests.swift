@@ -643,7 +643,21 @@ final class RoadDriveTests: XCTestCase {
     /// rates either side (`AttitudeFilter.gapInterval`). Measured (2026-12-02): RMS median 0.48°, worst seed 0.70°, worst
     /// window median 0.86°, worst 1.45° (held: 0.54°, 1.29°, 1.00°, 3.47°). Bounds: those of the same drives with every
     /// sample (`testWithGNSSPositionsOnly`).
-    func testSamplesLostForASecondNowAndThen() throws {
+    ///
+    /// Three seconds lost at the same places: 0.82°, 2.48°, 2.06°, 7.52°, bounded at 1.5 times. A car may take a
+    /// corner in three seconds with the rates either side alike, so the turn across the gap is not known; the heading
+    /// is wrong until the next straight epoch. Tried and not kept: taking such a gap (over 2 s) as the gyroscope's
+    /// frame broken, online calibration's and the course's window restarted and the heading started again from the
+    /// field, as after a new calibration: 1.38°, 3.64°, 2.28°, 10.09° (the car's compass before its deviation is
+    /// learnt is worse than the gyroscope's guess), and without the heading's restart 1.03°, 5.84°, 2.51°, 19.26°.
+    func testSamplesLostNowAndThen() throws {
+        try Self.assertSamplesLost(seconds: 1, below: (0.66, 0.8, 1.19, 1.67))
+        try Self.assertSamplesLost(seconds: 3, below: (1.25, 3.7, 3.1, 11.3))
+    }
+
+    /// The eight seeds with their positions only, `seconds` of the IMU's samples lost every two minutes on average.
+    static func assertSamplesLost(seconds: Double, below bounds: (Double, Double, Double, Double),
+                                  file: StaticString = #filePath, line: UInt = #line) throws {
         var scores: [Score] = []
         for seed in Self.seeds {
             let drive = Self.drive(seed: seed)
@@ -651,12 +665,12 @@ final class RoadDriveTests: XCTestCase {
             var lost: [Range<Double>] = []
             var t = random.uniform(0, 240)
             while t < drive.configuration.duration {
-                lost.append(t..<(t + 1))
-                t += 1 + random.uniform(0, 240)
+                lost.append(t..<(t + seconds))
+                t += seconds + random.uniform(0, 240)
             }
             scores.append(Self.judge(drive, gnss: true, after: 120, fixes: try Self.positionsOnly(drive), samplesLost: lost))
         }
-        Self.assertSummary("positions only, a second of samples lost every two minutes", scores, below: (0.66, 0.8, 1.19, 1.67))
+        assertSummary("positions only, \(seconds) s of samples lost every two minutes", scores, below: bounds, file: file, line: line)
     }
 
     /// A drive that starts in an underground car park (`RoadDrive.Configuration.carPark`): 15 s standing on the lowest
