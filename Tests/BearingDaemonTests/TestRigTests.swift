@@ -59,19 +59,54 @@ final class TestRigTests: XCTestCase {
                 paths = GPSFake.devices(port: port) ?? []
                 if paths.isEmpty { usleep(50_000) }
             }
-            for path in paths {
-                guard let fd = try? UnixSocket.connect(path: fake.controlSocket.path) else { continue }
-                let command = Array("-\(path)\r\n".utf8)
-                _ = command.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-                var reply = [UInt8](repeating: 0, count: 16)
-                _ = read(fd, &reply, reply.count)
-                close(fd)
-                removed.append(path)
-            }
+            if Self.removeDevices(of: fake, port: port) > 0 { removed = paths }
         }
         defer { fake.stop() }
         XCTAssertFalse(removed.isEmpty, "the first launch's device could not be taken away")
         XCTAssertEqual(fake.launches, 2, "gpsfake was not started again though its gpsd had no device")
         XCTAssertFalse((GPSFake.devices(port: port) ?? []).isEmpty, "gpsd serves with no device")
+    }
+
+    /// An agent started before gpsfake (as `ConformanceTests` starts one, to see the log from its first sentence) may
+    /// connect to the first launch's gpsd, which had no device: that session carries nothing, and the collector must
+    /// pass it over for the next launch's (CI on 150e00c: ConformanceTests read the empty one, 0 of 21 TPVs).
+    func testASessionWithAGpsdThatHadNoDeviceIsPassedOver() throws {
+        try requireGpsfake()
+        let dir = temporaryDirectory("rig-session")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (_, log) = try writeTrack(in: dir) { $0.epochs = 10 }
+        let port = freePort()
+        let (agent, client) = try startWatchedAgent(makeAgentConfig(gpsdPort: port, dir: dir))
+        defer { agent.stop() }
+        var removed = false
+        // Slowly (0.2 s a sentence), so that the first launch's device goes before it gives a TPV; the agent connects
+        // to that gpsd in the 5 s the rig waits for a device.
+        let fake = try GPSFake(log: log, port: port, pace: 0.2) { fake, launch in
+            guard launch == 1 else { return }
+            let deadline = Syscall.monotonicSeconds() + 10
+            while (GPSFake.devices(port: port) ?? []).isEmpty && Syscall.monotonicSeconds() < deadline { usleep(20_000) }
+            removed = Self.removeDevices(of: fake, port: port) > 0
+        }
+        defer { fake.stop() }
+        XCTAssertTrue(removed, "the first launch's device could not be taken away")
+        XCTAssertEqual(fake.launches, 2)
+        let (objects, connected) = client.collectSession(timeout: 60)
+        XCTAssertTrue(connected)
+        XCTAssertGreaterThan(objects.filter { cls($0) == "TPV" }.count, 0, "the session read is the one with no device")
+    }
+
+    /// Takes gpsd's devices away through gpsfake's control socket; returns how many.
+    static func removeDevices(of fake: GPSFake, port: Int) -> Int {
+        var count = 0
+        for path in GPSFake.devices(port: port) ?? [] {
+            guard let fd = try? UnixSocket.connect(path: fake.controlSocket.path) else { continue }
+            let command = Array("-\(path)\r\n".utf8)
+            _ = command.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            var reply = [UInt8](repeating: 0, count: 16)
+            _ = read(fd, &reply, reply.count)
+            close(fd)
+            count += 1
+        }
+        return count
     }
 }
