@@ -221,13 +221,22 @@ public func startWatchedAgent(_ config: AgentConfig) throws -> (ServedAgent, Soc
 }
 
 extension SocketClient {
-    /// Everything published during one gpsd session: up to the first `disconnected` after `connected`.
+    /// Everything published during the first gpsd session that carried a TPV or a SKY: up to its `disconnected`
+    /// after `connected`. A session without either is passed over, its objects dropped: a gpsd that was never given
+    /// gpsfake's device, which `GPSFake` stops and starts again (CI on 150e00c: the agent's first session was with that
+    /// gpsd, and ConformanceTests read it, 0 of 21 TPVs, while the second launch served the log to nobody).
     public func collectSession(timeout: Double) -> (objects: [[String: Any]], connected: Bool) {
-        var connected = false
-        let objects = collect(timeout: timeout) { o in
+        var connected = false, carried = false, start = 0, index = 0
+        var objects = collect(timeout: timeout) { o in
+            defer { index += 1 }
             if isState(o, "connected") { connected = true }
-            return connected && isState(o, "disconnected")
+            if ["TPV", "SKY"].contains(cls(o)) { carried = true }
+            guard connected && isState(o, "disconnected") else { return false }
+            if carried { return true }
+            start = index + 1
+            return false
         }
+        objects.removeFirst(min(start, objects.count))
         return (objects, connected)
     }
 }
