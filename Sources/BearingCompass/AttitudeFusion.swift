@@ -348,6 +348,7 @@ public struct AttitudeFusion: Sendable {
                 restartFilter(withoutGyroscope ? parametersWithoutGyroscope : parameters)
             }
             if let rate { filter.updateGyroscope(rate, at: t) }
+            if let last = lastInertial, rate != nil, tracksCourse { courseTrim.gyroscopeGap(seconds: t - last) }
             if motion != nil { lastInertial = t }
             // An axis at the end of its range reads less than the motion: no "up" from it.
             if !s.saturated { filter.updateAccelerometer(gravity, at: t) }

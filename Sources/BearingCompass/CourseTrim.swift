@@ -90,8 +90,48 @@ public struct CourseTrim: Sendable {
     /// Epochs in a row, refused and carried alike by the window (within a third of `outlier`), that the gate then takes:
     /// what was carried is what was wrong.
     public var refusalsToYield = 3
+    /// A gap in the gyroscope's samples longer than this (s) leaves the turn across it unknown
+    /// (`gyroscopeGap(seconds:)`).
+    public var gapBreak = 1.5
+    /// The fastest a vehicle is taken to turn (°/s): across a gap of `g` seconds its heading may be off by up to
+    /// `g` times this.
+    public var fastestTurn = 20.0
+    /// After a gap, how many straight epochs must agree (within `gapAgreement` degrees of their median offset)
+    /// before one is taken: their median, not one course (one course from positions may be tens of degrees off at
+    /// each end of a multipath jump).
+    public var gapEpochs = 3
+    public var gapAgreement = 3.0
+    /// After a gap: how far (degrees) the heading carried across it may be off, until an epoch is taken.
+    private var gapUncertainty: Double?
 
     public init() {}
+
+    /// `seconds` of the gyroscope's samples were lost: over `gapBreak`, the turn across them is not known (the
+    /// attitude filter bridges a gap with the mean of the rates either side, `AttitudeFilter.gapInterval`, and a car
+    /// may take half a corner in three seconds). The window's offsets (course − gyroscope heading) from before no
+    /// longer hold after it, and the heading carried across may be off by up to `seconds` × `fastestTurn`. So the
+    /// window starts again, and the first straight epochs after the gap are taken once `gapEpochs` of them agree
+    /// (their median, at once, however far from the heading carried, within `outlier` + that bound). The trim
+    /// carried until then stays: on a straight the gap turned nothing, and it is right.
+    public mutating func gyroscopeGap(seconds: Double) {
+        guard seconds > gapBreak, seconds.isFinite else { return }
+        recent.removeAll()
+        gyro = nil
+        straightSince = nil
+        refusals = nil
+        carry?.turned = 0
+        carry?.slope = 0
+        gapUncertainty = min(180, max(gapUncertainty ?? 0, seconds * fastestTurn))
+    }
+
+    /// Whether the straight epochs since a gap, with one more of `offset`, agree enough to be taken: `gapEpochs` of
+    /// them within `gapAgreement` of their median.
+    private func agreeAfterGap(_ offset: Double) -> Bool {
+        let offsets = recent.map { offset + SwingSolver.wrap180($0.offset - offset) } + [offset]
+        guard offsets.count >= gapEpochs else { return false }
+        let middle = Self.median(offsets)
+        return offsets.filter { abs($0 - middle) <= gapAgreement }.count >= gapEpochs
+    }
 
     /// The gyroscope's scale factor error as the offsets give it (0.02: it reads 2 % too much), nil before any turn.
     public var gyroScaleError: Double? {
@@ -121,7 +161,12 @@ public struct CourseTrim: Sendable {
         var tau = timeConstant
         var fromWindow = false
         var slope = slopes.count < 10 ? 0 : max(-largestScale, min(largestScale, slopes.median ?? 0))
-        if recent.count >= 3 {
+        // After a gap, nothing until the epochs since agree; then their median.
+        if gapUncertainty != nil, !agreeAfterGap(offset) {
+            recent.append((time, offset, turned))
+            return false
+        }
+        if recent.count >= 3 || gapUncertainty != nil {
             fromWindow = true
             // The window's offsets unwrapped about the one carried (this epoch's may be anything), their ages (s, ≤ 0)
             // and how far the gyroscope has turned since each (degrees), this epoch's last.
@@ -156,7 +201,7 @@ public struct CourseTrim: Sendable {
         recent.append((time, offset, turned))
         let current = trim(at: heading, gyroHeading: gyroHeading, time: time)
         let error = SwingSolver.wrap180(carried - heading)
-        if abs(error - current) > outlier {
+        if abs(error - current) > outlier + (gapUncertainty ?? 0) {
             let offset = carried - gyroHeading
             guard fromWindow else {
                 refusals = nil
@@ -168,6 +213,8 @@ public struct CourseTrim: Sendable {
             epochs = 0
         }
         refusals = nil
+        if gapUncertainty != nil { epochs = 0 }
+        gapUncertainty = nil
         if fade(time) < 0.5 { epochs = 0 }
         epochs += 1
         let dt = learntAt.map { max(0, time - $0) } ?? 1
@@ -187,6 +234,7 @@ public struct CourseTrim: Sendable {
         drift = nil
         straightSince = nil
         refusals = nil
+        gapUncertainty = nil
         trim = 0
         learntAt = nil
         epochs = 0

@@ -125,6 +125,36 @@ final class CourseTrimTests: XCTestCase {
         XCTAssertEqual(90 + t.trim(at: 90, gyroHeading: 40, time: 51), 94, accuracy: 0.05)
     }
 
+    /// Three seconds of the gyroscope's samples lost in a turn: the car turned 40° across the gap, the gyroscope's
+    /// heading (bridged by the rates either side) 10°. The window's offsets from before the gap are 30° off after it,
+    /// and were carried for a minute; now the window starts again, and the first straight epochs after the gap are
+    /// taken once three agree, not one alone: two courses of a multipath jump (36° off, and alike) are not.
+    func testAfterAGapInTheGyroscopesSamplesTheCourseIsTakenOnceThreeEpochsAgree() {
+        var t = CourseTrim()
+        for k in 0..<60 { t.straightEpoch(course: 94, heading: 90, gyroHeading: 30, time: Double(k)) }
+        XCTAssertEqual(90 + t.trim(at: 90, gyroHeading: 30, time: 59), 94, accuracy: 0.05)
+        t.gyroscopeGap(seconds: 3)
+        // After it: the course 134°, the compass 130°, the gyroscope's heading 40° (it should read 70°).
+        var taken: [Bool] = []
+        for (k, course) in [(63, 134.0), (64, 170.0), (65, 171.0), (66, 134.2), (67, 133.8)] {
+            taken.append(t.straightEpoch(course: course, heading: 130, gyroHeading: 40, time: Double(k)))
+        }
+        XCTAssertEqual(taken, [false, false, false, false, true], "the multipath pair and the first good course alone are not enough")
+        XCTAssertEqual(130 + t.trim(at: 130, gyroHeading: 40, time: 67), 134, accuracy: 0.25)
+        // From then on the window's, turning with the gyroscope.
+        XCTAssertTrue(t.straightEpoch(course: 134, heading: 130, gyroHeading: 40, time: 68))
+        XCTAssertEqual(135 + t.trim(at: 135, gyroHeading: 45, time: 68), 139, accuracy: 0.25)
+    }
+
+    /// A gap of a second or less is bridged well enough by the rates either side: the window is kept.
+    func testAShortGapKeepsTheWindow() {
+        var t = CourseTrim()
+        for k in 0..<60 { t.straightEpoch(course: 94, heading: 90, gyroHeading: 30, time: Double(k)) }
+        t.gyroscopeGap(seconds: 1)
+        XCTAssertTrue(t.straightEpoch(course: 104, heading: 90, gyroHeading: 30, time: 61), "the window's course, not this one")
+        XCTAssertEqual(90 + t.trim(at: 90, gyroHeading: 30, time: 61), 94, accuracy: 0.05)
+    }
+
     /// The attitude filter restarted (a new mounting level, the gyroscope lost or back): its heading starts from
     /// another origin, and nothing carried in the old one holds.
     func testAFrameRestartForgetsWhatWasCarried() {

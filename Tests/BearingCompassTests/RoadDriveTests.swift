@@ -648,7 +648,9 @@ final class RoadDriveTests: XCTestCase {
     /// side alike, so the turn across such a gap is not known, and the heading carried across it may be off by tens of
     /// degrees. The course's window (`CourseTrim`) then carried the offsets from before the gap (course − a gyroscope
     /// heading that no longer matches them) for a minute: 3 s 0.82°, 2.48°, 2.06°, 7.52°; 5 s 4.03°, 8.77°, 12.04°,
-    /// 22.02° (measured 2026-12-03). Bounds at 1.5 times what a gap that starts the window again gives.
+    /// 22.02° (measured 2026-12-03). Such a gap now starts the window again, and the first straight epochs after it
+    /// are taken once three agree (`CourseTrim.gyroscopeGap(seconds:)`): 3 s 0.65°, 2.23°, 1.23°, 6.81°; 5 s 0.82°,
+    /// 3.84°, 1.82°, 9.08°. Bounds at 1.5 times those.
     ///
     /// Tried and not kept (2026-12-02): taking such a gap (over 2 s) as the gyroscope's
     /// frame broken, online calibration's and the course's window restarted and the heading started again from the
@@ -659,8 +661,8 @@ final class RoadDriveTests: XCTestCase {
     /// car's compass off by more than that at its turns and in the street's field.
     func testSamplesLostNowAndThen() throws {
         try Self.assertSamplesLost(seconds: 1, below: (0.66, 0.8, 1.19, 1.67))
-        try Self.assertSamplesLost(seconds: 3, below: (1.2, 3.4, 2.6, 10.2))
-        try Self.assertSamplesLost(seconds: 5, below: (3.2, 8.9, 9.3, 21.6))
+        try Self.assertSamplesLost(seconds: 3, below: (0.98, 3.35, 1.85, 10.2))
+        try Self.assertSamplesLost(seconds: 5, below: (1.23, 5.76, 2.73, 13.6))
     }
 
     /// The eight seeds with their positions only, `seconds` of the IMU's samples lost every two minutes on average.
