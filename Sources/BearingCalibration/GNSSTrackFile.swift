@@ -97,7 +97,7 @@ public struct GNSSTrackFile: Sendable {
         // forward and backward at the ends, and beside a gap (more than `gapIntervals` of the file's median interval:
         // a tunnel, a receiver that lost lock), whose chord is no velocity. An epoch alone between two gaps has none.
         let longest = typicalInterval(epochs).map { gapIntervals * $0 } ?? 0
-        let reach = chordReach(positionNoise(epochs))
+        let reach = chordReach(positionNoise(epochs), interval: typicalInterval(epochs))
         let derived = epochs.indices.map { i -> (speed: Double, track: Double)? in
             var before = i, after = i
             while before > 0, i - before < reach, epochs[before].time - epochs[before - 1].time <= longest { before -= 1 }
@@ -128,8 +128,9 @@ public struct GNSSTrackFile: Sendable {
     /// The positions' own noise from one epoch to the next (m an axis, white), from the median length of the second
     /// difference of the positions over evenly spaced triples: three positions of a vehicle at constant velocity have
     /// none; white noise of σ an axis gives a second difference of σ√6 an axis, whose length (Rayleigh) has the median
-    /// σ√6 × 1.1774. A vehicle's own changes of velocity add to it, a second's worth at most (a corner's 3 m/s² is 3 m,
-    /// but corners are a few epochs in a hundred). nil with fewer than 20 such triples.
+    /// σ√6 × 1.1774. A vehicle's own changes of velocity add to it, an interval's squared worth: at 1 Hz a second's at
+    /// most (a corner's 3 m/s² is 3 m, but corners are a few epochs in a hundred); at 5 s, 25 times that, more than the
+    /// noise (`chordReach` then keeps one epoch either side). nil with fewer than 20 such triples.
     public static func positionNoise(_ epochs: [Epoch]) -> Double? {
         var lengths: [Double] = []
         for i in epochs.indices.dropFirst().dropLast() {
@@ -152,10 +153,17 @@ public struct GNSSTrackFile: Sendable {
     /// carry k epochs of it. On the simulated drives (`RoadDriveTests.testWithGNSSPositionsThatJitter`) two epochs
     /// either side took 2 m of jitter from 1.49° to 0.97° (worst window 5.22° → 3.90°) and left 1 m as it was (0.73°,
     /// 0.75°); three took 2 m to 1.36° (worst window 6.71°); clean tracks (0.22 m estimated) keep one.
-    static func chordReach(_ noise: Double?) -> Int {
-        guard let noise, noise >= jitterForWiderChord else { return 1 }
+    /// Two only while they span at most `widestHalfChord` seconds either side (`interval`: the track's typical one):
+    /// a track logged every few seconds already spans seconds, and its second differences hold the vehicle's own changes
+    /// of velocity (25 times a second's at 5 s), which the noise's estimate then takes for jitter
+    /// (`RoadDriveTests.testWithATrackLoggedEveryFewSeconds`: every 5 s, a chord of 20 s, 2.66° against 0.89° with one).
+    static func chordReach(_ noise: Double?, interval: Double?) -> Int {
+        guard let noise, noise >= jitterForWiderChord, 2 * (interval ?? 1) <= widestHalfChord else { return 1 }
         return 2
     }
+
+    /// The longest a chord may span either side of its epoch, s, for it to take two epochs either side.
+    public static let widestHalfChord = 2.5
 
     public static let jitterForWiderChord = 1.5
 

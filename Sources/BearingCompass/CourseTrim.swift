@@ -54,6 +54,13 @@ public struct CourseTrim: Sendable {
     public var settle = 2.0
     public var window = 120.0
     public var scaleTurn = 30.0
+    /// Epochs further apart than this (s) are a sparse track's (a logger writing every few seconds), whose courses from
+    /// positions span seconds of the drive either side of each.
+    public var sparseInterval = 1.5
+    /// In a sparse track an epoch's course counts as straight only where the gyroscope turned less than this (degrees)
+    /// from the epoch before to it, and from it to the next (`turn(to:at:)`): the epochs beside a turn, their chords
+    /// bent by it, would otherwise teach the window a gyroscope scale 2–3 % off (a track logged every 5 s).
+    public var chordTurn = 1.5
     public var driftEpochs = 20
     public var driftSpan = 30.0
     /// How many epochs' slopes the scale is the median of (fixed: the running median is sized by it).
@@ -152,7 +159,11 @@ public struct CourseTrim: Sendable {
     public mutating func straightEpoch(course: Double, heading: Double, gyroHeading: Double, time: Double) -> Bool {
         guard course.isFinite, heading.isFinite, gyroHeading.isFinite, time.isFinite else { return false }
         if let last = recent.last, time - last.time > gap { straightSince = nil }
-        let turned = turn(to: gyroHeading, at: time)
+        let (turned, bent) = turn(to: gyroHeading, at: time)
+        guard !bent else {
+            straightSince = nil
+            return false
+        }
         let since = straightSince ?? time
         straightSince = since
         let offset = SwingSolver.wrap180(course - gyroHeading)
@@ -254,12 +265,18 @@ public struct CourseTrim: Sendable {
 
     /// How far the gyroscope has turned at `heading` (degrees, unwrapped from the epoch before) since the window
     /// began; after `turnGap` seconds without an epoch (or the clock stepped back) the turn since is not known, and
-    /// the window starts again.
-    private mutating func turn(to heading: Double, at time: Double) -> Double {
-        guard heading.isFinite, time.isFinite else { return gyro?.turned ?? 0 }
-        var turned = 0.0
+    /// the window starts again. `bent`: a sparse track's epochs (over `sparseInterval` apart) between which the
+    /// gyroscope turned more than `chordTurn`: a course from positions spans the epochs either side, so the epoch
+    /// before leaves the window (its chord spanned this turn too), and this one is no straight epoch.
+    private mutating func turn(to heading: Double, at time: Double) -> (turned: Double, bent: Bool) {
+        guard heading.isFinite, time.isFinite else { return (gyro?.turned ?? 0, false) }
+        var turned = 0.0, bent = false
         if let g = gyro, time > g.time, time - g.time <= turnGap {
             turned = g.turned + SwingSolver.wrap180(heading - g.heading)
+            if time - g.time > sparseInterval, abs(turned - g.turned) > chordTurn {
+                bent = true
+                if recent.last?.time == g.time { recent.removeLast() }
+            }
         } else {
             recent.removeAll()
             // The turn since the carry is not known: its scale is not corrected for.
@@ -267,7 +284,7 @@ public struct CourseTrim: Sendable {
             carry?.slope = 0
         }
         gyro = (heading, turned, time)
-        return turned
+        return (turned, bent)
     }
 
     /// The trim to add to `heading` (degrees, without the trim) at `time`, when the gyroscope's heading is

@@ -303,6 +303,27 @@ final class PassiveDeviationTests: XCTestCase {
         }
     }
 
+    /// A track logged every 5 s keeps the chord one epoch either side even where its positions jitter by metres: two
+    /// would span 20 s of the drive, and the first epochs out of a corner would carry it. East at 14 m/s for five
+    /// minutes, a right angle, north for five more, 2 m of white noise an axis; the epoch after the corner's is north.
+    func testATrackLoggedEveryFewSecondsKeepsTheShortestChord() throws {
+        XCTAssertEqual(GNSSTrackFile.chordReach(2, interval: 1), 2)
+        XCTAssertEqual(GNSSTrackFile.chordReach(2, interval: 5), 1)
+        XCTAssertEqual(GNSSTrackFile.chordReach(1, interval: 1), 1)
+        var random = RoadDriveRandom(seed: 7, stream: 2)
+        var text = "t,lat,lon\n"
+        for i in 0..<120 {
+            let along = Double(i) * 5 * 14
+            let north = (i < 60 ? 0 : along - 60 * 70) + 2 * random.gaussian()
+            let east = min(along, 60 * 70) + 2 * random.gaussian()
+            text += "\(i * 5),\(51 + north / 111_195),\(east / (111_195 * cos(51 * Double.pi / 180)))\n"
+        }
+        let f = try GNSSTrackFile.parse(text, source: "every5.csv")
+        XCTAssertGreaterThan(try XCTUnwrap(GNSSTrackFile.positionNoise(f.epochs)), GNSSTrackFile.jitterForWiderChord)
+        XCTAssertEqual(SwingSolver.wrap180(try XCTUnwrap(f.epochs[61].track)), 0, accuracy: 3, "the epoch after the corner's")
+        XCTAssertEqual(try XCTUnwrap(f.epochs[58].track), 90, accuracy: 3, "the epoch before the corner's")
+    }
+
     /// Speeds in km/h or knots and tracks in radians are named, judged on the whole file against the positions;
     /// a few glitches are not a units error.
     func testGNSSSpeedAndTrackInOtherUnitsAreNamed() throws {

@@ -155,6 +155,25 @@ final class CourseTrimTests: XCTestCase {
         XCTAssertEqual(90 + t.trim(at: 90, gyroHeading: 30, time: 61), 94, accuracy: 0.05)
     }
 
+    /// A track logged every 5 s: each course from positions spans the epochs either side, so an epoch is straight only
+    /// where the gyroscope turned under `chordTurn` either side of it. 10° of turn between two epochs 5 s apart: the
+    /// later epoch is not taken, and the earlier one leaves the window (its course, bent by the turn, would move the
+    /// offset); a second apart the same epoch is the window's.
+    func testASparseTracksEpochBesideATurnIsNoStraightEpoch() {
+        var sparse = CourseTrim(), dense = CourseTrim()
+        for k in 0..<12 {
+            sparse.straightEpoch(course: 94, heading: 90, gyroHeading: 0, time: Double(5 * k))
+            dense.straightEpoch(course: 94, heading: 90, gyroHeading: 0, time: Double(k))
+        }
+        // The last straight epoch's chord already bent: its course reads 3° of the turn to come.
+        XCTAssertTrue(sparse.straightEpoch(course: 97, heading: 90, gyroHeading: 0, time: 60))
+        XCTAssertFalse(sparse.straightEpoch(course: 104, heading: 100, gyroHeading: 10, time: 65), "10° turned in 5 s")
+        XCTAssertTrue(dense.straightEpoch(course: 104, heading: 100, gyroHeading: 10, time: 12))
+        // Straight again after the turn: the window's offset is the straight's own (94°), not moved by the bent one.
+        for k in 14..<17 { sparse.straightEpoch(course: 104, heading: 100, gyroHeading: 10, time: Double(5 * k)) }
+        XCTAssertEqual(100 + sparse.trim(at: 100, gyroHeading: 10, time: 80), 104, accuracy: 0.05)
+    }
+
     /// The attitude filter restarted (a new mounting level, the gyroscope lost or back): its heading starts from
     /// another origin, and nothing carried in the old one holds.
     func testAFrameRestartForgetsWhatWasCarried() {
