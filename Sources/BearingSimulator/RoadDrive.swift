@@ -145,6 +145,8 @@ public struct RoadDrive: Sendable {
         public var start = 1_780_000_000.0
         /// GNSS lag, s; nil draws one in 0.2…1 s.
         public var gnssLag: Double?
+        /// GNSS fixes a second: 1, or a car's receiver set to 5 or 10 (its errors the same processes, sampled more often).
+        public var gnssRate = 1.0
         /// The car's iron: each hard-iron axis drawn in ± this range, µT (random sign).
         public var hardIron = 10.0...35.0
         /// The car's soft iron: its diagonal drawn in 1 ± this, across ± half of it.
@@ -398,7 +400,7 @@ public struct RoadDrive: Sendable {
         /// 60 s; velocity 0.08 m/s an axis, 5 s) and, in town, multipath jumps.
         func fix(at tf: Double) -> GPSFix {
             let kk = max(1, min(steps - 2, Int(((tf - lagUsed) / h).rounded())))
-            let dt = 1.0
+            let dt = 1 / c.gnssRate
             let pa = exp(-dt / 60), va = exp(-dt / 5)
             let pNoise = gnssRandom.vector(1.5 * (1 - pa * pa).squareRoot()), vNoise = gnssRandom.vector(0.08 * (1 - va * va).squareRoot())
             posError = posError * pa + pNoise
@@ -504,7 +506,7 @@ public struct RoadDrive: Sendable {
                 // Underground no fix comes (drawn all the same: the errors after it are those of the drive without).
                 let fixed = fix(at: nextFix)
                 if !c.carPark || along[k] > RoadRoute.carParkLength { events.append(.fix(fixed)) }
-                nextFix += 1
+                nextFix += 1 / c.gnssRate
             }
             events.append(.inertial(InertialSample(time: time, device: "road", chip: "vn100", acceleration: acc, angularRate: gyro)))
             events.append(.magnetic(MagneticSample(time: time, device: "road", chip: "vn100", field: sensed)))
