@@ -157,10 +157,18 @@ public struct GNSSTrackFile: Sendable {
     /// a track logged every few seconds already spans seconds, and its second differences hold the vehicle's own changes
     /// of velocity (25 times a second's at 5 s), which the noise's estimate then takes for jitter
     /// (`RoadDriveTests.testWithATrackLoggedEveryFewSeconds`: every 5 s, a chord of 20 s, 2.66° against 0.89° with one).
+    /// And at least `narrowestHalfChord` either side: a track at 10 Hz spans a second each way, not a tenth, whose 1.4 m
+    /// at 14 m/s the positions' errors from one epoch to the next turn by degrees
+    /// (`RoadDriveTests.testAReceiverGivingFiveOrTenFixesASecond`: 1.18° → 0.65°, worst window 3.35° → 1.42°; 0.58° and
+    /// 1.69° with the fusion's one epoch a second to learn from, `AttitudeFusion.learningEpochInterval`).
     static func chordReach(_ noise: Double?, interval: Double?) -> Int {
-        guard let noise, noise >= jitterForWiderChord, 2 * (interval ?? 1) <= widestHalfChord else { return 1 }
-        return 2
+        let shortest = max(1, Int((narrowestHalfChord / (interval ?? 1)).rounded()))
+        guard let noise, noise >= jitterForWiderChord, 2 * (interval ?? 1) <= widestHalfChord else { return shortest }
+        return max(2, shortest)
     }
+
+    /// The shortest a chord may span either side of its epoch, s: a second, as one epoch either side at 1 Hz.
+    public static let narrowestHalfChord = 1.0
 
     /// The longest a chord may span either side of its epoch, s, for it to take two epochs either side.
     public static let widestHalfChord = 2.5

@@ -310,6 +310,8 @@ final class PassiveDeviationTests: XCTestCase {
         XCTAssertEqual(GNSSTrackFile.chordReach(2, interval: 1), 2)
         XCTAssertEqual(GNSSTrackFile.chordReach(2, interval: 5), 1)
         XCTAssertEqual(GNSSTrackFile.chordReach(1, interval: 1), 1)
+        XCTAssertEqual(GNSSTrackFile.chordReach(0.05, interval: 0.1), 10, "a 10 Hz track: a second either side")
+        XCTAssertEqual(GNSSTrackFile.chordReach(2, interval: 0.2), 5)
         var random = RoadDriveRandom(seed: 7, stream: 2)
         var text = "t,lat,lon\n"
         for i in 0..<120 {

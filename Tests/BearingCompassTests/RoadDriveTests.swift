@@ -620,7 +620,8 @@ final class RoadDriveTests: XCTestCase {
     /// time), the positions to five decimals of a degree (1.1 m of latitude). The speeds and courses derived from
     /// such positions and times are noisier (a 2 s chord at 14 m/s is 28 m, its time 0.3 s off at worst). Measured
     /// (2026-12-02): RMS median 0.54°, worst seed 0.60°, worst window median 0.98°, worst 1.36° (0.45°, 0.54°, 0.82°,
-    /// 1.16° from the fixes' own times at full precision). Bounds at 1.5 times.
+    /// 1.16° from the fixes' own times at full precision). Bounds at 1.5 times. Since the fusion learns from an epoch
+    /// only 0.75 s or more after the one before (`AttitudeFusion.learningEpochInterval`): 0.53°, 0.59°, 0.99°, 1.34°.
     func testWithAGNSSTrackAsALoggerWritesIt() throws {
         try Self.assertPositionsOnly("stamped on arrival (±0.15 s), five decimals", below: (0.81, 0.9, 1.47, 2.05), stamped: 0.15, decimals: 5)
     }
