@@ -96,8 +96,9 @@ public struct GNSSTrackFile: Sendable {
         // receiver's Doppler gives it (a backward one is half an epoch late: 1° of course at 2 °/s of turn and 1 Hz);
         // forward and backward at the ends, and beside a gap (more than `gapIntervals` of the file's median interval:
         // a tunnel, a receiver that lost lock), whose chord is no velocity. An epoch alone between two gaps has none.
-        let longest = typicalInterval(epochs).map { gapIntervals * $0 } ?? 0
-        let reach = chordReach(positionNoise(epochs), interval: typicalInterval(epochs))
+        let typical = typicalInterval(epochs)
+        let longest = typical.map { gapIntervals * $0 } ?? 0
+        let reach = chordReach(positionNoise(epochs), interval: typical)
         let derived = epochs.indices.map { i -> (speed: Double, track: Double)? in
             var before = i, after = i
             while before > 0, i - before < reach, epochs[before].time - epochs[before - 1].time <= longest { before -= 1 }

@@ -122,12 +122,9 @@ public struct CourseTrim: Sendable {
     /// carried until then stays: on a straight the gap turned nothing, and it is right.
     public mutating func gyroscopeGap(seconds: Double) {
         guard seconds > gapBreak, seconds.isFinite else { return }
-        recent.removeAll()
-        gyro = nil
+        gyro = nil  // the next epoch's `turn(to:at:)` starts the window again and drops the scale carried
         straightSince = nil
         refusals = nil
-        carry?.turned = 0
-        carry?.slope = 0
         gapUncertainty = min(180, max(gapUncertainty ?? 0, seconds * fastestTurn))
     }
 

@@ -595,12 +595,12 @@ final class RoadDriveTests: XCTestCase {
     /// The eight seeds judged with their fixes as positions only (`positionsOnly`, with `jitter` and `dropped`): RMS
     /// median and worst seed, worst window median and worst, each below its bound.
     static func assertPositionsOnly(_ label: String, below bounds: (Double, Double, Double, Double), jitter: Double = 0,
-                                    dropped: Double = 0, stamped: Double = 0, decimals: Int? = nil,
+                                    dropped: Double = 0, stamped: Double = 0, decimals: Int? = nil, every: Int = 1,
                                     file: StaticString = #filePath, line: UInt = #line) throws {
         var scores: [Score] = []
         for seed in seeds {
             let drive = Self.drive(seed: seed)
-            let fixes = try positionsOnly(drive, jitter: jitter, dropped: dropped, stamped: stamped, decimals: decimals)
+            let fixes = try positionsOnly(drive, jitter: jitter, dropped: dropped, stamped: stamped, decimals: decimals, every: every)
             scores.append(judge(drive, gnss: true, after: 120, fixes: fixes))
         }
         assertSummary("GNSS positions only, \(label)", scores, below: bounds, file: file, line: line)
@@ -697,12 +697,7 @@ final class RoadDriveTests: XCTestCase {
     /// sparse epoch taken as straight only where the gyroscope turned under 1.5° either side of it, give.
     func testWithATrackLoggedEveryFewSeconds() throws {
         for (every, bounds) in [(2, (0.8, 0.92, 1.28, 1.73)), (3, (0.81, 2.3, 1.52, 6.8)), (5, (1.29, 1.68, 2.82, 3.26))] {
-            var scores: [Score] = []
-            for seed in Self.seeds {
-                let drive = Self.drive(seed: seed)
-                scores.append(Self.judge(drive, gnss: true, after: 120, fixes: try Self.positionsOnly(drive, every: every)))
-            }
-            Self.assertSummary("positions only, logged every \(every) s", scores, below: bounds)
+            try Self.assertPositionsOnly("logged every \(every) s", below: bounds, every: every)
         }
     }
 
