@@ -116,11 +116,11 @@ final class RoadDriveTests: XCTestCase {
     /// `samplesLost`: seconds of the drive (from its start) whose inertial and field samples are not given (a logger's
     /// stall), each judged sample's truth still its own.
     static func judge(_ drive: RoadDrive, gnss: Bool, after: Double, alsoAfter: Double? = nil, fixes: [GPSFix?]? = nil,
-                      outage: Range<Double>? = nil, samplesLost: [Range<Double>] = []) -> Score {
+                      outage: Range<Double>? = nil, samplesLost: [Range<Double>] = [], field: LocalField = wmm) -> Score {
         let axes = try! Orientation(axes: "+X+Y+Z")
         var f = AttitudeFusion(imuOrientation: axes, magnetometerOrientation: axes, trueNorth: true, auto: .track, vehicle: .car)
         f.step(.calibration(nil))
-        f.step(.localField(wmm))
+        f.step(.localField(field))
         var all: [(time: Double, error: Double)] = []
         let from = min(after, alsoAfter ?? after)
         var tilt = (pitch: 0.0, roll: 0.0, n: 0.0)
