@@ -27,16 +27,27 @@ final class RoadDrivePlacesTests: XCTestCase {
     /// (`CourseTrim`): measured (2026-12-03) RMS median 0.45°, worst seed 0.54°, worst window median 0.82°, worst
     /// 1.16° at both places, Sydney's figures to the hundredth. The bounds are Sydney's (`testWithGNSSPositionsOnly`).
     ///
-    /// Without GNSS, after ten minutes, measured (2026-12-03):
-    /// - Helsinki: RMS median 5.95°, worst seed 9.13°, worst window median 6.91°, worst 16.68° (Sydney 3.47°, 5.96°);
-    /// - Singapore: 2.83°, 5.62°, 3.80°, 8.35°.
-    /// Before a held fit had to be judged on samples through which the gyroscope turned (`GyroAidedHardIron.
-    /// headingSectors`): Helsinki 6.12°, 13.87°, 7.27°, 16.63°; Singapore 2.93°, **17.13°**, 3.88°, 22.57°. In Singapore
-    /// a planar fit 31 µT from the hard iron was judged on 55 s of samples at one heading and the last 2 s of a 40°
-    /// turn, which swept its field through 4 sectors about its own wrong centre; it was taken, and the heading was
-    /// 10–33° off for ten minutes. Bounds at 1.5 times.
+    /// Without GNSS, after ten minutes, measured (2026-12-03), RMS median, worst seed, worst window median, worst:
+    /// - Helsinki: 6.12°, 13.87°, 7.27°, 16.63° (Sydney 3.47°, 5.96°, 5.31°, 9.06°): the horizontal field is 0.6 of
+    ///   Sydney's, and the car's iron, its loads and the street's field are as many µT;
+    /// - Singapore: 2.93°, **17.13°**, 3.88°, 22.57°. Seed 6: a planar fit 31 µT from the hard iron was held, and judged
+    ///   on the 55 s of samples after it: at one heading (going straight, then standing) and the last 2 s of a 40° turn.
+    ///   Their field swept 4 sectors about the fit's own wrong centre, so they counted as turned; on the straight part
+    ///   the street's field wandered less under the wrong fit, and it was taken. The heading was 10–33° off for ten
+    ///   minutes, and every fit after it, 12–16 of misfit against its 49, was refused as no calibration.
+    ///
+    /// Tried and not kept (2026-12-03):
+    /// - judging a ring's fit only on samples through which the gyroscope turned through 4 of 12 sectors: Singapore's
+    ///   worst 5.62°, Helsinki's 9.13°; but the strong iron's drives without GNSS (`RoadDriveTests.
+    ///   testAStrongIronDoesNotReachTheHeadingWithGNSS`) 4.49° → 5.58° median, 7.80° → 10.52° worst, and trial 05 after
+    ///   a 1 cm magnet went (`BROADTrialTests.testTrial33sMagnetAtOtherDistances`) 0.47° → 0.83°, good fits waiting for
+    ///   the next turn; on 24 seeds at five places (Sydney, Detroit, Helsinki, Singapore, Munich) the mean went 4.93° →
+    ///   4.79°, the median 4.44° → 4.53°, the worst 17.13° → 10.50°;
+    /// - judging on one sample per orientation in the gyroscope's frame (a straight counted once): Singapore still
+    ///   14.01°, and BROAD's mean through `bearing attitude` 1.35° / 1.14° → 1.41° / 1.20°.
+    /// Bounds at 1.5 times today's figures.
     func testTheDrivesAtHighLatitudeAndNearTheEquator() throws {
-        let withoutGNSS = ["Helsinki": (8.9, 13.7, 10.4, 25.0), "Singapore": (4.25, 8.43, 5.7, 12.5)]
+        let withoutGNSS = ["Helsinki": (9.2, 20.8, 10.9, 25.0), "Singapore": (4.4, 25.7, 5.8, 33.9)]
         for place in Self.places {
             var positions: [RoadDriveTests.Score] = [], alone: [RoadDriveTests.Score] = []
             for seed in RoadDriveTests.seeds {
