@@ -136,6 +136,10 @@ public struct RoadDrive: Sendable {
         public var duration = 960.0
         /// Inertial and magnetometer rate, Hz: 40, 50, 100 or 200 (a divisor of the trajectory's 200 Hz).
         public var rate = 40.0
+        /// The magnetometer gives every n-th of those samples (1: all; 10 at 100 Hz: the daemon's default rates,
+        /// `imu.rate` 100, `magnetometer.rate` 10). The field is drawn at every sample all the same, so the drive is
+        /// otherwise the one with all of them.
+        public var magnetometerEvery = 1
         public var gnss = true
         public var effects = RoadDriveEffects()
         /// The model's field at the start (the estimator is given the same); the car's local field departs from it.
@@ -509,7 +513,9 @@ public struct RoadDrive: Sendable {
                 nextFix += 1 / c.gnssRate
             }
             events.append(.inertial(InertialSample(time: time, device: "road", chip: "vn100", acceleration: acc, angularRate: gyro)))
-            events.append(.magnetic(MagneticSample(time: time, device: "road", chip: "vn100", field: sensed)))
+            if j % max(1, c.magnetometerEvery) == 0 {
+                events.append(.magnetic(MagneticSample(time: time, device: "road", chip: "vn100", field: sensed)))
+            }
             truth.append(RoadDriveTruth(time: t, heading: Self.degrees(headingAt[k]), pitch: pitchAt[k] * 180 / .pi,
                                         roll: rollAt[k] * 180 / .pi, course: Self.degrees(courseAt[k]), speed: v,
                                         yawRate: (headingAt[k + 1] - headingAt[k - 1]) / (2 * h) * 180 / .pi,
