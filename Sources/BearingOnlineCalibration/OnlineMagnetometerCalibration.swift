@@ -977,11 +977,14 @@ public struct OnlineMagnetometerCalibration: Sendable {
         // A fit that mirrors or collapses the field (the points did not pin it) is no calibration.
         if let problem = OnlineCalibrationRecord.problem(fitted) { return .failed(problem) }
         let old = Self.misfit(inForce, current), new = Self.misfit(fitted, current)
-        let sectors = turnOnly ? Self.headingSectors(current, offset: fitted.offset) : 12
         // The refinement may leave the ring: an arc about a far centre explains the points' magnitude as well as the
         // circle does (a car's ring, its points learnt under more than one state of its loads: a hard iron 62 µT
-        // away, the turn in 3 of 12 sectors about it). The turn must go round the hard iron fitted, as round the first.
-        if turnOnly && sectors < settings.minimumSectors { return .notEnough(regions: current.count) }
+        // away, the turn in 3 of 12 sectors about it). The turn must go round the hard iron fitted, as round the first;
+        // so must the plane of a planar fit of the regions' points (near the equator, 9 µT of vertical field: a fit
+        // 31 µT off, its points in 4 sectors about it, `RoadDrivePlacesTests`).
+        let aboutFit = turnOnly || planar ? Self.headingSectors(current, offset: fitted.offset) : 12
+        if aboutFit < settings.minimumSectors { return .notEnough(regions: current.count) }
+        let sectors = turnOnly ? aboutFit : 12
         // Better than the one in force, clearly, and good in itself: it explains its points within half the
         // disturbance thresholds (a fit that does not is no calibration, however much it improves).
         let relaxed = provisional || partialTurnSectors.map { sectors > $0 } == true
