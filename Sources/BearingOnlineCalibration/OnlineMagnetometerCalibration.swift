@@ -304,18 +304,6 @@ public struct OnlineMagnetometerCalibration: Sendable {
     /// The Earth field in the gyroscope's frame, followed while the calibration in force explains the field: it
     /// gives a step's new hard iron from the step's own samples.
     private var frameField: Vector3?
-    /// `frameField`, if it lies at the Earth field's dip below the frame's horizontal: the dip the calibration in
-    /// force measured on its points, else WMM's, within half the dip threshold. One that does not was learnt while
-    /// the frame's "up" was tilted (a car's own acceleration, with no speed to take it out), and its horizontal part
-    /// carries the vertical field times that tilt: at 60° N (50 µT vertical, 15 µT horizontal) 5° of it is 4.4 µT, 16°
-    /// of heading. A step's hard iron is not solved from it; the step's fits learn it as the vehicle turns (a simulated
-    /// drive at 60° N: a field followed 7.0° off the dip put a hard iron 5.9 µT off horizontally in force, 14–18° of heading for
-    /// ten minutes, `RoadDrivePlacesTests`).
-    private var frameFieldAtTheDip: Vector3? {
-        guard let b = frameField else { return nil }
-        guard let dip = misfit?.meanDip ?? dipReference else { return b }
-        return abs(Self.dip(b, Vector3(0, 0, 1)) - dip) <= settings.dipDisturbance / 2 ? b : nil
-    }
     /// What the samples leave against `frameField`, in the sensor's axes and the frame's, while it is large.
     private var stepWindow: [(sample: GyroAidedHardIron.Sample, sensor: Vector3, world: Vector3, time: Double)] = []
     /// The latest samples in the gyroscope's frame (at least `stepTime` seconds of them, at most twice that, at
@@ -783,7 +771,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
         stepWindow.removeFirst()
         guard spreadSensor <= 0.35 * meanSensor.length, spreadWorld >= settings.stepWorldSpread * spreadSensor else { return nil }
         // A step: the new hard iron from the latest samples (the step's start may straddle it), as any step's.
-        guard frameFieldAtTheDip != nil, let offset = GyroAidedHardIron.offset(after: stepWindow.suffix(50).map(\.sample), field: b, matrix: inForce.matrix) else { return nil }
+        guard liesAtTheDip(b), let offset = GyroAidedHardIron.offset(after: stepWindow.suffix(50).map(\.sample), field: b, matrix: inForce.matrix) else { return nil }
         let moved = offset - inForce.offset
         let candidate = MagneticCalibration(offset: offset, matrix: inForce.matrix)
         let before = misfit ?? CalibrationMisfit(normPercent: 0, dipDegrees: 0, meanDip: dipReference ?? 0, meanNorm: field)
@@ -802,6 +790,19 @@ public struct OnlineMagnetometerCalibration: Sendable {
         return change
     }
 
+    /// Whether `b`, a field in the gyroscope's frame (`frameField`), lies at the Earth field's dip below the frame's
+    /// horizontal: the dip the calibration in force measured on its points, else WMM's, within half the dip
+    /// threshold (without either, it is taken as it is). One that does not was learnt while
+    /// the frame's "up" was tilted (a car's own acceleration, with no speed to take it out), and its horizontal part
+    /// carries the vertical field times that tilt: at 60° N (50 µT vertical, 15 µT horizontal) 5° of it is 4.4 µT, 16°
+    /// of heading. A step's hard iron is not solved from it; the step's fits learn it as the vehicle turns (a simulated
+    /// drive at 60° N: a field followed 7.0° off the dip put a hard iron 5.9 µT off horizontally in force, 14–18° of heading for
+    /// ten minutes, `RoadDrivePlacesTests`).
+    private func liesAtTheDip(_ b: Vector3) -> Bool {
+        guard let dip = misfit?.meanDip ?? dipReference else { return true }
+        return abs(Self.dip(b, Vector3(0, 0, 1)) - dip) <= settings.dipDisturbance / 2
+    }
+
     /// At a step of the hard iron: its new value from the step's latest samples and the field in the gyroscope's
     /// frame from before it (`GyroAidedHardIron.offset(after:)`), the soft iron kept, in force at once when it
     /// explains those samples as the Earth's field, and better than the calibration in force does (their misfit: the
@@ -810,7 +811,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
     /// one, and a hard iron solved from the frame there moved 13 µT for a load of 2.4 µT (`RoadDriveTests.
     /// testAStrongIronDoesNotReachTheHeadingWithGNSS`, seed 8).
     private mutating func stepFromTheGyroscope(at time: Double) -> CalibrationChange? {
-        guard let b = frameFieldAtTheDip, let field else { return nil }
+        guard let b = frameField, liesAtTheDip(b), let field else { return nil }
         let latest = pending.suffix(50).compactMap { GyroAidedHardIron.sample($0.raw, east: $0.east, up: $0.up, time: time) }
         guard latest.count >= 10, let o = GyroAidedHardIron.offset(after: latest, field: b, matrix: inForce.matrix) else { return nil }
         let candidate = MagneticCalibration(offset: o, matrix: inForce.matrix)
