@@ -3,7 +3,9 @@ import BearingModel
 /// the IMU is at rest when, for `restMinTime`, every gyroscope sample stays within `restThresholdGyro` of
 /// its low-passed value, every accelerometer sample within `restThresholdAcc` of its low-passed value, and
 /// no component of the low-passed rate exceeds `biasClip` (a slow steady turn is not rest). The low-passed
-/// rate at rest is the measurement of the gyroscope bias.
+/// rate at rest is the measurement of the gyroscope bias. Unlike VQF, each sample first passes a fast low-pass
+/// (`restSampleTau`, 4.5 Hz): a vibration sampled raw gives the test as many chances to break as the IMU has
+/// samples, so rest depended on the rate; through the low-pass, a vibration above a few hertz counts by its mean.
 public struct RestDetector: Sendable {
     public private(set) var atRest = false
     /// The gyroscope's low-passed rate, rad/s (the bias measurement at rest).
@@ -15,6 +17,9 @@ public struct RestDetector: Sendable {
 
     private var gyroLowPass: ButterworthLowPass<Vector3>
     private var accLowPass: ButterworthLowPass<Vector3>
+    /// Each sample as the test sees it (`restSampleTau`).
+    private var gyroSample: ButterworthLowPass<Vector3>
+    private var accSample: ButterworthLowPass<Vector3>
     private let thresholdGyro: Double
     private let thresholdAcc: Double
     private let clip: Double
@@ -23,6 +28,8 @@ public struct RestDetector: Sendable {
     public init(parameters p: AttitudeFilterParameters) {
         gyroLowPass = ButterworthLowPass(tau: p.restFilterTau)
         accLowPass = ButterworthLowPass(tau: p.restFilterTau)
+        gyroSample = ButterworthLowPass(tau: p.restSampleTau)
+        accSample = ButterworthLowPass(tau: p.restSampleTau)
         thresholdGyro = p.restThresholdGyro * .pi / 180
         thresholdAcc = p.restThresholdAcc
         clip = p.biasClip * .pi / 180
@@ -32,7 +39,7 @@ public struct RestDetector: Sendable {
     /// A gyroscope sample (rad/s) and the seconds since the previous one.
     public mutating func gyroscope(_ rate: Vector3, dt: Double) {
         let reference = gyroLowPass.step(rate, dt: dt)
-        let deviation = (rate - reference).length
+        let deviation = (gyroSample.step(rate, dt: dt) - reference).length
         relativeDeviation.gyro = deviation / thresholdGyro
         if deviation >= thresholdGyro || abs(reference.x) > clip || abs(reference.y) > clip || abs(reference.z) > clip {
             interrupt()
@@ -42,7 +49,7 @@ public struct RestDetector: Sendable {
     /// An accelerometer sample (m/s²) and the seconds since the previous one; the quiet time counts here.
     public mutating func accelerometer(_ acc: Vector3, dt: Double) {
         let reference = accLowPass.step(acc, dt: dt)
-        let deviation = (acc - reference).length
+        let deviation = (accSample.step(acc, dt: dt) - reference).length
         relativeDeviation.acc = deviation / thresholdAcc
         if deviation >= thresholdAcc {
             interrupt()

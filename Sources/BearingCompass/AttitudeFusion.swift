@@ -112,6 +112,8 @@ public struct AttitudeFusion: Sendable {
     /// On land, the course going straight at speed as a heading reference (`CourseTrim`; used only when
     /// `tracksCourse`: a plain value, not an optional, so that the per-sample path never copies it).
     public private(set) var courseTrim = CourseTrim()
+    /// The gyroscope's bias at the last fix's epoch given to `courseTrim` (`CourseTrim.gyroscopeDriftChanged`).
+    private var trimBias: Vector3?
     public let tracksCourse: Bool
     /// Whether `courseTrim` has learnt anything (the per-sample path reads this flag alone).
     private var trimLearnt = false
@@ -387,6 +389,7 @@ public struct AttitudeFusion: Sendable {
         filter = Self.makeFilter(parameters, reference: referenceGiven, land: motion != nil)
         online?.frameRestarted()
         courseTrim.frameRestarted()
+        trimBias = nil
         trimLearnt = false
     }
 
@@ -521,6 +524,15 @@ public struct AttitudeFusion: Sendable {
             online!.courseEpoch(driving?.straight == true ? track - variation : nil, up: up, forward: forward, time: time)
         }
         if tracksCourse {
+            // A bias learnt since the last epoch (at a rest, in motion) changes how the gyroscope's heading drifts: one
+            // second of the change, turned into the heading.
+            let bias = filter.gyroBias
+            if let before = trimBias, bias != before {
+                let q = filter.quaternion6D
+                let moved = AttitudeAngles.heading(q * Quaternion(rotationVector: before - bias), along: axis) - gyroHeading
+                courseTrim.gyroscopeDriftChanged(by: SwingSolver.wrap180(moved), at: time)
+            }
+            trimBias = bias
             if driving?.straight == true {
                 // The magnetic heading given now, deviation included, against the magnetic course.
                 let deviation = drivingTable?.deviation(atCompassHeading: compass) ?? measuredDeviation?.deviation(atCompassHeading: compass) ?? 0

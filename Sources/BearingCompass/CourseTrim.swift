@@ -248,6 +248,18 @@ public struct CourseTrim: Sendable {
         epochs = 0
     }
 
+    /// The attitude filter's gyroscope bias changed at `time` (learnt at a rest, or in motion): from then on its heading
+    /// turns `degreesPerSecond` more a second than before for the same motion. The window's offsets (course − gyroscope
+    /// heading) are put as they would have been had the new bias been in force across the window: each one's by
+    /// `degreesPerSecond` times its age at `time`, so that the drift the window's fit finds is the one from now on. Left
+    /// as they were, a bias of 0.1 °/s learnt at the first stop left a fit that went on taking 0.1 °/s of drift out of a
+    /// gyroscope that no longer drifted: 6° a minute later (`RoadDriveTests.testAReceiverGivingFiveOrTenFixesASecond`).
+    public mutating func gyroscopeDriftChanged(by degreesPerSecond: Double, at time: Double) {
+        guard degreesPerSecond.isFinite, degreesPerSecond != 0, time.isFinite else { return }
+        for i in recent.indices { recent[i].offset += degreesPerSecond * (time - recent[i].time) }
+        if let d = drift { drift = d - degreesPerSecond }
+    }
+
     /// The gyroscope's heading is given along another axis from now on (a vehicle's forward axis taken or changed,
     /// `AttitudeFusion.mountingAxis`): for the same orientation it reads `degrees` more than before. What was learnt
     /// against it (the window's offsets, the heading carried, the epoch before) is turned with it, so the course

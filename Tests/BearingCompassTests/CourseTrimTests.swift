@@ -251,6 +251,30 @@ final class CourseTrimTests: XCTestCase {
         }
     }
 
+    /// A gyroscope drifting 0.1 °/s (its bias not yet learnt) whose bias is then learnt at a stop: from then on it does
+    /// not drift. The window's fit had taken the drift; told of the change (`gyroscopeDriftChanged`), the offsets it
+    /// keeps are put as they would have been under the new bias, and the course carried stays right after the stop
+    /// (left as they were, the fit went on taking 0.1 °/s out of a gyroscope that no longer drifted: 1.49° off here a
+    /// minute on, until the window held the new drift alone; on a simulated drive 6°).
+    func testABiasLearntAtAStopChangesTheDriftTheWindowFits() {
+        var t = CourseTrim()
+        var time = 0.0, gyro = 0.0, worst = 0.0
+        let heading = 50.0
+        for k in 0..<180 {
+            let learnt = k >= 60
+            if k == 60 { t.gyroscopeDriftChanged(by: -0.1, at: time) }
+            let taken = t.straightEpoch(course: heading, heading: heading - 3, gyroHeading: heading + gyro, time: time)
+            if k >= 10 { XCTAssertTrue(taken, "\(time) s") }
+            // Once the window holds the drift (20 epochs over 30 s).
+            if k >= 40 {
+                worst = max(worst, abs(t.trim(at: heading - 3, gyroHeading: heading + gyro, time: time) - 3))
+            }
+            time += 1
+            gyro += learnt ? 0 : 0.1
+        }
+        XCTAssertLessThan(worst, 0.3, "the course carried, before and after the bias was learnt")
+    }
+
     func testAcrossNorthTheErrorIsTheShortWay() {
         var t = CourseTrim()
         for k in 0..<3 { t.straightEpoch(course: 1, heading: 358, gyroHeading: 359, time: Double(k)) }
