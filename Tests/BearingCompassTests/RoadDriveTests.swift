@@ -366,8 +366,8 @@ final class RoadDriveTests: XCTestCase {
             yawErrors.append(abs(Self.wrap(score.mountingYaw + yaw)))
         }
         print("RoadDrive, the board turned in the car: the yaw taken at most \(Self.format(yawErrors.max()!))° from the mounting's")
-        XCTAssertLessThan(Self.median(during), 2.6)
-        XCTAssertLessThan(during.max()!, 5.8)
+        XCTAssertLessThan(Self.median(during), 1.4)
+        XCTAssertLessThan(during.max()!, 4.6)
     }
 
     /// The same outage with the board standing in the car, as `testABoardStandingInTheCar` stands it: through it the
@@ -376,7 +376,7 @@ final class RoadDriveTests: XCTestCase {
     /// most 1.74°).
     func testAThreeMinuteGNSSOutageWithTheBoardStandingInTheCar() {
         let (during, _) = Self.judgeOutage("the board standing in the car", Self.standing)
-        XCTAssertLessThan(Self.median(during), 2.4)
+        XCTAssertLessThan(Self.median(during), 2.1)
         XCTAssertLessThan(during.max()!, 4.6)
     }
 
@@ -850,8 +850,8 @@ final class RoadDriveTests: XCTestCase {
         }
         print("RoadDrive, a three-minute GNSS outage: RMS during it \(during.map { Self.format($0) }) median "
               + "\(Self.format(Self.median(during)))°, worst \(Self.format(during.max()!))°")
-        XCTAssertLessThan(Self.median(during), 2.8)
-        XCTAssertLessThan(during.max()!, 6.9)
+        XCTAssertLessThan(Self.median(during), 1.3)
+        XCTAssertLessThan(during.max()!, 5.3)
     }
 
     /// The same outage in a track of positions only (`t,lat,lon`, as the held-out drives give theirs): the file has a
@@ -871,9 +871,9 @@ final class RoadDriveTests: XCTestCase {
         }
         print("RoadDrive, a three-minute gap in a track of positions: RMS during it \(during.map { Self.format($0) }) median "
               + "\(Self.format(Self.median(during)))°, worst \(Self.format(during.max()!))°; whole drive worst \(Self.format(whole.max()!))°")
-        XCTAssertLessThan(Self.median(during), 3.9)
-        XCTAssertLessThan(during.max()!, 7.2)
-        XCTAssertLessThan(whole.max()!, 4.0)
+        XCTAssertLessThan(Self.median(during), 1.5)
+        XCTAssertLessThan(during.max()!, 4.9)
+        XCTAssertLessThan(whole.max()!, 2.8)
     }
 
     /// A car without GNSS, on seed 5 with its accelerometer's errors taken out (a drive the ablation found): a turn's
