@@ -685,6 +685,7 @@ public struct AttitudeFusion: Sendable {
             if trimLearnt {
                 let heading = boardHeading + (deviation ?? 0)
                 let gyroHeading = AttitudeAngles.heading(filter.quaternion6D, along: axis ?? Vector3(1, 0, 0))
+                courseTrim.follow(gyroHeading: gyroHeading)
                 let trim = courseTrim.trim(at: heading, gyroHeading: gyroHeading, time: s.time.unixTime)
                 if trim != 0 { deviation = (deviation ?? 0) + trim }
             }

@@ -88,7 +88,11 @@ public struct CourseTrim: Sendable {
     private var slopes = RunningMedian(capacity: CourseTrim.scaleMemory)
     /// The heading given at the last epoch taken (the trim's), carried by the gyroscope: less the gyroscope's heading
     /// then, how far the gyroscope had turned then, and the scale's slope then.
-    private var carry: (offset: Double, turned: Double, slope: Double)?
+    private var carry: (offset: Double, turned: Double, slope: Double, followed: Double?)?
+    /// The gyroscope's heading as `follow(gyroHeading:)` last had it, and how far it had turned (degrees, unwrapped
+    /// sample by sample from any origin): the turn since the carry however long ago the last epoch was. Nil until
+    /// followed, and after a gap in the samples (the turn across it is not known).
+    private var followed: (heading: Double, turned: Double)?
     /// The drift (°/s) of the gyroscope's heading against the course that the window's fit last found (nil: none yet).
     private var drift: Double?
     /// Epochs the gate refused in a row whose course the window carried, and the offset (course − gyroscope heading)
@@ -126,6 +130,21 @@ public struct CourseTrim: Sendable {
         straightSince = nil
         refusals = nil
         gapUncertainty = min(180, max(gapUncertainty ?? 0, seconds * fastestTurn))
+        followed = nil
+        carry?.followed = nil
+    }
+
+    /// The gyroscope's heading at a sample (degrees, as given to `straightEpoch`), followed between epochs: the scale's
+    /// correction (`trim(at:gyroHeading:time:)`) then holds for the whole turn since the last epoch taken, not only while
+    /// epochs come (a GNSS outage, a stop, a car park). Without it a turn `turnGap` seconds after the last epoch was
+    /// carried by the gyroscope's scale as it reads: a corner 2.7° off at 3 % (`RoadDriveTests.testAThreeMinuteGNSSOutage`).
+    public mutating func follow(gyroHeading: Double) {
+        guard gyroHeading.isFinite else { return }
+        if let f = followed {
+            followed = (gyroHeading, f.turned + SwingSolver.wrap180(gyroHeading - f.heading))
+        } else {
+            followed = (gyroHeading, 0)
+        }
     }
 
     /// Whether the straight epochs since a gap, with one more of `offset`, agree enough to be taken: `gapEpochs` of
@@ -229,7 +248,7 @@ public struct CourseTrim: Sendable {
         let k = max(1 / Double(epochs), min(1, dt / tau))
         trim = current + k * (error - current)
         learntAt = time
-        carry = (SwingSolver.wrap180(heading + trim - gyroHeading), turned, slope)
+        carry = (SwingSolver.wrap180(heading + trim - gyroHeading), turned, slope, followed.map { $0.turned + SwingSolver.wrap180(gyroHeading - $0.heading) })
         return true
     }
 
@@ -246,6 +265,7 @@ public struct CourseTrim: Sendable {
         trim = 0
         learntAt = nil
         epochs = 0
+        followed = nil
     }
 
     /// The attitude filter's gyroscope bias changed at `time` (learnt at a rest, or in motion): from then on its heading
@@ -269,6 +289,7 @@ public struct CourseTrim: Sendable {
         for i in recent.indices { recent[i].offset = SwingSolver.wrap180(recent[i].offset - degrees) }
         if let g = gyro { gyro!.heading = SwingSolver.wrap180(g.heading + degrees) }
         if let c = carry { carry!.offset = SwingSolver.wrap180(c.offset - degrees) }
+        if let f = followed { followed!.heading = SwingSolver.wrap180(f.heading + degrees) }
         if let r = refusals { refusals!.offset = SwingSolver.wrap180(r.offset - degrees) }
     }
 
@@ -303,7 +324,9 @@ public struct CourseTrim: Sendable {
     public func trim(at heading: Double, gyroHeading: Double, time: Double) -> Double {
         guard let carry else { return 0 }
         var course = gyroHeading + carry.offset
-        if carry.slope != 0, let g = gyro, time - g.time <= turnGap {
+        if carry.slope != 0, let f = followed, let since = carry.followed {
+            course += carry.slope * (f.turned + SwingSolver.wrap180(gyroHeading - f.heading) - since)
+        } else if carry.slope != 0, let g = gyro, time - g.time <= turnGap {
             course += carry.slope * (g.turned + SwingSolver.wrap180(gyroHeading - g.heading) - carry.turned)
         }
         return SwingSolver.wrap180(course - heading) * fade(time)
