@@ -140,11 +140,13 @@ public struct CourseTrim: Sendable {
     /// carried by the gyroscope's scale as it reads: a corner 2.7° off at 3 % (`RoadDriveTests.testAThreeMinuteGNSSOutage`).
     public mutating func follow(gyroHeading: Double) {
         guard gyroHeading.isFinite else { return }
-        if let f = followed {
-            followed = (gyroHeading, f.turned + SwingSolver.wrap180(gyroHeading - f.heading))
-        } else {
-            followed = (gyroHeading, 0)
-        }
+        followed = (gyroHeading, followedTurn(at: gyroHeading) ?? 0)
+    }
+
+    /// How far the gyroscope followed has turned (degrees, from `followed`'s origin) when its heading is `gyroHeading`;
+    /// nil while it is not followed.
+    private func followedTurn(at gyroHeading: Double) -> Double? {
+        followed.map { $0.turned + SwingSolver.wrap180(gyroHeading - $0.heading) }
     }
 
     /// Whether the straight epochs since a gap, with one more of `offset`, agree enough to be taken: `gapEpochs` of
@@ -248,7 +250,7 @@ public struct CourseTrim: Sendable {
         let k = max(1 / Double(epochs), min(1, dt / tau))
         trim = current + k * (error - current)
         learntAt = time
-        carry = (SwingSolver.wrap180(heading + trim - gyroHeading), turned, slope, followed.map { $0.turned + SwingSolver.wrap180(gyroHeading - $0.heading) })
+        carry = (SwingSolver.wrap180(heading + trim - gyroHeading), turned, slope, followedTurn(at: gyroHeading))
         return true
     }
 
@@ -324,8 +326,8 @@ public struct CourseTrim: Sendable {
     public func trim(at heading: Double, gyroHeading: Double, time: Double) -> Double {
         guard let carry else { return 0 }
         var course = gyroHeading + carry.offset
-        if carry.slope != 0, let f = followed, let since = carry.followed {
-            course += carry.slope * (f.turned + SwingSolver.wrap180(gyroHeading - f.heading) - since)
+        if carry.slope != 0, let now = followedTurn(at: gyroHeading), let since = carry.followed {
+            course += carry.slope * (now - since)
         } else if carry.slope != 0, let g = gyro, time - g.time <= turnGap {
             course += carry.slope * (g.turned + SwingSolver.wrap180(gyroHeading - g.heading) - carry.turned)
         }
