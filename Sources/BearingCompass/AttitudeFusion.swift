@@ -215,6 +215,8 @@ public struct AttitudeFusion: Sendable {
     /// Whether the filter runs with `parametersWithoutGyroscope`.
     private var withoutGyroscope = false
     private var referenceGiven: MagneticFieldReference?
+    /// In a vehicle (car, rover, boat): a steady turn is no rest (`makeFilter`).
+    private let inAVehicle: Bool
     /// The latest field sample, board frame, µT, with its status letter.
     private var field: (value: Vector3, status: String)?
 
@@ -227,7 +229,8 @@ public struct AttitudeFusion: Sendable {
         tracksCourse = vehicle.learnsFromDriving
         motion = vehicle.learnsFromDriving ? VehicleAcceleration() : nil
         onlineSettings = vehicle.learnsFromDriving ? .forLand : OnlineCalibrationSettings()
-        filter = Self.makeFilter(parameters, reference: nil, land: vehicle.learnsFromDriving)
+        inAVehicle = vehicle != .none
+        filter = Self.makeFilter(parameters, reference: nil, inAVehicle: vehicle != .none)
         self.parameters = parameters
         self.parametersWithoutGyroscope = parametersWithoutGyroscope
         self.imuOrientation = imuOrientation
@@ -386,18 +389,19 @@ public struct AttitudeFusion: Sendable {
     /// A new attitude filter with `parameters`: its frame has another origin, so what online calibration and the
     /// course's trim followed in the old one no longer holds.
     private mutating func restartFilter(_ parameters: AttitudeFilterParameters) {
-        filter = Self.makeFilter(parameters, reference: referenceGiven, land: motion != nil)
+        filter = Self.makeFilter(parameters, reference: referenceGiven, inAVehicle: inAVehicle)
         online?.frameRestarted()
         courseTrim.frameRestarted()
         trimBias = nil
         trimLearnt = false
     }
 
-    /// A new attitude filter; a land vehicle's rest must agree with the bias learnt (a steady bend does not, a
-    /// straight road does: `AttitudeFilter.restMustMatchBias`).
-    private static func makeFilter(_ parameters: AttitudeFilterParameters, reference: MagneticFieldReference?, land: Bool) -> AttitudeFilter {
+    /// A new attitude filter; in a vehicle (car, rover or boat) a rest must agree with the bias learnt (a car's steady
+    /// bend, a boat's steady turn on flat water do not; a straight road does: `AttitudeFilter.restMustMatchBias`). A
+    /// board in the hand, or on a mast, takes every rest.
+    private static func makeFilter(_ parameters: AttitudeFilterParameters, reference: MagneticFieldReference?, inAVehicle: Bool) -> AttitudeFilter {
         var filter = AttitudeFilter(parameters: parameters, magneticReference: reference)
-        filter.restMustMatchBias = land
+        filter.restMustMatchBias = inAVehicle
         return filter
     }
 

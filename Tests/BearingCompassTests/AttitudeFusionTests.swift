@@ -753,10 +753,12 @@ final class AttitudeFusionTests: XCTestCase {
         print(String(format: "a car on a 1 °/s bend, its IMU quiet: heading errs %.2f° without fixes (bias learnt %.3f °/s), "
                      + "%.2f° with them (%.3f °/s); the true bias 0",
                      alone.heading, alone.bias, withFixes.heading, withFixes.bias))
-        XCTAssertLessThan(alone.heading, 2)
-        XCTAssertLessThan(withFixes.heading, 2)
-        XCTAssertLessThan(alone.bias, 0.1)
-        XCTAssertLessThan(withFixes.bias, 0.1)
+        // Measured (2026-12-04): 1.46° and 0.06°, the bias learnt 0.005 and 0.004 °/s (33.1° off after a minute
+        // without the guard). Bounds at about 1.5 times.
+        XCTAssertLessThan(alone.heading, 2.2)
+        XCTAssertLessThan(withFixes.heading, 0.1)
+        XCTAssertLessThan(alone.bias, 0.0075)
+        XCTAssertLessThan(withFixes.bias, 0.0075)
     }
 
     /// A boat's steady turn is no rest either: a motor boat on flat water (a lake, a canal, a marina) holding a
@@ -767,10 +769,12 @@ final class AttitudeFusionTests: XCTestCase {
         print(String(format: "a boat in a 1 °/s turn on flat water, its IMU quiet: heading errs %.2f° without fixes (bias learnt %.3f °/s), "
                      + "%.2f° with them (%.3f °/s); the true bias 0",
                      alone.heading, alone.bias, withFixes.heading, withFixes.bias))
-        XCTAssertLessThan(alone.heading, 2)
-        XCTAssertLessThan(withFixes.heading, 2)
-        XCTAssertLessThan(alone.bias, 0.1)
-        XCTAssertLessThan(withFixes.bias, 0.1)
+        // Measured (2026-12-04): 0.84° either way, the bias learnt 0.005 °/s; 8.43° and 0.999 °/s (the turn's whole
+        // rate) while only a land vehicle's rest had to agree with the bias. Bounds at about 1.5 times.
+        XCTAssertLessThan(alone.heading, 1.3)
+        XCTAssertLessThan(withFixes.heading, 1.3)
+        XCTAssertLessThan(alone.bias, 0.0075)
+        XCTAssertLessThan(withFixes.bias, 0.0075)
     }
 
     /// Still for 30 s (the bias learnt), then 60 s round a bend at 1 °/s and `speed` m/s, on a quiet IMU: the worst

@@ -13,7 +13,8 @@ import XCTest
 /// axis behind a 20 µT hard iron and 5 % soft iron, the hard iron jumping by 10 µT at minute 15. The virtual
 /// board's motion and field are sensed by an LSM6DSOX and a QMC5883L at register level, read by their drivers
 /// (100 Hz and 20 Hz), and fused by the daemon's own stage (`FusionStage`, fed one
-/// sample at a time). Online calibration (`track`) learns the iron; a swing at the start (two slow circles) against
+/// sample at a time), configured as a boat's (`vehicle: boat`, 2026-12-04; the figures are those of `vehicle: none` to
+/// the hundredth). Online calibration (`track`) learns the iron; a swing at the start (two slow circles) against
 /// GNSS gives the deviation curve and the current.
 final class BoatTripTests: XCTestCase {
     static let start = 1_790_000_000.0
@@ -61,7 +62,7 @@ final class BoatTripTests: XCTestCase {
         try magnetometer.identify()
         _ = try magnetometer.configure(MagnetometerSettings())
 
-        var fusion = AttitudeFusion(imuOrientation: chip, magnetometerOrientation: chip, trueNorth: true, auto: .track)
+        var fusion = AttitudeFusion(imuOrientation: chip, magnetometerOrientation: chip, trueNorth: true, auto: .track, vehicle: .boat)
         let changes = Mutex<[Double]>([])
         let summaries = Mutex<[String]>([])
         let lastState = Mutex<OnlineCalibrationState?>(nil)
