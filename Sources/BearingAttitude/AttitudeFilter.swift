@@ -186,6 +186,9 @@ public struct AttitudeFilter: Sendable {
     /// How far (rad/s) a vehicle's rest may depart from the bias learnt (0.3 °/s): a bias drifts by hundredths
     /// of a °/s a minute, a bend turns at tenths to a few.
     public static let restBiasAgreement = 0.3 * Double.pi / 180
+    /// Whether the latest accelerometer sample's bias update took the rest detector's rest (`rest.atRest`, once a
+    /// vehicle's check against the bias learnt, `restMustMatchBias`, passed it): the bias was then learnt from the rate.
+    public private(set) var restTaken = false
 
     /// The heading's time constant towards the magnetometer in force (`parameters.tauMag` unless retuned).
     public private(set) var magnetometerTimeConstant: Double
@@ -352,6 +355,7 @@ public struct AttitudeFilter: Sendable {
         if atRest && restMustMatchBias {
             atRest = (rest.lowPassedRate - gyroBias).length <= max(Self.restBiasAgreement, 3 * gyroBiasUncertainty)
         }
+        restTaken = atRest
         if atRest {
             error = rest.lowPassedRate - gyroBias
             measurement = .identity
