@@ -178,10 +178,9 @@ public struct AttitudeFilter: Sendable {
 
     /// Whether a rest must agree with the bias already learnt: a vehicle (a car's steady bend, a boat's steady turn on flat
     /// water) whose turn at under 2 °/s on a quiet IMU passes the rest test (`RestDetector`) and would be taken for bias.
-    /// Its rest is then taken
-    /// only while the low-passed rate is within `restBiasAgreement` of the bias estimate, or within three times that
-    /// estimate's uncertainty (at the start, before the first rest, it knows little and any rest is taken). A
-    /// straight road on a quiet IMU still is one, rightly: the rate is then the bias.
+    /// Its rest is then taken only while the low-passed rate is within `restBiasAgreement` of the bias estimate, or within
+    /// three times that estimate's uncertainty (at the start, before the first rest, it knows little and any rest is
+    /// taken). A straight road on a quiet IMU still is one, rightly: the rate is then the bias.
     public var restMustMatchBias = false
     /// How far (rad/s) a vehicle's rest may depart from the bias learnt (0.3 °/s): a bias drifts by hundredths
     /// of a °/s a minute, a bend turns at tenths to a few.

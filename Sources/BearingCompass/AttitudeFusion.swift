@@ -229,8 +229,9 @@ public struct AttitudeFusion: Sendable {
         tracksCourse = vehicle.learnsFromDriving
         motion = vehicle.learnsFromDriving ? VehicleAcceleration() : nil
         onlineSettings = vehicle.learnsFromDriving ? .forLand : OnlineCalibrationSettings()
-        inAVehicle = vehicle != .none
-        filter = Self.makeFilter(parameters, reference: nil, inAVehicle: vehicle != .none)
+        let inAVehicle = vehicle != .none
+        self.inAVehicle = inAVehicle
+        filter = Self.makeFilter(parameters, reference: nil, inAVehicle: inAVehicle)
         self.parameters = parameters
         self.parametersWithoutGyroscope = parametersWithoutGyroscope
         self.imuOrientation = imuOrientation
