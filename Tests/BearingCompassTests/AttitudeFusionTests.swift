@@ -749,32 +749,31 @@ final class AttitudeFusionTests: XCTestCase {
     /// GNSS, while its rate departs from the bias already learnt by more than that bias's uncertainty allows
     /// (`AttitudeFilter.restMustMatchBias`). Still for 30 s (the bias learnt), then 60 s round the bend at 20 m/s.
     func testASteadyBendIsNoRest() throws {
-        let alone = try steadyBend(.car, speed: 20, fixes: false), withFixes = try steadyBend(.car, speed: 20, fixes: true)
-        print(String(format: "a car on a 1 °/s bend, its IMU quiet: heading errs %.2f° without fixes (bias learnt %.3f °/s), "
-                     + "%.2f° with them (%.3f °/s); the true bias 0",
-                     alone.heading, alone.bias, withFixes.heading, withFixes.bias))
         // Measured (2026-12-04): 1.46° and 0.06°, the bias learnt 0.005 and 0.004 °/s (33.1° off after a minute
         // without the guard). Bounds at about 1.5 times.
-        XCTAssertLessThan(alone.heading, 2.2)
-        XCTAssertLessThan(withFixes.heading, 0.1)
-        XCTAssertLessThan(alone.bias, 0.0075)
-        XCTAssertLessThan(withFixes.bias, 0.0075)
+        try assertSteadyTurn("a car on a 1 °/s bend", .car, speed: 20, heading: (2.2, 0.1), bias: 0.0075)
     }
 
     /// A boat's steady turn is no rest either: a motor boat on flat water (a lake, a canal, a marina) holding a
     /// 1 °/s turn at 5 m/s, its IMU as quiet as the car's above. A boat's rest must agree with the bias learnt too
     /// (`AttitudeFilter.restMustMatchBias`, on for every vehicle); a board in the hand keeps taking every rest.
     func testABoatsSteadyTurnIsNoRest() throws {
-        let alone = try steadyBend(.boat, speed: 5, fixes: false), withFixes = try steadyBend(.boat, speed: 5, fixes: true)
-        print(String(format: "a boat in a 1 °/s turn on flat water, its IMU quiet: heading errs %.2f° without fixes (bias learnt %.3f °/s), "
-                     + "%.2f° with them (%.3f °/s); the true bias 0",
-                     alone.heading, alone.bias, withFixes.heading, withFixes.bias))
         // Measured (2026-12-04): 0.84° either way, the bias learnt 0.005 °/s; 8.43° and 0.999 °/s (the turn's whole
         // rate) while only a land vehicle's rest had to agree with the bias. Bounds at about 1.5 times.
-        XCTAssertLessThan(alone.heading, 1.3)
-        XCTAssertLessThan(withFixes.heading, 1.3)
-        XCTAssertLessThan(alone.bias, 0.0075)
-        XCTAssertLessThan(withFixes.bias, 0.0075)
+        try assertSteadyTurn("a boat in a 1 °/s turn on flat water", .boat, speed: 5, heading: (1.3, 1.3), bias: 0.0075)
+    }
+
+    /// `steadyBend` without fixes and with them: the worst heading error below `heading` (without, with), the bias
+    /// learnt below `bias` (°/s) either way.
+    func assertSteadyTurn(_ label: String, _ vehicle: Vehicle, speed: Double, heading: (Double, Double), bias: Double,
+                          file: StaticString = #filePath, line: UInt = #line) throws {
+        let alone = try steadyBend(vehicle, speed: speed, fixes: false), withFixes = try steadyBend(vehicle, speed: speed, fixes: true)
+        print(String(format: "%@, its IMU quiet: heading errs %.2f° without fixes (bias learnt %.3f °/s), %.2f° with them (%.3f °/s); "
+                     + "the true bias 0", label, alone.heading, alone.bias, withFixes.heading, withFixes.bias))
+        XCTAssertLessThan(alone.heading, heading.0, "\(label): without fixes", file: file, line: line)
+        XCTAssertLessThan(withFixes.heading, heading.1, "\(label): with fixes", file: file, line: line)
+        XCTAssertLessThan(alone.bias, bias, "\(label): the bias learnt without fixes", file: file, line: line)
+        XCTAssertLessThan(withFixes.bias, bias, "\(label): the bias learnt with fixes", file: file, line: line)
     }
 
     /// Still for 30 s (the bias learnt), then 60 s round a bend at 1 °/s and `speed` m/s, on a quiet IMU: the worst
