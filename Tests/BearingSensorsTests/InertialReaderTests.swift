@@ -206,10 +206,14 @@ final class InertialReaderTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(missed, 45)
         XCTAssertLessThanOrEqual(missed, Int(elapsed * 100))
         // No burst on waking: a read made at once after another gives the chip's last sample again (it has not made a
-        // new one), under a time a millisecond or less after it. Reads stay at least half a period apart.
+        // new one), under a time a millisecond or less after it. The loop starts its reads at least half a period apart;
+        // the time is the read's own, so a thread preempted inside one read (a loaded CI machine: 0.13 ms between two
+        // stamps once, 2026-12-04) can leave one pair close now and then. A burst leaves one for every period it read
+        // (19 µs apart, ten of this test's fifteen reads, before the loop counted the periods it missed).
         let times = rec.delivered.map(\.time.unixTime)
-        let closest = zip(times, times.dropFirst()).map { $1 - $0 }.min() ?? .nan
-        print("closest reads \(String(format: "%.4f", closest)) s apart (the period 0.01 s)")
-        XCTAssertGreaterThanOrEqual(closest, 0.004, "reads in a burst after the hold")
+        let gaps = zip(times, times.dropFirst()).map { $1 - $0 }
+        let close = gaps.filter { $0 < 0.004 }.count
+        print("closest reads \(String(format: "%.4f", gaps.min() ?? .nan)) s apart (the period 0.01 s), \(close) of \(gaps.count) under 4 ms")
+        XCTAssertLessThanOrEqual(close, 2, "reads in a burst after the hold")
     }
 }
