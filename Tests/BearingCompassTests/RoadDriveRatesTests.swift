@@ -70,10 +70,7 @@ final class RoadDriveRatesTests: XCTestCase {
                     $0.rate = rate
                     $0.magnetometerEvery = rate == 40 ? 1 : Int(rate / 10)
                 }
-                let axes = try! Orientation(axes: "+X+Y+Z")
-                var f = AttitudeFusion(imuOrientation: axes, magnetometerOrientation: axes, trueNorth: true, auto: .track, vehicle: .car)
-                f.step(.calibration(nil))
-                f.step(.localField(RoadDriveTests.wmm))
+                var f = RoadDriveTests.coldStart()
                 var i = 0, standingSince: Double?
                 for event in drive.events {
                     switch event {

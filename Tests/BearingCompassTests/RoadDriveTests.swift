@@ -117,10 +117,7 @@ final class RoadDriveTests: XCTestCase {
     /// stall), each judged sample's truth still its own.
     static func judge(_ drive: RoadDrive, gnss: Bool, after: Double, alsoAfter: Double? = nil, fixes: [GPSFix?]? = nil,
                       outage: Range<Double>? = nil, samplesLost: [Range<Double>] = [], field: LocalField = wmm) -> Score {
-        let axes = try! Orientation(axes: "+X+Y+Z")
-        var f = AttitudeFusion(imuOrientation: axes, magnetometerOrientation: axes, trueNorth: true, auto: .track, vehicle: .car)
-        f.step(.calibration(nil))
-        f.step(.localField(field))
+        var f = coldStart(field: field)
         var all: [(time: Double, error: Double)] = []
         let from = min(after, alsoAfter ?? after)
         var tilt = (pitch: 0.0, roll: 0.0, n: 0.0)
@@ -166,6 +163,16 @@ final class RoadDriveTests: XCTestCase {
                      forward: f.vehicleForward, mountingYaw: f.mountingYaw,
                      pitch: (tilt.pitch / max(tilt.n, 1)).squareRoot(), roll: (tilt.roll / max(tilt.n, 1)).squareRoot(),
                      worstHardIron: worstHardIron, rmsAlsoAfter: alsoAfter.map { t in RoadDriveJudging.rootMeanSquare(all.filter { $0.time > t }) })
+    }
+
+    /// The fusion as the drives are judged from a cold start: a car, `calibration.auto: track`, nothing calibrated, the
+    /// board's axes the sensors', `field` (WMM's at the start) given.
+    static func coldStart(field: LocalField = wmm) -> AttitudeFusion {
+        let axes = try! Orientation(axes: "+X+Y+Z")
+        var f = AttitudeFusion(imuOrientation: axes, magnetometerOrientation: axes, trueNorth: true, auto: .track, vehicle: .car)
+        f.step(.calibration(nil))
+        f.step(.localField(field))
+        return f
     }
 
     static func median(_ values: [Double]) -> Double {
@@ -490,16 +497,13 @@ final class RoadDriveTests: XCTestCase {
     /// no GNSS speed takes out, tilts the filter); without the kept up, the board's: 88° of pitch. Bounds: 1.5 times.
     func testTheVehiclesUpIsKeptWithTheDeviationFromDriving() throws {
         let standing = Vector3(0, 90, 0)
-        let axes = try Orientation(axes: "+X+Y+Z")
         let (_, record) = try Self.keptAfter(Self.drive(seed: 1, duration: 300) { $0.mounting = standing })
         let up = try XCTUnwrap(try record.upAxis(), "the vehicle's up is kept")
         // The car's up in the board's axes (the third row of the body-to-board rotation, negated), to a few degrees.
         let (r, p) = (standing.x * .pi / 180, standing.y * .pi / 180)
         let carUp = Vector3(sin(p), -cos(p) * sin(r), -cos(p) * cos(r))
         XCTAssertGreaterThan(up.dot(carUp), cos(5 * Double.pi / 180), "kept \(up), the car's \(carUp)")
-        var next = AttitudeFusion(imuOrientation: axes, magnetometerOrientation: axes, trueNorth: true, auto: .track, vehicle: .car)
-        next.step(.calibration(nil))
-        next.step(.localField(Self.wmm))
+        var next = Self.coldStart()
         next.step(.drivingDeviation(record))
         let drive = Self.drive(seed: 2, duration: 120) { $0.mounting = standing }
         var sums = (pitch: 0.0, roll: 0.0, n: 0.0), i = 0
