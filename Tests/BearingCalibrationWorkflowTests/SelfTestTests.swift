@@ -155,6 +155,30 @@ final class SelfTestTests: XCTestCase {
         Self.assertFails(lines, only: [])
     }
 
+    /// A run too short for an Allan deviation at 1 s (under 3 s of samples: the daemon's socket read for 3 s on a
+    /// busy machine gave 2.9 s) still sees a board that moves, by the accelerometer's spread, and does not call the
+    /// magnetometer noisy for it.
+    func testABoardThatMovesIsSeenInARunTooShortForAnAllanDeviation() throws {
+        var mag = SensorRun(kind: .magnetometer, chip: "qmc5883l", display: "QMC5883L", endpoint: "i2c:simulator:0x0d", configuredRate: 20)
+        var imu = SensorRun(kind: .imu, chip: "lsm6dsx", display: "LSM6DSOX", endpoint: "i2c:simulator:0x6a", configuredRate: 50)
+        // 2.9 s evenly spaced, turning at 20 °/s and rocking ±3 m/s² (as `testABoardThatMovesIsToldToLieStillNotCalledNoisy`).
+        for k in 0..<58 {
+            let t = Double(k) / 20
+            mag.field.append(t, Vector3(19.82 * cos(0.35 * t), -19.82 * sin(0.35 * t), 44.82 + 0.5 * sin(t)))
+        }
+        for k in 0..<145 {
+            let t = Double(k) / 50
+            imu.acceleration.append(t, Vector3(3 * sin(t), 2 * cos(1.3 * t), -9.2 + 0.3 * sin(t)))
+            imu.angularRate.append(t, Vector3(0.3 * sin(t), 0.2 * cos(1.3 * t), 0.35 + 0.02 * sin(t)))
+        }
+        XCTAssertNil(imu.acceleration.allanDeviation(tau: 1), "the premise: too short for an Allan deviation at 1 s")
+        let lines = SelfTestJudge.judgedTogether(SelfTestJudge.judge(mag) + SelfTestJudge.judge(imu))
+        print(SelfTestReport(lines: lines).table)
+        XCTAssertEqual(try Self.line(lines, "imu", "still").verdict, .warn)
+        XCTAssertEqual(try Self.line(lines, "magnetometer", "noise").verdict, .warn)
+        Self.assertFails(lines, only: [])
+    }
+
     /// Samples the chip made but the test never saw (the daemon's reader ran late on a busy CPU, or the test read the
     /// daemon's socket too slowly) leave gaps that look like a slow, noisy chip. Said so, they are not judged as the
     /// chip's: the rate and noise lines say why, and nothing fails for them.
