@@ -54,7 +54,7 @@ public struct SensorRun: Sendable {
 public enum SelfTestJudge {
     /// 1 g, m/s².
     public static let standardGravity = 9.80665
-    /// The accelerometer's Allan deviation at 1 s above which the board is taken to have moved (20 mg).
+    /// The accelerometer's spread (its Allan deviation at 1 s, or its σ per sample) above which the board is taken to have moved (20 mg).
     public static let movedAcceleration = 0.02 * standardGravity
     static let movedFix = "the board moved during the test, so noise, bias and gravity are not judged: lay it still and run again"
     public static func judge(_ run: SensorRun) -> [SelfTestLine] {
@@ -90,14 +90,30 @@ public enum SelfTestJudge {
         let sensors = run.kind == .magnetometer ? ["magnetometer"] : ["accelerometer", "gyroscope"]
         var lines = sensors.map { SelfTestLine($0, "noise", measured: "samples missing", expected: "-", .warn, fix: "not judged: \(run.gaps ?? "")") }
         guard run.kind == .imu else { return lines }
-        let sd = run.acceleration.deviation, spread = max(sd.x, sd.y, sd.z)
-        if spread > movedAcceleration {
-            lines.append(SelfTestLine("imu", "still", measured: String(printf: "the accelerometer varied by %.0f mg (σ)", spread / standardGravity * 1000),
-                                      expected: "below 20 mg", .warn, fix: movedFix))
+        if let moved = moved(run, evenlySpaced: false) {
+            lines.append(moved)
         } else {
             lines += means(run)
         }
         return lines
+    }
+
+    /// The `still` warning when the accelerometer says the board moved, nil when it lay still. No accelerometer has
+    /// 20 mg of white noise over 1 s (its Allan deviation at 1 s, from evenly spaced samples) nor per sample (its σ,
+    /// which needs no even spacing and no length: the fallback for gaps and for a run under 3 s).
+    static func moved(_ run: SensorRun, evenlySpaced: Bool) -> SelfTestLine? {
+        let a = run.acceleration
+        let measured: String, spread: Double
+        if evenlySpaced, let adev = a.allanDeviation(tau: 1) {
+            spread = max(adev.x, adev.y, adev.z)
+            measured = String(printf: "the accelerometer varied by %.0f mg over 1 s", spread / standardGravity * 1000)
+        } else {
+            let sd = a.deviation
+            spread = max(sd.x, sd.y, sd.z)
+            measured = String(printf: "the accelerometer varied by %.0f mg (σ)", spread / standardGravity * 1000)
+        }
+        guard spread > movedAcceleration else { return nil }
+        return SelfTestLine("imu", "still", measured: measured, expected: "below 20 mg", .warn, fix: movedFix)
     }
 
     /// When the IMU saw the board move (its `still` line), the magnetometer's noise is the motion's too: a warning
@@ -201,12 +217,8 @@ public enum SelfTestJudge {
         case .imu:
             var lines: [SelfTestLine] = []
             let g = run.angularRate, a = run.acceleration
-            // No accelerometer has 20 mg of white noise over 1 s: that is the board moving, and nothing at rest is judged.
-            if let adev = a.allanDeviation(tau: 1), max(adev.x, adev.y, adev.z) > movedAcceleration {
-                let mg = max(adev.x, adev.y, adev.z) / standardGravity * 1000
-                return [SelfTestLine("imu", "still", measured: String(printf: "the accelerometer varied by %.0f mg over 1 s", mg), expected: "below 20 mg", .warn,
-                                     fix: movedFix)]
-            }
+            // The board moving: nothing at rest is judged.
+            if let moved = moved(run, evenlySpaced: true) { return [moved] }
             if let adev = g.allanDeviation(tau: 1) {
                 let dps = max(adev.x, adev.y, adev.z) * 180 / .pi
                 lines.append(ratioLine("gyroscope", "noise", measured: String(printf: "Allan 1 s %.4f °/s", dps), value: dps,
