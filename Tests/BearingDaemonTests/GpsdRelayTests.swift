@@ -41,13 +41,37 @@ final class GpsdRelayTests: XCTestCase {
         client.watch(#","pps":true"#)
         let fake = try GPSFake(log: Self.fixtures.appendingPathComponent("\(name).log"), port: port, pace: 0.05)
         defer { fake.stop() }
-        var connected = false
-        let got = client.messages(timeout: 60) { m in
-            if m.state?.state == "connected" { connected = true }
-            return connected && m.state?.state == "disconnected"
-        }
-        XCTAssertTrue(connected, "never connected to gpsfake's gpsd")
+        var session = ReplaySession(classes: classes)
+        let got = client.messages(timeout: 60) { session.ends(with: $0) }
+        XCTAssertTrue(session.connected, "never connected to gpsfake's gpsd")
         return (expected, got.filter { classes.contains($0.className) })
+    }
+
+    /// When a replay is over, seen by a reader of Bearing's socket: gpsd's connection ends (STATE `disconnected`).
+    struct ReplaySession {
+        let classes: Set<String>
+        private(set) var connected = false
+
+        mutating func ends(with m: WireMessage) -> Bool {
+            guard let state = m.state, state.source == "gpsd" else { return false }
+            if state.state == "connected" { connected = true }
+            return connected && state.state == "disconnected"
+        }
+    }
+
+    /// A gpsd that lists no device (gpsfake could not add its pty) is connected to and then left for "no data for
+    /// 5 s" while `GPSFake` starts gpsfake again; the replay is the next session, and the reader has both queued by
+    /// the time it reads (CI, 2026-12-04: `testOceanServerAttitudeWithEveryField`, 0 of 20 relayed).
+    func testAReplayIsTheSessionThatCarriedDataNotOneGpsfakeGaveUpOn() throws {
+        func state(_ s: String) -> WireMessage { try! WireMessage(line: #"{"class":"STATE","source":"gpsd","endpoint":"127.0.0.1:1","state":""# + s + #""}"#) }
+        let att = try WireMessage(line: #"{"class":"ATT","device":"/dev/pts/3","heading":10.0}"#)
+        let imu = try WireMessage(line: #"{"class":"STATE","source":"imu","endpoint":"i2c:simulator:0x6a","state":"disconnected"}"#)
+        let queued = [state("connecting"), state("connected"), imu, state("disconnected"), state("connecting"), state("connected"),
+                      att, att, state("disconnected")]
+        var session = ReplaySession(classes: ["ATT"])
+        let ended = queued.firstIndex { session.ends(with: $0) }
+        XCTAssertEqual(ended, queued.count - 1, "the replay ends with the session that carried its ATT")
+        XCTAssertTrue(session.connected)
     }
 
     func assertRelayed(_ name: String, _ classes: Set<String>, atLeast: Int, file: StaticString = #filePath, line: UInt = #line) throws {
@@ -94,11 +118,8 @@ final class GpsdRelayTests: XCTestCase {
         client.watch(#","classes":["ATT","STATE"],"pipelines":{"ATT":[{"op":"deadband","degrees":30},{"op":"fields","keep":["heading"]}]}"#)
         let fake = try GPSFake(log: Self.fixtures.appendingPathComponent("heading.log"), port: port, pace: 0.05)
         defer { fake.stop() }
-        var connected = false
-        let att = client.messages(timeout: 60) { m in
-            if m.state?.state == "connected" { connected = true }
-            return connected && m.state?.state == "disconnected"
-        }.filter { $0.className == "ATT" }
+        var session = ReplaySession(classes: ["ATT"])
+        let att = client.messages(timeout: 60) { session.ends(with: $0) }.filter { $0.className == "ATT" }
         // Headings step 17.5° per epoch: a 30° deadband lets every second one through, and only `heading`.
         XCTAssertGreaterThanOrEqual(att.count, 7)
         XCTAssertLessThanOrEqual(att.count, 11)
