@@ -47,15 +47,30 @@ final class GpsdRelayTests: XCTestCase {
         return (expected, got.filter { classes.contains($0.className) })
     }
 
-    /// When a replay is over, seen by a reader of Bearing's socket: gpsd's connection ends (STATE `disconnected`).
+    /// When a replay is over, seen by a reader of Bearing's socket: gpsd's connection ends (STATE `disconnected`)
+    /// after it carried one of `classes`. A connection that carried none is not the replay's (a gpsd left because it
+    /// listed no device, before `GPSFake` started gpsfake again), and the next one is waited for.
     struct ReplaySession {
         let classes: Set<String>
         private(set) var connected = false
+        private(set) var carried = false
 
         mutating func ends(with m: WireMessage) -> Bool {
-            guard let state = m.state, state.source == "gpsd" else { return false }
-            if state.state == "connected" { connected = true }
-            return connected && state.state == "disconnected"
+            guard let state = m.state else {
+                carried = carried || (connected && classes.contains(m.className))
+                return false
+            }
+            guard state.source == "gpsd" else { return false }
+            switch state.state {
+            case "connected":
+                connected = true
+                carried = false
+            case "disconnected":
+                return connected && carried
+            default:
+                break
+            }
+            return false
         }
     }
 
