@@ -263,7 +263,8 @@ final class RoadDriveTests: XCTestCase {
         XCTAssertLessThan(gnssWorst, 0.96)
         XCTAssertLessThan(windowMedian, 1.25)
         XCTAssertLessThan(windowWorst, 2.37)
-        XCTAssertLessThan(noneMedian, 4.4)
+        // Issue 39's goal for a car without GNSS: at most 3° after ten minutes.
+        XCTAssertLessThan(noneMedian, 3.0, "without GNSS after ten minutes, the median of the eight drives")
         let noneSorted = withoutGNSS.map(\.rms).sorted()
         XCTAssertLessThan(noneSorted[noneSorted.count - 3], 6.0, "the third worst seed without GNSS")
         XCTAssertLessThan(noneWorst, 7.3, "the worst seed without GNSS")
