@@ -230,7 +230,9 @@ final class RoadDriveTests: XCTestCase {
         print("RoadDrive: with GNSS RMS median \(Self.format(gnssMedian))°, worst seed \(Self.format(gnssWorst))°; worst 2-min window median "
               + "\(Self.format(windowMedian))°, worst \(Self.format(windowWorst))°; without GNSS RMS median \(Self.format(noneMedian))°, "
               + "worst \(Self.format(noneWorst))°")
-        // Measured (2026-12-04, once the next corners could correct a corner's start, `OnlineMagnetometerCalibration.solvesCorners`):
+        // Measured (2026-12-04, once a car's heading turned to the field at 60 s rather than 30, `AttitudeFusion.tauMagOnLand`):
+        // with GNSS the same; without GNSS median 2.62°, worst 6.05°, third worst 3.11° (3.13°, 5.69°, 4.26° at 30 s).
+        // Before (2026-12-04, once the next corners could correct a corner's start, `OnlineMagnetometerCalibration.solvesCorners`):
         // with GNSS the same; without GNSS median 3.13°, worst 5.69°, third worst 4.26° (seed 4 5.48° → 4.26°, seed 7 3.28° → 2.40°).
         // Before (2026-12-04, once the rest test no longer depended on the IMU's rate, `RestDetector`, and the course's
         // window followed the bias learnt and the turns between epochs, `CourseTrim`): with GNSS RMS median 0.50°, worst
@@ -266,16 +268,17 @@ final class RoadDriveTests: XCTestCase {
         // Issue 39's goal for a car without GNSS: at most 3° after ten minutes.
         XCTAssertLessThan(noneMedian, 3.0, "without GNSS after ten minutes, the median of the eight drives")
         let noneSorted = withoutGNSS.map(\.rms).sorted()
-        XCTAssertLessThan(noneSorted[noneSorted.count - 3], 6.0, "the third worst seed without GNSS")
+        XCTAssertLessThan(noneSorted[noneSorted.count - 3], 4.7, "the third worst seed without GNSS")
         XCTAssertLessThan(noneWorst, 7.3, "the worst seed without GNSS")
         // Without GNSS judged as with it, from two minutes: until a calibration is in force the heading is the raw
-        // field's, tens of degrees off. Measured (2026-12-04): median 3.48°, worst 4.40° (3.79° and 7.63° while only the
+        // field's, tens of degrees off. Measured (2026-12-04): median 3.05°, worst 4.57° (3.48° and 4.40° while a car's
+        // heading turned to the field at 30 s; 3.79° and 7.63° while only the
         // first corners were solved: seed 4 kept its first corner's hard iron, 4.6 µT off, for 400 s; 3.90°, 7.70° before
         // the rest test held at every rate; 11.19° and 41.00° while the first corner's
         // hard iron waited for the next corner before it was put in force, seed 6's first corners a minute apart).
         let early = Self.median(withoutGNSSFromTwoMinutes)
         print("RoadDrive: without GNSS from two minutes, RMS \(withoutGNSSFromTwoMinutes.map { Self.format($0) }) median \(Self.format(early))°")
-        XCTAssertLessThan(early, 5.9, "without GNSS from two minutes")
+        XCTAssertLessThan(early, 4.6, "without GNSS from two minutes")
         XCTAssertLessThan(withoutGNSSFromTwoMinutes.max()!, 6.6, "the worst seed without GNSS from two minutes")
     }
 
@@ -835,10 +838,11 @@ final class RoadDriveTests: XCTestCase {
     /// before a stop's courses lost their lever on the window's drift). Bounds at about 1.5 times.
     ///
     /// The same drives without GNSS, judged after ten minutes as the eight are (`testTheFusionOnSimulatedRoadDrivesJudgedAsTheHeldOutDrives`).
-    /// Measured (2026-12-04): RMS median 3.86°, worst seed 7.50° (3.84° while only the first corners were solved; 3.60°, 7.83°
+    /// Measured (2026-12-04, once a car's heading turned to the field at 60 s): RMS median 3.71°, worst seed 6.24°, third
+    /// worst 4.72° (3.86°, 7.50°, 5.16° at 30 s; 3.84° while only the first corners were solved; 3.60°, 7.83°
     /// on 2026-12-02, before the rest test held at every rate). Before (2026-12-02): RMS median 3.60°, worst seed 7.83°, third worst 7.21° (3.70° while the first corner's solution
     /// waited for the next before it was in force; 3.84°, 7.86°, 6.26° while a corner's hard iron waited for the next corner
-    /// only 20 s). Issue 39's 3° is not met on these, nor on the eight (3.47°).
+    /// only 20 s). Issue 39's 3° is met on the eight (2.62°), not on these.
     /// Bounds at about 1.5 times.
     func testSeedsNoChangeWasTunedOn() throws {
         var without: [Score] = []
@@ -850,15 +854,16 @@ final class RoadDriveTests: XCTestCase {
         XCTAssertLessThan(s.windowWorst, 4.3)
         let none = Self.summary("seeds 9–24, no GNSS, after ten minutes", without)
         let sorted = without.map(\.rms).sorted()
-        XCTAssertLessThan(none.median, 5.8)
-        XCTAssertLessThan(sorted[sorted.count - 3], 9.4, "the third worst seed without GNSS")
-        XCTAssertLessThan(none.worst, 11.8)
+        XCTAssertLessThan(none.median, 5.6)
+        XCTAssertLessThan(sorted[sorted.count - 3], 7.1, "the third worst seed without GNSS")
+        XCTAssertLessThan(none.worst, 9.4)
     }
 
     /// Three minutes without fixes (400–580 s: a tunnel, a car park) on each drive, the course's trim carried by the
     /// gyroscope through them and faded by the drift its window found (`CourseTrim.fadeTime`), against the compass's
-    /// own heading (which is what a car without GNSS has, 4.5° after ten minutes). Measured (2026-12-04): median 0.86°,
-    /// worst seed 3.54°, once the gyroscope's scale was corrected for the turns taken in the outage as well
+    /// own heading (which is what a car without GNSS has, 4.5° after ten minutes). Measured (2026-12-04): median 0.85°,
+    /// worst seed 3.91° once a car's heading turned to the field at 60 s (`AttitudeFusion.tauMagOnLand`; seed 5, whose
+    /// course trim fades in the outage, follows the field later); 0.86°, 3.54° at 30 s, once the gyroscope's scale was corrected for the turns taken in the outage as well
     /// (`CourseTrim.follow(gyroHeading:)`: before, only while epochs came at most 10 s apart, 1.93°, 4.02°). Before the rest
     /// test held at every rate (Swift 6.3.1, Linux x86_64):
     /// RMS on the straights during the outage, median 2.02°, worst seed 4.57° (2.03°, 4.64° before the course start's epochs were mended; 1.96°, 4.61° before the forward axis was learnt, `VehicleAcceleration.forward`; 1.84°
