@@ -91,10 +91,21 @@ public struct AttitudeFusion: Sendable {
     /// 2.40°; 4.03°). Beyond 60 s the sixteen seeds no change was tuned on get worse, and a real gyroscope's bias
     /// (temperature) is likely worse than the simulator's: 60 s, where every set gains.
     public static let tauMagOnLand = 60.0
+    /// `tauMagOnLand` while no rest has measured the gyroscope's bias for `biasStaleTime`: a gyroscope warming in a car
+    /// that does not stop (a motorway, whose shaking passes no rest test) drifts by hundredths of a °/s a minute, which
+    /// nothing else catches about the vertical, and the heading lags by bias × τ: 0.1 °/s cost 6.00° at 60 s, 3.00°
+    /// at 30 s (`AttitudeFusionTests.testAGyroscopeWarmingOnAMotorwayHasTheFieldTakeItsHeadingSooner`).
+    public static let tauMagOnLandBiasStale = 30.0
+    /// Seconds after the filter's bias update last took a rest (`AttitudeFilter.restTaken`) that its bias is taken
+    /// as measured. On the simulated drives a car stops at least this often: 300 s gave the same figures as no limit,
+    /// 120 s cost them 0.04–0.11° (RoadDriveTests without GNSS, 2026-12-04).
+    public static let biasStaleTime = 300.0
     /// Seconds over which the tilt rate is low-passed (a bump's spike is not a hand's turn).
     public static let tiltRateTime = 5.0
     /// The gyroscope's rate about the horizontal (roll and pitch rates), low-passed over `tiltRateTime`, °/s.
     private var tiltRate = 0.0
+    /// When the filter's bias update last took a rest (`AttitudeFilter.restTaken`), s; nil since the filter started.
+    private var lastRest: Double?
     public let parameters: AttitudeFilterParameters
     public let parametersWithoutGyroscope: AttitudeFilterParameters
     public let imuOrientation: Orientation
@@ -380,7 +391,8 @@ public struct AttitudeFusion: Sendable {
 
     /// A land vehicle's time constants for the sample at `t`, while it tilts as slowly as a vehicle does
     /// (`carLikeTiltRate`): the accelerometer's `tauAccWithoutSpeed` unless GNSS speed takes its acceleration out, the
-    /// heading's `tauMagOnLand`; the filter's own otherwise.
+    /// heading's `tauMagOnLand` while a rest measured the gyroscope's bias lately (`biasStaleTime`), else
+    /// `tauMagOnLandBiasStale`; the filter's own otherwise.
     /// `rate` is the gyroscope's with its bias out, `up` the board's (levelled axes).
     private mutating func tuneToMotion(knowsSpeed: Bool, rate w: Vector3, up: Vector3, at t: Double) {
         let tilt = (w - up * w.dot(up)).length * 180 / .pi
@@ -390,8 +402,10 @@ public struct AttitudeFusion: Sendable {
         let own = filter.parameters.tauAcc
         let tau = !carLike || knowsSpeed ? own : max(own, Self.tauAccWithoutSpeed)
         if filter.accelerometerTimeConstant != tau { filter.retuneAccelerometer(tau: tau) }
+        if filter.restTaken { lastRest = t }
+        let biasMeasured = lastRest.map { t - $0 <= Self.biasStaleTime } ?? false
         let ownMag = filter.parameters.tauMag
-        let tauMag = carLike ? max(ownMag, Self.tauMagOnLand) : ownMag
+        let tauMag = carLike ? max(ownMag, biasMeasured ? Self.tauMagOnLand : Self.tauMagOnLandBiasStale) : ownMag
         if filter.magnetometerTimeConstant != tauMag { filter.retuneMagnetometer(tau: tauMag) }
     }
 
@@ -399,6 +413,7 @@ public struct AttitudeFusion: Sendable {
     /// course's trim followed in the old one no longer holds.
     private mutating func restartFilter(_ parameters: AttitudeFilterParameters) {
         filter = Self.makeFilter(parameters, reference: referenceGiven, inAVehicle: inAVehicle)
+        lastRest = nil
         online?.frameRestarted()
         courseTrim.frameRestarted()
         trimBias = nil
