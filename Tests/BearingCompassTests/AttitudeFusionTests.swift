@@ -744,9 +744,9 @@ final class AttitudeFusionTests: XCTestCase {
 
     /// A car's heading turns to the field at `tauMagOnLand` (60 s) only while the gyroscope's bias was measured at a
     /// rest lately (`biasStaleTime`): the heading lags behind a bias the filter has not caught by about bias × τ, and a
-    /// gyroscope warming in a car that does not stop (a motorway: its vibration passes no rest test) drifts. Still for
-    /// 30 s (the bias learnt, 0), then 15 minutes on a motorway without a stop, its road shaking the IMU (1 m/s² at 25
-    /// Hz), in slow bends, the gyroscope's bias about the vertical warming from 0 to 0.1 °/s over the first five
+    /// gyroscope warming in a car that does not stop (a motorway: its body's motion passes no rest test) drifts. Still
+    /// for 30 s (the bias learnt, 0), then 15 minutes on a motorway without a stop, the car pitching on its springs
+    /// (±0.4° at 1.3 Hz: a 25 Hz shake the rest test's low-pass takes out, and a rest is taken), in slow bends, the gyroscope's bias about the vertical warming from 0 to 0.1 °/s over the first five
     /// minutes. Judged over the last five minutes: the heading's mean error, against 0.1 °/s × 60 s = 6° had it kept 60 s.
     /// Measured (2026-12-04): 3.00° (τ 30 s after 300 s without a rest; 60 s before); 6.00° with 60 s throughout.
     func testAGyroscopeWarmingOnAMotorwayHasTheFieldTakeItsHeadingSooner() throws {
