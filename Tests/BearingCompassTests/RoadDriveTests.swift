@@ -863,12 +863,15 @@ final class RoadDriveTests: XCTestCase {
     /// months): whatever goes wrong and is never put right shows here, not in sixteen minutes. Without GNSS on seeds 1–16
     /// (after ten minutes, as the sixteen-minute drives), and with GNSS positions only on seeds 1–4 (after two minutes;
     /// each drive takes as long to simulate and judge as three of sixteen minutes).
-    /// Measured (2026-12-04): without GNSS RMS median 4.18°, mean 5.01°, worst seed 11.18° (seed 7; seed 1 9.30°); the
+    /// Measured (2026-12-04): without GNSS RMS median 4.18°, mean 4.75°, worst seed 9.30° (seed 1); seed 7 7.06°, 11.18°
+    /// before a step's fit freed a soft iron with which no hard iron explains its points (`OnlineMagnetometerCalibration.
+    /// fit(at:)`: its soft iron 16 % off, every fit of the hard iron alone refused for 570 s after a step at 1214 s). The
     /// sixteen-minute drives of the same seeds (other routes: a route is drawn for its length) are 3.04° median, 3.52° mean. Before a turn's fit needed the gyroscope to have turned
-    /// through more than half a turn (`OnlineMagnetometerCalibration.minimumTurnedSectors`): mean 7.24°, worst 40.89°
+    /// through more than half a turn (`OnlineMagnetometerCalibration.minimumTurnedSectors`): mean 7.24° (5.01° between
+    /// the two changes), worst 40.89°
     /// (seed 15, its heading 30–76° off from 400 s to the end: a first fit from an arc of 150° of heading, its soft iron
     /// 0.84 and 1.31 on the board's x and y), every other seed the same. Positions only: RMS 0.44°, 0.54°, 0.35°, 0.64°,
-    /// their worst windows 0.85°, 0.98°, 0.65°, 2.70° (the same before). Bounds at about 1.5 times.
+    /// their worst windows 0.85°, 0.98°, 0.65°, 2.70° (the same before). Bounds at about 1.5 times (seed 7's at 1.4).
     func testLongDrives() throws {
         let long = 2700.0
         var without: [Score] = []
@@ -878,8 +881,8 @@ final class RoadDriveTests: XCTestCase {
         let mean = rms.reduce(0, +) / Double(rms.count)
         print("RoadDrive, 45 minutes without GNSS: mean \(Self.format(mean))°")
         XCTAssertLessThan(none.median, 6.3)
-        XCTAssertLessThan(mean, 7.5)
-        XCTAssertLessThan(none.worst, 16.8)
+        XCTAssertLessThan(mean, 7.1)
+        XCTAssertLessThan(none.worst, 14)
         XCTAssertLessThan(without[6].rms, 10, "seed 7, a step learnt with a soft iron 15 % off (RMS, °)")
         var positions: [Score] = []
         for seed in UInt64(1)...4 {
