@@ -998,17 +998,18 @@ public struct OnlineMagnetometerCalibration: Sendable {
             current = turning
             turnOnly = true
         }
+        // A turn's fit, where the gyroscope binned the ring, only once the vehicle has turned through more than half a
+        // turn of heading (`minimumTurnedSectors`): the ring alone says so, before any fit is tried.
+        if turnOnly && !ringBinnedByField && turnedSectors < Self.minimumTurnedSectors {
+            return .notEnough(regions: current.count)
+        }
         var options = MagnetometerCalibrator.Options(field: field)
         if hardIronOnly { options.model = .sphere }
         if let up = current.compactMap(\.up).first { options.down = -up }
         let candidate: CalibrationFit
         do { candidate = try MagnetometerCalibrator(options: options).fit(current.map(\.raw)) } catch { return .failed(error.message) }
-        // A turn must have gone round the hard iron, not merely through as many directions from the old one; and, where
-        // the gyroscope binned the ring, through more than half a turn of heading (`minimumTurnedSectors`).
+        // A turn must have gone round the hard iron, not merely through as many directions from the old one.
         if turnOnly && Self.headingSectors(current, offset: candidate.calibration.offset) < settings.minimumSectors {
-            return .notEnough(regions: current.count)
-        }
-        if turnOnly && !ringBinnedByField && turnedSectors < Self.minimumTurnedSectors {
             return .notEnough(regions: current.count)
         }
         // A planar fit scales to the horizontal field: the whole field's magnitude is the points' about the hard iron.
