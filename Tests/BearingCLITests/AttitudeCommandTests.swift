@@ -298,6 +298,17 @@ final class AttitudeCommandTests: XCTestCase {
         XCTAssertTrue(err.contains("\(path) line 42, column gyr_z: \"12..5\" is not a finite number"), err)
     }
 
+    /// A line a logger wrote twice is taken once, said on standard error: the attitudes are the file's without it.
+    func testALineWrittenTwiceIsTakenOnceAndTold() throws {
+        let (original, _) = try writeRecording("once.csv")
+        let (twice, _) = try writeRecording("twice.csv") { lines in lines.insert(lines[100], at: 101) }
+        let (status, out, err) = try runBearing(["attitude", "--samples", twice, "--json"])
+        XCTAssertEqual(status, 0, err)
+        XCTAssertTrue(err.contains("\(twice): line 102 repeats the line before it exactly: taken once"), err)
+        let (_, expected, _) = try runBearing(["attitude", "--samples", original, "--json"])
+        XCTAssertEqual(out, expected)
+    }
+
     func testTimeGoingBackIsRefused() throws {
         let (path, _) = try writeRecording("back.csv") { lines in lines.swapAt(100, 101) }
         let (status, _, err) = try runBearing(["attitude", "--samples", path])

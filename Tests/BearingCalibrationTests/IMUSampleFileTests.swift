@@ -132,6 +132,15 @@ final class IMUSampleFileTests: XCTestCase {
         XCTAssertEqual(error("t,acc_x,acc_x\n")?.column, "acc_x", "named twice")
     }
 
+    /// A line written twice to the byte (a logger's retry) is taken once.
+    func testALineWrittenTwiceIsTakenOnce() throws {
+        let good = csv()
+        var lines = good.components(separatedBy: "\n")
+        lines.insert(lines[5], at: 6)
+        let file = try IMUSampleFile.parse(lines.joined(separator: "\n"), source: "rec.csv")
+        XCTAssertEqual(file.samples.map(\.time), try IMUSampleFile.parse(good, source: "rec.csv").samples.map(\.time))
+    }
+
     func testWrongUnitsAreNamed() {
         let inG = error(csv(accScale: 1 / 9.80665))
         XCTAssertEqual(inG?.column, "acc_x,acc_y,acc_z")

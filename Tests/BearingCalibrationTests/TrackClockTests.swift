@@ -101,6 +101,29 @@ final class TrackClockTests: XCTestCase {
         }
     }
 
+    /// A track whose positions jitter (a phone, a receiver under trees or between buildings: white noise of 2, 5, 10 and
+    /// 20 m an axis on top of the receiver's own errors), on the samples' clock, sixteen minutes of each of seeds 1–8:
+    /// its turns are still the gyroscope's, and it must not be refused as another drive's.
+    func testAJitteringTrackOnTheSamplesClockIsNotRefused() throws {
+        for seed: UInt64 in 1...8 {
+            let drive = Self.drive(seed, duration: 960)
+            let samples = drive.recordedSamples
+            for jitter in [2.0, 5.0, 10.0, 20.0] {
+                var random = RoadDriveRandom(seed: seed, stream: 300)
+                var csv = "t,lat,lon\n"
+                for p in drive.recordedPositions {
+                    let lat = p.latitude + random.gaussian() * jitter / 111_320
+                    let lon = p.longitude + random.gaussian() * jitter / (111_320 * cos(p.latitude * .pi / 180))
+                    csv += String(format: "%.3f,%.9f,%.9f\n", p.time, lat, lon)
+                }
+                let track = try GNSSTrackFile.parse(csv, source: "jitter.csv")
+                let clock = TrackClock(samples: samples, hasGyroscope: true, epochs: track.epochs)
+                let decision = clock.decision(source: "jitter.csv", track: try XCTUnwrap(track.span), samples: samples[0].time...samples.last!.time)
+                if case .refuse(let message) = decision { XCTFail("seed \(seed), \(jitter) m: \(message)") }
+            }
+        }
+    }
+
     /// Another drive's track (seed + 2's: the simulated routes share their plan, a roundabout taken the same way, so
     /// stretches of two drives match) is never a clear match, six minutes or sixteen: on the samples' clock it is
     /// refused as not the samples' (r −0.19…0.23 at its own times), on another clock as overlapping nothing.
