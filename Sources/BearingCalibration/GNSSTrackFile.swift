@@ -30,11 +30,17 @@ public struct GNSSTrackFile: Sendable {
     }
 
     public var epochs: [Epoch]
+    /// Whether the file gave no `track` column, so that every course came from the positions (`parse`): how far the
+    /// positions jitter then sets how noisy the courses are (`TrackClock.attainable`).
+    public var coursesFromPositions: Bool
 
     /// Epochs further apart than this many times the file's median interval have a gap between them.
     public static let gapIntervals = 2.5
 
-    public init(epochs: [Epoch]) { self.epochs = epochs }
+    public init(epochs: [Epoch], coursesFromPositions: Bool = false) {
+        self.epochs = epochs
+        self.coursesFromPositions = coursesFromPositions
+    }
 
     /// The same track with `offset` seconds added to every epoch's time (another clock's times on the samples').
     public func shifted(by offset: Double) -> GNSSTrackFile {
@@ -42,7 +48,7 @@ public struct GNSSTrackFile: Sendable {
             var e = e
             e.time += offset
             return e
-        })
+        }, coursesFromPositions: coursesFromPositions)
     }
 
     /// The first and last epochs' times (nil: no epoch).
@@ -116,7 +122,7 @@ public struct GNSSTrackFile: Sendable {
             if epochs[i].speed == nil { epochs[i].speed = d.speed }
             if epochs[i].track == nil { epochs[i].track = d.track }
         }
-        return GNSSTrackFile(epochs: epochs)
+        return GNSSTrackFile(epochs: epochs, coursesFromPositions: column("track") == nil)
     }
 
     /// The track's typical interval between epochs, s: the upper median of the intervals (nil with one epoch or none).

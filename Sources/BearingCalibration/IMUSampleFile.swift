@@ -28,7 +28,9 @@ public struct IMUSampleFileError: Error, Equatable, CustomStringConvertible {
 /// optionally `mag_x,mag_y,mag_z` (in any order, other columns ignored), then one line per sample (a row with
 /// all three mag cells empty has no field sample: a magnetometer slower than the IMU); blank
 /// lines and `#` comment lines are skipped, except that the keys of a `# bearing-samples chip=… device=…`
-/// line (Bearing's recordings) are kept in `metadata`. Units: t in seconds, strictly increasing; acc in m/s²; gyr in
+/// line (Bearing's recordings) are kept in `metadata`. A line that repeats the sample line before it to the byte (a
+/// logger that wrote it twice) is taken once and named in `repeatedLines`; a time that does not advance with other
+/// values is refused. Units: t in seconds, strictly increasing; acc in m/s²; gyr in
 /// rad/s; mag in µT (any unit works for the filter; online calibration needs µT: `magnetometerUnitProblem`). The units are checked on the whole file: the median
 /// |acc| must be about 9.8 (a file in g or mg is named as such), and a gyroscope whose quietest tenth of
 /// samples turns faster than 20 °/s, or whose 99th percentile exceeds 40 rad/s (beyond a 2000 °/s chip),
@@ -42,6 +44,15 @@ public struct IMUSampleFile: Sendable {
     public var hasGyroscope = true
     /// The keys of a `# bearing-samples` line (`chip`, `device`).
     public var metadata: [String: String] = [:]
+    /// The lines (1-based) that repeated the sample line before them to the byte, each taken once.
+    public var repeatedLines: [Int] = []
+
+    /// What to tell of `repeatedLines` (nil: none), `source` naming the file.
+    public func repeatedLinesNote(source: String) -> String? {
+        guard let first = repeatedLines.first else { return nil }
+        let more = repeatedLines.count > 1 ? " (and \(repeatedLines.count - 1) more)" : ""
+        return "\(source): line \(first)\(more) repeats the line before it exactly: taken once"
+    }
 
     public static let timeColumn = "t"
     public static let accelerometerColumns = ["acc_x", "acc_y", "acc_z"]
@@ -86,6 +97,8 @@ public struct IMUSampleFile: Sendable {
         var lineNumber = 0
         var previousTime = -Double.infinity
         var previousLine = 0
+        var previousBytes = 0..<0
+        var repeatedLines: [Int] = []
         var start = 0
         let newline = UInt8(ascii: "\n")
 
@@ -147,12 +160,19 @@ public struct IMUSampleFile: Sendable {
                 values[k] = v
             }
             let time = values[0]
+            if time == previousTime, b - a == previousBytes.count,
+               UnsafeBufferPointer(rebasing: bytes[a..<b]).elementsEqual(UnsafeBufferPointer(rebasing: bytes[previousBytes])) {
+                // The line before, written again (a logger's retry): taken once.
+                repeatedLines.append(lineNumber)
+                continue
+            }
             guard time > previousTime else {
                 return .failure(IMUSampleFileError(source: source, line: lineNumber, column: layout.names[layout.wanted[0]],
                     "time \(JSONObjectWriter.shortest(time)) is not after line \(previousLine)'s \(JSONObjectWriter.shortest(previousTime)): the samples must be in time order, each at its own time"))
             }
             previousTime = time
             previousLine = lineNumber
+            previousBytes = a..<b
             samples.append(IMUSample(time: time,
                                      accelerometer: Vector3(values[1], values[2], values[3]),
                                      gyroscope: layout.hasGyroscope ? Vector3(values[4], values[5], values[6]) : .zero,
@@ -167,6 +187,7 @@ public struct IMUSampleFile: Sendable {
         var file = IMUSampleFile(samples: samples, hasMagnetometer: layout.hasMagnetometer)
         file.hasGyroscope = layout.hasGyroscope
         file.metadata = metadata
+        file.repeatedLines = repeatedLines
         return .success(file)
     }
 

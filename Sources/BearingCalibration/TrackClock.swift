@@ -49,6 +49,15 @@ public struct TrackClock: Sendable {
     public var atOwnTimes: Match?
     /// Whether the samples have a gyroscope at all.
     public var hasGyroscope: Bool
+    /// The correlation the track's rates of turn could reach with the gyroscope's were it this recording's: 1 but for the
+    /// noise that positions jittering from one epoch to the next (`positionNoise`) put into courses derived from them.
+    /// Each course is the chord of the epochs either side (`GNSSTrackFile.chordReach`), of length L at the epoch's speed,
+    /// its direction off by √2·σ/L radians; a rate's noise is its two courses' over its interval; and a correlation is
+    /// then at best √(1 − noise/variance) of the track's rates (the attenuation of a correlation by measurement noise,
+    /// C. Spearman, "The proof and measurement of association between two things", Am. J. Psychol. 15, 1904).
+    public var attainable = 1.0
+    /// The positions' jitter, m an axis (`GNSSTrackFile.positionNoise`), when the courses came from them.
+    public var positionNoise: Double?
 
     public static let leastSpeed = 2.5
     /// Seconds each rate spans (three epochs at 1 Hz): a course's change over three seconds has a third of one
@@ -81,13 +90,18 @@ public struct TrackClock: Sendable {
             && runnerUp < Self.uniqueness * best.score
     }
 
-    /// Searches every shift between the two recordings' spans.
-    public init(samples: [IMUSample], hasGyroscope: Bool, epochs: [GNSSTrackFile.Epoch]) {
+    /// Searches every shift between the two recordings' spans. `coursesFromPositions`: the epochs' courses came from
+    /// their positions (a track of `t,lat,lon`), so that the positions' jitter sets how well the rates can match.
+    public init(samples: [IMUSample], hasGyroscope: Bool, epochs: [GNSSTrackFile.Epoch], coursesFromPositions: Bool = false) {
         self.hasGyroscope = hasGyroscope
         let rates = Self.courseRates(epochs)
         best = nil
         runnerUp = 0
         atOwnTimes = nil
+        if coursesFromPositions, let noise = GNSSTrackFile.positionNoise(epochs) {
+            positionNoise = noise
+            attainable = Self.attainable(rates, noise: noise, interval: GNSSTrackFile.typicalInterval(epochs))
+        }
         guard hasGyroscope, let heading = GyroHeading(samples), let first = rates.first, let last = rates.last else { return }
         func match(_ offset: Double) -> Match? { Self.match(rates, heading, offset: offset) }
         // The most interval middles any window of the samples' length holds.
@@ -161,6 +175,11 @@ public struct TrackClock: Sendable {
                             + "intervals at its own times): is a sign flipped between the gyroscope and the accelerometer (the samples' axes)? "
                             + "Its times taken as the samples'")
         }
+        if let own = atOwnTimes, abs(own.correlation) < Self.disagreement, attainable < Self.judgeable, let noise = positionNoise {
+            return .asGiven(note: "--gnss: the track's positions jitter by \(f(noise, 1)) m from one epoch to the next: the courses from them are "
+                            + "too noisy (its turns could match the gyroscope's at r \(f(attainable)) at best) to tell whether it is this recording's "
+                            + "track (r \(f(own.correlation)) at its own times; \(bestSaid)); its times taken as the samples'")
+        }
         if let own = atOwnTimes, abs(own.correlation) < Self.disagreement {
             return .refuse("\(source): the track's turns do not match the samples' (r \(f(own.correlation)) over \(own.intervals) intervals at its "
                            + "own times; \(bestSaid)): is it this recording's track? \(hint), or --gnss-offset 0 to take it as it is")
@@ -172,11 +191,42 @@ public struct TrackClock: Sendable {
     /// samples'; one as far the other way is the samples' own turns with a sign flipped, told and not refused.
     public static let disagreement = 0.4
 
+    /// The least `attainable` correlation at which a track nearer none than `disagreement` is refused: twice it, so that
+    /// the track, were it this recording's, would correlate twice as well. Below, the positions jitter too much for its
+    /// turns to tell (`TrackClockTests.testAJitteringTrackOnTheSamplesClockIsNotRefused`: 10 m of white noise an axis on
+    /// the simulated drives' tracks left r 0.25–0.45 at their own times, and was refused).
+    public static let judgeable = 0.8
+
+    /// `attainable` for `rates` from a track whose positions jitter by `noise` (m an axis) at `interval` (s).
+    static func attainable(_ rates: [CourseRate], noise: Double, interval: Double?) -> Double {
+        guard rates.count >= leastIntervals, let interval else { return 1 }
+        // Each course is the chord of `reach` epochs either side.
+        let chord = 2 * Double(GNSSTrackFile.chordReach(noise, interval: interval)) * interval
+        var noiseVariance = 0.0, sum = 0.0, sumSquares = 0.0
+        for r in rates {
+            // The two courses' directions off by √2·σ/L each (radians), at the interval's ends' speeds.
+            let ends = [r.speedBefore, r.speedAfter].map { v -> Double in
+                let off = 2.0.squareRoot() * noise / max(v * chord, 1e-3) * 180 / .pi
+                return off * off
+            }
+            noiseVariance += (ends[0] + ends[1]) / (r.length * r.length)
+            sum += r.rate
+            sumSquares += r.rate * r.rate
+        }
+        let n = Double(rates.count)
+        let variance = sumSquares / n - (sum / n) * (sum / n)
+        guard variance > 0 else { return 1 }
+        return max(0, 1 - noiseVariance / n / variance).squareRoot()
+    }
+
     /// One interval between two epochs at speed: its middle (track's clock), length, and the course's rate (°/s, clockwise).
     struct CourseRate {
         var middle: Double
         var length: Double
         var rate: Double
+        /// The speeds at the interval's two epochs, m/s.
+        var speedBefore = 0.0
+        var speedAfter = 0.0
     }
 
     static func courseRates(_ epochs: [GNSSTrackFile.Epoch]) -> [CourseRate] {
@@ -194,7 +244,7 @@ public struct TrackClock: Sendable {
             guard dt > 0 else { continue }
             let rate = SwingSolver.wrap180(cb - ca) / dt
             guard abs(rate) <= fastestTurn else { continue }
-            rates.append(CourseRate(middle: (a.time + b.time) / 2, length: dt, rate: rate))
+            rates.append(CourseRate(middle: (a.time + b.time) / 2, length: dt, rate: rate, speedBefore: a.speed ?? 0, speedAfter: b.speed ?? 0))
         }
         return rates
     }

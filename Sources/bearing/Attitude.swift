@@ -91,6 +91,7 @@ struct AttitudeCommand: ParsableCommand {
         } catch {
             throw Self.badInput("\(samples): cannot be read: \(error)")
         }
+        if let note = file.repeatedLinesNote(source: samples) { Syscall.printToStandardError(note + "\n") }
         var track: GNSSTrackFile?
         if let gnss {
             do {

@@ -132,13 +132,22 @@ final class IMUSampleFileTests: XCTestCase {
         XCTAssertEqual(error("t,acc_x,acc_x\n")?.column, "acc_x", "named twice")
     }
 
-    /// A line written twice to the byte (a logger's retry) is taken once.
+    /// A line written twice to the byte (a logger's retry) is taken once and named; a repeated time with other values
+    /// is still refused (`testErrorsNameTheLineAndColumn`).
     func testALineWrittenTwiceIsTakenOnce() throws {
         let good = csv()
         var lines = good.components(separatedBy: "\n")
         lines.insert(lines[5], at: 6)
+        lines.insert(lines[20], at: 21)
         let file = try IMUSampleFile.parse(lines.joined(separator: "\n"), source: "rec.csv")
-        XCTAssertEqual(file.samples.map(\.time), try IMUSampleFile.parse(good, source: "rec.csv").samples.map(\.time))
+        let original = try IMUSampleFile.parse(good, source: "rec.csv")
+        XCTAssertEqual(file.repeatedLines, [7, 22])
+        XCTAssertEqual(file.samples.map(\.time), original.samples.map(\.time))
+        XCTAssertEqual(original.repeatedLines, [])
+        let spaced = editing(lines.joined(separator: "\n"), line: 7) { $0 + " " }
+        XCTAssertEqual(try IMUSampleFile.parse(spaced, source: "rec.csv").repeatedLines, [7, 22], "white space at the end is no other line")
+        let other = editing(lines.joined(separator: "\n"), line: 7) { l in l.replacingOccurrences(of: ",", with: ", ") }
+        XCTAssertEqual(error(other)?.line, 7, "the same values written otherwise are a time that does not advance")
     }
 
     func testWrongUnitsAreNamed() {
