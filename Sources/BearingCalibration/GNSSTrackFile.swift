@@ -168,11 +168,22 @@ public struct GNSSTrackFile: Sendable {
     /// at 14 m/s the positions' errors from one epoch to the next turn by degrees
     /// (`RoadDriveTests.testAReceiverGivingFiveOrTenFixesASecond`: 1.18° → 0.65°, worst window 3.35° → 1.42°; 0.58° and
     /// 1.69° with the fusion's one epoch a second to learn from, `AttitudeFusion.learningEpochInterval`).
+    ///
+    /// Noisier positions want wider chords still (a course's noise is 1/k of the shortest's, what a turn smears into it
+    /// k times): from `widerChords`' jitter on, a chord spans its seconds either side. On the simulated drives, positions
+    /// only (`RoadDriveTests.testWithGNSSPositionsThatJitter`, 2026-12-04): 5 m of jitter 2.13° →
+    /// 1.76° with 3 s (2.04° with 4 s), 10 m 3.64° → 2.40° with 4 s (2.38° with 5 s, 2.84° with 6 s), worse than no GNSS
+    /// at all (2.62°) before; a phone's positions in town jitter by metres.
     static func chordReach(_ noise: Double?, interval: Double?) -> Int {
-        let shortest = max(1, Int((narrowestHalfChord / (interval ?? 1)).rounded()))
-        guard let noise, noise >= jitterForWiderChord, 2 * (interval ?? 1) <= widestHalfChord else { return shortest }
-        return max(2, shortest)
+        let step = interval ?? 1
+        let shortest = max(1, Int((narrowestHalfChord / step).rounded()))
+        guard let noise, noise >= jitterForWiderChord, 2 * step <= widestHalfChord else { return shortest }
+        let wider = widerChords.last { noise >= $0.jitter }.map { Int(($0.seconds / step).rounded()) } ?? 0
+        return max(2, shortest, wider)
     }
+
+    /// From this jitter of the positions (m an axis) on, a chord spans this many seconds either side of its epoch.
+    static let widerChords: [(jitter: Double, seconds: Double)] = [(4, 3), (8, 4)]
 
     /// The shortest a chord may span either side of its epoch, s: a second, as one epoch either side at 1 Hz.
     public static let narrowestHalfChord = 1.0

@@ -107,9 +107,10 @@ final class TrackClockTests: XCTestCase {
     /// the turns of another drive, which a track nearer none than r 0.4 at its own times is taken for. Refused,
     /// `bearing attitude` would print nothing for a recording that is right: until the positions' jitter was weighed
     /// (`TrackClock.attainable`), 10 m left r 0.25–0.45 and six of the eight were refused, 20 m all of them. Measured
-    /// (2026-12-04): r at its own times 0.84–0.93, 0.65–0.77, 0.25–0.45 and −0.08–0.23 at 2, 5, 10 and 20 m; the
-    /// attainable r 0.94–0.96, 0.76–0.82, 0.04–0.48 and 0. Another drive's track jittering by 10 m is then taken too,
-    /// and said to be beyond telling: the price of not refusing a noisy track of this drive.
+    /// (2026-12-04, courses from chords of 3 s either side from 4 m of jitter and 4 s from 8 m, `GNSSTrackFile.chordReach`):
+    /// r at its own times 0.84–0.93, 0.73–0.84, 0.36–0.60 and 0.16–0.28 at 2, 5, 10 and 20 m; the attainable r 0.94–0.96,
+    /// 0.82–0.87, 0.57–0.73 and 0–0.41. Another drive's track jittering by 10 m is then taken too, and said to be beyond
+    /// telling: the price of not refusing a noisy track of this drive.
     func testAJitteringTrackOnTheSamplesClockIsNotRefused() throws {
         func jittered(_ drive: RoadDrive, by jitter: Double) throws -> GNSSTrackFile {
             var random = RoadDriveRandom(seed: drive.configuration.seed, stream: 300)
