@@ -194,7 +194,7 @@ public struct TrackClock: Sendable {
     /// The least `attainable` correlation at which a track nearer none than `disagreement` is refused: twice it, so that
     /// the track, were it this recording's, would correlate twice as well. Below, the positions jitter too much for its
     /// turns to tell (`TrackClockTests.testAJitteringTrackOnTheSamplesClockIsNotRefused`: 10 m of white noise an axis on
-    /// the simulated drives' tracks left r 0.25–0.45 at their own times, and was refused).
+    /// the simulated drives' tracks left r 0.25–0.45 at their own times, and six of eight were refused before this rule).
     public static let judgeable = 0.8
 
     /// `attainable` for `rates` from a track whose positions jitter by `noise` (m an axis) at `interval` (s).
