@@ -129,6 +129,9 @@ final class RoadDriveTests: XCTestCase {
             let second = t.unixTime - drive.configuration.start
             return second < recordedFrom || samplesLost.contains { $0.contains(second) }
         }
+        func recorded(_ fix: GPSFix) -> Bool {
+            (fix.time?.unixTime ?? 0) - drive.configuration.start >= recordedFrom
+        }
         for event in drive.events {
             switch event {
             case .inertial(let s):
@@ -150,7 +153,7 @@ final class RoadDriveTests: XCTestCase {
                     if f.online?.origin != CalibrationOrigin.none { worstHardIron = max(worstHardIron, (offset - drive.truth[max(i - 1, 0)].hardIron).length) }
                 }
             case .fix(let x):
-                if gnss && !Self.lost(x, drive, outage) && !lost(x.time ?? GPSTimestamp(unixTime: 0)),
+                if gnss && !Self.lost(x, drive, outage) && recorded(x),
                    let given = fixes.map({ $0[k] }) ?? x { f.step(.fix(given)) }
                 k += 1
             }
