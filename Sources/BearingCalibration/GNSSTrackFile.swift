@@ -30,16 +30,18 @@ public struct GNSSTrackFile: Sendable {
     }
 
     public var epochs: [Epoch]
-    /// Whether the file gave no `track` column, so that every course came from the positions (`parse`): how far the
-    /// positions jitter then sets how noisy the courses are (`TrackClock.attainable`).
-    public var coursesFromPositions: Bool
+    /// How far the positions jitter from one epoch to the next (m an axis, `positionNoise(_:)`) when the file gave no
+    /// `track` column, so that every course came from the positions (`parse`): it sets how wide their chords are
+    /// (`chordReach`) and how noisy the courses are (`TrackClock.attainable`). nil when the file gave the courses, or
+    /// had too few evenly spaced epochs to tell.
+    public var positionNoise: Double?
 
     /// Epochs further apart than this many times the file's median interval have a gap between them.
     public static let gapIntervals = 2.5
 
-    public init(epochs: [Epoch], coursesFromPositions: Bool = false) {
+    public init(epochs: [Epoch], positionNoise: Double? = nil) {
         self.epochs = epochs
-        self.coursesFromPositions = coursesFromPositions
+        self.positionNoise = positionNoise
     }
 
     /// The same track with `offset` seconds added to every epoch's time (another clock's times on the samples').
@@ -48,7 +50,7 @@ public struct GNSSTrackFile: Sendable {
             var e = e
             e.time += offset
             return e
-        }, coursesFromPositions: coursesFromPositions)
+        }, positionNoise: positionNoise)
     }
 
     /// The first and last epochs' times (nil: no epoch).
@@ -104,7 +106,8 @@ public struct GNSSTrackFile: Sendable {
         // a tunnel, a receiver that lost lock), whose chord is no velocity. An epoch alone between two gaps has none.
         let typical = typicalInterval(epochs)
         let longest = typical.map { gapIntervals * $0 } ?? 0
-        let reach = chordReach(positionNoise(epochs), interval: typical)
+        let noise = Self.positionNoise(epochs)
+        let reach = chordReach(noise, interval: typical)
         let derived = epochs.indices.map { i -> (speed: Double, track: Double)? in
             var before = i, after = i
             while before > 0, i - before < reach, epochs[before].time - epochs[before - 1].time <= longest { before -= 1 }
@@ -122,7 +125,7 @@ public struct GNSSTrackFile: Sendable {
             if epochs[i].speed == nil { epochs[i].speed = d.speed }
             if epochs[i].track == nil { epochs[i].track = d.track }
         }
-        return GNSSTrackFile(epochs: epochs, coursesFromPositions: column("track") == nil)
+        return GNSSTrackFile(epochs: epochs, positionNoise: column("track") == nil ? noise : nil)
     }
 
     /// The track's typical interval between epochs, s: the upper median of the intervals (nil with one epoch or none).

@@ -90,16 +90,17 @@ public struct TrackClock: Sendable {
             && runnerUp < Self.uniqueness * best.score
     }
 
-    /// Searches every shift between the two recordings' spans. `coursesFromPositions`: the epochs' courses came from
-    /// their positions (a track of `t,lat,lon`), so that the positions' jitter sets how well the rates can match.
-    public init(samples: [IMUSample], hasGyroscope: Bool, epochs: [GNSSTrackFile.Epoch], coursesFromPositions: Bool = false) {
+    /// Searches every shift between the two recordings' spans. `positionNoise`: the epochs' courses came from their
+    /// positions (a track of `t,lat,lon`), which jitter by this much (`GNSSTrackFile.positionNoise`), so that it sets
+    /// how well the rates can match.
+    public init(samples: [IMUSample], hasGyroscope: Bool, epochs: [GNSSTrackFile.Epoch], positionNoise: Double? = nil) {
         self.hasGyroscope = hasGyroscope
         let rates = Self.courseRates(epochs)
         best = nil
         runnerUp = 0
         atOwnTimes = nil
-        if coursesFromPositions, let noise = GNSSTrackFile.positionNoise(epochs) {
-            positionNoise = noise
+        if let noise = positionNoise {
+            self.positionNoise = noise
             attainable = Self.attainable(rates, noise: noise, interval: GNSSTrackFile.typicalInterval(epochs))
         }
         guard hasGyroscope, let heading = GyroHeading(samples), let first = rates.first, let last = rates.last else { return }

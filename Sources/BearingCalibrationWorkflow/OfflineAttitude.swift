@@ -101,7 +101,7 @@ public struct OfflineAttitude {
         if let offset { return (track.shifted(by: offset), nil) }
         guard let span = track.span, let first = file.samples.first?.time, let last = file.samples.last?.time else { return (track, nil) }
         let clock = TrackClock(samples: file.samples, hasGyroscope: file.hasGyroscope, epochs: track.epochs,
-                               coursesFromPositions: track.coursesFromPositions)
+                               positionNoise: track.positionNoise)
         switch clock.decision(source: source, track: span, samples: first...last) {
         case .asGiven(let note): return (track, note)
         case .shift(let offset, let note): return (track.shifted(by: offset), note)

@@ -128,8 +128,8 @@ final class TrackClockTests: XCTestCase {
             let samples = drive.recordedSamples
             for jitter in [2.0, 5.0, 10.0, 20.0] {
                 let track = try jittered(drive, by: jitter)
-                XCTAssertTrue(track.coursesFromPositions)
-                let clock = TrackClock(samples: samples, hasGyroscope: true, epochs: track.epochs, coursesFromPositions: true)
+                XCTAssertNotNil(track.positionNoise)
+                let clock = TrackClock(samples: samples, hasGyroscope: true, epochs: track.epochs, positionNoise: track.positionNoise)
                 own[jitter, default: []].append(clock.atOwnTimes?.correlation ?? .nan)
                 attainable[jitter, default: []].append(clock.attainable)
                 let decision = clock.decision(source: "jitter.csv", track: try XCTUnwrap(track.span), samples: samples[0].time...samples.last!.time)
@@ -150,7 +150,7 @@ final class TrackClockTests: XCTestCase {
         // taken, saying why.
         let drive = Self.drive(1, duration: 960), other = try jittered(Self.drive(3, duration: 960), by: 10)
         let samples = drive.recordedSamples
-        let clock = TrackClock(samples: samples, hasGyroscope: true, epochs: other.epochs, coursesFromPositions: true)
+        let clock = TrackClock(samples: samples, hasGyroscope: true, epochs: other.epochs, positionNoise: other.positionNoise)
         let decision = clock.decision(source: "other.csv", track: try XCTUnwrap(other.span), samples: samples[0].time...samples.last!.time)
         guard case .asGiven(let note?) = decision else { return XCTFail("\(decision)") }
         XCTAssertTrue(note.contains("too noisy"), note)
