@@ -172,8 +172,11 @@ final class BROADTrialTests: XCTestCase {
     /// 5–25 µT at its peak in a direction drawn at random, rising and falling as sin² over 1–6 s, turned into the sensor's
     /// axes by the optical truth (where the truth is lost, none). Many turn the field about the vertical more than they
     /// change its norm or dip (5 µT across a horizontal field of 16 µT turns it 17° and changes the norm by 1.6 %), which
-    /// VQF's tests do not see; the field's heading in the gyroscope's frame then moves faster than the gyroscope could
-    /// err, and the heading rides the gyroscope while it does (`MagneticDisturbanceDetector`, the field's turn).
+    /// VQF's tests, and Bearing's, do not see: the heading follows them at `tauMag`. Measured (2026-12-05): mean heading
+    /// 1.77° with them against 1.13° as recorded; trial 05 (slow turns with breaks) 3.33° against 0.89°. A test of the
+    /// field's heading in the gyroscope's frame (a field that turns faster than the gyroscope could err) took this to
+    /// 1.30–1.32° and was not kept: it cost the magnet tables (docs/attitude.md, "Fields the board passes"). The bound
+    /// guards against worse.
     func testFieldsTheBoardPassesAsItIsCarriedAbout() throws {
         let directory = try requireSharedData("broad")
         var lines: [String] = []
@@ -219,7 +222,7 @@ final class BROADTrialTests: XCTestCase {
         print("BROAD with fields the board passes, through bearing attitude: RMSE in degrees, with them | as recorded (total, heading)")
         for line in lines { print(line) }
         print(pad("mean heading") + String(format: " %.2f with them, %.2f as recorded", sums.passing / n, sums.clean / n))
-        XCTAssertLessThan(sums.passing / n, 1.45, "mean heading RMSE with the fields the board passes")
+        XCTAssertLessThan(sums.passing / n, 1.85, "mean heading RMSE with the fields the board passes")
     }
 
     /// Trial 26 (a vibrating phone attached) was the one trial whose heading online calibration made worse against
