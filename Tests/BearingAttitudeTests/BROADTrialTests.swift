@@ -144,12 +144,9 @@ final class BROADTrialTests: XCTestCase {
 
     /// `bearing attitude --samples` as a user runs it (its defaults: a car's online calibration from nothing
     /// known, no track): what it prints, scored against the truth, with online calibration on (the default) and off
-    /// (`--no-calibrate`). Online calibration must never make a trial's heading worse by more than 0.16° (the goal
-    /// is 0.1°: trial 26, a vibrating phone attached, is +0.15°; its calibration takes out what turns with the board,
-    /// and what it adds is a constant offset of the truth's north: `testTrial26sCalibrationHalvesTheHeadingsSpread
-    /// AndMovesOnlyItsMean`). It was +0.14° (0.15° allowed) until a car without GNSS speed took
-    /// its accelerometer at 60 s while it tilts slowly: the phone lying still then improved by 0.01° without online
-    /// calibration (1.37 → 1.36°), not with it (1.51°).
+    /// (`--no-calibrate`). Online calibration must never make a trial's heading worse by more than 0.1° (issue 39's
+    /// rule). Trial 26 (a vibrating phone attached) was the one it did, by 0.14–0.16°, until the filter took its first
+    /// field at rest (`testTrial26sCalibrationTakesOutWhatTurnsWithTheBoardAndLeavesNorth`).
     func testWhatBearingAttitudePrints() throws {
         let directory = try requireSharedData("broad")
         var lines: [String] = []
@@ -240,12 +237,15 @@ final class BROADTrialTests: XCTestCase {
     /// at rest; now 1.39° against 1.84°). Is its fit wrong? Here the calibration it learns is
     /// applied to the recorded field from the first sample, and the heading's error is split into its mean (a
     /// constant offset of north) and its spread about that mean (what a wrong hard iron turns as the board turns).
-    /// The calibration learnt takes the spread from 1.78° to 0.72° (1.27° to 0.75° before): what is left hardly turns
-    /// with the board, so the fit is right. The mean moves from 0.45° to 1.03° (−0.50° to +1.07° before): an error
-    /// that does not turn with the board is north itself. The truth's north is then about 1° from the field's once the
-    /// phone's hard iron is out; likely because the authors aligned it to the field the board measured, phone
-    /// included (the BROAD README: "at rest, the measured field rotated by q points north to within about 1°").
-    func testTrial26sCalibrationHalvesTheHeadingsSpreadAndMovesOnlyItsMean() throws {
+    /// A right calibration takes out what turns with the board and leaves north where the truth has it (the authors
+    /// aligned the truth's north to the field at rest). The one learnt left the spread at 0.72° (from 1.78°) but moved
+    /// the mean from 0.45° to 1.03° while the first fit, on 35 of the 100 direction regions a minute in, stayed in force
+    /// for the rest of the trial: the fits after it, on up to 83 regions, explained the points better but not by the
+    /// 20 % a replacement needs. That looked like the truth's north 1° off the field's; it was the early fit's hard
+    /// iron, 0.7 µT off. Since a fit on fewer than `OnlineCalibrationSettings.fullFitRegions` regions is provisional,
+    /// a later fit on more replaces it on any real improvement, and the calibration learnt leaves 0.61° of spread and
+    /// a mean of −0.38° (2026-12-05).
+    func testTrial26sCalibrationTakesOutWhatTurnsWithTheBoardAndLeavesNorth() throws {
         let directory = try requireSharedData("broad")
         let name = "26_disturbed_phone_vibration_A"
         guard let (file, reference) = try load(name, from: directory) else { return }
@@ -272,7 +272,7 @@ final class BROADTrialTests: XCTestCase {
         print(String(format: "BROAD %@: heading error without calibration mean %.2f°, spread %.2f°; with the one learnt (hard iron %@) from the start mean %.2f°, spread %.2f°",
                      name, off.mean, off.spread, "\(learnt.offset)", on.mean, on.spread))
         XCTAssertLessThan(on.spread, 0.7 * off.spread, "the calibration learnt should take out what turns with the board")
-        XCTAssertGreaterThan(on.mean - off.mean, 0.4, "the mean moves: north is the truth's, measured with the phone on")
+        XCTAssertLessThan(abs(on.mean), 0.6, "the calibration learnt should leave north where the truth has it")
     }
 
     /// A magnet fixed to the board, added to the recorded field in the sensor's axes (its field turns with the
@@ -490,5 +490,66 @@ extension BROADTrialTests {
         for (distance, bound) in [(0.0, 1.8), (1, 1.9), (2, 2.2), (3, 1.95), (4, 1.85), (5, 1.9)] {
             XCTAssertLessThan(try XCTUnwrap(on[distance]), bound, "trial 33, its magnet at \(distance) cm: heading RMS with online calibration")
         }
+    }
+}
+
+extension BROADTrialTests {
+    /// The six trials with the sensor's axes turned in the board before the recording: 90° about its x, its y and its z.
+    /// The same motion, the same field and the same truth (every vector v' = r v r*, the truth q' = q r*), so a filter
+    /// that treats its axes alike scores the same in each. The attitude filter does (online calibration off: the same
+    /// to a few hundredths). Online calibration bins the field's directions into regions fixed in the sensor's axes
+    /// (`SphereRegions`) and fits once enough regions hold a point, so its fits, and the heading, differ from one
+    /// turn to the next: trial 26 (a vibrating phone attached) is 1.39° as recorded and 2.31° / 1.41° / 2.38° turned
+    /// (2026-12-05). The held-out trials are recorded in whatever axes their motion put the board in, so the mean over
+    /// the four is the fairer figure for them than the recorded axes' alone: 1.19° of heading against 1.13°.
+    /// `scripts/bench-attitude --variant turned-x90,turned-y90,turned-z90` runs the peers on the same.
+    func testTheSensorsAxesTurnedInTheBoard() throws {
+        let directory = try requireSharedData("broad")
+        let turns: [(name: String, r: Quaternion?)] = [
+            ("as recorded", nil),
+            ("x 90°", Quaternion(axis: Vector3(1, 0, 0), angle: .pi / 2)),
+            ("y 90°", Quaternion(axis: Vector3(0, 1, 0), angle: .pi / 2)),
+            ("z 90°", Quaternion(axis: Vector3(0, 0, 1), angle: .pi / 2)),
+        ]
+        var lines: [String] = []
+        var sums = (total: 0.0, heading: 0.0), runs = 0.0
+        var perTurn = [Double](repeating: 0, count: turns.count)
+        for trial in Self.trials {
+            guard let (recorded, reference) = try load(trial.name, from: directory) else { continue }
+            var line = pad(trial.name)
+            var off: [Double] = []
+            for (k, turn) in turns.enumerated() {
+                var file = recorded, truth = reference
+                if let r = turn.r {
+                    for i in file.samples.indices {
+                        file.samples[i].accelerometer = r.rotate(file.samples[i].accelerometer)
+                        file.samples[i].gyroscope = r.rotate(file.samples[i].gyroscope)
+                        file.samples[i].magnetometer = file.samples[i].magnetometer.map { r.rotate($0) }
+                        truth[i].q = reference[i].q * r.conjugate
+                    }
+                }
+                let on = scored(file, against: truth).all
+                off.append(scored(file, against: truth, calibrate: false).all.headingDegrees)
+                sums.total += on.totalDegrees
+                sums.heading += on.headingDegrees
+                perTurn[k] += on.headingDegrees
+                runs += 1
+                line += String(format: "  %5.2f %5.2f", on.headingDegrees, off[k])
+            }
+            lines.append(line)
+            for (k, turn) in turns.enumerated().dropFirst() {
+                XCTAssertEqual(off[k], off[0], accuracy: 0.05,
+                               "\(trial.name), axes turned \(turn.name): the filter without online calibration scores the same")
+            }
+        }
+        print("BROAD with the sensor's axes turned in the board, through bearing attitude: heading RMSE in degrees, online calibration on, off")
+        print(pad("trial") + turns.map { "  " + $0.name.padding(toLength: 11, withPad: " ", startingAt: 0) }.joined())
+        for line in lines { print(line) }
+        let n = Double(Self.trials.count)
+        print(pad("mean heading, on") + perTurn.map { String(format: "  %5.2f      ", $0 / n) }.joined())
+        print(String(format: "mean over the %.0f: %.2f total, %.2f heading", runs, sums.total / runs, sums.heading / runs))
+        // Measured (2026-12-05): 1.40° total, 1.19° heading over the 24.
+        XCTAssertLessThan(sums.total / runs, 1.45, "mean total RMSE over the axes turned")
+        XCTAssertLessThan(sums.heading / runs, 1.24, "mean heading RMSE over the axes turned")
     }
 }
