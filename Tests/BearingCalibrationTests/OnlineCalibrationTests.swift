@@ -61,7 +61,7 @@ final class OnlineCalibrationTests: XCTestCase {
         let after = Self.run(&tracker, from: 5, seconds: 175)
         print("online calibration, cold start, tumbling: heading RMS \(before)° at first, \(after.rms)° after 3 min; \(after.changes.count) changes")
         XCTAssertEqual(tracker.origin, .auto)
-        XCTAssertLessThan(after.rms, 1.0)
+        XCTAssertLessThan(after.rms, 0.8, "measured 0.52° (0.71° while the first fit, on part of the sphere, stayed in force)")
         XCTAssertGreaterThan(before, 10)
         // The fitted hard iron, in raw units, is the simulated one.
         XCTAssertLessThan((tracker.inForce.offset - Self.hardIron).length, 1.5, "\(tracker.inForce.offset)")
