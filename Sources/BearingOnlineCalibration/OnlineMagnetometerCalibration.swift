@@ -298,7 +298,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
     /// The calibration in force is a 3-D fit on this many direction regions, fewer than `fullFitRegions` (part of the
     /// sphere, where its hard iron is still bent by what its soft iron cannot yet be told from): a fit on a quarter more
     /// regions replaces it on any real improvement. Without it the first fit stays: BROAD trial 26's, on 35 regions a
-    /// minute in, was in force to the end, 0.7 µT off, while every fit after it explained the points 10–15 % better.
+    /// minute in, was in force to the end, 0.7 µT off, while the fits after it explained the points 3–17 % better.
     private var partialFitRegions: Int?
     /// Calibrations in force earlier, newest last (the one at the start among them).
     private var earlier: [MagneticCalibration] = []
