@@ -62,9 +62,16 @@ final class TestRigTests: XCTestCase {
             if Self.removeDevices(of: fake, port: port) > 0 { removed = paths }
         }
         defer { fake.stop() }
-        XCTAssertFalse(removed.isEmpty, "the first launch's device could not be taken away")
-        XCTAssertEqual(fake.launches, 2, "gpsfake was not started again though its gpsd had no device")
         XCTAssertFalse((GPSFake.devices(port: port) ?? []).isEmpty, "gpsd serves with no device")
+        guard !removed.isEmpty else {
+            // The first launch failed by itself before its device could be taken (gpsfake's own "socket error [Errno
+            // 111] Connection refused", its gpsd never listening: CI on 2026-12-05, a loaded machine), and the rig
+            // started it again for that: the case this test makes did not arise, the rig's answer to it did.
+            print("TestRigTests: the first launch of gpsfake failed by itself; \(fake.launches) launches")
+            XCTAssertGreaterThanOrEqual(fake.launches, 2, "gpsfake was not started again though its first launch failed")
+            return
+        }
+        XCTAssertEqual(fake.launches, 2, "gpsfake was not started again though its gpsd had no device")
     }
 
     /// An agent started before gpsfake (as `ConformanceTests` starts one, to see the log from its first sentence) may
