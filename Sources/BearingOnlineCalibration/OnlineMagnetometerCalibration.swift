@@ -1060,15 +1060,18 @@ public struct OnlineMagnetometerCalibration: Sendable {
         let aboutFit = turnOnly || planar ? Self.headingSectors(current, offset: fitted.offset) : 12
         if aboutFit < settings.minimumSectors { return .notEnough(regions: current.count) }
         let sectors = turnOnly ? aboutFit : 12
+        // A fit of a 3-D spread of directions (not a turn's ring, nor a planar fit): its dip is held to
+        // `spreadFitDipSpread`, and on part of the sphere it is partial (`partialFitRegions`).
+        let spreadFit = !turnOnly && !planar
         // Better than the one in force, clearly, and good in itself: it explains its points within half the
         // disturbance thresholds (a fit that does not is no calibration, however much it improves).
         let relaxed = provisional || partialTurnSectors.map { sectors > $0 } == true
-            || (!turnOnly && !planar && partialFitRegions.map { 4 * current.count >= 5 * $0 } == true)
+            || (spreadFit && partialFitRegions.map { 4 * current.count >= 5 * $0 } == true)
         let (ratio, margin) = relaxed ? (0.97, 0.02) : (settings.acceptRatio, settings.acceptMargin)
         // Judged as fitted: on land a turn's dip weighs less (`turnTiltIsReal`).
         let (oldTotal, newTotal) = (old.total(dipWeight: dipWeight), new.total(dipWeight: dipWeight))
         let better = newTotal < ratio * oldTotal && oldTotal - newTotal >= margin && Self.good(new, settings)
-            && (turnOnly || planar || new.dipDegrees <= Self.spreadFitDipSpread)
+            && (!spreadFit || new.dipDegrees <= Self.spreadFitDipSpread)
         guard better else {
             misfit = old
             confirmInForce(old)
@@ -1089,7 +1092,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
                                        offsetMoved: (fitted.offset - inForce.offset).length, afterStep: afterStep)
         let held = HeldFit(change: change, time: time, dipWeight: dipWeight, field: scale,
                            provisional: hardIronOnly || (provisional && sectors < 12), partialTurnSectors: sectors < 12 ? sectors : nil,
-                           partialFitRegions: hardIronOnly || turnOnly || planar || current.count >= settings.fullFitRegions ? nil : current.count)
+                           partialFitRegions: spreadFit && !hardIronOnly && current.count < settings.fullFitRegions ? current.count : nil)
         // A good calibration in force (one that explains its points within half the disturbance thresholds), or a
         // start from the gyroscope (`fromTheGyroscope`), is replaced only by a fit that also explains the samples
         // after it better, which it did not see. One that does not (nothing known yet, a hard iron known to have
