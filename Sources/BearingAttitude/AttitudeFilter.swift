@@ -54,6 +54,9 @@ public struct AttitudeFilter: Sendable {
     public private(set) var magnetic: MagneticDisturbanceDetector
     /// Whether a magnetometer sample has been used (9D); until then the heading is free (6D).
     public private(set) var hasMagnetometer = false
+    /// Whether a gyroscope sample came: without one the 6D frame does not turn with the board, and the field's heading
+    /// in it says nothing of a disturbance (`MagneticDisturbanceDetector.azimuthMoving`).
+    public private(set) var hasGyroscope = false
     /// Whether an accelerometer sample has corrected the inclination yet: before it, "up" is the identity's, not
     /// the sensor's.
     public private(set) var hasInclination = false
@@ -227,6 +230,7 @@ public struct AttitudeFilter: Sendable {
     /// a corner begins turns the heading by the whole corner's rate for that second, 10–20° on a road.
     public mutating func updateGyroscope(_ rate: Vector3, dt: Double) {
         guard rate.isFinite, dt > 0, dt.isFinite else { return }
+        hasGyroscope = true
         if parameters.restBiasEstimation || parameters.magneticDisturbanceRejection {
             rest.gyroscope(rate, dt: dt)
         }
@@ -267,7 +271,7 @@ public struct AttitudeFilter: Sendable {
         hasMagnetometer = true
         let inEarth = quaternion6D(turnedBy: lead).rotate(field)
         if parameters.magneticDisturbanceRejection {
-            magnetic.observe(earthField: inEarth, turnRate: rest.lowPassedRate.length, dt: dt)
+            magnetic.observe(earthField: inEarth, turnRate: rest.lowPassedRate.length, dt: dt, gyroscope: hasGyroscope)
             if !magnetic.disturbed { floorWaitsForUndisturbed = true }
         }
 
