@@ -596,7 +596,9 @@ final class AttitudeCommandTests: XCTestCase {
         // (`CourseTrim`).
         XCTAssertLessThan(fixes.first, 0.25)
         XCTAssertLessThan(fixes.rest, 0.26)
-        XCTAssertGreaterThan(none.first, 10)
+        // Without fixes the first minutes are what the fixes are for: 8.81° (10.45° before the field's heading in the
+        // gyroscope's frame was judged too, `MagneticDisturbanceDetector.azimuthMoving`).
+        XCTAssertGreaterThan(none.first, 6)
     }
 
     /// `--gnss` with `--vehicle boat`: the track is solved as a GNSS swing (with the current) at the end, from
