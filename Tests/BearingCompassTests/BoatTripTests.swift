@@ -157,8 +157,10 @@ final class BoatTripTests: XCTestCase {
         XCTAssertLessThan(rms, raw, "the swing's curve must improve the heading")
         XCTAssertEqual(state.steps, 1)
         // The step (a magnet, a new battery): its new hard iron in force within 30 s, and the heading right in the
-        // 3 minutes after it (2.0° measured; 13.6° when only the magnitude told a step).
+        // 3 minutes after it: 0.79° measured since the field's heading in the gyroscope's frame is judged too (the jump
+        // turns it there at once, and the heading rides the gyroscope until the step is in force); 2.0° before, 13.6°
+        // when only the magnitude told a step. The goal is 3°; the bound is 1.5 times the figure.
         XCTAssertTrue(changes.withLock { $0 }.contains { $0 > 900 && $0 <= 930 }, "no change within 30 s of the step")
-        XCTAssertLessThanOrEqual(jumpRMS, 3.0, "heading RMS in the 3 minutes after the step")
+        XCTAssertLessThanOrEqual(jumpRMS, 1.2, "heading RMS in the 3 minutes after the step")
     }
 }
