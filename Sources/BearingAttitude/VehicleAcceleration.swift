@@ -39,9 +39,12 @@ import Darwin
 /// car's acceleration across it is ω × (v f), so (ω × v f) × ω = v |ω|² f for ω across f: the cross product of the
 /// (high-passed) specific force with the rate points along f, scaled by v |ω|², whatever v is as long as the car
 /// goes forward, and left and right turns alike. What else the force holds cancels over the turns both ways: a
-/// change of speed (v̇ f × ω changes sign with the turn's), a lever arm's centripetal term (odd in ω). Σ (a × ω) dt
+/// change of speed (v̇ f × ω changes sign with the turn's), a lever arm's centripetal term (odd in ω). It cancels only
+/// where the drive turned as much each way, which no drive does, so the left turns and the right ones are summed apart
+/// and weighed alike (`balancedTurning`). Σ (a × ω) dt
 /// is summed while no speed is known; once it is `speedlessWeight` long and points one way (`speedlessAgreement` of
-/// Σ |a × ω| dt), its direction is the forward axis (`forwardWithoutSpeed`), and the prior of the fit with speed
+/// Σ |a × ω| dt), its direction (the two sides' weighed alike, once both have turns) is the forward axis
+/// (`forwardWithoutSpeed`), and the prior of the fit with speed
 /// when that comes. It is what the IMU-mount alignment of dead-reckoning receivers does from the turns; here without
 /// the wheel speed. Pure.
 public struct VehicleAcceleration: Sendable {
@@ -82,6 +85,8 @@ public struct VehicleAcceleration: Sendable {
     private var lowWithoutSpeed: (force: Vector3, rate: Vector3, time: Double)?
     private var turning = Vector3.zero
     private var turningLength = 0.0
+    /// Σ (a × ω) dt and Σ |a × ω| dt of the left turns and of the right ones apart (`balancedTurning`).
+    private var turningBySide = (left: Vector3.zero, leftLength: 0.0, right: Vector3.zero, rightLength: 0.0)
     /// How long Σ (a × ω) dt must be before its direction is taken, (m/s²)·(rad/s)·s: about five right-angle corners at
     /// town speeds (3 m/s² at 0.3 rad/s for 5 s each).
     public var speedlessWeight = 20.0
@@ -177,12 +182,30 @@ public struct VehicleAcceleration: Sendable {
         turning = turning + c
         upInTurns = upInTurns + up * dt
         turningLength += c.length
+        if yaw > 0 {
+            turningBySide.left = turningBySide.left + c
+            turningBySide.leftLength += c.length
+        } else {
+            turningBySide.right = turningBySide.right + c
+            turningBySide.rightLength += c.length
+        }
         let n = turning.length
         guard n >= speedlessWeight, n >= speedlessAgreement * turningLength else { return }
-        let f = turning / n
+        let balanced = balancedTurning
+        let f = balanced.length > 0 ? balanced.normalized : turning / n
         guard abs(f.dot(up)) <= sin(speedlessElevation * .pi / 180) else { return }
         forwardWithoutSpeed = f
         if kept == nil, !hasSeenSpeed { forward = f }
+    }
+
+    /// Σ (a × ω) dt with the left turns and the right ones weighed alike: each side's sum over its own Σ |a × ω| dt.
+    /// What the force holds that is odd in the turn's rate (a change of speed through the turn, v̇ f × ω; a lever arm's
+    /// centripetal term) cancels between a left turn and a right one, and so between the sums only where the drive
+    /// turned as much each way. Zero until both sides have turns.
+    var balancedTurning: Vector3 {
+        let t = turningBySide
+        guard t.leftLength > 0, t.rightLength > 0 else { return .zero }
+        return t.left / t.leftLength + t.right / t.rightLength
     }
 
     /// Whether the axis known is the corners' alone (`forwardWithoutSpeed`): no speed has come on this drive, and no
@@ -219,6 +242,8 @@ public struct VehicleAcceleration: Sendable {
         kept = kept.map(turn)
         forwardWithoutSpeed = forwardWithoutSpeed.map(turn)
         turning = turn(turning)
+        turningBySide.left = turn(turningBySide.left)
+        turningBySide.right = turn(turningBySide.right)
         upInTurns = turn(upInTurns)
         low = low.map { (turn($0.force), $0.change, turn($0.turn), $0.time) }
         lowWithoutSpeed = lowWithoutSpeed.map { (turn($0.force), turn($0.rate), $0.time) }
