@@ -83,10 +83,17 @@ public struct VehicleAcceleration: Sendable {
     /// Without a speed: the low-passed specific force and rate (nil: start again), and Σ (a × ω) dt and Σ |a × ω| dt
     /// of what is left of them.
     private var lowWithoutSpeed: (force: Vector3, rate: Vector3, time: Double)?
-    private var turning = Vector3.zero
-    private var turningLength = 0.0
-    /// Σ (a × ω) dt and Σ |a × ω| dt of the left turns and of the right ones apart (`balancedTurning`).
-    private var turningBySide = (left: Vector3.zero, leftLength: 0.0, right: Vector3.zero, rightLength: 0.0)
+    /// Σ (a × ω) dt and Σ |a × ω| dt over one side's turns.
+    private struct TurnSum {
+        var sum = Vector3.zero
+        var length = 0.0
+        mutating func add(_ c: Vector3) {
+            sum = sum + c
+            length += c.length
+        }
+    }
+    /// The left turns' sums and the right ones' apart (`balancedTurning`); both sides' together are the drive's.
+    private var leftTurns = TurnSum(), rightTurns = TurnSum()
     /// How long Σ (a × ω) dt must be before its direction is taken, (m/s²)·(rad/s)·s: about five right-angle corners at
     /// town speeds (3 m/s² at 0.3 rad/s for 5 s each).
     public var speedlessWeight = 20.0
@@ -179,18 +186,10 @@ public struct VehicleAcceleration: Sendable {
         let a = specificForce - force, w = ω - rate
         guard a.cross(w).length >= turnSpeed * w.dot(w) else { return }
         let c = a.cross(w) * dt
-        turning = turning + c
         upInTurns = upInTurns + up * dt
-        turningLength += c.length
-        if yaw > 0 {
-            turningBySide.left = turningBySide.left + c
-            turningBySide.leftLength += c.length
-        } else {
-            turningBySide.right = turningBySide.right + c
-            turningBySide.rightLength += c.length
-        }
-        let n = turning.length
-        guard n >= speedlessWeight, n >= speedlessAgreement * turningLength else { return }
+        if yaw > 0 { leftTurns.add(c) } else { rightTurns.add(c) }
+        let turning = leftTurns.sum + rightTurns.sum, n = turning.length
+        guard n >= speedlessWeight, n >= speedlessAgreement * (leftTurns.length + rightTurns.length) else { return }
         let balanced = balancedTurning
         let f = balanced.length > 0 ? balanced.normalized : turning / n
         guard abs(f.dot(up)) <= sin(speedlessElevation * .pi / 180) else { return }
@@ -203,9 +202,8 @@ public struct VehicleAcceleration: Sendable {
     /// centripetal term) cancels between a left turn and a right one, and so between the sums only where the drive
     /// turned as much each way. Zero until both sides have turns.
     var balancedTurning: Vector3 {
-        let t = turningBySide
-        guard t.leftLength > 0, t.rightLength > 0 else { return .zero }
-        return t.left / t.leftLength + t.right / t.rightLength
+        guard leftTurns.length > 0, rightTurns.length > 0 else { return .zero }
+        return leftTurns.sum / leftTurns.length + rightTurns.sum / rightTurns.length
     }
 
     /// Whether the axis known is the corners' alone (`forwardWithoutSpeed`): no speed has come on this drive, and no
@@ -241,9 +239,8 @@ public struct VehicleAcceleration: Sendable {
         forward = turn(forward)
         kept = kept.map(turn)
         forwardWithoutSpeed = forwardWithoutSpeed.map(turn)
-        turning = turn(turning)
-        turningBySide.left = turn(turningBySide.left)
-        turningBySide.right = turn(turningBySide.right)
+        leftTurns.sum = turn(leftTurns.sum)
+        rightTurns.sum = turn(rightTurns.sum)
         upInTurns = turn(upInTurns)
         low = low.map { (turn($0.force), $0.change, turn($0.turn), $0.time) }
         lowWithoutSpeed = lowWithoutSpeed.map { (turn($0.force), turn($0.rate), $0.time) }
