@@ -61,6 +61,14 @@ public struct RoadDriveEffects: Equatable, Sendable {
         return e
     }
 
+    /// Every effect off, the car's iron too: the trajectory and the local field sensed exactly, so that whatever the
+    /// estimator gets wrong is its own.
+    public static var exact: RoadDriveEffects {
+        var e = none
+        e.carIron = false
+        return e
+    }
+
     /// Each effect's name and switch, for ablations.
     public static var switches: [(name: String, path: WritableKeyPath<RoadDriveEffects, Bool>)] {
         [("sideslip", \.sideslip), ("hills", \.hills), ("bodyMotion", \.bodyMotion), ("suspension", \.suspension),

@@ -300,8 +300,7 @@ final class RoadDriveTests: XCTestCase {
     /// (with the two sums weighed alike, `VehicleAcceleration.balancedTurning`); −1.05…2.28°, RMS 1.46°, with the turns
     /// summed as they came. Bounds 1.5 times.
     func testTheCornersAloneGiveTheForwardAxisOnADriveThatTurnsMoreOneWay() {
-        var fx = RoadDriveEffects.none
-        fx.carIron = false
+        let fx = RoadDriveEffects.exact
         var yaws: [Double] = []
         for seed in Self.seeds {
             let score = Self.judge(Self.drive(seed: seed, effects: fx), gnss: false, after: 600)
@@ -413,8 +412,7 @@ final class RoadDriveTests: XCTestCase {
     /// `AttitudeFusion.tauAccWithSpeed` 20 s; pitch 1.01° (worst 1.06°), roll 0.37° (0.41°) with the filter's own 3 s.
     /// Bounds 1.5 times.
     func testATTsTiltWithTheSpeedsAccelerationTakenOutOnAFlatRoad() {
-        var fx = RoadDriveEffects.none
-        fx.carIron = false
+        let fx = RoadDriveEffects.exact
         var pitch: [Double] = [], roll: [Double] = []
         for seed in Self.seeds {
             let score = Self.judge(Self.drive(seed: seed, effects: fx), gnss: true, after: 120)
@@ -1229,8 +1227,7 @@ final class RoadDriveTests: XCTestCase {
     /// truth alone: level, without the sensor's errors, lever arm or suspension, the specific force in the car's
     /// axes is (v̇, v ψ̇, −g), v̇ and ψ̇ the truth's speed and heading differentiated.
     func testTheAccelerometerReadsTheCarsAcceleration() throws {
-        var fx = RoadDriveEffects.none
-        fx.carIron = false
+        let fx = RoadDriveEffects.exact
         let drive = Self.drive(seed: 7, duration: 300, effects: fx)
         let rate = drive.configuration.rate
         var k = 0, worst = 0.0, largest = 0.0
@@ -1291,8 +1288,7 @@ final class RoadDriveTests: XCTestCase {
     /// north-east-down by the truth's attitude it is the drive's field exactly, whose declination and dip are
     /// 1–3° off WMM's (what the estimator is given).
     func testTheMagnetometerWithoutIronReadsTheLocalFieldNotWMMs() {
-        var fx = RoadDriveEffects.none
-        fx.carIron = false
+        var fx = RoadDriveEffects.exact
         fx.fieldOffWMM = true
         let drive = Self.drive(seed: 4, duration: 200, effects: fx)
         let local = drive.localField.ned
