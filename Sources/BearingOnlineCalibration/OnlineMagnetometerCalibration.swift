@@ -93,7 +93,7 @@ public struct OnlineCalibrationSettings: Equatable, Sendable {
     /// times the old one's and lower by at least `acceptMargin` (hysteresis: no flip-flopping).
     public var acceptRatio = 0.8
     public var acceptMargin = 0.3
-    /// A fit (other than a step's) is put in force only once `validationSamples` samples after it (at
+    /// A fit (a step's too, with a gyroscope) is put in force only once `validationSamples` samples after it (at
     /// `sampleInterval`), turned through enough directions, are explained better by it than by the calibration in
     /// force; refused when they are not, or when `validationTime` seconds pass first. 0: taken at once.
     public var validationSamples = 50
@@ -1095,10 +1095,15 @@ public struct OnlineMagnetometerCalibration: Sendable {
                            partialFitRegions: spreadFit && !hardIronOnly && current.count < settings.fullFitRegions ? current.count : nil)
         // A good calibration in force (one that explains its points within half the disturbance thresholds), or a
         // start from the gyroscope (`fromTheGyroscope`), is replaced only by a fit that also explains the samples
-        // after it better, which it did not see. One that does not (nothing known yet, a hard iron known to have
-        // stepped) has nothing to protect: no wait.
-        let unproven = !Self.good(old, settings) && !fromTheGyroscope
-        if hardIronOnly || courseBearsOut || unproven || settings.validationSamples == 0 { return .accepted(take(held)) }
+        // after it better, which it did not see. So is the calibration in force after a step, where the samples come
+        // in the gyroscope's frame: the step's fits have few directions, an arc where a field fixed in the world is
+        // partly a hard iron (`OnlineCalibrationTests.testAStepsFitWaitsForSamplesItDidNotSee`), and the samples after
+        // such a fit judge it by the field's wander in that frame. Without the frame they would judge it by the misfit
+        // (a spread about the mean magnitude), which the calibration a step disproved may pass on the few directions
+        // since. One that explains its points badly (nothing known yet) has nothing to protect: no wait.
+        let framed = time - lastFramed <= settings.stepTime
+        let unproven = (!Self.good(old, settings) && !fromTheGyroscope) || (hardIronOnly && !framed)
+        if courseBearsOut || unproven || settings.validationSamples == 0 { return .accepted(take(held)) }
         heldFit = held
         fresh.removeAll(keepingCapacity: true)
         freshFramed.removeAll(keepingCapacity: true)

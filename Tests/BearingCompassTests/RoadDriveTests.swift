@@ -236,6 +236,9 @@ final class RoadDriveTests: XCTestCase {
         print("RoadDrive: with GNSS RMS median \(Self.format(gnssMedian))°, worst seed \(Self.format(gnssWorst))°; worst 2-min window median "
               + "\(Self.format(windowMedian))°, worst \(Self.format(windowWorst))°; without GNSS RMS median \(Self.format(noneMedian))°, "
               + "worst \(Self.format(noneWorst))°")
+        // Measured (2026-12-05, once a step's fit waited for the samples after it to bear it out, `OnlineCalibrationSettings.
+        // validationSamples`): with GNSS the same; without GNSS median 2.61°, third worst 2.91°, worst 4.64° (seed 8 6.33° →
+        // 2.32°: a step's fit on 8 directions at 708 s had put its heading 8–11° off for three minutes).
         // Measured (2026-12-05, once the corners' left and right turns were weighed alike for the forward axis,
         // `VehicleAcceleration.balancedTurning`): with GNSS the same; without GNSS median 2.90°, worst 6.33° (2.65°, 6.20°
         // before; seeds 1–48 3.51° → 3.33°), the yaw left in the heading's axis median 0.57° (0.80°).
@@ -277,18 +280,19 @@ final class RoadDriveTests: XCTestCase {
         // Issue 39's goal for a car without GNSS: at most 3° after ten minutes.
         XCTAssertLessThan(noneMedian, 3.0, "without GNSS after ten minutes, the median of the eight drives")
         let noneSorted = withoutGNSS.map(\.rms).sorted()
-        XCTAssertLessThan(noneSorted[noneSorted.count - 3], 4.7, "the third worst seed without GNSS")
-        XCTAssertLessThan(noneWorst, 7.3, "the worst seed without GNSS")
+        XCTAssertLessThan(noneSorted[noneSorted.count - 3], 4.4, "the third worst seed without GNSS")
+        XCTAssertLessThan(noneWorst, 7.0, "the worst seed without GNSS")
         // Without GNSS judged as with it, from two minutes: until a calibration is in force the heading is the raw
-        // field's, tens of degrees off. Measured (2026-12-04): median 3.05°, worst 4.57° (3.48° and 4.40° while a car's
+        // field's, tens of degrees off. Measured (2026-12-05): median 2.61°, worst 3.86° (2.82°, 4.42° while a step's fit was
+        // taken at once). Measured (2026-12-04): median 3.05°, worst 4.57° (3.48° and 4.40° while a car's
         // heading turned to the field at 30 s; 3.79° and 7.63° while only the
         // first corners were solved: seed 4 kept its first corner's hard iron, 4.6 µT off, for 400 s; 3.90°, 7.70° before
         // the rest test held at every rate; 11.19° and 41.00° while the first corner's
         // hard iron waited for the next corner before it was put in force, seed 6's first corners a minute apart).
         let early = Self.median(withoutGNSSFromTwoMinutes)
         print("RoadDrive: without GNSS from two minutes, RMS \(withoutGNSSFromTwoMinutes.map { Self.format($0) }) median \(Self.format(early))°")
-        XCTAssertLessThan(early, 4.6, "without GNSS from two minutes")
-        XCTAssertLessThan(withoutGNSSFromTwoMinutes.max()!, 6.6, "the worst seed without GNSS from two minutes")
+        XCTAssertLessThan(early, 3.9, "without GNSS from two minutes")
+        XCTAssertLessThan(withoutGNSSFromTwoMinutes.max()!, 5.8, "the worst seed without GNSS from two minutes")
     }
 
     /// Without GNSS the forward axis comes from the corners alone, Σ (a × ω) dt (`VehicleAcceleration`): along the axis
@@ -622,8 +626,10 @@ final class RoadDriveTests: XCTestCase {
         XCTAssertLessThan(Self.median(gnss), 0.56)
         XCTAssertLessThan(gnss.max()!, 0.83)
         XCTAssertLessThan(withGNSS.map(\.worstWindow).max()!, 2.3)
-        XCTAssertLessThan(Self.median(none), 4.7)
-        XCTAssertLessThan(none.max()!, 9.5)
+        // Without GNSS, measured (2026-12-05): median 2.44°, worst 3.56° (seed 1 3.10° → 2.59° once a step's fit waited for
+        // the samples after it). Bounds at 1.5 times.
+        XCTAssertLessThan(Self.median(none), 3.7)
+        XCTAssertLessThan(none.max()!, 5.3)
     }
 
     /// A quiet IMU's drive whose first corners are a minute apart, without GNSS (seed 47): the first corner's hard iron
@@ -969,15 +975,19 @@ final class RoadDriveTests: XCTestCase {
         XCTAssertLessThan(s.windowWorst, 4.3)
         let none = Self.summary("seeds 9–24, no GNSS, after ten minutes", without)
         let sorted = without.map(\.rms).sorted()
-        XCTAssertLessThan(none.median, 5.6)
+        // Measured (2026-12-05, once a step's fit waited for the samples after it): median 3.46°, third worst 5.03°, worst
+        // 5.53° (3.65°, the same, the same before). Bounds at 1.5 times.
+        XCTAssertLessThan(none.median, 5.2)
         XCTAssertLessThan(sorted[sorted.count - 3], 7.1, "the third worst seed without GNSS")
-        XCTAssertLessThan(none.worst, 9.4)
+        XCTAssertLessThan(none.worst, 8.3)
     }
 
     /// Drives of 45 minutes, as long as many real ones (the held-out drives are judged to their end, and a daemon runs for
     /// months): whatever goes wrong and is never put right shows here, not in sixteen minutes. Without GNSS on seeds 1–16
     /// (after ten minutes, as the sixteen-minute drives), and with GNSS positions only on seeds 1–4 (after two minutes;
     /// each drive takes as long to simulate and judge as three of sixteen minutes).
+    /// Measured (2026-12-05, once a step's fit waited for the samples after it to bear it out): without GNSS RMS median
+    /// 4.26°, mean 4.34°, worst seed 7.54° (seed 7; seed 1 9.29° → 4.97°).
     /// Measured (2026-12-04): without GNSS RMS median 4.18°, mean 4.75°, worst seed 9.30° (seed 1); seed 7 7.06°, 11.18°
     /// before a step's fit freed a soft iron with which no hard iron explains its points (`OnlineMagnetometerCalibration.
     /// fit(at:)`: its soft iron 16 % off, every fit of the hard iron alone refused for 570 s after a step at 1214 s). The
@@ -996,8 +1006,8 @@ final class RoadDriveTests: XCTestCase {
         let mean = rms.reduce(0, +) / Double(rms.count)
         print("RoadDrive, 45 minutes without GNSS: mean \(Self.format(mean))°")
         XCTAssertLessThan(none.median, 6.3)
-        XCTAssertLessThan(mean, 7.1)
-        XCTAssertLessThan(none.worst, 14)
+        XCTAssertLessThan(mean, 6.5)
+        XCTAssertLessThan(none.worst, 11.3)
         XCTAssertLessThan(without[6].rms, 10, "seed 7, a step learnt with a soft iron 16 % off (RMS, °)")
         var positions: [Score] = []
         for seed in UInt64(1)...4 {
@@ -1014,7 +1024,8 @@ final class RoadDriveTests: XCTestCase {
     /// GNSS lost for good a quarter of an hour into a 45-minute drive (an antenna's cable, a receiver that died): the
     /// calibration, the deviation learnt from driving and the forward axis from the fixes go on without them, and the
     /// heading is judged over the last 30 minutes, against the same drives without GNSS at all (judged over the same
-    /// time). Measured (2026-12-04), seeds 1–8: RMS 4.50°, 3.38°, 4.96°, 2.56°, 3.09°, 5.72°, 4.90°, 1.87° (median 3.94°,
+    /// time). Measured (2026-12-05, once a step's fit waited for the samples after it), seeds 1–8: RMS median 3.24°, worst
+    /// 4.15°, against 4.43° and 8.06° without GNSS at all. Measured (2026-12-04), seeds 1–8: RMS 4.50°, 3.38°, 4.96°, 2.56°, 3.09°, 5.72°, 4.90°, 1.87° (median 3.94°,
     /// worst 5.72°) against 9.59°, 4.59°, 3.10°, 6.17°, 4.02°, 2.73°, 7.46°, 3.86° (median 4.31°, worst 9.59°) without
     /// GNSS at all: better on six seeds, worse on two (seeds 3 and 6). On seed 6 the deviation learnt from driving in
     /// force when the fixes stopped came from 6 of 12 sectors whose medians lay 9.5° apart (−8.2° … +1.3°, their mean
@@ -1029,8 +1040,8 @@ final class RoadDriveTests: XCTestCase {
         }
         print("RoadDrive, GNSS lost for good at 900 s, judged after: RMS \(lost.map { Self.format($0) }) median \(Self.format(Self.median(lost)))°; "
               + "without GNSS at all: \(never.map { Self.format($0) }) median \(Self.format(Self.median(never)))°")
-        XCTAssertLessThan(Self.median(lost), 5.9)
-        XCTAssertLessThan(lost.max()!, 8.6)
+        XCTAssertLessThan(Self.median(lost), 4.9)
+        XCTAssertLessThan(lost.max()!, 6.2)
         XCTAssertLessThan(Self.median(lost), Self.median(never), "the median with GNSS for the first quarter of an hour, against none")
     }
 
