@@ -30,7 +30,8 @@ import Glibc
 /// the gyroscope's heading now plus the offset now as the straight epochs of the last `window` seconds give it: two
 /// minutes of GNSS noise and jumps in one value that turns with the road at once, while the compass's own error may
 /// change as fast as the street's field does, which the trim then follows. The gyroscope's own errors move the
-/// offset, and are fitted with it (`robustFit`: Huber-weighted least squares):
+/// offset, and are fitted with it (`robustFit`: Huber-weighted least squares) on the window's steady epochs
+/// (`steadyRate`: in a road's long curve a course lags the heading by what the road turned in the second before it):
 /// - its scale factor by a share of each turn (an MPU-9250's sensitivity is ±3 % from nominal: 2.7° in a
 ///   right-angle turn): where the window spans `scaleTurn` degrees of turn, the offset is fitted against the turn
 ///   (and time), and the median of the last `scaleMemory` epochs' slopes is the scale the offsets are corrected by;
@@ -67,6 +68,12 @@ public struct CourseTrim: Sendable {
     public static let scaleMemory = 600
     /// The largest scale factor error believed (a share: 0.05 is 5 %).
     public var largestScale = 0.05
+    /// The window's fits take the epochs at which the gyroscope turned at most this (°/s) since the epoch before, where
+    /// at least three did. An epoch is straight up to 2 °/s (a road's long curve), but its course describes the second or
+    /// so before its fix (a receiver's velocity lags, a course from positions spans the epochs either side): `lag · ω`
+    /// behind the heading, 2° at 2 °/s, which a fit against the turn took for the gyroscope's scale (a perfect one taught
+    /// 1.1 %) and the window's median or fit for the offset (the trim 1.4° off on the straights after such curves).
+    public var steadyRate = 0.5
     /// A straight epoch more than this many seconds after the one before starts another straight.
     public var gap = 3.0
     public var turnGap = 10.0
@@ -80,9 +87,9 @@ public struct CourseTrim: Sendable {
     /// The gyroscope's heading at the last epoch, straight or not, how far it had turned then since the window began
     /// (degrees, unwrapped), and that epoch's time.
     private var gyro: (heading: Double, turned: Double, time: Double)?
-    /// The straight epochs of the last `window` seconds, this straight's and those before: time, offset (degrees), and
-    /// how far the gyroscope had turned.
-    private var recent: [(time: Double, offset: Double, turned: Double)] = []
+    /// The straight epochs of the last `window` seconds, this straight's and those before: time, offset (degrees), how
+    /// far the gyroscope had turned, and whether it turned at most `steadyRate` since the epoch before.
+    private var recent: [(time: Double, offset: Double, turned: Double, steady: Bool)] = []
     /// The epochs' slopes of offset against turn: the gyroscope's scale factor error, negated (it reads 1 + e times
     /// the turn: the offset loses e/(1 + e) of each degree it reads).
     private var slopes = RunningMedian(capacity: CourseTrim.scaleMemory)
@@ -177,7 +184,7 @@ public struct CourseTrim: Sendable {
     public mutating func straightEpoch(course: Double, heading: Double, gyroHeading: Double, time: Double) -> Bool {
         guard course.isFinite, heading.isFinite, gyroHeading.isFinite, time.isFinite else { return false }
         if let last = recent.last, time - last.time > gap { straightSince = nil }
-        let (turned, bent) = turn(to: gyroHeading, at: time)
+        let (turned, bent, steady) = turn(to: gyroHeading, at: time)
         guard !bent else {
             straightSince = nil
             return false
@@ -192,19 +199,20 @@ public struct CourseTrim: Sendable {
         var slope = slopes.count < 10 ? 0 : max(-largestScale, min(largestScale, slopes.median ?? 0))
         // After a gap, nothing until the epochs since agree; then their median.
         if gapUncertainty != nil, !agreeAfterGap(offset) {
-            recent.append((time, offset, turned))
+            recent.append((time, offset, turned, steady))
             return false
         }
         if recent.count >= 3 || gapUncertainty != nil {
             fromWindow = true
             // The window's offsets unwrapped about the one carried (this epoch's may be anything), their ages (s, ≤ 0)
             // and how far the gyroscope has turned since each (degrees), this epoch's last.
+            // Steady epochs only, where at least three are (`steadyRate`).
             let center = carry?.offset ?? offset
-            var offsets = recent.map { center + SwingSolver.wrap180($0.offset - center) }, ages = recent.map { $0.time - time }
-            var turns = recent.map { $0.turned - turned }
-            offsets.append(center + SwingSolver.wrap180(offset - center))
-            ages.append(0)
-            turns.append(0)
+            let all = recent + [(time, offset, turned, steady)]
+            let steadyOnes = all.filter(\.steady)
+            let taken = steadyOnes.count >= 3 ? steadyOnes : all
+            var offsets = taken.map { center + SwingSolver.wrap180($0.offset - center) }, ages = taken.map { $0.time - time }
+            let turns = taken.map { $0.turned - turned }
             if (turns.max() ?? 0) - (turns.min() ?? 0) >= scaleTurn, let fit = Self.robustFit(offsets, ages, turns, cut: outlier) {
                 slopes.add(fit.slope)
                 slope = slopes.count < 10 ? 0 : max(-largestScale, min(largestScale, slopes.median ?? 0))
@@ -221,13 +229,13 @@ public struct CourseTrim: Sendable {
         } else {
             // Too few to carry a course: this epoch's own, once the straight has settled.
             guard time - since >= settle else {
-                recent.append((time, offset, turned))
+                recent.append((time, offset, turned, steady))
                 return false
             }
             carried = course
             tau = rawTimeConstant
         }
-        recent.append((time, offset, turned))
+        recent.append((time, offset, turned, steady))
         let current = trim(at: heading, gyroHeading: gyroHeading, time: time)
         let error = SwingSolver.wrap180(carried - heading)
         if abs(error - current) > outlier + (gapUncertainty ?? 0) {
@@ -300,11 +308,12 @@ public struct CourseTrim: Sendable {
     /// the window starts again. `bent`: a sparse track's epochs (over `sparseInterval` apart) between which the
     /// gyroscope turned more than `chordTurn`: a course from positions spans the epochs either side, so the epoch
     /// before leaves the window (its chord spanned this turn too), and this one is no straight epoch.
-    private mutating func turn(to heading: Double, at time: Double) -> (turned: Double, bent: Bool) {
-        guard heading.isFinite, time.isFinite else { return (gyro?.turned ?? 0, false) }
-        var turned = 0.0, bent = false
+    private mutating func turn(to heading: Double, at time: Double) -> (turned: Double, bent: Bool, steady: Bool) {
+        guard heading.isFinite, time.isFinite else { return (gyro?.turned ?? 0, false, true) }
+        var turned = 0.0, bent = false, steady = true
         if let g = gyro, time > g.time, time - g.time <= turnGap {
             turned = g.turned + SwingSolver.wrap180(heading - g.heading)
+            steady = abs(turned - g.turned) <= steadyRate * (time - g.time)
             if time - g.time > sparseInterval, abs(turned - g.turned) > chordTurn {
                 bent = true
                 if recent.last?.time == g.time { recent.removeLast() }
@@ -316,7 +325,7 @@ public struct CourseTrim: Sendable {
             carry?.slope = 0
         }
         gyro = (heading, turned, time)
-        return (turned, bent)
+        return (turned, bent, steady)
     }
 
     /// The trim to add to `heading` (degrees, without the trim) at `time`, when the gyroscope's heading is

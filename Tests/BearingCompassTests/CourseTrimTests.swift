@@ -232,10 +232,9 @@ final class CourseTrimTests: XCTestCase {
     /// A bend taken at speed below the straight's 2 °/s (a road's long curve) gives straight epochs whose courses lag the
     /// gyroscope: a receiver's course describes the second or so before its fix, so each is `lag · ω` behind the heading,
     /// whichever way the road bends, while the turn since the straight before grows. Fitted against the turn, that is a
-    /// scale of about −lag / (the seconds into the bend): a perfect gyroscope was taught 5–8 %, the largest scale
-    /// believed (on a simulated drive, seed 46, a 32° curve at 2 °/s in the first two minutes taught 6.2 % for a gyroscope
-    /// 1.25 % off, and each right-angle corner after it was carried 3–5° wrong). Here: 25 s straight, then 36° of bend at
-    /// 1.8 °/s to the right, with the course a second late throughout.
+    /// scale of about −lag / (the seconds into the bend), and the bend's offsets move the window's median or fit for the
+    /// offset. Here: 25 s straight, then 36° of bend at 1.8 °/s to the right, with the course a second late throughout.
+    /// Before the window's fits took steady epochs only (`CourseTrim.steadyRate`): the scale taught 1.1 %, the trim 1.42° off.
     func testABendsLaggingCoursesDoNotTeachTheGyroscopesScale() {
         var t = CourseTrim()
         var time = 0.0, heading = 30.0
