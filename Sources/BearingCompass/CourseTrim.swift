@@ -307,7 +307,8 @@ public struct CourseTrim: Sendable {
     /// began; after `turnGap` seconds without an epoch (or the clock stepped back) the turn since is not known, and
     /// the window starts again. `bent`: a sparse track's epochs (over `sparseInterval` apart) between which the
     /// gyroscope turned more than `chordTurn`: a course from positions spans the epochs either side, so the epoch
-    /// before leaves the window (its chord spanned this turn too), and this one is no straight epoch.
+    /// before leaves the window (its chord spanned this turn too), and this one is no straight epoch. `steady`: the
+    /// gyroscope turned at most `steadyRate` since the epoch before (or the turn since is not known).
     private mutating func turn(to heading: Double, at time: Double) -> (turned: Double, bent: Bool, steady: Bool) {
         guard heading.isFinite, time.isFinite else { return (gyro?.turned ?? 0, false, true) }
         var turned = 0.0, bent = false, steady = true
