@@ -189,18 +189,22 @@ final class MQTTDoorTests: XCTestCase {
         let log = stop(bearing, err)
         let state = spoolState(dir, "b1")
         let last = try XCTUnwrap(state["next"]) - 1
+        let acked = try XCTUnwrap(state["acked"])
         let dropped = try XCTUnwrap(state["dropped"])
         let unconfirmed = try XCTUnwrap(state["unconfirmed"])
-        sub.wait(timeout: 30) { sequenceNumbers($0.messages(on: "bearing/b1/att").map(\.payload)).max() ?? 0 >= last }
+        sub.wait(timeout: 30) { sequenceNumbers($0.messages(on: "bearing/b1/att").map(\.payload)).max() ?? 0 >= acked }
         let audit = SequenceAudit(sequenceNumbers(sub.messages(on: "bearing/b1/att").map(\.payload)))
-        print("MQTT spool bound 256 KiB, 12 s outage at ~100 messages/s: \(audit); SPOOL dropped \(dropped), unconfirmed \(unconfirmed)")
+        print("MQTT spool bound 256 KiB, 12 s outage at ~100 messages/s: \(audit); SPOOL dropped \(dropped), unconfirmed \(unconfirmed); acknowledged \(acked) of \(last)")
         XCTAssertGreaterThan(dropped, 100, "the bound was exceeded: \(log)")
         // At most the window (32) was in flight when the broker went, and at most another window when the
         // spool, still at its bound after the link came back, dropped its oldest segment while sending it.
         XCTAssertLessThanOrEqual(unconfirmed, 64, "at most a window in flight at each drop of the outage")
         XCTAssertGreaterThanOrEqual(UInt64(audit.missing.count), dropped, "every counted drop is a gap: \(audit)")
         XCTAssertLessThanOrEqual(UInt64(audit.missing.count), dropped + unconfirmed, "every gap is counted, as dropped or unconfirmed: \(audit)")
-        XCTAssertEqual(audit.highest, last)
+        // A stop does not wait for the broker: what was spooled and not yet acknowledged when it came is sent at
+        // the next start (CI 2026-12-05 on the full disk's test: 1087 spooled, 1086 arrived).
+        XCTAssertGreaterThanOrEqual(audit.highest, acked, "everything acknowledged arrived: \(audit)")
+        XCTAssertLessThanOrEqual(audit.highest, last)
         XCTAssertTrue(audit.inOrder)
         let reported = sub.messages(on: "bearing/b1/spool").last?.payload ?? ""
         XCTAssertTrue(reported.contains("\"dropped\":\(dropped),\"unconfirmed\":\(unconfirmed)") || dropped == 0, "SPOOL on the broker: \(reported)")
@@ -281,11 +285,12 @@ final class MQTTDoorTests: XCTestCase {
         let log = stop(bearing, err)
         let state = spoolState(dir, "f1")
         let last = try XCTUnwrap(state["next"]) - 1
-        sub.wait(timeout: 30) { sequenceNumbers($0.messages(on: "bearing/f1/att").map(\.payload)).max() ?? 0 >= last }
+        let acked = try XCTUnwrap(state["acked"])
+        sub.wait(timeout: 30) { sequenceNumbers($0.messages(on: "bearing/f1/att").map(\.payload)).max() ?? 0 >= acked }
         usleep(500_000)
         let seqs = sequenceNumbers(sub.messages(on: "bearing/f1/att").map(\.payload))
         let audit = SequenceAudit(seqs)
-        print("MQTT spool on a full 64 KiB tmpfs: \(audit); dropped \(state["dropped"] ?? 0)")
+        print("MQTT spool on a full 64 KiB tmpfs: \(audit); dropped \(state["dropped"] ?? 0); acknowledged \(acked) of \(last)")
         // One error when a streak of failed writes starts and one line when it ends, not one per message. Under load
         // the backlog can fill the disk again while it drains (a second streak, told the same way).
         let streaks = log.components(separatedBy: "MQTT spool: cannot write a message: write(").count - 1
@@ -298,8 +303,10 @@ final class MQTTDoorTests: XCTestCase {
         XCTAssertGreaterThan(firstGap, 50)
         XCTAssertEqual(Array(seqs.prefix(Int(firstGap) - 1)), Array(1..<firstGap), "everything spooled arrived, in order")
         // The state file on the full disk may lag (it is saved when there is room); the gaps up to its numbers
-        // are the drops it counts, and messages made after space came back arrived.
-        XCTAssertGreaterThanOrEqual(audit.highest, last)
+        // are the drops it counts, and messages made after space came back arrived. A stop does not wait for the
+        // broker: what it had not acknowledged is sent at the next start (CI 2026-12-05: 1087 spooled, 1086 arrived).
+        XCTAssertGreaterThanOrEqual(audit.highest, acked, "everything acknowledged arrived: \(audit)")
+        XCTAssertLessThanOrEqual(audit.highest, last)
         XCTAssertGreaterThanOrEqual(UInt64(audit.missing.count), state["dropped"] ?? 0, "\(audit)")
         XCTAssertGreaterThan(audit.highest, firstGap + 100, "writing resumed: \(audit)")
     }
