@@ -229,6 +229,41 @@ final class CourseTrimTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(t.gyroScaleError), 0.03, accuracy: 0.002)
     }
 
+    /// One curve cannot tell the gyroscope's scale from the course's own slow error. A receiver's course errs alike for
+    /// a minute or more (the same satellites, the same multipath along a street), and differently on the next street:
+    /// here a perfect gyroscope, the course 1° right of the heading for a minute, a 32° bend, then 1° left of it for a
+    /// minute. Fitted against the turn, that is a scale 6 % off, which a right-angle corner then carries 5° wrong until
+    /// the next straight (simulated seed 46 learnt 6–7 % from one such bend, for a gyroscope 1.25 % off). Gyroscopes'
+    /// scale errors are a few percent at most, so one bend's fit is not enough to be believed in full.
+    func testOneBendDoesNotTeachTheGyroscopesScaleAlone() {
+        var t = CourseTrim()
+        var time = 0.0, heading = 10.0
+        for _ in 0..<60 {
+            t.straightEpoch(course: heading + 1, heading: heading - 4, gyroHeading: heading, time: time)
+            time += 1
+        }
+        for _ in 0..<16 {
+            heading += 2
+            t.interrupt(gyroHeading: heading, time: time)
+            time += 1
+        }
+        for _ in 0..<60 {
+            t.straightEpoch(course: heading - 1, heading: heading - 4, gyroHeading: heading, time: time)
+            time += 1
+        }
+        // A right-angle corner with no straight epoch in it, the compass the same 4° short after it.
+        for _ in 0..<9 {
+            heading += 10
+            t.interrupt(gyroHeading: heading, time: time)
+            time += 1
+        }
+        // The course carried out of the corner: the last straight's (1° left of the heading) turned by the gyroscope.
+        let carried = heading - 4 + t.trim(at: heading - 4, gyroHeading: heading, time: time)
+        print("one bend against the course's slow error: the scale fitted \(t.gyroScaleError.map { String(format: "%.4f", $0) } ?? "none"), "
+              + "the course carried out of a right-angle corner \(String(format: "%.2f", carried - (heading - 1)))° off the last straight's")
+        XCTAssertEqual(carried, heading - 1, accuracy: 1.2, "the course carried out of the corner, a perfect gyroscope")
+    }
+
     /// A bend taken at speed below the straight's 2 °/s (a road's long curve) gives straight epochs whose courses lag the
     /// gyroscope: a receiver's course describes the second or so before its fix, so each is `lag · ω` behind the heading,
     /// whichever way the road bends, while the turn since the straight before grows. Fitted against the turn, that is a
