@@ -654,8 +654,9 @@ final class RoadDriveTests: XCTestCase {
     /// The same drives with GNSS positions only, once a second, as the held-out drives give theirs to `bearing
     /// attitude --gnss`: each epoch's course is the positions' either side (`GNSSTrackFile`), so it spans two
     /// seconds, bends the first epochs out of a turn, and jumps with each multipath jump in town (by up to 65° on
-    /// these drives, against 7° for a receiver's Doppler course). Measured (2026-12-04): RMS median 0.47°, worst seed
-    /// 0.53°, worst window median 0.80°, worst 1.05°. Before the rest test stopped depending on the IMU's rate (Swift
+    /// these drives, against 7° for a receiver's Doppler course). Measured (2026-12-06, since one bend's scale is not
+    /// believed in full, `CourseTrim.scaleEvidence`): RMS median 0.42°, worst seed 0.50°, worst window median 0.71°, worst
+    /// 0.85° (2026-12-05: 0.42°, 0.51°, 0.76°, 1.09°; 2026-12-04: 0.47°, 0.53°, 0.80°, 1.05°). Before the rest test stopped depending on the IMU's rate (Swift
     /// 6.3.1, Linux x86_64): RMS median 0.45°, worst seed 0.54°; worst 2-minute window median 0.82°, worst 1.16° (0.44°, 0.53°, 0.79°, 1.17°
     /// before the forward axis was learnt, `VehicleAcceleration.forward`). Before the gyroscope carried the trim
     /// between straights, and a stop's courses could lever the window's drift: 0.48°, 0.62°; 0.84°, 1.11°. Before the
@@ -663,10 +664,10 @@ final class RoadDriveTests: XCTestCase {
     /// about 1.5 times.
     func testWithGNSSPositionsOnly() throws {
         let s = Self.summary("GNSS positions only", try Self.judgeWithPositionsOnly(Self.seeds))
-        XCTAssertLessThan(s.median, 0.66)
-        XCTAssertLessThan(s.worst, 0.8)
-        XCTAssertLessThan(s.windowMedian, 1.19)
-        XCTAssertLessThan(s.windowWorst, 1.67)
+        XCTAssertLessThan(s.median, 0.63)
+        XCTAssertLessThan(s.worst, 0.75)
+        XCTAssertLessThan(s.windowMedian, 1.07)
+        XCTAssertLessThan(s.windowWorst, 1.28)
     }
 
     /// Positions that jitter from one epoch to the next: white noise of 1 m and of 2 m RMS an axis added to each
@@ -955,7 +956,9 @@ final class RoadDriveTests: XCTestCase {
     }
 
     /// Sixteen drives more (seeds 9–24), with GNSS positions only, that no change was tuned on: the estimator was
-    /// developed on seeds 1–8, and the held-out real drives are the same kind of check. Measured (Swift 6.3.1, Linux
+    /// developed on seeds 1–8, and the held-out real drives are the same kind of check. Measured (2026-12-06, since one
+    /// bend's scale is not believed in full, `CourseTrim.scaleEvidence`): RMS median 0.43°, worst seed 0.56°; worst
+    /// 2-minute window median 0.77°, worst 1.03° (2026-12-05: 0.41°, 0.73°, 0.73°, 1.79°). Earlier (Swift 6.3.1, Linux
     /// x86_64): RMS median 0.44°, worst seed 1.00°; worst 2-minute window median 0.84°, worst 2.65° (0.46°, 1.05°,
     /// 0.81°, 2.87° before the forward axis was learnt, `VehicleAcceleration.forward`). Before the gyroscope
     /// carried the trim between straights: 0.53°, 1.03°; 1.04°, 2.84° (and 4.59°, 14.9° on seed 12 with the carry
@@ -972,10 +975,10 @@ final class RoadDriveTests: XCTestCase {
         var without: [Score] = []
         let positions = try Self.judgeWithPositionsOnly(Array(9...24)) { without.append(Self.judge($0, gnss: false, after: 600)) }
         let s = Self.summary("seeds 9–24, GNSS positions only", positions)
-        XCTAssertLessThan(s.median, 0.69)
-        XCTAssertLessThan(s.worst, 1.58)
-        XCTAssertLessThan(s.windowMedian, 1.22)
-        XCTAssertLessThan(s.windowWorst, 4.3)
+        XCTAssertLessThan(s.median, 0.65)
+        XCTAssertLessThan(s.worst, 0.84)
+        XCTAssertLessThan(s.windowMedian, 1.16)
+        XCTAssertLessThan(s.windowWorst, 1.55)
         let none = Self.summary("seeds 9–24, no GNSS, after ten minutes", without)
         let sorted = without.map(\.rms).sorted()
         // Measured (2026-12-05, once a step's fit waited for the samples after it): median 3.46°, third worst 5.03°, worst
@@ -1145,10 +1148,10 @@ final class RoadDriveTests: XCTestCase {
             without.append(Self.judge(drive, gnss: false, after: 600))
         }
         let s = Self.summary("strong iron, GNSS positions only", positions)
-        XCTAssertLessThan(s.median, 0.66)
-        XCTAssertLessThan(s.worst, 0.8)
-        XCTAssertLessThan(s.windowMedian, 1.19)
-        XCTAssertLessThan(s.windowWorst, 1.67)
+        XCTAssertLessThan(s.median, 0.63)
+        XCTAssertLessThan(s.worst, 0.75)
+        XCTAssertLessThan(s.windowMedian, 1.07)
+        XCTAssertLessThan(s.windowWorst, 1.28)
         let n = Self.summary("strong iron, without GNSS after ten minutes", without)
         XCTAssertLessThan(n.median, 6.7)
         XCTAssertLessThan(n.worst, 9.3)
