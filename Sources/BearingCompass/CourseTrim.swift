@@ -339,9 +339,10 @@ public struct CourseTrim: Sendable {
         guard heading.isFinite, time.isFinite else { return (gyro?.turned ?? 0, false, true) }
         var turned = 0.0, bent = false, steady = true
         if let g = gyro, time > g.time, time - g.time <= turnGap {
-            turned = g.turned + SwingSolver.wrap180(heading - g.heading)
-            steady = abs(turned - g.turned) <= steadyRate * (time - g.time)
-            if time - g.time > sparseInterval, abs(turned - g.turned) > chordTurn {
+            let step = SwingSolver.wrap180(heading - g.heading)
+            turned = g.turned + step
+            steady = abs(step) <= steadyRate * (time - g.time)
+            if time - g.time > sparseInterval, abs(step) > chordTurn {
                 bent = true
                 if recent.last?.time == g.time { recent.removeLast() }
             }

@@ -430,7 +430,6 @@ public struct RoadDrive: Sendable {
                 nextJump = tf + jumpDraw.length + jumpDraw.gap
             }
             if let j = jump, tf >= j.until { jump = nil }
-            let s = along[kk]
             var pos = Vector3(place[kk].x, place[kk].y, 0)
             var vel = Vector3(velocity[kk].x, velocity[kk].y, 0)
             if fx.gnssNoise { pos = pos + Vector3(posError.x, posError.y, 0); vel = vel + Vector3(velError.x, velError.y, 0) }
