@@ -34,7 +34,8 @@ import Glibc
 /// (`steadyRate`: in a road's long curve a course lags the heading by what the road turned in the second before it):
 /// - its scale factor by a share of each turn (an MPU-9250's sensitivity is ±3 % from nominal: 2.7° in a
 ///   right-angle turn): where the window spans `scaleTurn` degrees of turn, the offset is fitted against the turn
-///   (and time), and the median of the last `scaleMemory` epochs' slopes is the scale the offsets are corrected by;
+///   (and time), and the median of the last `scaleMemory` epochs' slopes, believed in proportion to the turns seen
+///   (`scaleEvidence`), is the scale the offsets are corrected by;
 /// - its bias, until the attitude filter learns it at a rest (a noisy accelerometer may never show one), by a degree
 ///   every few seconds: with `driftEpochs` epochs over `driftSpan` seconds, the offset now is the fit's against time,
 ///   not the window's median.
