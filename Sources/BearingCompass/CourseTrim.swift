@@ -203,7 +203,8 @@ public struct CourseTrim: Sendable {
     /// heading given then without the trim, and the gyroscope's heading then (degrees, from any start: the attitude
     /// filter's 6D heading, which the magnetometer never turns). Returns whether it was taken.
     @discardableResult
-    public mutating func straightEpoch(course: Double, heading: Double, gyroHeading: Double, time: Double) -> Bool {
+    public mutating func straightEpoch(course: Double, heading: Double, gyroHeading: Double, time: Double,
+                                       biasMeasured: Bool = false) -> Bool {
         guard course.isFinite, heading.isFinite, gyroHeading.isFinite, time.isFinite else { return false }
         if let last = recent.last, time - last.time > gap { straightSince = nil }
         let (turned, bent, steady) = turn(to: gyroHeading, at: time)
