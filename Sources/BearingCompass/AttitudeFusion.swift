@@ -413,10 +413,16 @@ public struct AttitudeFusion: Sendable {
         let tau = !carLike ? own : max(own, knowsSpeed ? Self.tauAccWithSpeed : Self.tauAccWithoutSpeed)
         if filter.accelerometerTimeConstant != tau { filter.retuneAccelerometer(tau: tau) }
         if filter.restTaken { lastRest = t }
-        let biasMeasured = lastRest.map { t - $0 <= Self.biasStaleTime } ?? false
+        let biasMeasured = sinceRest(at: t) != nil
         let ownMag = filter.parameters.tauMag
         let tauMag = carLike ? max(ownMag, biasMeasured ? Self.tauMagOnLand : Self.tauMagOnLandBiasStale) : ownMag
         if filter.magnetometerTimeConstant != tauMag { filter.retuneMagnetometer(tau: tauMag) }
+    }
+
+    /// The seconds at `t` since the filter's bias update last took a rest, nil where that is more than `biasStaleTime`
+    /// (or none yet): the bias is then not taken as measured.
+    private func sinceRest(at t: Double) -> Double? {
+        lastRest.map { t - $0 }.flatMap { $0 <= Self.biasStaleTime ? $0 : nil }
     }
 
     /// A new attitude filter with `parameters`: its frame has another origin, so what online calibration and the
@@ -574,7 +580,8 @@ public struct AttitudeFusion: Sendable {
             if driving?.straight == true {
                 // The magnetic heading given now, deviation included, against the magnetic course.
                 let deviation = drivingTable?.deviation(atCompassHeading: compass) ?? measuredDeviation?.deviation(atCompassHeading: compass) ?? 0
-                if courseTrim.straightEpoch(course: track - variation, heading: compass + deviation, gyroHeading: gyroHeading, time: time) {
+                if courseTrim.straightEpoch(course: track - variation, heading: compass + deviation, gyroHeading: gyroHeading, time: time,
+                                            sinceRest: sinceRest(at: time)) {
                     trimLearnt = true
                 }
             } else {

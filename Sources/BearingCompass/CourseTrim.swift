@@ -84,6 +84,19 @@ public struct CourseTrim: Sendable {
     /// behind the heading, 2° at 2 °/s, which a fit against the turn took for the gyroscope's scale (a perfect one taught
     /// 1.1 %) and the window's median or fit for the offset (the trim 1.4° off on the straights after such curves).
     public var steadyRate = 0.5
+    /// A straight's course error that lasts (degrees, 1 σ): the same satellites and multipath for a minute or more.
+    public var courseError = 1.0
+    /// The drift (°/s, 1 σ) a gyroscope's bias measured at a rest leaves (`straightEpoch(…sinceRest:)`), growing by
+    /// `restDriftGrowth` a second since: the window's fit against time weighs a drift against it, as a Gaussian prior
+    /// (ridge regression: (`courseError` / σ)² added to the normal equations' age·age sum: 40,000 s² at the rest, as
+    /// much as 40 epochs a minute away, 10,000 s² five minutes on). Fitted
+    /// freely, the youngest epochs sit at the end of the fit's lever, and a multipath jump among them (5.6° for 8 s)
+    /// tilted it into a drift and the offset now with it (`CourseTrimTests.testAJumpAtTheWindowsYoungEndIsNoDriftWhenTheBiasIsMeasured`:
+    /// the trim 0.98° → 0.33° off). Where no rest measured the bias lately (`AttitudeFusion.biasStaleTime`: a noisy
+    /// accelerometer, a motorway), the fit is free, as a gyroscope drifting 0.25 °/s needs.
+    public var restDrift = 0.005
+    /// How fast (°/s a second) the drift a rest leaves may grow: a bias wanders with temperature, 0.002 °/s a minute.
+    public var restDriftGrowth = 0.002 / 60
     /// A straight epoch more than this many seconds after the one before starts another straight.
     public var gap = 3.0
     public var turnGap = 10.0
@@ -201,10 +214,11 @@ public struct CourseTrim: Sendable {
 
     /// One straight epoch at `time`: the course (degrees, the heading's north: magnetic when `heading` is), the
     /// heading given then without the trim, and the gyroscope's heading then (degrees, from any start: the attitude
-    /// filter's 6D heading, which the magnetometer never turns). Returns whether it was taken.
+    /// filter's 6D heading, which the magnetometer never turns); `sinceRest`: the seconds since a rest measured the
+    /// gyroscope's bias, nil where none did lately (`restDrift`). Returns whether it was taken.
     @discardableResult
     public mutating func straightEpoch(course: Double, heading: Double, gyroHeading: Double, time: Double,
-                                       biasMeasured: Bool = false) -> Bool {
+                                       sinceRest: Double? = nil) -> Bool {
         guard course.isFinite, heading.isFinite, gyroHeading.isFinite, time.isFinite else { return false }
         if let last = recent.last, time - last.time > gap { straightSince = nil }
         let (turned, bent, steady) = turn(to: gyroHeading, at: time)
@@ -240,14 +254,15 @@ public struct CourseTrim: Sendable {
             let taken = steadyOnes.count >= 3 ? steadyOnes : all
             var offsets = taken.map { center + SwingSolver.wrap180($0.offset - center) }, ages = taken.map { $0.time - time }
             let turns = taken.map { $0.turned - turned }
-            if (turns.max() ?? 0) - (turns.min() ?? 0) >= scaleTurn, let fit = Self.robustFit(offsets, ages, turns, cut: outlier) {
+            let ridge = sinceRest.map { courseError / (restDrift + restDriftGrowth * max(0, $0)) }.map { $0 * $0 } ?? 0
+            if (turns.max() ?? 0) - (turns.min() ?? 0) >= scaleTurn, let fit = Self.robustFit(offsets, ages, turns, cut: outlier, ridge: ridge) {
                 slopes.add(fit.slope)
                 slope = scaleSlope
             }
             for i in offsets.indices { offsets[i] -= slope * turns[i] }
             // With enough of a window to tell a drift from noise, the offset now is the fit's, drift included (a bias
             // not yet learnt moves it by a degree every few seconds); with less, the window's median.
-            if offsets.count >= driftEpochs, -(ages.first ?? 0) >= driftSpan, let fit = Self.robustFit(offsets, ages, nil, cut: outlier) {
+            if offsets.count >= driftEpochs, -(ages.first ?? 0) >= driftSpan, let fit = Self.robustFit(offsets, ages, nil, cut: outlier, ridge: ridge) {
                 carried = gyroHeading + fit.offset
                 drift = fit.drift
             } else {
@@ -375,10 +390,11 @@ public struct CourseTrim: Sendable {
     }
 
     /// offset = c + drift·age (+ slope·turn): Huber-weighted least squares (three passes, the threshold 1.5 times
-    /// the residuals' robust spread, at least 0.3°); nil when the points do not determine it. An offset more than
+    /// the residuals' robust spread, at least 0.3°), `ridge` (s²) added to the age·age sum: a prior on the drift
+    /// (`restDrift`); nil when the points do not determine it. An offset more than
     /// `cut` degrees from the median (the first pass) or from the fit (the next) has no weight at all: a few courses
     /// that are anything (a stop's wandering positions), the youngest in the window, would otherwise lever the drift.
-    static func robustFit(_ offsets: [Double], _ ages: [Double], _ turns: [Double]?, cut: Double) -> (offset: Double, drift: Double, slope: Double)? {
+    static func robustFit(_ offsets: [Double], _ ages: [Double], _ turns: [Double]?, cut: Double, ridge: Double = 0) -> (offset: Double, drift: Double, slope: Double)? {
         let n = offsets.count
         let middle = median(offsets)
         var weights = offsets.map { abs($0 - middle) <= cut ? 1.0 : 0 }
@@ -391,6 +407,7 @@ public struct CourseTrim: Sendable {
                 s00 += w; s01 += w * a; s02 += w * t; s11 += w * a * a; s12 += w * a * t; s22 += w * t * t
                 r0 += w * y; r1 += w * a * y; r2 += w * t * y
             }
+            s11 += ridge
             if turns == nil { s02 = 0; s12 = 0; s22 = 1; r2 = 0 }
             let m = Matrix3(rows: [Vector3(s00, s01, s02), Vector3(s01, s11, s12), Vector3(s02, s12, s22)])
             guard let inverse = m.inverse else { return fit }

@@ -296,28 +296,29 @@ final class CourseTrimTests: XCTestCase {
         XCTAssertLessThan(worst, 0.5, "the trim on the straights, ° off")
     }
 
-    /// A multipath jump at the young end of the window: a car whose gyroscope's bias a stop measured a minute ago
-    /// drives a long straight, and for 8 s its courses are 5.6° off (a velocity error of 1.5 m/s across the track at
+    /// A multipath jump at the young end of the window: a car whose gyroscope's bias a stop measured drives on along a
+    /// straight, and for 8 s its courses are 5.6° off (a velocity error of 1.5 m/s across the track at
     /// 15 m/s, as in town). The window's fit against time has those 8 epochs, the youngest, at the end of its lever:
     /// fitted freely, they tilt it into a drift and the offset now with it (simulated seed 10: the course carried 2.6°
     /// off for 20 s after a roundabout). A bias measured at a rest leaves a drift of thousandths of a °/s, so the fit
-    /// weighs a drift against that (`CourseTrim.restDrift`). Without a rest the fit is free: the same jump then moves
-    /// the trim as before.
+    /// weighs a drift against that (`CourseTrim.restDrift`, growing with the time since the rest). Without a rest the
+    /// fit is free: the same jump then moves the trim as before. Before: 0.98° off either way; now 0.33° after a rest.
     func testAJumpAtTheWindowsYoungEndIsNoDriftWhenTheBiasIsMeasured() {
-        func worst(biasMeasured: Bool) -> Double {
+        func worst(sinceRest: Double?) -> Double {
             var t = CourseTrim()
             var worst = 0.0
             for k in 0..<100 {
                 let time = Double(k), error = k >= 64 && k < 72 ? 5.6 : 0
-                t.straightEpoch(course: 70 + error + 0.3 * sin(time), heading: 66, gyroHeading: 10, time: time, biasMeasured: biasMeasured)
+                t.straightEpoch(course: 70 + error + 0.3 * sin(time), heading: 66, gyroHeading: 10, time: time,
+                                sinceRest: sinceRest.map { $0 + time })
                 if k >= 60 { worst = max(worst, abs(t.trim(at: 66, gyroHeading: 10, time: time) - 4)) }
             }
             return worst
         }
-        let measured = worst(biasMeasured: true), free = worst(biasMeasured: false)
+        let measured = worst(sinceRest: 0), free = worst(sinceRest: nil)
         print("a jump at the window's young end: the trim at most \(String(format: "%.2f", measured))° off with the bias measured, "
               + "\(String(format: "%.2f", free))° without")
-        XCTAssertLessThan(measured, 0.3, "the trim, ° off, the bias measured at a rest")
+        XCTAssertLessThan(measured, 0.45, "the trim, ° off, the bias measured at a rest")
         XCTAssertGreaterThan(free, 0.7, "without a rest the fit takes a drift from the jump")
     }
 
