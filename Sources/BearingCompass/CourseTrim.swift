@@ -89,8 +89,8 @@ public struct CourseTrim: Sendable {
     /// The drift (°/s, 1 σ) a gyroscope's bias measured at a rest leaves (`straightEpoch(…sinceRest:)`), growing by
     /// `restDriftGrowth` a second since: the window's fit against time weighs a drift against it, as a Gaussian prior
     /// (ridge regression: (`courseError` / σ)² added to the normal equations' age·age sum: 40,000 s² at the rest, as
-    /// much as 40 epochs a minute away, 10,000 s² five minutes on). Fitted
-    /// freely, the youngest epochs sit at the end of the fit's lever, and a multipath jump among them (5.6° for 8 s)
+    /// much as 40 epochs a minute away, about 4,400 s² five minutes on, σ 0.015 °/s). Fitted freely, the youngest
+    /// epochs sit at the end of the fit's lever, and a multipath jump among them (5.6° for 8 s)
     /// tilted it into a drift and the offset now with it (`CourseTrimTests.testAJumpAtTheWindowsYoungEndIsNoDriftWhenTheBiasIsMeasured`:
     /// the trim 0.98° → 0.33° off). Where no rest measured the bias lately (`AttitudeFusion.biasStaleTime`: a noisy
     /// accelerometer, a motorway), the fit is free, as a gyroscope drifting 0.25 °/s needs.
@@ -116,7 +116,8 @@ public struct CourseTrim: Sendable {
     /// The epochs' slopes of offset against turn: the gyroscope's scale factor error, negated (it reads 1 + e times
     /// the turn: the offset loses e/(1 + e) of each degree it reads).
     private var slopes = RunningMedian(capacity: CourseTrim.scaleMemory)
-    /// The sum of the squared turns (degrees²) between consecutive steady straight epochs of a window, and how far the
+    /// The sum of the squared turns (degrees²) between consecutive steady straight epochs, taken within a window but
+    /// kept across windows and frame restarts for the whole drive, as the scale's slopes are; and how far the
     /// gyroscope had turned at the last such epoch (nil when the window started again since).
     private var turnEvidence = 0.0
     private var lastSteadyTurn: Double?
@@ -318,7 +319,6 @@ public struct CourseTrim: Sendable {
         learntAt = nil
         epochs = 0
         followed = nil
-        lastSteadyTurn = nil
     }
 
     /// The attitude filter's gyroscope bias changed at `time` (learnt at a rest, or in motion): from then on its heading
