@@ -412,6 +412,41 @@ final class AttitudeFilterTests: XCTestCase {
         XCTAssertEqual(cleanFlagged, 0)
     }
 
+    /// Samples lost for longer than a corner takes (a sensor that stops and is opened again, a stalled bus): the turn
+    /// across the gap is not known. A board turning at 20 °/s whose samples stop 2 s before it stops turning and come
+    /// back 8 s later, still: bridged with the mean of the rates either side (10 °/s for 10 s, where it turned 40°), the
+    /// heading came back 60° off and turned to the field at the filter's own rate, held by the field's heading in the
+    /// gyroscope's frame (which the gap moved) for as long as the rejection allows. Across a gap over
+    /// `AttitudeFilter.longestBridge` nothing is bridged and the heading starts again from the field, as at the start.
+    /// A gap of 3 s inside a steady turn is still bridged (the mean of the rates either side is the turn's: 1.30° off
+    /// in the second after it, from the two samples' noise).
+    func testAGapLongerThanACornerStartsTheHeadingAgainFromTheField() {
+        let imu = noisy(VirtualIMU(heading: { t in 20 * min(t, 22) }))
+        var filter = AttitudeFilter()
+        let readings = imu.readings(duration: 45).filter { !($0.sample.time > 20 && $0.sample.time < 30) }
+        var biasBefore = Vector3.zero, biasAfter: Vector3?
+        let errors = run(&filter, readings) { r, f in
+            if r.sample.time <= 20 { biasBefore = f.gyroBias } else if biasAfter == nil { biasAfter = f.gyroBias }
+        }
+        let before = errors.filter { $0.t > 15 && $0.t <= 20 }.map { abs(degrees($0.error.heading)) }.max() ?? .nan
+        let after = errors.filter { $0.t >= 31 }.map { abs(degrees($0.error.heading)) }.max() ?? .nan
+        let tilt = errors.filter { $0.t >= 31 }.map { degrees($0.error.inclination) }.max() ?? .nan
+        print(String(format: "a 10 s gap as a turn ends: heading error before it at most %.2f°, from 1 s after it %.2f°, "
+                     + "inclination %.2f°", before, after, tilt))
+        XCTAssertLessThan(before, 1)
+        XCTAssertLessThan(after, 1.5, "the heading after the gap is the field's")
+        XCTAssertLessThan(tilt, 1)
+        XCTAssertEqual(((biasAfter ?? .zero) - biasBefore).length, 0, accuracy: 1e-5, "what it learnt of the gyroscope stays")
+
+        // A 3 s gap in a steady turn: bridged, the heading carried across it.
+        let turning = noisy(VirtualIMU(heading: { t in 20 * t }))
+        var bridged = AttitudeFilter()
+        let short = run(&bridged, turning.readings(duration: 30).filter { !($0.sample.time > 20 && $0.sample.time < 23) }, from: 23)
+        let across = short.filter { $0.t < 24 }.map { abs(degrees($0.error.heading)) }.max() ?? .nan
+        print(String(format: "a 3 s gap in a steady turn: heading error in the second after it at most %.2f°", across))
+        XCTAssertLessThan(across, 2)
+    }
+
     // MARK: Numerics and clocks
 
     func testTheQuaternionStaysUnitThroughFastRotation() {
