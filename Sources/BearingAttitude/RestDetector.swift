@@ -54,7 +54,11 @@ public struct RestDetector: Sendable {
         if deviation >= thresholdAcc {
             interrupt()
         } else if dt > 0, dt.isFinite {
-            quietTime += dt
+            // Rest is judged on samples: across a gap (samples lost, `AttitudeFilter.gapInterval`) none were, and
+            // the low-passes jumped to the sample after it. Counted in full, a gap over `restMinTime` made that one sample
+            // a rest, and its rate the bias (0.29 °/s off after a 10 s gap, `AttitudeFilterTests.
+            // testAGapLongerThanACornerStartsTheHeadingAgainFromTheField`).
+            quietTime += min(dt, AttitudeFilter.gapInterval)
             if quietTime >= minTime { atRest = true }
         }
     }

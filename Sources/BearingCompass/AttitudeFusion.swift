@@ -390,8 +390,13 @@ public struct AttitudeFusion: Sendable {
                 withoutGyroscope = rate == nil
                 restartFilter(withoutGyroscope ? parametersWithoutGyroscope : parameters)
             }
+            let losses = filter.orientationLosses
             if let rate { filter.updateGyroscope(rate, at: t) }
-            if let last = lastInertial, rate != nil, tracksCourse { courseTrim.gyroscopeGap(seconds: t - last) }
+            // Across a gap too long to bridge (`AttitudeFilter.longestBridge`) the 6D frame's heading is not the one before
+            // it: what was followed in that frame (the field, the course carried) starts again.
+            let lost = filter.orientationLosses != losses
+            if lost { online?.frameRestarted() }
+            if let last = lastInertial, rate != nil, tracksCourse { courseTrim.gyroscopeGap(seconds: t - last, bridged: !lost) }
             if motion != nil { lastInertial = t }
             // An axis at the end of its range reads less than the motion: no "up" from it.
             if !s.saturated { filter.updateAccelerometer(gravity, at: t) }

@@ -158,8 +158,10 @@ public struct CourseTrim: Sendable {
     /// longer hold after it, and the heading carried across may be off by up to `seconds` × `fastestTurn`. So the
     /// window starts again, and the first straight epochs after the gap are taken once `gapEpochs` of them agree
     /// (their median, at once, however far from the heading carried, within `outlier` + that bound). The trim
-    /// carried until then stays: on a straight the gap turned nothing, and it is right.
-    public mutating func gyroscopeGap(seconds: Double) {
+    /// carried until then stays: on a straight the gap turned nothing, and it is right. Unless the attitude filter did not
+    /// bridge the gap (`bridged` false, `AttitudeFilter.longestBridge`): the gyroscope's heading after it is not the one
+    /// the trim was carried in, and the heading is the compass's until the course is taken again.
+    public mutating func gyroscopeGap(seconds: Double, bridged: Bool = true) {
         guard seconds > gapBreak, seconds.isFinite else { return }
         gyro = nil  // the next epoch's `turn(to:at:)` starts the window again and drops the scale carried
         straightSince = nil
@@ -167,6 +169,7 @@ public struct CourseTrim: Sendable {
         gapUncertainty = min(180, max(gapUncertainty ?? 0, seconds * fastestTurn))
         followed = nil
         carry?.followed = nil
+        if !bridged { carry = nil }
     }
 
     /// The gyroscope's heading at a sample (degrees, as given to `straightEpoch`), followed between epochs: the scale's

@@ -418,7 +418,7 @@ final class AttitudeFilterTests: XCTestCase {
     /// heading came back 60° off and turned to the field at the filter's own rate, held by the field's heading in the
     /// gyroscope's frame (which the gap moved) for as long as the rejection allows. Across a gap over
     /// `AttitudeFilter.longestBridge` nothing is bridged and the heading starts again from the field, as at the start.
-    /// A gap of 3 s inside a steady turn is still bridged (the mean of the rates either side is the turn's: 1.30° off
+    /// A gap of 3 s inside a steady turn is still bridged (the mean of the rates either side is the turn's: 0.57° off
     /// in the second after it, from the two samples' noise).
     func testAGapLongerThanACornerStartsTheHeadingAgainFromTheField() {
         let imu = noisy(VirtualIMU(heading: { t in 20 * min(t, 22) }))
@@ -432,10 +432,11 @@ final class AttitudeFilterTests: XCTestCase {
         let after = errors.filter { $0.t >= 31 }.map { abs(degrees($0.error.heading)) }.max() ?? .nan
         let tilt = errors.filter { $0.t >= 31 }.map { degrees($0.error.inclination) }.max() ?? .nan
         print(String(format: "a 10 s gap as a turn ends: heading error before it at most %.2f°, from 1 s after it %.2f°, "
-                     + "inclination %.2f°", before, after, tilt))
+                     + "inclination %.2f°; orientation lost %d time(s)", before, after, tilt, filter.orientationLosses))
         XCTAssertLessThan(before, 1)
         XCTAssertLessThan(after, 1.5, "the heading after the gap is the field's")
         XCTAssertLessThan(tilt, 1)
+        XCTAssertEqual(filter.orientationLosses, 1)
         XCTAssertEqual(((biasAfter ?? .zero) - biasBefore).length, 0, accuracy: 1e-5, "what it learnt of the gyroscope stays")
 
         // A 3 s gap in a steady turn: bridged, the heading carried across it.
@@ -445,6 +446,7 @@ final class AttitudeFilterTests: XCTestCase {
         let across = short.filter { $0.t < 24 }.map { abs(degrees($0.error.heading)) }.max() ?? .nan
         print(String(format: "a 3 s gap in a steady turn: heading error in the second after it at most %.2f°", across))
         XCTAssertLessThan(across, 2)
+        XCTAssertEqual(bridged.orientationLosses, 0)
     }
 
     // MARK: Numerics and clocks
