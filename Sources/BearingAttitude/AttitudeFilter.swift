@@ -92,7 +92,7 @@ public struct AttitudeFilter: Sendable {
     /// `testSamplesLostNowAndThen`; RMS median, worst seed): bridged, 10 s gaps left the heading 5.96°, 12.45° with GNSS
     /// positions and 6.91°, 31.41° without; 30 s gaps 12.86°, 18.69° and 27.53°, 44.64°. 3 s gaps are better bridged
     /// (0.41° against 0.94° not bridged with positions, 3.09° against 5.39° without GNSS), 5 s gaps a trade: 0.59°, worst
-    /// window 9.03° bridged against 0.83°, 2.75° not; without GNSS 4.96° (worst seed 21.92°) against 4.62° (7.33°).
+    /// window 9.03° bridged against 0.83°, 2.75° not; without GNSS 4.96° (worst seed 21.92°) against 4.63° (7.26°).
     public static let longestBridge = 4.0
     /// How many times the orientation was lost across a gap (`longestBridge`): the 6D frame's heading after one is not
     /// the heading it had before the gap (a fusion that follows the field or the course in that frame starts again).

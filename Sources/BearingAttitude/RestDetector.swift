@@ -24,6 +24,8 @@ public struct RestDetector: Sendable {
     private let thresholdAcc: Double
     private let clip: Double
     private let minTime: Double
+    /// The longest interval between samples that is no gap (`restFilterTau`).
+    private let longestInterval: Double
 
     public init(parameters p: AttitudeFilterParameters) {
         gyroLowPass = ButterworthLowPass(tau: p.restFilterTau)
@@ -34,10 +36,12 @@ public struct RestDetector: Sendable {
         thresholdAcc = p.restThresholdAcc
         clip = p.biasClip * .pi / 180
         minTime = p.restMinTime
+        longestInterval = p.restFilterTau
     }
 
     /// A gyroscope sample (rad/s) and the seconds since the previous one.
     public mutating func gyroscope(_ rate: Vector3, dt: Double) {
+        if dt > longestInterval { restart(gyroscope: true) }
         let reference = gyroLowPass.step(rate, dt: dt)
         let deviation = (gyroSample.step(rate, dt: dt) - reference).length
         relativeDeviation.gyro = deviation / thresholdGyro
@@ -48,19 +52,32 @@ public struct RestDetector: Sendable {
 
     /// An accelerometer sample (m/s²) and the seconds since the previous one; the quiet time counts here.
     public mutating func accelerometer(_ acc: Vector3, dt: Double) {
+        if dt > longestInterval { restart(gyroscope: false) }
         let reference = accLowPass.step(acc, dt: dt)
         let deviation = (accSample.step(acc, dt: dt) - reference).length
         relativeDeviation.acc = deviation / thresholdAcc
         if deviation >= thresholdAcc {
             interrupt()
         } else if dt > 0, dt.isFinite {
-            // Rest is judged on samples: across a gap (samples lost, `AttitudeFilter.gapInterval`) none were, and
-            // the low-passes jumped to the sample after it. Counted in full, a gap over `restMinTime` made that one sample
-            // a rest, and its rate the bias (0.29 °/s off after a 10 s gap, `AttitudeFilterTests.
-            // testAGapLongerThanACornerStartsTheHeadingAgainFromTheField`).
-            quietTime += min(dt, AttitudeFilter.gapInterval)
+            quietTime += dt
             if quietTime >= minTime { atRest = true }
         }
+    }
+
+    /// Rest is judged on samples. Across a gap longer than the low-pass's time constant (samples lost) there were none,
+    /// and the low-passes would jump to the sample after it: counted in full, a gap over `restMinTime` made that one
+    /// sample a rest and its rate the bias (0.29 °/s off after a 10 s gap, `AttitudeFilterTests.
+    /// testAGapLongerThanACornerStartsTheHeadingAgainFromTheField`). Such a gap ends the rest, and the sensor's test
+    /// starts again from the samples after it. (An IMU sampled at 2 Hz or slower is then never at rest.)
+    private mutating func restart(gyroscope: Bool) {
+        if gyroscope {
+            gyroLowPass.reset()
+            gyroSample.reset()
+        } else {
+            accLowPass.reset()
+            accSample.reset()
+        }
+        interrupt()
     }
 
     private mutating func interrupt() {

@@ -418,7 +418,7 @@ final class AttitudeFilterTests: XCTestCase {
     /// heading came back 60° off and turned to the field at the filter's own rate, held by the field's heading in the
     /// gyroscope's frame (which the gap moved) for as long as the rejection allows. Across a gap over
     /// `AttitudeFilter.longestBridge` nothing is bridged and the heading starts again from the field, as at the start.
-    /// A gap of 3 s inside a steady turn is still bridged (the mean of the rates either side is the turn's: 0.57° off
+    /// A gap of 3 s inside a steady turn is still bridged (the mean of the rates either side is the turn's: 1.30° off
     /// in the second after it, from the two samples' noise).
     func testAGapLongerThanACornerStartsTheHeadingAgainFromTheField() {
         let imu = noisy(VirtualIMU(heading: { t in 20 * min(t, 22) }))
