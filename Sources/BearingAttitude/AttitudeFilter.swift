@@ -106,10 +106,22 @@ public struct AttitudeFilter: Sendable {
     /// learnt of the gyroscope (its bias) stays.
     private mutating func orientationLost() {
         orientationLosses += 1
-        magnetic = MagneticDisturbanceDetector(parameters: parameters, reference: magnetic.reference)
+        watchTheFieldAfresh(reference: magnetic.reference)
+        restartHeadingFromTheField(waitingForUndisturbed: false)
+    }
+
+    /// Disturbance detection starts afresh from `reference`, forgetting the field it learnt and the time the heading
+    /// was held on the gyroscope (after a gap, or a new calibration).
+    private mutating func watchTheFieldAfresh(reference: MagneticFieldReference?) {
+        magnetic = MagneticDisturbanceDetector(parameters: parameters, reference: reference)
         heldOnGyroscope = 0
+    }
+
+    /// The heading takes the field's as at the start: gains 1, ½, ⅓, … (`headingGainFloor`) from the next field sample,
+    /// or from the first judged undisturbed.
+    private mutating func restartHeadingFromTheField(waitingForUndisturbed: Bool) {
         headingGainFloor = 1
-        floorWaitsForUndisturbed = false
+        floorWaitsForUndisturbed = waitingForUndisturbed
     }
 
     /// The bias covariance's start, (0.01 °/s)².
@@ -190,13 +202,11 @@ public struct AttitudeFilter: Sendable {
     /// turns to the new field at the filter's own rate, as it turns to any field: the mean of a few seconds of field,
     /// whose errors last seconds in a turning hand, is a worse heading than it. Unknown (no gyroscope), it restarts.
     public mutating func magnetometerRecalibrated(reference: MagneticFieldReference?, fieldHeading: (mean: Double, spread: Double)? = nil) {
-        magnetic = MagneticDisturbanceDetector(parameters: parameters, reference: reference)
-        heldOnGyroscope = 0
+        watchTheFieldAfresh(reference: reference)
         if let fieldHeading, abs(Self.wrap(fieldHeading.mean - headingOffset)) <= Self.headingRestartSpread * fieldHeading.spread {
             return
         }
-        headingGainFloor = 1
-        floorWaitsForUndisturbed = true
+        restartHeadingFromTheField(waitingForUndisturbed: true)
     }
 
     /// How many of its own spreads the newly calibrated field's heading may lie from the heading at hand before the
