@@ -24,8 +24,10 @@ public struct RestDetector: Sendable {
     private let thresholdAcc: Double
     private let clip: Double
     private let minTime: Double
-    /// The longest interval between samples that is no gap (`restFilterTau`).
+    /// The longest interval between samples that is never a gap (`restFilterTau`); a longer one is a gap when it is also
+    /// longer than three of the sensor's own (`Cadence`).
     private let longestInterval: Double
+    private var cadence = (gyroscope: Cadence(), accelerometer: Cadence())
 
     public init(parameters p: AttitudeFilterParameters) {
         gyroLowPass = ButterworthLowPass(tau: p.restFilterTau)
@@ -41,7 +43,7 @@ public struct RestDetector: Sendable {
 
     /// A gyroscope sample (rad/s) and the seconds since the previous one.
     public mutating func gyroscope(_ rate: Vector3, dt: Double) {
-        if dt > longestInterval { restart(gyroscope: true) }
+        if cadence.gyroscope.isGap(dt, longerThan: longestInterval) { restart(gyroscope: true) }
         let reference = gyroLowPass.step(rate, dt: dt)
         let deviation = (gyroSample.step(rate, dt: dt) - reference).length
         relativeDeviation.gyro = deviation / thresholdGyro
@@ -52,23 +54,24 @@ public struct RestDetector: Sendable {
 
     /// An accelerometer sample (m/s²) and the seconds since the previous one; the quiet time counts here.
     public mutating func accelerometer(_ acc: Vector3, dt: Double) {
-        if dt > longestInterval { restart(gyroscope: false) }
+        let gap = cadence.accelerometer.isGap(dt, longerThan: longestInterval)
+        if gap { restart(gyroscope: false) }
         let reference = accLowPass.step(acc, dt: dt)
         let deviation = (accSample.step(acc, dt: dt) - reference).length
         relativeDeviation.acc = deviation / thresholdAcc
         if deviation >= thresholdAcc {
             interrupt()
-        } else if dt > 0, dt.isFinite {
+        } else if !gap, dt > 0, dt.isFinite {
             quietTime += dt
             if quietTime >= minTime { atRest = true }
         }
     }
 
-    /// Rest is judged on samples. Across a gap longer than the low-pass's time constant (samples lost) there were none,
-    /// and the low-passes would jump to the sample after it: counted in full, a gap over `restMinTime` made that one
-    /// sample a rest and its rate the bias (0.29 °/s off after a 10 s gap, `AttitudeFilterTests.
-    /// testAGapLongerThanACornerStartsTheHeadingAgainFromTheField`). Such a gap ends the rest, and the sensor's test
-    /// starts again from the samples after it. (An IMU sampled at 2 Hz or slower is then never at rest.)
+    /// Rest is judged on samples. Across a gap (samples lost) there were none, and the low-passes would jump to the
+    /// sample after it: counted in full, a gap over `restMinTime` made that one sample a rest and its rate the bias
+    /// (0.29 °/s off after a 10 s gap, `AttitudeFilterTests.testAGapLongerThanACornerStartsTheHeadingAgainFromTheField`).
+    /// A gap ends the rest, and the sensor's test starts again from the samples after it; the gap itself is not quiet
+    /// time (`RestDetectorTests.testAGapEndsTheRestAndTheSampleAfterItTeachesNothing`).
     private mutating func restart(gyroscope: Bool) {
         if gyroscope {
             gyroLowPass.reset()
@@ -83,5 +86,20 @@ public struct RestDetector: Sendable {
     private mutating func interrupt() {
         quietTime = 0
         atRest = false
+    }
+}
+
+/// A sensor's own cadence, to tell a gap in its samples from its interval: the daemon takes an IMU at 1 Hz upwards, whose
+/// every interval is longer than the rest test's low-pass (`restFilterTau`). The usual interval follows a shorter one at
+/// once and a longer one by a tenth a sample, so a gap hardly moves it and a reader's jitter does not make one.
+struct Cadence: Sendable {
+    private(set) var usualInterval: Double?
+
+    /// Whether `dt` is a gap: longer than `longest` and than three usual intervals. The first interval is none.
+    mutating func isGap(_ dt: Double, longerThan longest: Double) -> Bool {
+        guard dt > 0, dt.isFinite else { return false }
+        defer { usualInterval = min(dt, (usualInterval ?? dt) * 1.1) }
+        guard let usual = usualInterval else { return false }
+        return dt > max(longest, 3 * usual)
     }
 }

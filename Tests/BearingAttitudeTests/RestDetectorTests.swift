@@ -64,7 +64,7 @@ final class RestDetectorTests: XCTestCase {
     /// The daemon takes an IMU at 1 Hz upwards (`imu.rate`). A still one sampled at 1 or 2 Hz, its intervals spread by
     /// ±10 %, is at rest as at 40 Hz: an interval its own cadence gives is no gap in its samples (the rest test starts
     /// again only across a gap, `testAGapEndsTheRestAndTheSampleAfterItTeachesNothing`). Measured: 100 % at 1 and 2 Hz,
-    /// 88 % at 5 Hz, where each sample's fast low-pass (`restSampleTau`, 0.22 s) averages little of the vibration and
+    /// 88 % at 5 Hz, where each sample's fast low-pass (`restSampleTau`, 0.05 s) averages none of the vibration and
     /// the reference (`restFilterTau`, 0.5 s) more, so a sample now and then strays past the threshold.
     func testAStillIMUSampledSlowlyIsAtRest() {
         for (rate, least) in [(1.0, 0.95), (2.0, 0.95), (5.0, 0.8)] {
