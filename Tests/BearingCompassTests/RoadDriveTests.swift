@@ -115,10 +115,11 @@ final class RoadDriveTests: XCTestCase {
     /// speed and course). `outage`: seconds of the drive whose fixes are not given (a tunnel, a car park).
     /// `samplesLost`: seconds of the drive (from its start) whose inertial and field samples are not given (a logger's
     /// stall), each judged sample's truth still its own. `recordedFrom`: seconds of the drive before which nothing is
-    /// given at all (a recording started on the move: the fusion's cold start is then there).
+    /// given at all (a recording started on the move: the fusion's cold start is then there). `fieldLost`: seconds
+    /// whose field samples alone are not given (the magnetometer's chip lost, the IMU reading on).
     static func judge(_ drive: RoadDrive, gnss: Bool, after: Double, alsoAfter: Double? = nil, fixes: [GPSFix?]? = nil,
-                      outage: Range<Double>? = nil, samplesLost: [Range<Double>] = [], recordedFrom: Double = 0,
-                      field: LocalField = wmm) -> Score {
+                      outage: Range<Double>? = nil, samplesLost: [Range<Double>] = [], fieldLost: [Range<Double>] = [],
+                      recordedFrom: Double = 0, field: LocalField = wmm) -> Score {
         var f = coldStart(field: field)
         var all: [(time: Double, error: Double)] = []
         let from = min(after, alsoAfter ?? after)
@@ -146,7 +147,7 @@ final class RoadDriveTests: XCTestCase {
                 guard truth.straight, truth.time > from, let heading = f.emitted?.heading else { continue }
                 all.append((truth.time, wrap(heading - truth.heading)))
             case .magnetic(let s):
-                guard !lost(s.time) else { continue }
+                guard !lost(s.time), !fieldLost.contains(where: { $0.contains(s.time.unixTime - drive.configuration.start) }) else { continue }
                 f.step(.magnetic(s))
                 if let offset = f.online?.inForce.offset, offset != inForce {
                     inForce = offset
@@ -826,16 +827,42 @@ final class RoadDriveTests: XCTestCase {
         }
     }
 
-    /// The eight seeds with their positions only, `seconds` of the IMU's samples lost every two minutes on average.
-    static func assertSamplesLost(seconds: Double, below bounds: (Double, Double, Double, Double),
+    /// The field's chip alone lost (a magnetometer on its own breakout and cable), the IMU reading on: 30 s of its samples
+    /// every two minutes on average, at the same places as `testLongGapsInTheSamples`, on the eight drives with their
+    /// positions only and without GNSS. The gyroscope carries the heading across such a gap, turns and all: it is no
+    /// gap in the gyroscope's samples (`AttitudeFilter.longestBridge`), and online calibration and the course's trim go on
+    /// in the same frame. Measured (2026-12-06): with positions RMS median 0.36°, worst seed 0.44°, worst window median
+    /// 0.55°, worst 0.67°, as with every sample (`testWithGNSSPositionsOnly`); without GNSS median 4.28°, worst seed
+    /// 5.84°, against 2.61° and 4.64° with every sample. That is the field's own loss, not the gap's handling: on seed 2
+    /// (1.58° → 5.63°) the turns at 408–438 s fell in a gap, so the calibration taken at 148 s was not refined at 414 s
+    /// as it was with every sample, and it left the heading 4–10° off until the next fit taken, at 688 s. Bounds at 1.5
+    /// times.
+    func testTheFieldAloneLost() throws {
+        try Self.assertSamplesLost(seconds: 30, fieldOnly: true, below: (0.54, 0.66, 0.83, 1.01))
+        var without: [Double] = []
+        for seed in Self.seeds {
+            let drive = Self.drive(seed: seed)
+            without.append(Self.judge(drive, gnss: false, after: 600, fieldLost: Self.samplesLost(drive, seed: seed, seconds: 30)).rms)
+        }
+        print("RoadDrive, no GNSS, 30 s of field samples lost every two minutes, after ten minutes: RMS \(without.map { Self.format($0) }) "
+              + "median \(Self.format(Self.median(without)))°, worst \(Self.format(without.max()!))°")
+        XCTAssertLessThan(Self.median(without), 6.42, "30 s of the field lost, without GNSS: the median")
+        XCTAssertLessThan(without.max()!, 8.76, "30 s of the field lost, without GNSS: the worst seed")
+    }
+
+    /// The eight seeds with their positions only, `seconds` of the IMU's samples lost every two minutes on average (with
+    /// `fieldOnly`, the magnetometer's alone).
+    static func assertSamplesLost(seconds: Double, fieldOnly: Bool = false, below bounds: (Double, Double, Double, Double),
                                   file: StaticString = #filePath, line: UInt = #line) throws {
         var scores: [Score] = []
         for seed in Self.seeds {
             let drive = Self.drive(seed: seed)
             let lost = samplesLost(drive, seed: seed, seconds: seconds)
-            scores.append(Self.judge(drive, gnss: true, after: 120, fixes: try Self.positionsOnly(drive), samplesLost: lost))
+            scores.append(Self.judge(drive, gnss: true, after: 120, fixes: try Self.positionsOnly(drive),
+                                     samplesLost: fieldOnly ? [] : lost, fieldLost: fieldOnly ? lost : []))
         }
-        assertSummary("positions only, \(seconds) s of samples lost every two minutes", scores, below: bounds, file: file, line: line)
+        assertSummary("positions only, \(seconds) s of \(fieldOnly ? "field " : "")samples lost every two minutes", scores, below: bounds,
+                      file: file, line: line)
     }
 
     /// `seconds` of the drive's samples lost every two minutes on average, at random (a stream of their own).
