@@ -116,10 +116,11 @@ final class RoadDriveTests: XCTestCase {
     /// `samplesLost`: seconds of the drive (from its start) whose inertial and field samples are not given (a logger's
     /// stall), each judged sample's truth still its own. `recordedFrom`: seconds of the drive before which nothing is
     /// given at all (a recording started on the move: the fusion's cold start is then there). `fieldLost`: seconds
-    /// whose field samples alone are not given (the magnetometer's chip lost, the IMU reading on).
+    /// whose field samples alone are not given (the magnetometer's chip lost, the IMU reading on). `clockStep`: from
+    /// `at` seconds of the drive on, the samples are stamped `by` seconds off (the system clock stepped by NTP or GPS).
     static func judge(_ drive: RoadDrive, gnss: Bool, after: Double, alsoAfter: Double? = nil, fixes: [GPSFix?]? = nil,
                       outage: Range<Double>? = nil, samplesLost: [Range<Double>] = [], fieldLost: [Range<Double>] = [],
-                      recordedFrom: Double = 0, field: LocalField = wmm) -> Score {
+                      recordedFrom: Double = 0, clockStep: (at: Double, by: Int64)? = nil, field: LocalField = wmm) -> Score {
         var f = coldStart(field: field)
         var all: [(time: Double, error: Double)] = []
         let from = min(after, alsoAfter ?? after)
@@ -133,12 +134,18 @@ final class RoadDriveTests: XCTestCase {
         func recorded(_ fix: GPSFix) -> Bool {
             (fix.time?.unixTime ?? 0) - drive.configuration.start >= recordedFrom
         }
+        func stamped(_ t: GPSTimestamp) -> GPSTimestamp {
+            guard let step = clockStep, t.unixTime - drive.configuration.start >= step.at else { return t }
+            return GPSTimestamp(seconds: t.seconds + step.by, nanoseconds: t.nanoseconds)
+        }
         for event in drive.events {
             switch event {
             case .inertial(let s):
                 let truth = drive.truth[i]
                 i += 1
                 guard !lost(s.time) else { continue }
+                var s = s
+                s.time = stamped(s.time)
                 f.step(.inertial(s))
                 if truth.time > drive.configuration.duration / 2, let a = f.emitted, let pitch = a.pitch, let roll = a.roll {
                     let (p, r) = (pitch - truth.pitch, wrap(roll - truth.roll))
@@ -148,6 +155,8 @@ final class RoadDriveTests: XCTestCase {
                 all.append((truth.time, wrap(heading - truth.heading)))
             case .magnetic(let s):
                 guard !lost(s.time), !fieldLost.contains(where: { $0.contains(s.time.unixTime - drive.configuration.start) }) else { continue }
+                var s = s
+                s.time = stamped(s.time)
                 f.step(.magnetic(s))
                 if let offset = f.online?.inForce.offset, offset != inForce {
                     inForce = offset
@@ -1319,6 +1328,24 @@ final class RoadDriveTests: XCTestCase {
             let same = Self.judge(drive, gnss: true, after: 120), other = Self.judge(drive, gnss: true, after: 120, fixes: fixes)
             print("RoadDrive: seed \(seed), fixes an hour behind the samples' clock: \(Self.format(other.rms))° against \(Self.format(same.rms))°")
             XCTAssertEqual(other.rms, same.rms, accuracy: 0.05, "seed \(seed)")
+        }
+    }
+
+    /// A Pi's system clock, which stamps the samples, is stepped while it drives: back by an hour (a clock set ahead,
+    /// an RTC that ran fast, corrected by NTP or GPS), back by 2 s (ntpd steps any offset over 128 ms), or forward by an
+    /// hour (a Pi without a real-time clock, whose fake-hwclock restored the time of its last shutdown, syncs on the
+    /// move). Seeds 1–4, the receiver's fixes on their own clock, the step at 300 s. MEASURED
+    func testTheSamplesClockSteppedWhileDriving() {
+        for seed: UInt64 in [1, 2, 3, 4] {
+            let drive = Self.drive(seed: seed)
+            let same = Self.judge(drive, gnss: true, after: 120)
+            var line = "RoadDrive: seed \(seed), the samples' clock stepped at 300 s: none \(Self.format(same.rms))°"
+            for by: Int64 in [-3600, -2, 3600] {
+                let stepped = Self.judge(drive, gnss: true, after: 120, clockStep: (300, by))
+                line += ", by \(by) s \(Self.format(stepped.rms))° (worst window \(Self.format(stepped.worstWindow))°)"
+                XCTAssertLessThan(stepped.rms, same.rms + 0.5, "seed \(seed), the clock stepped by \(by) s")
+            }
+            print(line)
         }
     }
 
