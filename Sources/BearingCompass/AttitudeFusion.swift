@@ -206,6 +206,8 @@ public struct AttitudeFusion: Sendable {
     public private(set) var measuredDeviation: DeviationCurve?
     /// The latest inertial sample's time (on land): a fix arriving now reaches the samples' clock then.
     private var lastInertial: Double?
+    /// The samples' stamps made monotonic (a wall clock stepped back): every time the fusion keeps from the samples.
+    private var sampleClock = SampleClock()
     /// When the mounting axis was last looked at without fixes (samples' clock).
     private var axisCheckedAt = -Double.infinity
     /// The latest fix's own time taken by `learnDeviation`: the same again (a frozen TPV) is no new epoch.
@@ -347,18 +349,19 @@ public struct AttitudeFusion: Sendable {
             // back after adopting let a change be judged against the one it replaced), and no copy in and out
             // costs ~1,600 instructions a sample.
             // The field's instant, from the last gyroscope sample (0 without `magDelay`): once for both its uses.
-            let lead = filter.fieldLead(s.time.unixTime)
+            let t = sampleClock.time(s.time.unixTime)
+            let lead = filter.fieldLead(t)
             if online != nil {
-                if auto == .track && !s.overflow { learn(s, lead: lead) }
+                if auto == .track && !s.overflow { learn(s, at: t, lead: lead) }
                 correction = online!.inForce
             } else {
                 correction = calibration.flatMap { $0.chip == s.chip ? $0.correction : nil } ?? .identity
             }
             let b = magnetometerToLevel * correction.apply(s.field)
             field = (b, s.overflow ? "P" : (correction.isIdentity ? "C" : "N"))
-            if !s.overflow { filter.updateMagnetometer(b, at: s.time.unixTime, lead: lead) }
+            if !s.overflow { filter.updateMagnetometer(b, at: t, lead: lead) }
         case .inertial(let s):
-            let t = s.time.unixTime
+            let t = sampleClock.time(s.time.unixTime)
             let correction = accelerometerCalibration.flatMap { $0.chip == s.chip ? $0.correction : nil } ?? .identity
             let toLevel = imuToLevel
             let acc = toLevel * correction.apply(s.acceleration)
@@ -452,9 +455,9 @@ public struct AttitudeFusion: Sendable {
 
     /// One field sample into the online calibration, with the filter's "up" in the chip's axes at the instant it
     /// describes, `lead` seconds after the last gyroscope sample (`AttitudeFilter.fieldLead(_:)`); a fit when one is
-    /// due (every `fitInterval` of sample time: a replay fits where the live run did).
-    private mutating func learn(_ s: MagneticSample, lead: Double) {
-        let t = s.time.unixTime
+    /// due (every `fitInterval` of sample time: a replay fits where the live run did). `t`: the sample's time on the
+    /// fusion's clock (`SampleClock`).
+    private mutating func learn(_ s: MagneticSample, at t: Double, lead: Double) {
         // The orientation of the field sample's own instant (a row's field sample comes before its inertial one).
         let toSensor = magnetometerToLevel.transposed, toIMU = filter.quaternion6D(turnedBy: lead).conjugate
         // Before the first accelerometer sample the filter's "up" is the identity's (a board upside down, for a z-down

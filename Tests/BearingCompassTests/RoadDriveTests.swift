@@ -1334,7 +1334,14 @@ final class RoadDriveTests: XCTestCase {
     /// A Pi's system clock, which stamps the samples, is stepped while it drives: back by an hour (a clock set ahead,
     /// an RTC that ran fast, corrected by NTP or GPS), back by 2 s (ntpd steps any offset over 128 ms), or forward by an
     /// hour (a Pi without a real-time clock, whose fake-hwclock restored the time of its last shutdown, syncs on the
-    /// move). Seeds 1–4, the receiver's fixes on their own clock, the step at 300 s. MEASURED
+    /// move). Seeds 1–4, the receiver's fixes on their own clock, the step at 300 s.
+    ///
+    /// The filter took only samples newer than its clock: stepped back by an hour, it dropped every sample after the
+    /// step, and the heading stood still (RMS 50.17°, 41.81°, 56.82°, 44.64°); by 2 s, it dropped two seconds of them,
+    /// 2.93° on seed 3 against 0.37°. The fusion now keeps its own time monotonic (`SampleClock`): a step back gives the
+    /// same heading as no step, to 0.01°. A step forward cannot be told from samples lost and is a gap over
+    /// `AttitudeFilter.longestBridge`: the heading starts again from the field (seed 1: 0.83° against 0.49°, worst window
+    /// 2.35°; the others within 0.01°). Bounds: a step back as no step within 0.05°, a step forward at 1.5 times.
     func testTheSamplesClockSteppedWhileDriving() {
         for seed: UInt64 in [1, 2, 3, 4] {
             let drive = Self.drive(seed: seed)
@@ -1343,7 +1350,13 @@ final class RoadDriveTests: XCTestCase {
             for by: Int64 in [-3600, -2, 3600] {
                 let stepped = Self.judge(drive, gnss: true, after: 120, clockStep: (300, by))
                 line += ", by \(by) s \(Self.format(stepped.rms))° (worst window \(Self.format(stepped.worstWindow))°)"
-                XCTAssertLessThan(stepped.rms, same.rms + 0.5, "seed \(seed), the clock stepped by \(by) s")
+                if by < 0 {
+                    XCTAssertEqual(stepped.rms, same.rms, accuracy: 0.05, "seed \(seed), the clock stepped back by \(-by) s")
+                    XCTAssertEqual(stepped.worstWindow, same.worstWindow, accuracy: 0.05, "seed \(seed), the clock stepped back by \(-by) s")
+                } else {
+                    XCTAssertLessThan(stepped.rms, 1.25, "seed \(seed), the clock stepped forward by \(by) s")
+                    XCTAssertLessThan(stepped.worstWindow, 3.5, "seed \(seed), the clock stepped forward by \(by) s")
+                }
             }
             print(line)
         }

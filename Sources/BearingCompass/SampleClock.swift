@@ -1,0 +1,55 @@
+/// The samples' clock, made monotonic for the fusion.
+///
+/// The readers stamp each sample with the system's wall clock (`CLOCK_REALTIME`), which NTP or GPS may step back: ntpd
+/// steps any offset over 128 ms, chrony's `makestep` and `gpsd`-fed time any configured, and an RTC that ran fast, or a
+/// clock set by hand, is set back by minutes or hours. Everything in the fusion that keeps time from the samples (the
+/// filter's intervals, the rest test, online calibration's fits and windows, the course's trim, the mounting's checks)
+/// would then wait until the clock came back to where it was: the filter dropped every sample until its own clock caught
+/// up, an hour of samples for an hour's step, while the heading published stood still
+/// (`RoadDriveTests.testTheSamplesClockSteppedWhileDriving`).
+///
+/// A sample stamped more than `stepTolerance` before the latest is taken as the clock stepped back: from it on, the
+/// stamps are shifted so that it follows the latest by the latest interval between samples, as it did in real time.
+/// Samples a little out of order (two readers' threads, each stamping its own) are left as they are: each component
+/// already takes only what is newer than it has. A step forward cannot be told from samples lost (a sensor reopened
+/// after the reader's back-off) and is left as a gap. What is published keeps the sample's own stamp: this is the
+/// fusion's time only.
+///
+/// A sample stamped just before a step and handed over after the first one stamped after it comes out a step ahead; the
+/// samples after it are then taken as a step back, and the fusion's time goes on from there: once, one gap the size of
+/// the step, as a step forward.
+struct SampleClock: Sendable, Equatable {
+    /// How far (s) a sample may come before the latest without being taken as a step: the readers' threads hand samples
+    /// over within milliseconds of their stamps, or a few hundred under load on a single-core board.
+    static let stepTolerance = 0.5
+    /// The longest interval (s) between samples that is no gap: a sample after a step is put after the latest by the
+    /// latest interval no longer than this.
+    static let longestInterval = 0.1
+
+    /// Seconds added to the stamps.
+    private(set) var shift = 0.0
+    /// How many steps back have been taken out.
+    private(set) var steps = 0
+    private var latest: Double?
+    private var interval = 0.0
+
+    /// The fusion's time for a sample stamped `stamp` (seconds).
+    mutating func time(_ stamp: Double) -> Double {
+        guard stamp.isFinite else { return stamp }
+        var t = stamp + shift
+        guard let last = latest else {
+            latest = t
+            return t
+        }
+        if t < last - Self.stepTolerance {
+            let resumed = last + interval
+            shift += resumed - t
+            t = resumed
+            steps += 1
+        } else if t > last, t - last <= Self.longestInterval {
+            interval = t - last
+        }
+        latest = max(last, t)
+        return t
+    }
+}
