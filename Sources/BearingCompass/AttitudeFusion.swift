@@ -471,7 +471,9 @@ public struct AttitudeFusion: Sendable {
         if case .refused(let inForce, let candidate) = online!.takeJudgement() {
             note(OnlineCalibrationEvent(time: s.time, kind: .refused, before: inForce.total, after: candidate.total, regions: online!.regions))
         }
-        let episode = episodes.observe(online!.interference, normOff: online!.departure.norm, dipOff: online!.departure.dip, at: t)
+        // The episodes on the samples' own stamps, as the journal and CALIBRATION read them (`onlineState(at:)`).
+        let episode = episodes.observe(online!.interference, normOff: online!.departure.norm, dipOff: online!.departure.dip,
+                                       at: s.time.unixTime)
         if online!.fitDue(at: t) {
             switch online!.fit(at: t) {
             case .accepted(let change): changes.append(change)

@@ -12,8 +12,8 @@
 /// stamps are shifted so that it follows the latest by the latest interval between samples, as it did in real time.
 /// Samples a little out of order (two readers' threads, each stamping its own) are left as they are: each component
 /// already takes only what is newer than it has. A step forward cannot be told from samples lost (a sensor reopened
-/// after the reader's back-off) and is left as a gap. What is published keeps the sample's own stamp: this is the
-/// fusion's time only.
+/// after the reader's back-off) and is left as a gap. What is published keeps the sample's own stamp, and so do the
+/// interference episodes, which the journal and CALIBRATION time on the stamps: this is the estimators' time only.
 ///
 /// A sample stamped just before a step and handed over after the first one stamped after it comes out a step ahead; the
 /// samples after it are then taken as a step back, and the fusion's time goes on from there: once, one gap the size of
