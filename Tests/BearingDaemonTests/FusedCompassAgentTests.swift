@@ -17,11 +17,16 @@ import XCTest
 final class FusedCompassAgentTests: XCTestCase {
     static let fallback = Vector3(-33.9, 151.2, 0)  // Sydney: declination ≈ +12.8°, dip ≈ −64°
 
+    /// WMM2025's field at `fallback` now: the truth the tests judge the published heading by.
+    static func fallbackField() -> LocalField {
+        let year = WorldMagneticModel.decimalYear(unixSeconds: GPSTimestamp.now().unixTime)
+        return LocalField.wmm(.wmm2025, latitude: fallback.x, longitude: fallback.y, heightKm: 0, year: year, source: .fallback)
+    }
+
     func testHeeledBoardPublishesTrueTiltCompensatedHeadingRollPitchAtTheATTRate() throws {
         let dir = temporaryDirectory("fused")
         defer { try? FileManager.default.removeItem(at: dir) }
-        let year = WorldMagneticModel.decimalYear(unixSeconds: GPSTimestamp.now().unixTime)
-        let field = LocalField.wmm(.wmm2025, latitude: Self.fallback.x, longitude: Self.fallback.y, heightKm: 0, year: year, source: .fallback)
+        let field = Self.fallbackField()
         // Heading 100° magnetic, heeled 20° to starboard, nose 3° up.
         let config = makeFusedAgentConfig(dir: dir, magnetometer: "qmc5883l", imu: "lsm6dsx", fallback: Self.fallback)
         let bus = stillBoardBus(heading: 100, roll: 20, pitch: 3, field: field, imu: "lsm6dsox", magnetometer: "qmc5883l")
@@ -94,22 +99,13 @@ final class FusedCompassAgentTests: XCTestCase {
     func testAnIMULostWhileTheBoardTurnsComesBackOnTheNewHeading() throws {
         let dir = temporaryDirectory("imu-lost")
         defer { try? FileManager.default.removeItem(at: dir) }
-        let year = WorldMagneticModel.decimalYear(unixSeconds: GPSTimestamp.now().unixTime)
-        let field = LocalField.wmm(.wmm2025, latitude: Self.fallback.x, longitude: Self.fallback.y, heightKm: 0, year: year, source: .fallback)
+        let field = Self.fallbackField()
         var config = makeFusedAgentConfig(dir: dir, magnetometer: "qmc5883l", imu: "lsm6dsx", fallback: Self.fallback)
         config.imu.reader.retryInitial = 0.5
         config.imu.reader.retryMax = 1
 
         let heading = BoardHeading(100)
-        var b = VirtualIMU(heading: { _ in heading.value })
-        b.fieldNorm = field.reference.norm
-        b.dip = field.reference.dip
-        let board = b
-        let bus = SimulatedI2CBus(path: "sim-bus")
-        let compass = VirtualCompass(orientation: try Orientation(axes: "+X-Y-Z"), clock: { 0 })
-        compass.board = { board.boardField(at: $0) }
-        ChipModels.attachInertial(chip: "lsm6dsox", to: bus) { board.motion(at: 0) }
-        ChipModels.attach(chip: "qmc5883l", to: bus) { compass.field() }
+        let bus = boardBus(VirtualIMU(heading: { _ in heading.value }), field: field, imu: "lsm6dsox", magnetometer: "qmc5883l")
 
         let agent = ServedAgent(config: config, logger: testLogger(), openBus: { _ in bus })
         try agent.start()

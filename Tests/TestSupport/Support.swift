@@ -344,6 +344,14 @@ public func stillBoardBus(heading: Double, roll: Double, pitch: Double, field: L
     b.roll = { _ in roll }
     b.pitch = { _ in pitch }
     if let gravity { b.gravity = gravity }
+    return boardBus(b, field: field, imu: imu, magnetometer: magnetometer, motion: motion)
+}
+
+/// The simulated bus `sim-bus` with the models of the IMU `imu` and of `magnetometer`, both chip Z up, sensing `board`
+/// at time 0 of its profiles (a profile that reads a value the test sets moves the board) in `field`.
+public func boardBus(_ board: VirtualIMU, field: LocalField, imu: String, magnetometer: String,
+                     motion: @escaping (Motion) -> Motion = { $0 }) -> SimulatedI2CBus {
+    var b = board
     b.fieldNorm = field.reference.norm
     b.dip = field.reference.dip
     let board = b
