@@ -127,9 +127,10 @@ final class RoadDriveTests: XCTestCase {
         var tilt = (pitch: 0.0, roll: 0.0, n: 0.0)
         var inForce: Vector3?, worstHardIron = 0.0
         var i = 0, k = 0
-        func lost(_ t: GPSTimestamp) -> Bool {
+        /// Whether the sample stamped `t` is not given (with `field`, a field sample, which `fieldLost` loses too).
+        func lost(_ t: GPSTimestamp, field: Bool = false) -> Bool {
             let second = t.unixTime - drive.configuration.start
-            return second < recordedFrom || samplesLost.contains { $0.contains(second) }
+            return second < recordedFrom || (samplesLost + (field ? fieldLost : [])).contains { $0.contains(second) }
         }
         func recorded(_ fix: GPSFix) -> Bool {
             (fix.time?.unixTime ?? 0) - drive.configuration.start >= recordedFrom
@@ -154,7 +155,7 @@ final class RoadDriveTests: XCTestCase {
                 guard truth.straight, truth.time > from, let heading = f.emitted?.heading else { continue }
                 all.append((truth.time, wrap(heading - truth.heading)))
             case .magnetic(let s):
-                guard !lost(s.time), !fieldLost.contains(where: { $0.contains(s.time.unixTime - drive.configuration.start) }) else { continue }
+                guard !lost(s.time, field: true) else { continue }
                 var s = s
                 s.time = stamped(s.time)
                 f.step(.magnetic(s))
@@ -824,15 +825,7 @@ final class RoadDriveTests: XCTestCase {
     func testLongGapsInTheSamples() throws {
         for (seconds, positions, none) in [(10.0, (2.45, 5.9, 5.37, 16.2), (6.0, 19.5)), (30.0, (2.57, 3.45, 4.97, 6.39), (6.44, 14.1))] {
             try Self.assertSamplesLost(seconds: seconds, below: positions)
-            var without: [Double] = []
-            for seed in Self.seeds {
-                let drive = Self.drive(seed: seed)
-                without.append(Self.judge(drive, gnss: false, after: 600, samplesLost: Self.samplesLost(drive, seed: seed, seconds: seconds)).rms)
-            }
-            print("RoadDrive, no GNSS, \(seconds) s of samples lost every two minutes, after ten minutes: RMS \(without.map { Self.format($0) }) "
-                  + "median \(Self.format(Self.median(without)))°, worst \(Self.format(without.max()!))°")
-            XCTAssertLessThan(Self.median(without), none.0, "\(seconds) s lost, without GNSS: the median")
-            XCTAssertLessThan(without.max()!, none.1, "\(seconds) s lost, without GNSS: the worst seed")
+            Self.assertSamplesLostWithoutGNSS(seconds: seconds, below: none)
         }
     }
 
@@ -848,15 +841,24 @@ final class RoadDriveTests: XCTestCase {
     /// times.
     func testTheFieldAloneLost() throws {
         try Self.assertSamplesLost(seconds: 30, fieldOnly: true, below: (0.54, 0.66, 0.83, 1.01))
+        Self.assertSamplesLostWithoutGNSS(seconds: 30, fieldOnly: true, below: (6.42, 8.76))
+    }
+
+    /// The eight seeds without GNSS, judged after ten minutes, `seconds` of the IMU's samples lost every two minutes on
+    /// average (with `fieldOnly`, the magnetometer's alone): the median RMS and the worst seed's below `bounds`.
+    static func assertSamplesLostWithoutGNSS(seconds: Double, fieldOnly: Bool = false, below bounds: (median: Double, worst: Double),
+                                             file: StaticString = #filePath, line: UInt = #line) {
         var without: [Double] = []
         for seed in Self.seeds {
             let drive = Self.drive(seed: seed)
-            without.append(Self.judge(drive, gnss: false, after: 600, fieldLost: Self.samplesLost(drive, seed: seed, seconds: 30)).rms)
+            let lost = samplesLost(drive, seed: seed, seconds: seconds)
+            without.append(Self.judge(drive, gnss: false, after: 600, samplesLost: fieldOnly ? [] : lost, fieldLost: fieldOnly ? lost : []).rms)
         }
-        print("RoadDrive, no GNSS, 30 s of field samples lost every two minutes, after ten minutes: RMS \(without.map { Self.format($0) }) "
+        let what = "\(seconds) s of \(fieldOnly ? "field " : "")samples lost every two minutes"
+        print("RoadDrive, no GNSS, \(what), after ten minutes: RMS \(without.map { Self.format($0) }) "
               + "median \(Self.format(Self.median(without)))°, worst \(Self.format(without.max()!))°")
-        XCTAssertLessThan(Self.median(without), 6.42, "30 s of the field lost, without GNSS: the median")
-        XCTAssertLessThan(without.max()!, 8.76, "30 s of the field lost, without GNSS: the worst seed")
+        XCTAssertLessThan(Self.median(without), bounds.median, "\(what), without GNSS: the median", file: file, line: line)
+        XCTAssertLessThan(without.max()!, bounds.worst, "\(what), without GNSS: the worst seed", file: file, line: line)
     }
 
     /// The eight seeds with their positions only, `seconds` of the IMU's samples lost every two minutes on average (with
