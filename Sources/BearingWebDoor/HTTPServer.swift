@@ -133,28 +133,36 @@ final class HTTPServer: Sendable {
             return send(connection, .text(413, "request too large (at most \(bounds.maxBodyBytes) bytes)\n"))
         }
         var path = url
-        var query: [String: String] = [:]
         if let q = path.firstIndex(of: "?") { path = String(path[..<q]) }
-        _ = MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, { cls, _, key, value in
-            let box = cls!.assumingMemoryBound(to: [String: String].self)
-            if let key { box.pointee[String(cString: key)] = value.map { String(cString: $0) } ?? "" }
-            return .YES
-        }, &query)
-        var headers: [String: String] = [:]
-        _ = MHD_get_connection_values(connection, .HEADER_KIND, { cls, _, key, value in
-            let box = cls!.assumingMemoryBound(to: [String: String].self)
-            if let key { box.pointee[String(cString: key).lowercased()] = value.map { String(cString: $0) } ?? "" }
-            return .YES
-        }, &headers)
+        let query = values(connection, .GET_ARGUMENT_KIND, lowercasingKeys: false)
+        let headers = values(connection, .HEADER_KIND, lowercasingKeys: true)
         let request = HTTPRequest(method: method, path: path, query: query, headers: headers, body: exchange.body,
                                   peer: address, peerIsLoopback: loopback, headerCount: headers.count)
         return send(connection, handler(request))
     }
 
+    /// The request's values of one kind (its query's arguments, its headers), each key's last; a key without a value
+    /// maps to "". libmicrohttpd calls the iterator within `MHD_get_connection_values`, so the pointer to the values
+    /// being collected is valid for every call.
+    private func values(_ connection: OpaquePointer, _ kind: MHD_ValueKind, lowercasingKeys: Bool) -> [String: String] {
+        var collected = (values: [String: String](), lowercasingKeys: lowercasingKeys)
+        withUnsafeMutablePointer(to: &collected) { pointer in
+            _ = MHD_get_connection_values(connection, kind, { cls, _, key, value in
+                guard let cls, let key else { return .YES }
+                let collected = cls.assumingMemoryBound(to: (values: [String: String], lowercasingKeys: Bool).self)
+                let name = String(cString: key)
+                collected.pointee.values[collected.pointee.lowercasingKeys ? name.lowercased() : name] = value.map { String(cString: $0) } ?? ""
+                return .YES
+            }, pointer)
+        }
+        return collected.values
+    }
+
     private func peer(_ connection: OpaquePointer) -> (address: String, loopback: Bool) {
         var buffer = [CChar](repeating: 0, count: 64)
         let loopback = bearing_mhd_peer(connection, &buffer, buffer.count) == 1
-        return (String(cString: buffer), loopback)
+        let address = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        return (String(decoding: address, as: UTF8.self), loopback)
     }
 
     private func lookup(_ connection: OpaquePointer, _ kind: MHD_ValueKind, _ key: String) -> String? {
