@@ -454,6 +454,66 @@ final class AttitudeFusionTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(events.last).time, 80, accuracy: 3)
     }
 
+    /// The samples' clock stepped back by an hour in the middle of an episode of interference (a magnet near from 20 to
+    /// 30 s, and again from 200 to 210 s; the step at 25 s), and back by another hour between the episodes (at 100 s).
+    /// The episodes are timed on the fusion's own clock (`SampleClock`), not on the stamps: each lasts its 10 s,
+    /// CALIBRATION's seconds go on counting through the step, and the journal, as the daemon keeps it (`Agent`), tells
+    /// the second episode as it would without the steps. On the stamps, the first "ended after -3590.0 s", CALIBRATION
+    /// said 0 s from the step on, and the journal's once-a-minute limit held back every line for the hour after the
+    /// second step.
+    func testAnEpisodeOfInterferenceIsTimedThroughAStepOfTheSamplesClock() throws {
+        var board = VirtualIMU(heading: { 6 * $0 })
+        board.fieldNorm = Self.sydney.reference.norm
+        board.dip = Self.sydney.reference.dip
+        func magnet(_ t: Double) -> Bool { (t > 20 && t < 30) || (t > 200 && t < 210) }
+        // The stamp of a sample taken `t` seconds after the start: an hour back from 25 s, two hours from 100 s.
+        func stamped(_ t: Double) -> GPSTimestamp {
+            GPSTimestamp(unixTime: Self.start + t - (t >= 100 ? 7200 : t >= 25 ? 3600 : 0))
+        }
+        let feed = inputs(board, seconds: 300).map { input -> FusionInput in
+            switch input {
+            case .calibration: return .calibration(ActiveCalibration(chip: "qmc5883l", correction: .identity))
+            case .magnetic(var s):
+                let t = s.time.unixTime - Self.start
+                if magnet(t) { s.field = s.field * 1.3 }
+                s.time = stamped(t)
+                return .magnetic(s)
+            case .inertial(var s):
+                s.time = stamped(s.time.unixTime - Self.start)
+                return .inertial(s)
+            default: return input
+            }
+        }
+        let chip = try! Orientation(axes: "+X-Y-Z")
+        var f = AttitudeFusion(imuOrientation: chip, magnetometerOrientation: chip, trueNorth: true, auto: .track)
+        let told = Mutex<[OnlineCalibrationState]>([])
+        f.onOnlineEvent = { change, state in if change == nil, state.episode != nil { told.withLock { $0.append(state) } } }
+        var secondsAt28: Double?
+        for input in feed {
+            f.step(input)
+            // CALIBRATION's seconds of the episode going on, 8 s into it (3 s after the step).
+            if case .magnetic(let s) = input, secondsAt28 == nil, s.time.unixTime + 3600 - Self.start >= 28,
+               let state = f.onlineState(at: s.time), let e = state.ongoing {
+                secondsAt28 = e.seconds(at: state.time.unixTime)
+            }
+        }
+        let states = told.withLock { $0 }
+        var journal = InterferenceJournal()
+        let lines = states.compactMap { journal.line(for: $0.episode!, at: $0.time.unixTime) }
+        let durations = states.compactMap { state -> Double? in
+            if case .ended(let e) = state.episode! { return e.duration }
+            return nil
+        }
+        print("fusion, the samples' clock stepped back by an hour 5 s into an episode and again between episodes: episodes lasted \(durations) s, "
+              + "CALIBRATION's seconds 8 s into it \(secondsAt28 ?? .nan), journal \(lines)")
+        XCTAssertEqual(states.count, 4, "two episodes, each begun and ended")
+        XCTAssertEqual(durations.count, 2)
+        for d in durations { XCTAssertEqual(d, 10, accuracy: 0.5, "each episode lasted 10 s") }
+        XCTAssertEqual(try XCTUnwrap(secondsAt28), 8, accuracy: 0.5, "CALIBRATION counts on through the step")
+        XCTAssertEqual(lines.count, 4, "the journal tells both episodes: \(lines)")
+        XCTAssertEqual(lines.filter { $0.hasPrefix("magnetic interference ended after 10.0 s") }.count, 2, "\(lines)")
+    }
+
     /// A saturated accelerometer (a knock beyond its range: the axis reads its full scale, not the motion) gives
     /// no "up": two seconds of it leave roll and pitch where they were.
     func testASaturatedAccelerometerDoesNotTiltTheAttitude() throws {
