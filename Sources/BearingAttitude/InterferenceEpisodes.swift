@@ -39,6 +39,13 @@ public struct InterferenceEpisodes: Sendable {
             case .began(let e), .ended(let e): return e
             }
         }
+        /// When it happened: the episode's beginning, or its end.
+        public var time: Double {
+            switch self {
+            case .began(let e): return e.began
+            case .ended(let e): return e.ended ?? e.lastDisturbed
+            }
+        }
     }
 
     /// Seconds the field must stay undisturbed for an episode to end.
@@ -80,7 +87,8 @@ public struct InterferenceEpisodes: Sendable {
 
 /// What the journal says of interference episodes: a line when one begins and one when it ends, with its length
 /// and size; while episodes keep coming (a flapping source), at most one line every `interval` seconds, counting
-/// those not told one by one. Pure: the caller logs the lines it returns.
+/// those not told one by one. Pure: the caller logs the lines it returns. Timed on the events' own times, the clock the
+/// episodes were observed on.
 public struct InterferenceJournal: Sendable {
     public var interval: Double
     private var lastLine: Double?
@@ -95,8 +103,9 @@ public struct InterferenceJournal: Sendable {
         self.interval = interval
     }
 
-    /// The line for `event` at `time`, if one is due.
-    public mutating func line(for event: InterferenceEpisodes.Event, at time: Double) -> String? {
+    /// The line for `event`, if one is due.
+    public mutating func line(for event: InterferenceEpisodes.Event) -> String? {
+        let time = event.time
         switch event {
         case .began(let e):
             // Told when the last line is a minute old and no untold episode ended within the minute (the source

@@ -403,7 +403,7 @@ public struct AttitudeFusion: Sendable {
             if motion != nil { lastInertial = t }
             // An axis at the end of its range reads less than the motion: no "up" from it.
             if !s.saturated { filter.updateAccelerometer(gravity, at: t) }
-            if filter.hasMagnetometer, let field { emitted = attitude(s, acceleration: acc, angularRate: rate, field: field) }
+            if filter.hasMagnetometer, let field { emitted = attitude(s, at: t, acceleration: acc, angularRate: rate, field: field) }
         }
     }
 
@@ -471,9 +471,9 @@ public struct AttitudeFusion: Sendable {
         if case .refused(let inForce, let candidate) = online!.takeJudgement() {
             note(OnlineCalibrationEvent(time: s.time, kind: .refused, before: inForce.total, after: candidate.total, regions: online!.regions))
         }
-        // The episodes on the samples' own stamps, as the journal and CALIBRATION read them (`onlineState(at:)`).
-        let episode = episodes.observe(online!.interference, normOff: online!.departure.norm, dipOff: online!.departure.dip,
-                                       at: s.time.unixTime)
+        // The episodes on the fusion's clock: a step of the samples' clock neither ends nor stretches one, and the
+        // journal's once-a-minute limit and CALIBRATION's seconds are timed on it too (`OnlineCalibrationState.clockTime`).
+        let episode = episodes.observe(online!.interference, normOff: online!.departure.norm, dipOff: online!.departure.dip, at: t)
         if online!.fitDue(at: t) {
             switch online!.fit(at: t) {
             case .accepted(let change): changes.append(change)
@@ -499,7 +499,7 @@ public struct AttitudeFusion: Sendable {
             // One that turns the heading more than a refinement would: the deviation from driving starts again.
             filter.adopt(change, field: online.field, local: local?.reference, online: online)
             if change.turnsTheHeading {
-                driving?.restart(at: time.unixTime)
+                driving?.restart(at: sampleClock.time(ofStamp: time.unixTime))
                 drivingTable = nil
                 // An earlier calibration recalled: what was seen after it holds again.
                 restoreDriving()
@@ -600,7 +600,7 @@ public struct AttitudeFusion: Sendable {
         }
         guard driving?.straight == true, auto == .track, !withoutGyroscope, online != nil else { return }
         let change = online!.course(track, declination: variation, up: up, forward: forward, time: time)
-        adopt(change.map { [$0] } ?? [], at: lastInertial.map { GPSTimestamp(unixTime: $0) } ?? stamp, episode: nil)
+        adopt(change.map { [$0] } ?? [], at: lastInertial.map { GPSTimestamp(unixTime: sampleClock.stamp(ofTime: $0)) } ?? stamp, episode: nil)
     }
 
     /// `mountingAxis` from the forward axis known (`VehicleAcceleration.forwardKnown`): taken or given up across
@@ -696,6 +696,7 @@ public struct AttitudeFusion: Sendable {
     public func onlineState(at time: GPSTimestamp) -> OnlineCalibrationState? {
         guard let online else { return nil }
         var state = OnlineCalibrationState(online, mode: auto, time: time, wmm: local?.reference)
+        state.clockTime = sampleClock.time(ofStamp: time.unixTime)
         // The episode's cause, not the latest sample's: a field flapping about a threshold is one episode.
         state.interference = episodes.current?.cause
         state.ongoing = episodes.current
@@ -712,7 +713,7 @@ public struct AttitudeFusion: Sendable {
 
     /// `mutating` though it changes nothing: called from `step` (which holds `self` inout), a non-mutating method
     /// got a copy of the whole fusion every sample (~1,800 instructions, `bench/compass-cost`).
-    private mutating func attitude(_ s: InertialSample, acceleration: Vector3, angularRate: Vector3?,
+    private mutating func attitude(_ s: InertialSample, at t: Double, acceleration: Vector3, angularRate: Vector3?,
                           field: (value: Vector3, status: String)) -> Attitude {
         // The deviation in force at the compass heading turns the whole orientation about the vertical: the one
         // learnt from driving, else the measured one; the compass heading only where there is one. (Optional
@@ -741,7 +742,7 @@ public struct AttitudeFusion: Sendable {
                 let heading = boardHeading + (deviation ?? 0)
                 let gyroHeading = AttitudeAngles.heading(filter.quaternion6D, along: axis ?? Vector3(1, 0, 0))
                 courseTrim.follow(gyroHeading: gyroHeading)
-                let trim = courseTrim.trim(at: heading, gyroHeading: gyroHeading, time: s.time.unixTime)
+                let trim = courseTrim.trim(at: heading, gyroHeading: gyroHeading, time: t)
                 if trim != 0 { deviation = (deviation ?? 0) + trim }
             }
         }

@@ -12,8 +12,9 @@
 /// stamps are shifted so that it follows the latest by the latest interval between samples, as it did in real time.
 /// Samples a little out of order (two readers' threads, each stamping its own) are left as they are: each component
 /// already takes only what is newer than it has. A step forward cannot be told from samples lost (a sensor reopened
-/// after the reader's back-off) and is left as a gap. What is published keeps the sample's own stamp, and so do the
-/// interference episodes, which the journal and CALIBRATION time on the stamps: this is the estimators' time only.
+/// after the reader's back-off) and is left as a gap. What is published keeps the sample's own stamp; whatever is timed
+/// (the estimators, the course's trim fading, the deviation's settling, the interference episodes that the journal and
+/// CALIBRATION time) is on this clock, and a time told from it is turned back into the samples' frame (`stamp(ofTime:)`).
 ///
 /// A sample stamped just before a step and handed over after the first one stamped after it comes out a step ahead; the
 /// samples after it are then taken as a step back, and the fusion's time goes on from there: once, one gap the size of
@@ -32,6 +33,13 @@ struct SampleClock: Sendable, Equatable {
     private(set) var steps = 0
     private var latest: Double?
     private var interval = 0.0
+
+    /// The fusion's time of `stamp` (seconds) in the samples' frame now, without taking it as a sample's: what the
+    /// latest sample's stamp was shifted by holds for a stamp taken since.
+    func time(ofStamp stamp: Double) -> Double { stamp + shift }
+
+    /// The stamp, in the samples' frame now, of the fusion's time `t`: what is told keeps the samples' stamps.
+    func stamp(ofTime t: Double) -> Double { t - shift }
 
     /// The fusion's time for a sample stamped `stamp` (seconds).
     mutating func time(_ stamp: Double) -> Double {

@@ -562,7 +562,7 @@ public final class Agent: @unchecked Sendable {
                     }
                 }
             }
-        } else if let episode = state.episode, let line = interferenceJournal.line(for: episode, at: state.time.unixTime) {
+        } else if let episode = state.episode, let line = interferenceJournal.line(for: episode) {
             logger.info("\(line)", metadata: ["quality": "\(state.quality)"])
         }
         if let calibrations { hub.publishCalibration(calibrationObject(calibrations.status)) }
@@ -735,9 +735,9 @@ public final class Agent: @unchecked Sendable {
             if let missed { o.append(("missed", .number(Double(missed)))) }
             if name == "magnetometer" {
                 // The episode of interference going on, and how long the heading has ridden on the gyroscope.
-                if let state = onlineState, let e = state.ongoing {
+                if let state = onlineState, let e = state.ongoing, let seconds = state.interferenceSeconds {
                     o.append(("interference", .map([("cause", .string(e.cause.rawValue)),
-                                                    ("seconds", .number((e.seconds(at: state.time.unixTime) * 10).rounded() / 10)),
+                                                    ("seconds", .number((seconds * 10).rounded() / 10)),
                                                     ("norm", .number((e.largestNorm * 10).rounded() / 10)), ("dip", .number((e.largestDip * 10).rounded() / 10))])))
                 }
                 if let held = fusionStage?.fusion.filter.heldOnGyroscope, held > 0 { o.append(("held", .number((held * 10).rounded() / 10))) }

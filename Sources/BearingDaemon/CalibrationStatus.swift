@@ -67,8 +67,8 @@ extension WireEncoding {
                     o.number("dip_wmm", w.dip)
                 }
                 if let i = s.interference { o.string("interference", i.rawValue) }
-                if let e = s.ongoing {
-                    o.number("interference_seconds", e.seconds(at: s.time.unixTime))
+                if let e = s.ongoing, let seconds = s.interferenceSeconds {
+                    o.number("interference_seconds", seconds)
                     o.number("interference_norm", e.largestNorm)
                     o.number("interference_dip", e.largestDip)
                 }

@@ -1371,10 +1371,16 @@ public struct OnlineCalibrationState: Equatable, Sendable {
     public var interference: Interference?
     /// The episode of interference that began or ended with this state (nil: it tells of none).
     public var episode: InterferenceEpisodes.Event?
-    /// The episode of interference going on (nil: none).
+    /// The episode of interference going on (nil: none). Its times, and the episode's, are on the fusion's own clock
+    /// (`clockTime`), not the samples' stamps.
     public var ongoing: InterferenceEpisodes.Episode?
     /// When this state was taken (a change's sample time).
     public var time: GPSTimestamp
+    /// `time` on the fusion's own clock, which a step of the samples' clock does not move (`AttitudeFusion`'s
+    /// `SampleClock`): what the episodes of interference are timed on. `time`'s own seconds where no fusion keeps one.
+    public var clockTime: Double
+    /// Seconds the episode going on has lasted when this state was taken (nil: none).
+    public var interferenceSeconds: Double? { ongoing?.seconds(at: clockTime) }
     /// "good", "fair" or "poor" (see `OnlineMagnetometerCalibration.quality(wmm:)`).
     public private(set) var quality: String
 
@@ -1390,6 +1396,7 @@ public struct OnlineCalibrationState: Equatable, Sendable {
         self.wmm = wmm
         interference = online.interference
         self.time = time
+        clockTime = time.unixTime
         quality = online.quality(wmm: wmm)
     }
 

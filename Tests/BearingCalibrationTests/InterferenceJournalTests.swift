@@ -46,7 +46,7 @@ final class InterferenceJournalTests: XCTestCase {
         let events = run(&episodes, from: 0, to: 600) { $0.truncatingRemainder(dividingBy: 3) < 0.5 }
         XCTAssertGreaterThan(events.count, 300, "an episode every 3 s")
         var lines: [(Double, String)] = []
-        for (t, e) in events { if let line = journal.line(for: e, at: t) { lines.append((t, line)) } }
+        for (t, e) in events { if let line = journal.line(for: e) { lines.append((t, line)) } }
         for l in lines.prefix(4) { print("journal: \(String(format: "%.1f", l.0)) s \(l.1)") }
         XCTAssertLessThanOrEqual(lines.count, 2 + 10, "\(lines.count) lines in 10 minutes")
         XCTAssertGreaterThanOrEqual(lines.count, 2 + 8, "the flapping is still told, once a minute")
@@ -69,7 +69,7 @@ final class InterferenceJournalTests: XCTestCase {
         var episodes = InterferenceEpisodes()
         var journal = InterferenceJournal()
         let events = run(&episodes, from: 0, to: 400) { ($0 >= 10 && $0 < 20) || ($0 >= 200 && $0 < 230) }
-        let lines = events.compactMap { journal.line(for: $0.1, at: $0.0) }
+        let lines = events.compactMap { journal.line(for: $0.1) }
         XCTAssertEqual(lines.count, 4, "\(lines)")
         XCTAssertTrue(lines[3].hasPrefix("magnetic interference ended after 29.9 s"), lines[3])
     }

@@ -470,18 +470,20 @@ final class AttitudeFusionTests: XCTestCase {
         func stamped(_ t: Double) -> GPSTimestamp {
             GPSTimestamp(unixTime: Self.start + t - (t >= 100 ? 7200 : t >= 25 ? 3600 : 0))
         }
-        let feed = inputs(board, seconds: 300).map { input -> FusionInput in
+        // Each input with the seconds since the start at which it was taken.
+        let feed = inputs(board, seconds: 300).map { input -> (t: Double, input: FusionInput) in
             switch input {
-            case .calibration: return .calibration(ActiveCalibration(chip: "qmc5883l", correction: .identity))
+            case .calibration: return (0, .calibration(ActiveCalibration(chip: "qmc5883l", correction: .identity)))
             case .magnetic(var s):
                 let t = s.time.unixTime - Self.start
                 if magnet(t) { s.field = s.field * 1.3 }
                 s.time = stamped(t)
-                return .magnetic(s)
+                return (t, .magnetic(s))
             case .inertial(var s):
-                s.time = stamped(s.time.unixTime - Self.start)
-                return .inertial(s)
-            default: return input
+                let t = s.time.unixTime - Self.start
+                s.time = stamped(t)
+                return (t, .inertial(s))
+            default: return (0, input)
             }
         }
         let chip = try! Orientation(axes: "+X-Y-Z")
@@ -489,17 +491,16 @@ final class AttitudeFusionTests: XCTestCase {
         let told = Mutex<[OnlineCalibrationState]>([])
         f.onOnlineEvent = { change, state in if change == nil, state.episode != nil { told.withLock { $0.append(state) } } }
         var secondsAt28: Double?
-        for input in feed {
+        for (t, input) in feed {
             f.step(input)
             // CALIBRATION's seconds of the episode going on, 8 s into it (3 s after the step).
-            if case .magnetic(let s) = input, secondsAt28 == nil, s.time.unixTime + 3600 - Self.start >= 28,
-               let state = f.onlineState(at: s.time), let e = state.ongoing {
-                secondsAt28 = e.seconds(at: state.time.unixTime)
+            if case .magnetic(let s) = input, secondsAt28 == nil, t >= 28, let state = f.onlineState(at: s.time), state.ongoing != nil {
+                secondsAt28 = state.interferenceSeconds
             }
         }
         let states = told.withLock { $0 }
         var journal = InterferenceJournal()
-        let lines = states.compactMap { journal.line(for: $0.episode!, at: $0.time.unixTime) }
+        let lines = states.compactMap { journal.line(for: $0.episode!) }
         let durations = states.compactMap { state -> Double? in
             if case .ended(let e) = state.episode! { return e.duration }
             return nil
