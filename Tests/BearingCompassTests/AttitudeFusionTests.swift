@@ -515,6 +515,50 @@ final class AttitudeFusionTests: XCTestCase {
         XCTAssertEqual(lines.filter { $0.hasPrefix("magnetic interference ended after 10.0 s") }.count, 2, "\(lines)")
     }
 
+    /// A disturbance that no hard iron explains (the field 30 % strong for 20 s: a steel box set down beside the board,
+    /// whose induced field follows the Earth's) lasts past `stepTime` and is taken for a step of the hard iron; then it
+    /// is gone. The step is undone once the field agrees with the calibration in force again for `stepTime`: the
+    /// episode ends, the points taken during it are dropped, and online calibration judges the field again, so a
+    /// second disturbance (200–205 s) is an episode of its own, and the calibration in force stays the one before.
+    /// Before (2026-12-06) the step was never undone: the points the box bent sat in directions the field never took
+    /// again, no fit explained them ("no plausible sphere fit"), and for the points' 30 minutes online calibration stayed
+    /// "learning", judged no disturbance, and told the one episode as going on (CALIBRATION `interference: step`).
+    func testADisturbanceNoHardIronExplainsIsAStepUndoneWhenItGoes() throws {
+        var board = VirtualIMU(heading: { 6 * $0 })
+        board.fieldNorm = Self.sydney.reference.norm
+        board.dip = Self.sydney.reference.dip
+        func strong(_ t: Double) -> Bool { (t > 20 && t < 40) || (t > 200 && t < 205) }
+        let feed = inputs(board, seconds: 300).map { input -> FusionInput in
+            switch input {
+            case .calibration: return .calibration(ActiveCalibration(chip: "qmc5883l", correction: .identity))
+            case .magnetic(var s):
+                if strong(s.time.unixTime - Self.start) { s.field = s.field * 1.3 }
+                return .magnetic(s)
+            default: return input
+            }
+        }
+        let chip = try! Orientation(axes: "+X-Y-Z")
+        var f = AttitudeFusion(imuOrientation: chip, magnetometerOrientation: chip, trueNorth: true, auto: .track)
+        let told = Mutex<[InterferenceEpisodes.Event]>([])
+        f.onOnlineEvent = { change, state in if change == nil, let e = state.episode { told.withLock { $0.append(e) } } }
+        var learningAt100: Bool?
+        for input in feed {
+            f.step(input)
+            if case .magnetic(let s) = input, learningAt100 == nil, s.time.unixTime - Self.start >= 100 { learningAt100 = f.online?.learning }
+        }
+        let events = told.withLock { $0 }
+        print("fusion, the field 30 % strong for 20 s and 5 s: episodes \(events.map { String(format: "%@ %.1f s", "\($0)".hasPrefix("began") ? "began" : "ended", $0.time - Self.start) }), "
+              + "learning at 100 s \(learningAt100.map { "\($0)" } ?? "-"), in force \(f.online?.inForce.offset ?? .zero)")
+        XCTAssertEqual(events.count, 4, "two episodes, each begun and ended")
+        if events.count >= 2 {
+            XCTAssertEqual(events[0].time - Self.start, 20, accuracy: 0.5)
+            XCTAssertLessThan(events[1].time - Self.start, 40 + 10 + 2 + 1, "ended within stepTime and the episode's settling of the field's return")
+        }
+        if events.count >= 3 { XCTAssertEqual(events[2].time - Self.start, 200, accuracy: 0.5, "the second disturbance is an episode of its own") }
+        XCTAssertEqual(learningAt100, false, "learning ends with the step undone")
+        XCTAssertEqual(f.online?.inForce, .identity, "the calibration before the step stays in force")
+    }
+
     /// A saturated accelerometer (a knock beyond its range: the axis reads its full scale, not the motion) gives
     /// no "up": two seconds of it leave roll and pitch where they were.
     func testASaturatedAccelerometerDoesNotTiltTheAttitude() throws {
