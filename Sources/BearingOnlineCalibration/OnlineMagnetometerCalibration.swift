@@ -280,6 +280,12 @@ public struct OnlineMagnetometerCalibration: Sendable {
     private var lastJudgement: Outcome?
     private var lastFit: Double?
     private var afterStep = false
+    /// A step learnt with the calibration from before it still in force (no hard iron from the gyroscope explained its
+    /// samples): that calibration, whether it was learning then, and the dip it judged the field by; and since when the
+    /// field has agreed with it again. A disturbance that no hard iron explains and then goes (a steel box set down
+    /// beside the board and taken away) is a step undone (`stepUndone`).
+    private var beforeStep: (calibration: MagneticCalibration, learning: Bool, meanDip: Double?)?
+    private var agreeingSince: Double?
     /// The calibration in force came from a step's few directions: the next fits (more directions) replace it
     /// on any real improvement, until one from the full set of points (3-D, or a turn's whole ring) does.
     private var provisional = false
@@ -444,12 +450,9 @@ public struct OnlineMagnetometerCalibration: Sendable {
         }
         if !learning, let field {
             let c = inForce.apply(raw)
-            let n = c.length
-            departure.norm = 100 * (n / field - 1)
-            departure.dip = 0
-            if let up, let dip = misfit?.meanDip { departure.dip = Self.dip(c, up) - dip }
-            var cause: Interference? = abs(departure.norm) > 100 * settings.normDisturbance ? .norm : nil
-            if cause == nil, abs(departure.dip) > settings.dipDisturbance { cause = .dip }
+            let judged = judge(c, up: up, field: field, meanDip: misfit?.meanDip, within: 1)
+            departure = judged.departure
+            let cause = judged.cause
             interference = cause
             if let framed {
                 if let change = followTheFrame(framed, calibrated: c, field: field, time: time) { return change }
@@ -482,7 +485,10 @@ public struct OnlineMagnetometerCalibration: Sendable {
                     steps += 1
                     heldFit = nil
                     courseChecks.clear()
+                    let before = (calibration: inForce, learning: learning, meanDip: misfit?.meanDip)
                     let held = stepFromTheGyroscope(at: time)
+                    beforeStep = held == nil ? before : nil
+                    agreeingSince = nil
                     interference = .step
                     learning = true
                     afterStep = true
@@ -501,11 +507,51 @@ public struct OnlineMagnetometerCalibration: Sendable {
             pending.removeAll(keepingCapacity: true)
         } else if afterStep {
             interference = .step
+            if stepUndone(raw, up: up, time: time) { return nil }
         }
         guard time - lastTaken >= settings.sampleInterval else { return nil }
         lastTaken = time
         take(raw, up: up, east: east, time: time)
         return nil
+    }
+
+    /// How far the calibrated field `c` is off `field` (% of it, signed) and off the dip `meanDip` (degrees, signed; 0
+    /// without an "up" or a dip), and why it is suspect (nil: it is not): off by more than `within` times the
+    /// disturbance thresholds (`OnlineCalibrationSettings.normDisturbance`, `dipDisturbance`).
+    private func judge(_ c: Vector3, up: Vector3?, field: Double, meanDip: Double?, within: Double) -> (departure: (norm: Double, dip: Double), cause: Interference?) {
+        let norm = 100 * (c.length / field - 1)
+        var dip = 0.0
+        if let up, let meanDip { dip = Self.dip(c, up) - meanDip }
+        var cause: Interference? = abs(norm) > within * 100 * settings.normDisturbance ? .norm : nil
+        if cause == nil, abs(dip) > within * settings.dipDisturbance { cause = .dip }
+        return ((norm, dip), cause)
+    }
+
+    /// While a step is learnt with the calibration from before it still in force (`beforeStep`): once the field has
+    /// agreed with that calibration again for `stepTime`, within half the disturbance thresholds (as a fit not taken
+    /// is confirmed, `confirmInForce`), the disturbance has gone and the step is undone. Its points, taken from the
+    /// disturbance, are dropped; learning is what it was before the step, and the field is judged again. A real step of
+    /// the hard iron leaves the field off the old calibration in most directions; one that agrees for a while at a
+    /// heading held is taken again after `stepTime` of disturbance once the heading changes. Before (2026-12-06) the
+    /// field 30 % strong for 20 s left online calibration learning for the points' 30 minutes, judging no disturbance,
+    /// its one episode going on (`AttitudeFusionTests.testADisturbanceNoHardIronExplainsIsAStepUndoneWhenItGoes`).
+    private mutating func stepUndone(_ raw: Vector3, up: Vector3?, time: Double) -> Bool {
+        guard let before = beforeStep, before.calibration == inForce, let field else { return false }
+        guard judge(inForce.apply(raw), up: up, field: field, meanDip: before.meanDip, within: 0.5).cause == nil else {
+            agreeingSince = nil
+            return false
+        }
+        let since = agreeingSince ?? time
+        agreeingSince = since
+        guard time - since >= settings.stepTime else { return false }
+        beforeStep = nil
+        agreeingSince = nil
+        afterStep = false
+        learning = before.learning
+        interference = nil
+        heldFit = nil
+        clearPoints()
+        return true
     }
 
     /// One GNSS epoch of a land vehicle going straight at speed (`PassiveDeviation.straight`), from a cold
