@@ -6,6 +6,8 @@ import BearingPOSIX
 import BearingSensors
 import BearingDaemon
 import BearingSimulator
+import BearingOnlineCalibration
+import DaemonTestRig
 import Foundation
 import Synchronization
 import TestSupport
@@ -86,6 +88,95 @@ final class FusedCompassAgentTests: XCTestCase {
         init(_ value: Double) { degrees = Mutex(value) }
         var value: Double { degrees.withLock { $0 } }
         func set(_ value: Double) { degrees.withLock { $0 = value } }
+    }
+
+    /// A field the test sets, added to the Earth's (ENU, µT): a magnet brought near the board and taken away.
+    final class NearbyField: Sendable {
+        let field: Mutex<Vector3>
+        init() { field = Mutex(.zero) }
+        var value: Vector3 { field.withLock { $0 } }
+        func set(_ value: Vector3) { field.withLock { $0 = value } }
+    }
+
+    /// An episode of magnetic interference in the running agent, as its users are told of it: a calibration kept by an
+    /// earlier run in force (the board's own: no iron), a magnet brought near the still board for 4 s (20 µT downwards,
+    /// against Sydney's upward field: about a third less; shorter than a step's `stepTime`) and taken away. CALIBRATION says so while it
+    /// lasts (`interference`, `interference_seconds`) and no longer once it has passed; the journal has one line when it
+    /// began and one when it ended, with its length; the heading rides it out on the gyroscope.
+    func testAMagnetBroughtNearIsToldAsAnEpisodeOfInterference() throws {
+        let field = Self.fallbackField()
+        let magnet = NearbyField()
+        var board = VirtualIMU(heading: { _ in 100 })
+        board.disturbance = { _ in magnet.value }
+        let bus = boardBus(board, field: field, imu: "lsm6dsox", magnetometer: "qmc5883l")
+        let log = LogCapture()
+        // The whole daemon (HEALTH is the daemon's), on this board, with a calibration kept by an earlier run in force:
+        // no iron, WMM's field.
+        let rig = try DaemonRig("magnet-near", gps: false, configure: { c in
+            let kept = OnlineMagnetometerCalibration(calibration: .identity, origin: .auto, field: field.reference.norm)
+            let record = OnlineCalibrationRecord(state: OnlineCalibrationState(kept, mode: .track, time: .now(), wmm: field.reference),
+                                                 chip: "qmc5883l", sensor: nil, baseline: nil, time: GPSTimestamp.now().iso8601)
+            try? Data(record.encoded()).write(to: URL(fileURLWithPath: c.autoCalibrationPath))
+        }, logger: log.logger, openBus: { _ in bus })
+        defer { rig.finish() }
+        XCTAssertEqual(DaemonRig.fallback, Self.fallback, "the field the board is in is the daemon's")
+        let client = try SocketClient(path: rig.socketPath)
+        client.watch()
+        let declination = field.declination.value
+        /// The CALIBRATION objects' `online` and the ATT headings' largest error over the next `seconds`.
+        func watch(for seconds: Double) -> (online: [[String: Any]], worst: Double) {
+            var online: [[String: Any]] = [], worst = 0.0
+            let end = Syscall.monotonicSeconds() + seconds
+            _ = client.collect(timeout: seconds + 1) { o in
+                if cls(o) == "CALIBRATION", let x = o["online"] as? [String: Any] { online.append(x) }
+                if cls(o) == "ATT", let h = o["heading"] as? Double {
+                    var e = abs(h - Compass.normalize(100 + declination))
+                    if e > 180 { e = 360 - e }
+                    worst = max(worst, e)
+                }
+                return Syscall.monotonicSeconds() >= end
+            }
+            return (online, worst)
+        }
+
+        let before = watch(for: 6)
+        XCTAssertEqual(before.online.last?["source"] as? String, "auto", "the kept calibration in force: \(before.online)")
+        XCTAssertNil(before.online.last?["interference"], "no interference before the magnet")
+        magnet.set(Vector3(0, 0, -20))
+        let nearFrom = Syscall.monotonicSeconds()
+        var near = watch(for: 3)
+        // HEALTH 3 s into it: the magnetometer's episode going on, and for how long.
+        client.send("?HEALTH;\n")
+        let health = client.collect(timeout: 2) { cls($0) == "HEALTH" }.last { cls($0) == "HEALTH" }
+        let polledAt = Syscall.monotonicSeconds() - nearFrom
+        let rest = watch(for: max(0, 4 - polledAt))
+        near = (near.online + rest.online, max(near.worst, rest.worst))
+        magnet.set(.zero)
+        let after = watch(for: 5)
+        let told = near.online.filter { $0["interference"] != nil }
+        let lines = log.lines.filter { $0.contains("magnetic interference") }
+        print("daemon, a magnet near for 4 s: CALIBRATION told \(told.map { "\($0["interference"]!) \($0["interference_seconds"] ?? "-") s" }), "
+              + "then \(after.online.map { "\($0["interference"] ?? "none")" }); heading at most \(String(format: "%.2f", near.worst))° off while near; journal \(lines)")
+        XCTAssertEqual(told.first?["interference"] as? String, "norm", "CALIBRATION tells the interference as it begins")
+        // The field with the magnet: its horizontal part as it was, its vertical (ENU up: −norm·sin(dip), dip down
+        // positive) 20 µT lower.
+        let (norm, dip) = (field.reference.norm, field.reference.dip * .pi / 180)
+        let withMagnet = ((norm * cos(dip)) * (norm * cos(dip)) + (-norm * sin(dip) - 20) * (-norm * sin(dip) - 20)).squareRoot()
+        XCTAssertEqual(told.last?["interference_norm"] as? Double ?? .nan, abs(100 * (withMagnet / norm - 1)), accuracy: 1,
+                       "its size: the field's magnitude off by the magnet's")
+        let sources = try XCTUnwrap(health?["sources"] as? [[String: Any]], "HEALTH: \(String(describing: health))")
+        let magnetometer = try XCTUnwrap(sources.first { $0["source"] as? String == "magnetometer" }, "\(sources)")
+        let going = try XCTUnwrap(magnetometer["interference"] as? [String: Any], "HEALTH's magnetometer tells the interference: \(magnetometer)")
+        print("daemon, a magnet near: HEALTH \(String(format: "%.1f", polledAt)) s into it says \(going)")
+        XCTAssertEqual(going["cause"] as? String, "norm")
+        XCTAssertEqual(going["seconds"] as? Double ?? .nan, polledAt, accuracy: 1, "HEALTH: how long it has gone on")
+        XCTAssertNotNil(after.online.last, "CALIBRATION published when it ended")
+        XCTAssertNil(after.online.last?["interference"], "CALIBRATION no longer tells it once it has passed")
+        XCTAssertEqual(lines.filter { $0.contains("magnetic interference began (norm") }.count, 1, "\(lines)")
+        let ended = try XCTUnwrap(lines.first { $0.contains("magnetic interference ended after") }, "\(lines)")
+        let seconds = try XCTUnwrap(Double(ended.components(separatedBy: "ended after ")[1].prefix { $0 != " " }), ended)
+        XCTAssertEqual(seconds, 4, accuracy: 1, "its length, as the magnet was near")
+        XCTAssertLessThan(near.worst, 1, "the heading rides it out on the gyroscope")
     }
 
     /// The IMU lost and found again, in the running agent: its chip answers nothing for 6 s (`SimulatedI2CBus.unplug`,
