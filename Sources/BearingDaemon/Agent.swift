@@ -233,7 +233,7 @@ public final class Agent: @unchecked Sendable {
             return .success(lastSwing ?? WireEncoding.swing(state: "idle", nil))
         case .start:
             if let swing { return refused("a swing is collecting since \(swing.started.iso8601): stop or cancel it first") }
-            swing = DaemonSwing(started: clock.mode == .live ? GPSTimestamp.now() : core.clock.wallTime)
+            swing = DaemonSwing(started: pipelineNow)
             // Every attitude and fix, unchained: what `bearing swing` asks the socket for.
             swingRuns = [
                 hub.subscribe(StreamKey(.att, .compass), through: []) { [weak self] r in
@@ -283,7 +283,7 @@ public final class Agent: @unchecked Sendable {
         guard fusionStage != nil else {
             return .failure(SocketDoor.CalibrationRefused(["online calibration needs an IMU (imu:)"]))
         }
-        let now = clock.mode == .live ? GPSTimestamp.now() : core.clock.wallTime
+        let now = pipelineNow
         switch action {
         case .lock: fuse(.onlineMode(.locked, at: now))
         case .unlock: fuse(.onlineMode(.track, at: now))
@@ -517,12 +517,12 @@ public final class Agent: @unchecked Sendable {
                     addressConfigured: imuReader?.configuration.address != nil) { [imuReader] in imuReader?.endpoint ?? "" }
     }
 
-    /// The CALIBRATION object: the files in force and, with `calibration.auto`, the online calibration's state.
-    /// On the pipeline queue.
-    private func calibrationObject(_ files: CalibrationStatus, detailed: Bool = false) -> String {
+    /// The CALIBRATION object: the files in force and, with `calibration.auto`, the online calibration's state: the one
+    /// an online event has just `told`, else as it stands now (`onlineStateNow`). On the pipeline queue.
+    private func calibrationObject(_ files: CalibrationStatus, detailed: Bool = false, told: OnlineCalibrationState? = nil) -> String {
         var status = files
-        // Not read from the fusion stage: this is called from inside its step (an online event), where the stage
-        // is being modified (an exclusive access).
+        // Not read from the fusion stage: this is called from inside its step (an online event, with `told`), where
+        // the stage is being modified (an exclusive access).
         status.onlineMode = onlineModeInForce ?? config.autoCalibration
         if detailed, let fusion = fusionStage?.fusion {
             var d = CalibrationDetail()
@@ -534,9 +534,24 @@ public final class Agent: @unchecked Sendable {
         } else if detailed {
             status.detail = CalibrationDetail()
         }
-        status.online = onlineState
+        status.online = told ?? onlineStateNow
         status.onlineSource = calibrations?.activeMagnetometer?.origin ?? .none
         return WireEncoding.calibration(status)
+    }
+
+    /// The pipeline's time now: the wall clock's, or a replay's.
+    private var pipelineNow: GPSTimestamp { clock.mode == .live ? GPSTimestamp.now() : core.clock.wallTime }
+
+    /// The online calibration's state as last told (its calibration, when it changed), with the episode of interference
+    /// as it stands now, on the fusion's clock: an episode goes on between the events that tell of it, and the state
+    /// kept is the last event's (HEALTH said 0 s three seconds into one). On the pipeline queue, never from inside the
+    /// fusion's step (an online event), where the stage is being modified.
+    private var onlineStateNow: OnlineCalibrationState? {
+        guard var state = onlineState, let now = fusionStage?.fusion.onlineState(at: pipelineNow) else { return onlineState }
+        state.interference = now.interference
+        state.ongoing = now.ongoing
+        state.clockTime = now.clockTime
+        return state
     }
 
     /// The CALIBRATION object now, with the points and history when `detailed`. On the pipeline queue.
@@ -565,7 +580,7 @@ public final class Agent: @unchecked Sendable {
         } else if let episode = state.episode, let line = interferenceJournal.line(for: episode) {
             logger.info("\(line)", metadata: ["quality": "\(state.quality)"])
         }
-        if let calibrations { hub.publishCalibration(calibrationObject(calibrations.status)) }
+        if let calibrations { hub.publishCalibration(calibrationObject(calibrations.status, told: state)) }
     }
 
     /// The deviation learnt from driving to keep (on the pipeline queue): written atomically off it, live only.
@@ -735,7 +750,7 @@ public final class Agent: @unchecked Sendable {
             if let missed { o.append(("missed", .number(Double(missed)))) }
             if name == "magnetometer" {
                 // The episode of interference going on, and how long the heading has ridden on the gyroscope.
-                if let state = onlineState, let e = state.ongoing, let seconds = state.interferenceSeconds {
+                if let state = onlineStateNow, let e = state.ongoing, let seconds = state.interferenceSeconds {
                     o.append(("interference", .map([("cause", .string(e.cause.rawValue)),
                                                     ("seconds", .number((seconds * 10).rounded() / 10)),
                                                     ("norm", .number((e.largestNorm * 10).rounded() / 10)), ("dip", .number((e.largestDip * 10).rounded() / 10))])))
