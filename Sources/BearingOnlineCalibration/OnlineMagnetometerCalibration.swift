@@ -281,10 +281,10 @@ public struct OnlineMagnetometerCalibration: Sendable {
     private var lastFit: Double?
     private var afterStep = false
     /// A step learnt with the calibration from before it still in force (no hard iron from the gyroscope explained its
-    /// samples): that calibration, whether it was learning then, and the dip it judged the field by; and since when the
-    /// field has agreed with it again. A disturbance that no hard iron explains and then goes (a steel box set down
-    /// beside the board and taken away) is a step undone (`stepUndone`).
-    private var beforeStep: (calibration: MagneticCalibration, learning: Bool, meanDip: Double?)?
+    /// samples): that calibration and its misfit then (whose dip it judged the field by; a step is only found while not
+    /// learning); and since when the field has agreed with it again. A disturbance that no hard iron explains and then
+    /// goes (a steel box set down beside the board and taken away) is a step undone (`stepUndone`).
+    private var beforeStep: (calibration: MagneticCalibration, misfit: CalibrationMisfit?)?
     private var agreeingSince: Double?
     /// The calibration in force came from a step's few directions: the next fits (more directions) replace it
     /// on any real improvement, until one from the full set of points (3-D, or a turn's whole ring) does.
@@ -450,7 +450,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
         }
         if !learning, let field {
             let c = inForce.apply(raw)
-            let judged = judge(c, up: up, field: field, meanDip: misfit?.meanDip, within: 1)
+            let judged = judge(c, up: up, field: field, meanDip: misfit?.meanDip)
             departure = judged.departure
             let cause = judged.cause
             interference = cause
@@ -485,7 +485,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
                     steps += 1
                     heldFit = nil
                     courseChecks.clear()
-                    let before = (calibration: inForce, learning: learning, meanDip: misfit?.meanDip)
+                    let before = (calibration: inForce, misfit: misfit)
                     let held = stepFromTheGyroscope(at: time)
                     beforeStep = held == nil ? before : nil
                     agreeingSince = nil
@@ -507,7 +507,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
             pending.removeAll(keepingCapacity: true)
         } else if afterStep {
             interference = .step
-            if stepUndone(raw, up: up, time: time) { return nil }
+            if stepUndone(framed, time: time) { return nil }
         }
         guard time - lastTaken >= settings.sampleInterval else { return nil }
         lastTaken = time
@@ -516,28 +516,42 @@ public struct OnlineMagnetometerCalibration: Sendable {
     }
 
     /// How far the calibrated field `c` is off `field` (% of it, signed) and off the dip `meanDip` (degrees, signed; 0
-    /// without an "up" or a dip), and why it is suspect (nil: it is not): off by more than `within` times the
-    /// disturbance thresholds (`OnlineCalibrationSettings.normDisturbance`, `dipDisturbance`).
-    private func judge(_ c: Vector3, up: Vector3?, field: Double, meanDip: Double?, within: Double) -> (departure: (norm: Double, dip: Double), cause: Interference?) {
+    /// without an "up" or a dip), and why it is suspect (nil: it is not): off by more than the disturbance thresholds
+    /// (`OnlineCalibrationSettings.normDisturbance`, `dipDisturbance`).
+    private func judge(_ c: Vector3, up: Vector3?, field: Double, meanDip: Double?) -> (departure: (norm: Double, dip: Double), cause: Interference?) {
         let norm = 100 * (c.length / field - 1)
         var dip = 0.0
         if let up, let meanDip { dip = Self.dip(c, up) - meanDip }
-        var cause: Interference? = abs(norm) > within * 100 * settings.normDisturbance ? .norm : nil
-        if cause == nil, abs(dip) > within * settings.dipDisturbance { cause = .dip }
+        var cause: Interference? = abs(norm) > 100 * settings.normDisturbance ? .norm : nil
+        if cause == nil, abs(dip) > settings.dipDisturbance { cause = .dip }
         return ((norm, dip), cause)
     }
 
-    /// While a step is learnt with the calibration from before it still in force (`beforeStep`): once the field has
-    /// agreed with that calibration again for `stepTime`, within half the disturbance thresholds (as a fit not taken
-    /// is confirmed, `confirmInForce`), the disturbance has gone and the step is undone. Its points, taken from the
-    /// disturbance, are dropped; learning is what it was before the step, and the field is judged again. A real step of
-    /// the hard iron leaves the field off the old calibration in most directions; one that agrees for a while at a
-    /// heading held is taken again after `stepTime` of disturbance once the heading changes. Before (2026-12-06) the
-    /// field 30 % strong for 20 s left online calibration learning for the points' 30 minutes, judging no disturbance,
-    /// its one episode going on (`AttitudeFusionTests.testADisturbanceNoHardIronExplainsIsAStepUndoneWhenItGoes`).
-    private mutating func stepUndone(_ raw: Vector3, up: Vector3?, time: Double) -> Bool {
-        guard let before = beforeStep, before.calibration == inForce, let field else { return false }
-        guard judge(inForce.apply(raw), up: up, field: field, meanDip: before.meanDip, within: 0.5).cause == nil else {
+    /// What the sample `s` leaves against the field followed in the gyroscope's frame (`frameField`), in the raw
+    /// field's units: the sample less that field as the calibration in force makes it read (nil: none followed).
+    private func frameResidual(_ s: GyroAidedHardIron.Sample) -> Vector3? {
+        guard let b = frameField, let inverse = inForceInverse else { return nil }
+        return s.raw - (inverse * s.sensed(b) + inForce.offset)
+    }
+
+    /// Whether what a sample leaves against the field followed in the gyroscope's frame (`frameResidual`) is more than
+    /// that field and the calibration in force explain: 4 % of the field (and 1 µT).
+    static func departsFromTheFrame(_ d: Vector3, field: Double) -> Bool { d.length >= max(0.04 * field, 1.0) }
+
+    /// While a step is learnt with the calibration from before it still in force (`beforeStep`): once the field is the
+    /// one followed in the gyroscope's frame again, as that calibration makes it read, for `stepTime` (each sample in
+    /// the frame, `framed`, within `departsFromTheFrame`), the disturbance has gone and the step is undone. Its points,
+    /// taken from the disturbance, are dropped; its misfit is the one from before it, learning ends, and the field is
+    /// judged again. A real step of the hard iron leaves its own change in every sample, whatever the heading (it is
+    /// fixed in the sensor's axes, and the step was found because it was large), even where the field's magnitude and
+    /// dip happen to agree (a car going straight: on the simulated drives without GNSS, undoing a step on magnitude
+    /// and dip alone took seed 3 from 1.99° to 3.20°). Without a gyroscope nothing is followed, and nothing undone.
+    /// Before (2026-12-06) the field 30 % strong for 20 s left online calibration learning for the points' 30
+    /// minutes, judging no disturbance, its one episode going on
+    /// (`AttitudeFusionTests.testADisturbanceNoHardIronExplainsIsAStepUndoneWhenItGoes`).
+    private mutating func stepUndone(_ framed: GyroAidedHardIron.Sample?, time: Double) -> Bool {
+        guard let before = beforeStep, before.calibration == inForce, let field, let framed, let d = frameResidual(framed) else { return false }
+        guard !Self.departsFromTheFrame(d, field: field) else {
             agreeingSince = nil
             return false
         }
@@ -547,7 +561,8 @@ public struct OnlineMagnetometerCalibration: Sendable {
         beforeStep = nil
         agreeingSince = nil
         afterStep = false
-        learning = before.learning
+        learning = false
+        misfit = before.misfit
         interference = nil
         heldFit = nil
         clearPoints()
@@ -828,9 +843,8 @@ public struct OnlineMagnetometerCalibration: Sendable {
     /// the step's fits refine it. This finds a step the magnitude alone does not (at some headings a new hard iron
     /// leaves the magnitude within the thresholds) and needs no disturbance that lasts. Returns the change.
     private mutating func followTheFrame(_ s: GyroAidedHardIron.Sample, calibrated c: Vector3, field: Double, time: Double) -> CalibrationChange? {
-        guard settings.stepWorldSpread.isFinite, let b = frameField, let inverse = inForceInverse else { return nil }
-        let d = s.raw - (inverse * s.sensed(b) + inForce.offset)
-        let large = d.length >= max(0.04 * field, 1.0)
+        guard settings.stepWorldSpread.isFinite, let b = frameField, let d = frameResidual(s) else { return nil }
+        let large = Self.departsFromTheFrame(d, field: field)
         guard large || !stepWindow.isEmpty else { return nil }
         if !large {
             stepWindow.removeAll(keepingCapacity: true)
