@@ -191,7 +191,7 @@ let package = Package(
             path: "Tests/TestSupport"
         ),
         // The whole-daemon rig (gpsfake, mosquitto, the built binary), for the tests that need it alone.
-        .target(name: "DaemonTestRig", dependencies: ["BearingDaemon", "BearingLog", "BearingMQTT", "BearingModel", "BearingPOSIX", "BearingSimulator", "TestSupport"], path: "Tests/DaemonTestRig"),
+        .target(name: "DaemonTestRig", dependencies: ["BearingDaemon", "BearingI2C", "BearingLog", "BearingMQTT", "BearingModel", "BearingPOSIX", "BearingSimulator", "TestSupport"], path: "Tests/DaemonTestRig"),
         .testTarget(name: "BearingModelTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingMQTT", "BearingModel", "BearingWire"]),
         .testTarget(name: "BearingAttitudeTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingOnlineCalibration", "BearingCalibrationWorkflow", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPublishing", "BearingSimulator", "BearingWire", "TestSupport"]),
         .testTarget(name: "BearingWireTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPublishing", "BearingWire", "FuzzChecks", "TestSupport"]),
