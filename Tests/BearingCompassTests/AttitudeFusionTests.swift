@@ -420,31 +420,39 @@ final class AttitudeFusionTests: XCTestCase {
         XCTAssertTrue(none.isEmpty)
     }
 
+    /// The board turning at 6 °/s in Sydney's field for `seconds`, an identity calibration of the QMC5883L in force,
+    /// each field sample `strength(t)` times the Earth's (t: seconds since the start), each input with its t (0 for
+    /// those that are no sample); and a fusion to take them, tracking online.
+    func turningBoard(seconds: Double, strength: (Double) -> Double) -> (feed: [(t: Double, input: FusionInput)], fusion: AttitudeFusion) {
+        var board = VirtualIMU(heading: { 6 * $0 })
+        board.fieldNorm = Self.sydney.reference.norm
+        board.dip = Self.sydney.reference.dip
+        let feed = inputs(board, seconds: seconds).map { input -> (t: Double, input: FusionInput) in
+            switch input {
+            case .calibration: return (0, .calibration(ActiveCalibration(chip: "qmc5883l", correction: .identity)))
+            case .magnetic(var s):
+                let t = s.time.unixTime - Self.start
+                s.field = s.field * strength(t)
+                return (t, .magnetic(s))
+            case .inertial(let s): return (s.time.unixTime - Self.start, input)
+            default: return (0, input)
+            }
+        }
+        let chip = try! Orientation(axes: "+X-Y-Z")
+        return (feed, AttitudeFusion(imuOrientation: chip, magnetometerOrientation: chip, trueNorth: true, auto: .track))
+    }
+
     /// A field that flaps about the disturbance threshold (10 % strong for half a second in every second, as beside
     /// a steel hull or a pump switching) is one episode of interference, told when it begins and when it ends, not
     /// twice a second: the CALIBRATION object and the journal follow the episodes.
     func testAFlappingFieldIsOneEpisodeToldOnceWhenItBeginsAndOnceWhenItEnds() throws {
-        var board = VirtualIMU(heading: { 6 * $0 })
-        board.fieldNorm = Self.sydney.reference.norm
-        board.dip = Self.sydney.reference.dip
         // Undisturbed for 20 s, flapping from 20 to 80 s, undisturbed again to 100 s.
-        let feed = inputs(board, seconds: 100).map { input -> FusionInput in
-            switch input {
-            case .calibration: return .calibration(ActiveCalibration(chip: "qmc5883l", correction: .identity))
-            case .magnetic(var s):
-                let t = s.time.unixTime - Self.start
-                if t > 20 && t < 80 && Int(t * 2) % 2 == 0 { s.field = s.field * 1.1 }
-                return .magnetic(s)
-            default: return input
-            }
-        }
-        let chip = try! Orientation(axes: "+X-Y-Z")
-        var f = AttitudeFusion(imuOrientation: chip, magnetometerOrientation: chip, trueNorth: true, auto: .track)
+        var (feed, f) = turningBoard(seconds: 100) { t in t > 20 && t < 80 && Int(t * 2) % 2 == 0 ? 1.1 : 1 }
         let told = Mutex<[(time: Double, interference: Interference?)]>([])
         f.onOnlineEvent = { change, state in
             if change == nil { told.withLock { $0.append((state.time.unixTime - Self.start, state.interference)) } }
         }
-        for input in feed { f.step(input) }
+        for (_, input) in feed { f.step(input) }
         let events = told.withLock { $0 }
         print("fusion, a field flapping 10 % for 60 s: told \(events.map { String(format: "%.1f s %@", $0.time, $0.interference?.rawValue ?? "passed") })")
         XCTAssertEqual(events.count, 2, "one episode: begun and ended")
@@ -462,32 +470,23 @@ final class AttitudeFusionTests: XCTestCase {
     /// said 0 s from the step on, and the journal's once-a-minute limit held back every line for the hour after the
     /// second step.
     func testAnEpisodeOfInterferenceIsTimedThroughAStepOfTheSamplesClock() throws {
-        var board = VirtualIMU(heading: { 6 * $0 })
-        board.fieldNorm = Self.sydney.reference.norm
-        board.dip = Self.sydney.reference.dip
-        func magnet(_ t: Double) -> Bool { (t > 20 && t < 30) || (t > 200 && t < 210) }
+        let turning = turningBoard(seconds: 300) { t in (t > 20 && t < 30) || (t > 200 && t < 210) ? 1.3 : 1 }
+        var f = turning.fusion
         // The stamp of a sample taken `t` seconds after the start: an hour back from 25 s, two hours from 100 s.
         func stamped(_ t: Double) -> GPSTimestamp {
             GPSTimestamp(unixTime: Self.start + t - (t >= 100 ? 7200 : t >= 25 ? 3600 : 0))
         }
-        // Each input with the seconds since the start at which it was taken.
-        let feed = inputs(board, seconds: 300).map { input -> (t: Double, input: FusionInput) in
+        let feed = turning.feed.map { t, input -> (t: Double, input: FusionInput) in
             switch input {
-            case .calibration: return (0, .calibration(ActiveCalibration(chip: "qmc5883l", correction: .identity)))
             case .magnetic(var s):
-                let t = s.time.unixTime - Self.start
-                if magnet(t) { s.field = s.field * 1.3 }
                 s.time = stamped(t)
                 return (t, .magnetic(s))
             case .inertial(var s):
-                let t = s.time.unixTime - Self.start
                 s.time = stamped(t)
                 return (t, .inertial(s))
-            default: return (0, input)
+            default: return (t, input)
             }
         }
-        let chip = try! Orientation(axes: "+X-Y-Z")
-        var f = AttitudeFusion(imuOrientation: chip, magnetometerOrientation: chip, trueNorth: true, auto: .track)
         let told = Mutex<[OnlineCalibrationState]>([])
         f.onOnlineEvent = { change, state in if change == nil, state.episode != nil { told.withLock { $0.append(state) } } }
         var secondsAt28: Double?
@@ -524,27 +523,13 @@ final class AttitudeFusionTests: XCTestCase {
     /// again, no fit explained them ("no plausible sphere fit"), and for the points' 30 minutes online calibration stayed
     /// "learning", judged no disturbance, and told the one episode as going on (CALIBRATION `interference: step`).
     func testADisturbanceNoHardIronExplainsIsAStepUndoneWhenItGoes() throws {
-        var board = VirtualIMU(heading: { 6 * $0 })
-        board.fieldNorm = Self.sydney.reference.norm
-        board.dip = Self.sydney.reference.dip
-        func strong(_ t: Double) -> Bool { (t > 20 && t < 40) || (t > 200 && t < 205) }
-        let feed = inputs(board, seconds: 300).map { input -> FusionInput in
-            switch input {
-            case .calibration: return .calibration(ActiveCalibration(chip: "qmc5883l", correction: .identity))
-            case .magnetic(var s):
-                if strong(s.time.unixTime - Self.start) { s.field = s.field * 1.3 }
-                return .magnetic(s)
-            default: return input
-            }
-        }
-        let chip = try! Orientation(axes: "+X-Y-Z")
-        var f = AttitudeFusion(imuOrientation: chip, magnetometerOrientation: chip, trueNorth: true, auto: .track)
+        var (feed, f) = turningBoard(seconds: 300) { t in (t > 20 && t < 40) || (t > 200 && t < 205) ? 1.3 : 1 }
         let told = Mutex<[InterferenceEpisodes.Event]>([])
         f.onOnlineEvent = { change, state in if change == nil, let e = state.episode { told.withLock { $0.append(e) } } }
         var learningAt100: Bool?
-        for input in feed {
+        for (t, input) in feed {
             f.step(input)
-            if case .magnetic(let s) = input, learningAt100 == nil, s.time.unixTime - Self.start >= 100 { learningAt100 = f.online?.learning }
+            if case .magnetic = input, learningAt100 == nil, t >= 100 { learningAt100 = f.online?.learning }
         }
         let events = told.withLock { $0 }
         print("fusion, the field 30 % strong for 20 s and 5 s: episodes \(events.map { String(format: "%@ %.1f s", "\($0)".hasPrefix("began") ? "began" : "ended", $0.time - Self.start) }), "

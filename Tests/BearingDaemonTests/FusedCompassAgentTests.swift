@@ -82,20 +82,13 @@ final class FusedCompassAgentTests: XCTestCase {
         XCTAssertTrue(agent.statusLine.contains("imu connected"), agent.statusLine)
     }
 
-    /// The board's heading, magnetic degrees, as the test sets it: the board is turned while its IMU is lost.
-    final class BoardHeading: Sendable {
-        let degrees: Mutex<Double>
-        init(_ value: Double) { degrees = Mutex(value) }
-        var value: Double { degrees.withLock { $0 } }
-        func set(_ value: Double) { degrees.withLock { $0 = value } }
-    }
-
-    /// A field the test sets, added to the Earth's (ENU, µT): a magnet brought near the board and taken away.
-    final class NearbyField: Sendable {
-        let field: Mutex<Vector3>
-        init() { field = Mutex(.zero) }
-        var value: Vector3 { field.withLock { $0 } }
-        func set(_ value: Vector3) { field.withLock { $0 = value } }
+    /// A value of the board's that the test sets while the agent reads it (its heading, a magnet near it): a board
+    /// profile that reads it moves the board.
+    final class Setting<Value: Sendable>: Sendable {
+        private let current: Mutex<Value>
+        init(_ value: Value) { current = Mutex(value) }
+        var value: Value { current.withLock { $0 } }
+        func set(_ value: Value) { current.withLock { $0 = value } }
     }
 
     /// An episode of magnetic interference in the running agent, as its users are told of it: a calibration kept by an
@@ -105,7 +98,8 @@ final class FusedCompassAgentTests: XCTestCase {
     /// began and one when it ended, with its length; the heading rides it out on the gyroscope.
     func testAMagnetBroughtNearIsToldAsAnEpisodeOfInterference() throws {
         let field = Self.fallbackField()
-        let magnet = NearbyField()
+        // A field added to the Earth's (ENU, µT): the magnet brought near and taken away.
+        let magnet = Setting(Vector3.zero)
         var board = VirtualIMU(heading: { _ in 100 })
         board.disturbance = { _ in magnet.value }
         let bus = boardBus(board, field: field, imu: "lsm6dsox", magnetometer: "qmc5883l")
@@ -195,7 +189,8 @@ final class FusedCompassAgentTests: XCTestCase {
         config.imu.reader.retryInitial = 0.5
         config.imu.reader.retryMax = 1
 
-        let heading = BoardHeading(100)
+        // The board's heading, magnetic degrees: turned while its IMU is lost.
+        let heading = Setting(100.0)
         let bus = boardBus(VirtualIMU(heading: { _ in heading.value }), field: field, imu: "lsm6dsox", magnetometer: "qmc5883l")
 
         let agent = ServedAgent(config: config, logger: testLogger(), openBus: { _ in bus })
