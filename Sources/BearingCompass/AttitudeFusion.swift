@@ -272,7 +272,11 @@ public struct AttitudeFusion: Sendable {
         magnetometerToLevel = magnetometerOrientation.matrix
     }
 
-    public mutating func step(_ input: FusionInput) {
+    ///
+    /// `elapsed`: for a sample, the seconds on a monotonic clock when it was handed over (the daemon's pipeline clock:
+    /// the black box records it, and a replay sets it again), which tells a wall clock stepped forward from samples lost
+    /// (`SampleClock`). Nil where there is none (a file of samples, the simulator).
+    public mutating func step(_ input: FusionInput, elapsed: Double? = nil) {
         emitted = nil
         switch input {
         case .fix(let f):
@@ -349,7 +353,7 @@ public struct AttitudeFusion: Sendable {
             // back after adopting let a change be judged against the one it replaced), and no copy in and out
             // costs ~1,600 instructions a sample.
             // The field's instant, from the last gyroscope sample (0 without `magDelay`): once for both its uses.
-            let t = sampleClock.time(s.time.unixTime)
+            let t = sampleClock.time(s.time.unixTime, elapsed: elapsed)
             let lead = filter.fieldLead(t)
             if online != nil {
                 if auto == .track && !s.overflow { learn(s, at: t, lead: lead) }
@@ -361,7 +365,7 @@ public struct AttitudeFusion: Sendable {
             field = (b, s.overflow ? "P" : (correction.isIdentity ? "C" : "N"))
             if !s.overflow { filter.updateMagnetometer(b, at: t, lead: lead) }
         case .inertial(let s):
-            let t = sampleClock.time(s.time.unixTime)
+            let t = sampleClock.time(s.time.unixTime, elapsed: elapsed)
             let correction = accelerometerCalibration.flatMap { $0.chip == s.chip ? $0.correction : nil } ?? .identity
             let toLevel = imuToLevel
             let acc = toLevel * correction.apply(s.acceleration)

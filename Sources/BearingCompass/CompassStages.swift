@@ -84,9 +84,10 @@ public struct FusionStage: Sendable {
 
     public init(_ fusion: AttitudeFusion) { self.fusion = fusion }
 
-    /// One input; the attitude it gives (an inertial sample's), or nil.
-    public mutating func step(_ input: FusionInput) -> Attitude? {
-        fusion.step(input)
+    /// One input; the attitude it gives (an inertial sample's), or nil. `elapsed`: a sample's time on the pipeline's
+    /// monotonic clock (`AttitudeFusion.step(_:elapsed:)`).
+    public mutating func step(_ input: FusionInput, elapsed: Double? = nil) -> Attitude? {
+        fusion.step(input, elapsed: elapsed)
         guard let a = fusion.emitted else { return nil }
         return rate.add(a)
     }

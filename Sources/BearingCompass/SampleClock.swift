@@ -42,7 +42,7 @@ struct SampleClock: Sendable, Equatable {
     func stamp(ofTime t: Double) -> Double { t - shift }
 
     /// The fusion's time for a sample stamped `stamp` (seconds).
-    mutating func time(_ stamp: Double) -> Double {
+    mutating func time(_ stamp: Double, elapsed: Double? = nil) -> Double {
         guard stamp.isFinite else { return stamp }
         var t = stamp + shift
         guard let last = latest else {

@@ -41,4 +41,57 @@ final class SampleClockTests: XCTestCase {
         XCTAssertEqual(clock.time(100.04 - 60), 160.035, accuracy: 1e-9)
         XCTAssertEqual(clock.steps, 2)
     }
+
+    // With each sample's monotonic time (`elapsed`: when it was handed over, never before its wall stamp was read, so
+    // the stamp minus it is the clocks' offset less a latency that is never negative).
+
+    /// A Pi without a real-time clock syncs: its wall clock steps forward by a day between two samples 10 ms apart.
+    func testAStepForwardIsTakenOutWhenTheSamplesMonotonicTimeIsKnown() {
+        var clock = SampleClock()
+        for i in 0..<5 { XCTAssertEqual(clock.time(1000 + Double(i) * 0.01, elapsed: 50 + Double(i) * 0.01 + 0.004), 1000 + Double(i) * 0.01, accuracy: 1e-9) }
+        let after = (5..<8).map { clock.time(1000 + 86400 + Double($0) * 0.01, elapsed: 50 + Double($0) * 0.01 + 0.002) }
+        XCTAssertEqual(after[0], 1000.05, accuracy: 1e-9, "the sample after the step follows the latest by its interval")
+        XCTAssertEqual(after[2] - after[1], 0.01, accuracy: 1e-9)
+        XCTAssertEqual(clock.steps, 1)
+        XCTAssertEqual(clock.shift, -86400, accuracy: 1e-9)
+        XCTAssertEqual(clock.stamp(ofTime: after[2]), 1000 + 86400 + 0.07, accuracy: 1e-9, "what is told keeps the samples' stamps")
+    }
+
+    /// Samples lost (a reader reopening its chip for 10 s) are a gap in both clocks: no step. A step forward while they
+    /// were lost keeps the gap the monotonic clock saw.
+    func testSamplesLostStayAGapAndAStepAcrossThemKeepsIt() {
+        var clock = SampleClock()
+        _ = clock.time(1000.00, elapsed: 50.003)
+        _ = clock.time(1000.01, elapsed: 50.013)
+        XCTAssertEqual(clock.time(1010.02, elapsed: 60.021), 1010.02, accuracy: 1e-9, "10 s lost: a gap")
+        XCTAssertEqual(clock.steps, 0)
+        XCTAssertEqual(clock.time(1010.03 + 10 + 3600, elapsed: 70.032), 1020.03, accuracy: 0.005,
+                       "10 s lost and an hour's step forward: the gap, not the step")
+        XCTAssertEqual(clock.steps, 1)
+        XCTAssertEqual(clock.time(1020.04 + 3600, elapsed: 70.043), 1020.04, accuracy: 0.005)
+    }
+
+    /// The pipeline stalled for 1.5 s while the readers read on: the samples are handed over late and then all at once.
+    /// Their stamps are right; a latency is never a step.
+    func testSamplesHandedOverLateAreNoStep() {
+        var clock = SampleClock()
+        for i in 0..<10 { _ = clock.time(1000 + Double(i) * 0.01, elapsed: 50 + Double(i) * 0.01 + 0.002) }
+        for i in 10..<160 {
+            let stamp = 1000 + Double(i) * 0.01
+            XCTAssertEqual(clock.time(stamp, elapsed: 51.6 + Double(i - 10) * 0.0001), stamp, accuracy: 1e-9, "sample \(i)")
+        }
+        XCTAssertEqual(clock.steps, 0)
+    }
+
+    /// A step back is taken out as without the monotonic time; the one that follows forward (a stamp from before it
+    /// handed over late) too, so the fusion's time stays continuous.
+    func testAStepBackAndALateStampFromBeforeItWithTheMonotonicTime() {
+        var clock = SampleClock()
+        _ = clock.time(100.00, elapsed: 10.001)
+        _ = clock.time(100.01, elapsed: 10.011)
+        XCTAssertEqual(clock.time(100.02 - 60, elapsed: 10.021), 100.02, accuracy: 1e-9)
+        XCTAssertEqual(clock.time(100.015, elapsed: 10.0215), 100.02, accuracy: 0.011, "stamped before the step, handed over now")
+        XCTAssertEqual(clock.time(100.03 - 60, elapsed: 10.031), 100.03, accuracy: 0.011)
+        XCTAssertEqual(clock.time(100.04 - 60, elapsed: 10.041), 100.04, accuracy: 0.011)
+    }
 }
