@@ -70,6 +70,8 @@ public final class Agent: @unchecked Sendable {
     /// The compass stage: the magnetometer's alone, or with an IMU the fusion's. Only touched on the pipeline queue.
     private var magnetometerStage: MagnetometerStage?
     private var fusionStage: FusionStage?
+    /// The system's wall clock, which stamps the samples (`init`).
+    private let wallClock: @Sendable () -> GPSTimestamp
     private var dataLog: DataLog?
     private var subscriptions: [HubSubscription] = []
     private var started = false
@@ -113,10 +115,12 @@ public final class Agent: @unchecked Sendable {
     }
 
     /// `openBus` opens the magnetometer's (and the IMU's) bus by path (a `LinuxI2CBus`, or a simulated bus for the demo).
+    /// `wallClock`: the system's wall clock, which stamps the sensors' samples (a test's own, to step it).
     public init(config: AgentConfig, logger: Logger,
                 openBus: @escaping @Sendable (String) throws(I2CError) -> I2CBus = { path throws(I2CError) in try LinuxI2CBus(path: path) },
-                feed: Feed = .live) {
+                wallClock: @escaping @Sendable () -> GPSTimestamp = GPSTimestamp.now, feed: Feed = .live) {
         self.config = config
+        self.wallClock = wallClock
         self.logger = logger
         self.feed = feed
         let clock: PipelineClock
@@ -137,14 +141,14 @@ public final class Agent: @unchecked Sendable {
         }
         gpsd = GPSDClient(configuration: config.gpsd)
         if config.magnetometer.enabled {
-            reader = MagnetometerReader(configuration: config.magnetometer.reader, openBus: recording(.magnetometer), now: GPSTimestamp.now)
+            reader = MagnetometerReader(configuration: config.magnetometer.reader, openBus: recording(.magnetometer), now: wallClock)
             calibrations = CalibrationFiles(config: config, logger: logger)
         } else {
             reader = nil
             calibrations = nil
         }
         imuReader = config.magnetometer.enabled && config.imu.enabled
-            ? InertialReader(configuration: config.imu.reader, openBus: recording(.imu), now: GPSTimestamp.now) : nil
+            ? InertialReader(configuration: config.imu.reader, openBus: recording(.imu), now: wallClock) : nil
         // The sensors are listed once found (`wireReports`): with chip or address on auto, the endpoint is the bus alone until then.
         core = PublishingCore(defaults: config.pipelines, named: config.namedPipelines, devices: ["gpsd://\(config.gpsd.endpoint)"], release: Release.wireRelease, clock: clock)
         input = PipelineInput(entry: core.entry, clock: clock, recorder: recorder)
@@ -540,7 +544,7 @@ public final class Agent: @unchecked Sendable {
     }
 
     /// The pipeline's time now: the wall clock's, or a replay's.
-    private var pipelineNow: GPSTimestamp { clock.mode == .live ? GPSTimestamp.now() : core.clock.wallTime }
+    private var pipelineNow: GPSTimestamp { clock.mode == .live ? wallClock() : core.clock.wallTime }
 
     /// The online calibration's state as last told (its calibration, when it changed), with the episode of interference
     /// as it stands now, on the fusion's clock: an episode goes on between the events that tell of it, and the state

@@ -1,4 +1,5 @@
 import BearingI2C
+import BearingModel
 import BearingWire
 import BearingLog
 import BearingPOSIX
@@ -31,9 +32,10 @@ public final class Daemon: Sendable {
     /// a recording's (`Replayer`).
     public init(config: AgentConfig, logger: Logger, signals: [Int32] = [SIGTERM, SIGINT],
                 openBus: @escaping @Sendable (String) throws(I2CError) -> I2CBus = BusOpener.open,
+                wallClock: @escaping @Sendable () -> GPSTimestamp = GPSTimestamp.now,
                 origin: ConfigOrigin? = nil, feed: Agent.Feed = .live) throws {
         let notifier = SystemdNotification(logger: logger)
-        let agent = Agent(config: config, logger: logger, openBus: openBus, feed: feed)
+        let agent = Agent(config: config, logger: logger, openBus: openBus, wallClock: wallClock, feed: feed)
         agent.origin = origin
         try agent.startPublishing()
         // HEALTH names every door: they are known once open, before any reader can ask.

@@ -97,7 +97,27 @@ final class FusedCompassAgentTests: XCTestCase {
     /// lasts (`interference`, `interference_seconds`) and no longer once it has passed; the journal has one line when it
     /// began and one when it ended, with its length; the heading rides it out on the gyroscope.
     func testAMagnetBroughtNearIsToldAsAnEpisodeOfInterference() throws {
+        try assertAMagnetBroughtNearIsToldAsAnEpisode()
+    }
+
+    /// The same magnet, while the system's wall clock, which stamps the samples, steps forward by a day 2 s after it came
+    /// near (a Pi without a real-time clock syncing: fake-hwclock had restored the time of its last shutdown). The
+    /// agent gives the fusion each sample's time on the pipeline's monotonic clock too, and the fusion takes the step
+    /// out: the episode is told as without the step (HEALTH's seconds, the journal's length), the heading rides it out,
+    /// and the journal says once that the clock stepped. Before it did, the journal said "ended after 86404.0 s".
+    func testAMagnetBroughtNearWhileTheWallClockStepsForward() throws {
+        try assertAMagnetBroughtNearIsToldAsAnEpisode(clockSteppedBy: 86400)
+    }
+
+    /// The magnet's test, with the wall clock stepped `clockSteppedBy` seconds 2 s after the magnet came near.
+    func assertAMagnetBroughtNearIsToldAsAnEpisode(clockSteppedBy step: Int64? = nil) throws {
         let field = Self.fallbackField()
+        // The system's wall clock, stepped by the test.
+        let clockOffset = Setting(Int64(0))
+        let wallClock: @Sendable () -> GPSTimestamp = {
+            let t = GPSTimestamp.now()
+            return GPSTimestamp(seconds: t.seconds + clockOffset.value, nanoseconds: t.nanoseconds)
+        }
         // A field added to the Earth's (ENU, µT): the magnet brought near and taken away.
         let magnet = Setting(Vector3.zero)
         var board = VirtualIMU(heading: { _ in 100 })
@@ -111,7 +131,7 @@ final class FusedCompassAgentTests: XCTestCase {
             let record = OnlineCalibrationRecord(state: OnlineCalibrationState(kept, mode: .track, time: .now(), wmm: field.reference),
                                                  chip: "qmc5883l", sensor: nil, baseline: nil, time: GPSTimestamp.now().iso8601)
             try? Data(record.encoded()).write(to: URL(fileURLWithPath: c.autoCalibrationPath))
-        }, logger: log.logger, openBus: { _ in bus })
+        }, logger: log.logger, openBus: { _ in bus }, wallClock: wallClock)
         defer { rig.finish() }
         XCTAssertEqual(DaemonRig.fallback, Self.fallback, "the field the board is in is the daemon's")
         let client = try SocketClient(path: rig.socketPath)
@@ -138,7 +158,10 @@ final class FusedCompassAgentTests: XCTestCase {
         XCTAssertNil(before.online.last?["interference"], "no interference before the magnet")
         magnet.set(Vector3(0, 0, -20))
         let nearFrom = Syscall.monotonicSeconds()
-        var near = watch(for: 3)
+        var near = watch(for: 2)
+        if let step { clockOffset.set(step) }
+        let stepped = watch(for: 1)
+        near = (near.online + stepped.online, max(near.worst, stepped.worst))
         // HEALTH 3 s into it: the magnetometer's episode going on, and for how long.
         client.send("?HEALTH;\n")
         let health = client.collect(timeout: 2) { cls($0) == "HEALTH" }.last { cls($0) == "HEALTH" }
@@ -171,6 +194,14 @@ final class FusedCompassAgentTests: XCTestCase {
         let seconds = try XCTUnwrap(Double(ended.components(separatedBy: "ended after ")[1].prefix { $0 != " " }), ended)
         XCTAssertEqual(seconds, 4, accuracy: 1, "its length, as the magnet was near")
         XCTAssertLessThan(near.worst, 1, "the heading rides it out on the gyroscope")
+        let steps = log.lines.filter { $0.contains("clock stepped") }
+        if let step {
+            print("daemon, the wall clock stepped by \(step) s: journal \(steps)")
+            XCTAssertEqual(steps.count, 1, "the journal says once that the clock stepped: \(steps)")
+            XCTAssertTrue(steps.first?.contains("forward by \(step).0 s") == true, "\(steps)")
+        } else {
+            XCTAssertEqual(steps, [], "no step")
+        }
     }
 
     /// The IMU lost and found again, in the running agent: its chip answers nothing for 6 s (`SimulatedI2CBus.unplug`,

@@ -40,10 +40,12 @@ public final class DaemonRig {
     /// `doors`: more top-level YAML sections (nmea0183, signalk, mqtt, log), given the rig's directory;
     /// `configure` then changes the parsed config. `gpsEpochs`: the track's length (gpsfake plays about four
     /// epochs a second). `openBus`: the bus the sensors are read on (the simulator's; a test's own board, whose
-    /// models it moves). Waits (15 s at most) for READY=1; throws when the daemon cannot start or does not get ready.
+    /// models it moves). `wallClock`: the clock the samples are stamped by (a test's own, to step it). Waits (15 s at
+    /// most) for READY=1; throws when the daemon cannot start or does not get ready.
     public init(_ name: String, gps: Bool, gpsEpochs: Int = 600, doors: (URL) -> String = { _ in "" },
                 configure: (inout AgentConfig) -> Void = { _ in }, logger: Logger = testLogger(),
-                openBus: @escaping @Sendable (String) throws(I2CError) -> I2CBus = BusOpener.open) throws {
+                openBus: @escaping @Sendable (String) throws(I2CError) -> I2CBus = BusOpener.open,
+                wallClock: @escaping @Sendable () -> GPSTimestamp = GPSTimestamp.now) throws {
         Syscall.ignoreSIGPIPE()
         let dir = temporaryDirectory(name)
         self.dir = dir
@@ -95,7 +97,7 @@ public final class DaemonRig {
         // The daemon reads NOTIFY_SOCKET once, in `init`.
         setenv("NOTIFY_SOCKET", notifyName, 1)
         do {
-            daemon = try Daemon(config: c, logger: logger, signals: [], openBus: openBus)
+            daemon = try Daemon(config: c, logger: logger, signals: [], openBus: openBus, wallClock: wallClock)
         } catch {
             unsetenv("NOTIFY_SOCKET")
             fake?.stop()
