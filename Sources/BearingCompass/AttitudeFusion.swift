@@ -206,8 +206,11 @@ public struct AttitudeFusion: Sendable {
     public private(set) var measuredDeviation: DeviationCurve?
     /// The latest inertial sample's time (on land): a fix arriving now reaches the samples' clock then.
     private var lastInertial: Double?
-    /// The samples' stamps made monotonic (a wall clock stepped back): every time the fusion keeps from the samples.
+    /// The samples' stamps made monotonic (a wall clock stepped): every time the fusion keeps from the samples.
     private var sampleClock = SampleClock()
+    /// Told of each step of the samples' clock taken out (`SampleClock.lastStep`: seconds, forward positive), on the
+    /// pipeline queue.
+    public var onClockStep: (@Sendable (Double) -> Void)?
     /// When the mounting axis was last looked at without fixes (samples' clock).
     private var axisCheckedAt = -Double.infinity
     /// The latest fix's own time taken by `learnDeviation`: the same again (a frozen TPV) is no new epoch.
@@ -353,7 +356,7 @@ public struct AttitudeFusion: Sendable {
             // back after adopting let a change be judged against the one it replaced), and no copy in and out
             // costs ~1,600 instructions a sample.
             // The field's instant, from the last gyroscope sample (0 without `magDelay`): once for both its uses.
-            let t = sampleClock.time(s.time.unixTime, elapsed: elapsed)
+            let t = time(of: s.time, elapsed: elapsed)
             let lead = filter.fieldLead(t)
             if online != nil {
                 if auto == .track && !s.overflow { learn(s, at: t, lead: lead) }
@@ -365,7 +368,7 @@ public struct AttitudeFusion: Sendable {
             field = (b, s.overflow ? "P" : (correction.isIdentity ? "C" : "N"))
             if !s.overflow { filter.updateMagnetometer(b, at: t, lead: lead) }
         case .inertial(let s):
-            let t = sampleClock.time(s.time.unixTime, elapsed: elapsed)
+            let t = time(of: s.time, elapsed: elapsed)
             let correction = accelerometerCalibration.flatMap { $0.chip == s.chip ? $0.correction : nil } ?? .identity
             let toLevel = imuToLevel
             let acc = toLevel * correction.apply(s.acceleration)
@@ -446,6 +449,15 @@ public struct AttitudeFusion: Sendable {
         courseTrim.frameRestarted()
         trimBias = nil
         trimLearnt = false
+    }
+
+    /// A sample's time on the fusion's clock (`SampleClock`), from its stamp and its monotonic time; a step taken out is
+    /// told (`onClockStep`).
+    private mutating func time(of stamp: GPSTimestamp, elapsed: Double?) -> Double {
+        let steps = sampleClock.steps
+        let t = sampleClock.time(stamp.unixTime, elapsed: elapsed)
+        if sampleClock.steps != steps { onClockStep?(sampleClock.lastStep) }
+        return t
     }
 
     /// A new attitude filter; in a vehicle (car, rover or boat) a rest must agree with the bias learnt (a car's steady

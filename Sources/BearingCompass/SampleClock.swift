@@ -11,14 +11,26 @@
 /// A sample stamped more than `stepTolerance` before the latest is taken as the clock stepped back: from it on, the
 /// stamps are shifted so that it follows the latest by the latest interval between samples, as it did in real time.
 /// Samples a little out of order (two readers' threads, each stamping its own) are left as they are: each component
-/// already takes only what is newer than it has. A step forward cannot be told from samples lost (a sensor reopened
-/// after the reader's back-off) and is left as a gap. What is published keeps the sample's own stamp; whatever is timed
-/// (the estimators, the course's trim fading, the deviation's settling, the interference episodes that the journal and
-/// CALIBRATION time) is on this clock, and a time told from it is turned back into the samples' frame (`stamp(ofTime:)`).
+/// already takes only what is newer than it has.
 ///
-/// A sample stamped just before a step and handed over after the first one stamped after it comes out a step ahead; the
-/// samples after it are then taken as a step back, and the fusion's time goes on from there: once, one gap the size of
-/// the step, as a step forward.
+/// A step forward cannot be told from samples lost (a sensor reopened after the reader's back-off) by the stamps alone.
+/// Where each sample also comes with its time on a monotonic clock (`elapsed`: the daemon's pipeline clock, when the
+/// sample was handed over, which the black box records and a replay sets again), it can: that clock is never stepped,
+/// and on Linux NTP's and chrony's slewing moves `CLOCK_REALTIME` and `CLOCK_MONOTONIC` together (clock_gettime(2)),
+/// so the fusion's time less the monotonic time is one offset less the sample's latency from its stamp to its hand-over,
+/// which is never negative. The largest seen (`offset`) is the offset within the smallest latency; a sample whose own is
+/// more than `forwardTolerance` above it was stamped by a clock stepped forward, and is put after the latest as after a
+/// step back, or, when the monotonic clock says samples were lost across the step, after the gap it says. A latency is
+/// never taken for a step (a pipeline that stalled hands its samples over late, with their stamps right). Without the
+/// monotonic time (a file of samples, the simulator), a step forward is left as a gap.
+///
+/// What is published keeps the sample's own stamp; whatever is timed (the estimators, the course's trim fading, the
+/// deviation's settling, the interference episodes that the journal and CALIBRATION time) is on this clock, and a time
+/// told from it is turned back into the samples' frame (`stamp(ofTime:)`).
+///
+/// A sample stamped just before a step back and handed over after the first one stamped after it comes out a step
+/// ahead; the samples after it are then taken as a step back, and the fusion's time goes on from there: once, one gap
+/// the size of the step, as a step forward (with the monotonic time, that is taken out too).
 struct SampleClock: Sendable, Equatable {
     /// How far (s) a sample may come before the latest without being taken as a step: the readers' threads hand samples
     /// over within milliseconds of their stamps, or a few hundred under load on a single-core board.
@@ -26,13 +38,21 @@ struct SampleClock: Sendable, Equatable {
     /// The longest interval (s) between samples that is no gap: a sample after a step is put after the latest by the
     /// latest interval no longer than this.
     static let longestInterval = 0.1
+    /// How far (s) a sample's stamp may run ahead of its monotonic time, against the largest offset seen, before it is
+    /// taken as a step forward. The latency only ever lowers the offset, so this need only exceed the two clocks' reads'
+    /// own granularity; a step this small is a gap of at most `longestInterval`.
+    static let forwardTolerance = 0.1
 
     /// Seconds added to the stamps.
     private(set) var shift = 0.0
-    /// How many steps back have been taken out.
+    /// How many steps have been taken out.
     private(set) var steps = 0
+    /// The last step taken out (s, forward positive): what the stamps did, less the time that passed.
+    private(set) var lastStep = 0.0
     private var latest: Double?
     private var interval = 0.0
+    /// The largest fusion time less monotonic time seen (nil before the first sample with one).
+    private var offset: Double?
 
     /// The fusion's time of `stamp` (seconds) in the samples' frame now, without taking it as a sample's: what the
     /// latest sample's stamp was shifted by holds for a stamp taken since.
@@ -41,23 +61,37 @@ struct SampleClock: Sendable, Equatable {
     /// The stamp, in the samples' frame now, of the fusion's time `t`: what is told keeps the samples' stamps.
     func stamp(ofTime t: Double) -> Double { t - shift }
 
-    /// The fusion's time for a sample stamped `stamp` (seconds).
+    /// The fusion's time for a sample stamped `stamp` (seconds); `elapsed`, its time on a monotonic clock (seconds), where
+    /// known.
     mutating func time(_ stamp: Double, elapsed: Double? = nil) -> Double {
         guard stamp.isFinite else { return stamp }
         var t = stamp + shift
+        let e = elapsed.flatMap { $0.isFinite ? $0 : nil }
         guard let last = latest else {
             latest = t
+            offset = e.map { t - $0 }
             return t
         }
         if t < last - Self.stepTolerance {
-            let resumed = last + interval
-            shift += resumed - t
-            t = resumed
-            steps += 1
+            resume(at: &t, after: last, elapsed: e)
+        } else if let e, let o = offset, t - e > o + Self.forwardTolerance {
+            resume(at: &t, after: last, elapsed: e)
         } else if t > last, t - last <= Self.longestInterval {
             interval = t - last
         }
+        if let e { offset = max(offset ?? -.infinity, t - e) }
         latest = max(last, t)
         return t
+    }
+
+    /// A step: the sample stamped `t` (shifted) goes on after the latest, `last`, by the latest interval, or where its
+    /// monotonic time puts it when that says samples were lost (more than `longestInterval` after the latest).
+    private mutating func resume(at t: inout Double, after last: Double, elapsed e: Double?) {
+        var resumed = last + interval
+        if let e, let o = offset, e + o - last > Self.longestInterval { resumed = e + o }
+        lastStep = t - resumed
+        shift -= lastStep
+        t = resumed
+        steps += 1
     }
 }

@@ -153,8 +153,10 @@ struct BenchCompass: ParsableCommand {
                 // On the entry already, as the agent's `fuse` is.
                 if daemon { core.hub.publish(Report(.attitude(a)), from: .compass) } else { write(WireEncoding.att(a)) }
             }
-            let runs = [magnetic.subscribe(on: entry) { if let a = stage.step(.magnetic($0)) { publish(a) } },
-                        inertial.subscribe(on: entry) { if let a = stage.step(.inertial($0)) { publish(a) } }]
+            // With `--daemon`, each sample's time on the pipeline's clock too, as the agent's `fuseSample` gives it.
+            let elapsed = { daemon ? Double(clock.now) / 1e6 : nil }
+            let runs = [magnetic.subscribe(on: entry) { if let a = stage.step(.magnetic($0), elapsed: elapsed()) { publish(a) } },
+                        inertial.subscribe(on: entry) { if let a = stage.step(.inertial($0), elapsed: elapsed()) { publish(a) } }]
             for i in 0..<samples {
                 t = Double(i) * 0.01
                 let time = GPSTimestamp(unixTime: 1_780_000_000 + t)

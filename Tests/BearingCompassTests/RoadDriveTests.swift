@@ -1353,9 +1353,10 @@ final class RoadDriveTests: XCTestCase {
     /// The filter took only samples newer than its clock: stepped back by an hour, it dropped every sample after the
     /// step, and the heading stood still (RMS 50.17°, 41.81°, 56.82°, 44.64°); by 2 s, it dropped two seconds of them,
     /// 2.93° on seed 3 against 0.37°. The fusion now keeps its own time monotonic (`SampleClock`): a step back gives the
-    /// same heading as no step, to 0.01°. A step forward cannot be told from samples lost and is a gap over
-    /// `AttitudeFilter.longestBridge`: the heading starts again from the field (seed 1: 0.83° against 0.49°, worst window
-    /// 2.35°; the others within 0.01°). Bounds: a step back as no step within 0.05°, a step forward at 1.5 times.
+    /// same heading as no step, to 0.01°. By the stamps alone (no monotonic time given, as here) a step forward cannot be
+    /// told from samples lost and is a gap over `AttitudeFilter.longestBridge`: the heading starts again from the field
+    /// (seed 1: 0.83° against 0.49°, worst window 2.35°; the others within 0.01°). Bounds: a step back as no step within
+    /// 0.05°, a step forward at 1.5 times. With the monotonic time: `testTheSamplesClockSteppedForwardWhileDriving`.
     func testTheSamplesClockSteppedWhileDriving() {
         for seed: UInt64 in [1, 2, 3, 4] {
             let drive = Self.drive(seed: seed)
