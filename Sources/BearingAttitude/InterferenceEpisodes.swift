@@ -90,8 +90,11 @@ public struct InterferenceEpisodes: Sendable {
 /// those not told one by one. Pure: the caller logs the lines it returns. Timed on the events' own times, the clock the
 /// episodes were observed on.
 public struct InterferenceJournal: Sendable {
-    public var interval: Double
-    private var lastLine: Double?
+    public var interval: Double {
+        get { pace.interval }
+        set { pace.interval = newValue }
+    }
+    private var pace: JournalPace
     /// Whether the episode going on was told when it began (its end is told then too).
     private var toldCurrent = false
     /// Episodes not told one by one since the last line: how many, their seconds and their largest departures.
@@ -100,7 +103,7 @@ public struct InterferenceJournal: Sendable {
     private var quietEnded: Double?
 
     public init(interval: Double = 60) {
-        self.interval = interval
+        pace = JournalPace(interval: interval)
     }
 
     /// The line for `event`, if one is due.
@@ -110,12 +113,12 @@ public struct InterferenceJournal: Sendable {
         case .began(let e):
             // Told when the last line is a minute old and no untold episode ended within the minute (the source
             // is not flapping); a flapping source's episodes are counted, and told in a summary when one ends.
-            guard lastLine.map({ time - $0 >= interval }) ?? true, quietEnded.map({ time - $0 >= interval }) ?? true else {
+            guard pace.allows(at: time), quietEnded.map({ time - $0 >= interval }) ?? true else {
                 toldCurrent = false
                 return nil
             }
             toldCurrent = true
-            lastLine = time
+            pace.told(at: time)
             var line = "magnetic interference began (\(Self.size(e.cause, norm: e.largestNorm, dip: e.largestDip))): the heading rides on the gyroscope and nothing is learnt from the field until it passes"
             if quiet.episodes > 0 {
                 line += "; \(quietSummary) before it"
@@ -125,7 +128,7 @@ public struct InterferenceJournal: Sendable {
         case .ended(let e):
             if toldCurrent {
                 toldCurrent = false
-                lastLine = time
+                pace.told(at: time)
                 let flaps = e.onsets > 1 ? ", coming and going \(e.onsets) times" : ""
                 return String(printf: "magnetic interference ended after %.1f s", e.duration) + flaps
                     + String(printf: " (largest: norm %.1f %% off the field, dip %.1f° off)", e.largestNorm, e.largestDip)
@@ -135,8 +138,8 @@ public struct InterferenceJournal: Sendable {
             quiet.seconds += e.duration
             quiet.norm = max(quiet.norm, e.largestNorm)
             quiet.dip = max(quiet.dip, e.largestDip)
-            guard let last = lastLine, time - last >= interval else { return nil }
-            lastLine = time
+            guard pace.lastLine != nil, pace.allows(at: time) else { return nil }
+            pace.told(at: time)
             defer { quiet = (0, 0, 0, 0) }
             return "magnetic interference: \(quietSummary); a source that keeps coming back is told at most once a minute"
         }
@@ -154,4 +157,22 @@ public struct InterferenceJournal: Sendable {
         case .step: return "a step of the hard iron"
         }
     }
+}
+
+/// At most one journal line every `interval` seconds, on the events' own clock: the pace the journal keeps for a source
+/// that keeps coming back (interference episodes, the samples' clock stepping).
+public struct JournalPace: Sendable {
+    public var interval: Double
+    /// When the last line was told.
+    public private(set) var lastLine: Double?
+
+    public init(interval: Double = 60) {
+        self.interval = interval
+    }
+
+    /// Whether a line at `time` keeps the pace (the first one always does).
+    public func allows(at time: Double) -> Bool { lastLine.map { time - $0 >= interval } ?? true }
+
+    /// A line was told at `time`.
+    public mutating func told(at time: Double) { lastLine = time }
 }

@@ -1,3 +1,5 @@
+import BearingAttitude
+
 /// The samples' clock, made monotonic for the fusion.
 ///
 /// The readers stamp each sample with the system's wall clock (`CLOCK_REALTIME`), which NTP or GPS may step back: ntpd
@@ -93,5 +95,31 @@ struct SampleClock: Sendable, Equatable {
         shift -= lastStep
         t = resumed
         steps += 1
+    }
+}
+
+/// What the journal says when the fusion took a step of the samples' clock out (`AttitudeFusion.onClockStep`): one line,
+/// at most one a minute (two time sources that disagree step it back and forth), with how many more steps there were
+/// since the last told. Pure: the caller logs the line it returns. Timed on the caller's monotonic clock (seconds).
+public struct ClockStepJournal: Sendable {
+    private var pace: JournalPace
+    /// Steps taken out since the last line, not told.
+    private var untold = 0
+
+    public init(interval: Double = 60) {
+        pace = JournalPace(interval: interval)
+    }
+
+    /// The line for a step of `step` seconds (negative: back) at `time`, if one is due.
+    public mutating func line(forStep step: Double, at time: Double) -> String? {
+        guard pace.allows(at: time) else {
+            untold += 1
+            return nil
+        }
+        pace.told(at: time)
+        defer { untold = 0 }
+        return "the system clock stepped \(step >= 0 ? "forward" : "back") by \(String(printf: "%.1f", abs(step))) s"
+            + (untold > 0 ? " (and \(untold) more times since the last told)" : "")
+            + ": the sensors' samples are stamped by it, and the fusion's time goes on across the step"
     }
 }

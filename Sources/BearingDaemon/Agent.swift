@@ -72,8 +72,8 @@ public final class Agent: @unchecked Sendable {
     private var fusionStage: FusionStage?
     /// The system's wall clock, which stamps the samples (`init`).
     private let wallClock: @Sendable () -> GPSTimestamp
-    /// When a step of the samples' clock was last told in the journal (the pipeline's clock, seconds), and the steps not told since.
-    private var clockSteps: (toldAt: Double?, untold: Int) = (nil, 0)
+    /// What the journal says of the samples' clock stepping (on the pipeline's clock).
+    private var clockStepJournal = ClockStepJournal()
     private var dataLog: DataLog?
     private var subscriptions: [HubSubscription] = []
     private var started = false
@@ -423,29 +423,17 @@ public final class Agent: @unchecked Sendable {
         fuse(.drivingDeviation(driving))
     }
 
-    /// One input into the fusion stage; the attitude it gives goes to the ATT chains. On the pipeline queue.
-    private func fuse(_ input: FusionInput) {
-        if let attitude = fusionStage?.step(input) { hub.publish(Report(.attitude(attitude)), from: .compass) }
+    /// One input into the fusion stage; the attitude it gives goes to the ATT chains. On the pipeline queue. A sensor's
+    /// sample comes with `elapsed`, the time it entered the pipeline on the pipeline's monotonic clock (a replay's, the
+    /// recorded one): with it the fusion tells a wall clock stepped forward from samples lost (`SampleClock`).
+    private func fuse(_ input: FusionInput, elapsed: Double? = nil) {
+        if let attitude = fusionStage?.step(input, elapsed: elapsed) { hub.publish(Report(.attitude(attitude)), from: .compass) }
     }
 
-    /// A sensor's sample into the fusion stage, with the time it entered the pipeline on the pipeline's monotonic clock
-    /// (a replay's, the recorded one): with it the fusion tells a wall clock stepped forward from samples lost
-    /// (`SampleClock`). On the pipeline queue.
-    private func fuseSample(_ input: FusionInput) {
-        if let attitude = fusionStage?.step(input, elapsed: Double(clock.now) / 1e6) { hub.publish(Report(.attitude(attitude)), from: .compass) }
-    }
-
-    /// The samples' clock (the system's wall clock) stepped and the fusion took the step out: one journal line, at most
-    /// one a minute (two time sources that disagree step it back and forth), with how many more there were since.
+    /// The samples' clock (the system's wall clock) stepped and the fusion took the step out: the journal says so, at
+    /// most once a minute (`ClockStepJournal`).
     private func clockStepped(by step: Double) {
-        let now = Double(clock.now) / 1e6
-        clockSteps.untold += 1
-        guard now - (clockSteps.toldAt ?? -.infinity) >= 60 else { return }
-        let more = clockSteps.untold - 1
-        logger.notice("the system clock stepped \(step >= 0 ? "forward" : "back") by \(String(printf: "%.1f", abs(step))) s"
-                      + (more > 0 ? " (and \(more) more times since the last told)" : "")
-                      + ": the sensors' samples are stamped by it, and the fusion's time goes on across the step")
-        clockSteps = (now, 0)
+        if let line = clockStepJournal.line(forStep: step, at: clock.seconds) { logger.notice("\(line)") }
     }
 
     /// A sensor's STATE (published and logged) and failures: a sensor that keeps failing the same way is
@@ -530,8 +518,14 @@ public final class Agent: @unchecked Sendable {
                   let f = field.current, f.declination.source == .fix else { return }
             self.logger.debug("declination \(String(printf: "%.2f", f.declination.value))°, field \(String(printf: "%.1f", f.reference.norm)) µT dipping \(String(printf: "%.1f", f.reference.dip))° at the GPS fix (WMM2025)")
         })
-        subscriptions.append(magAdapter.samples.subscribe(on: q) { [weak self] sample in self?.fuseSample(.magnetic(sample)) })
-        subscriptions.append(imuAdapter.samples.subscribe(on: q) { [weak self] sample in self?.fuseSample(.inertial(sample)) })
+        subscriptions.append(magAdapter.samples.subscribe(on: q) { [weak self] sample in
+            guard let self else { return }
+            self.fuse(.magnetic(sample), elapsed: self.clock.seconds)
+        })
+        subscriptions.append(imuAdapter.samples.subscribe(on: q) { [weak self] sample in
+            guard let self else { return }
+            self.fuse(.inertial(sample), elapsed: self.clock.seconds)
+        })
         // With `imu.chip: auto` the chip is known only now: an accelerometer calibration for another one is dropped.
         var imuChipSeen = false
         subscriptions.append(imuAdapter.samples.subscribe(on: q) { [weak self] sample in

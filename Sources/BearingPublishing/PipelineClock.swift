@@ -51,6 +51,9 @@ public final class PipelineClock: Sendable {
     /// The time of the value being handled.
     public var now: UInt64 { state.withLock { $0.now } }
 
+    /// The time of the value being handled, in seconds.
+    public var seconds: Double { Double(now) / 1e6 }
+
     /// The wall-clock time of the last state change handled (STATE objects carry it).
     public var wallTime: GPSTimestamp { state.withLock { $0.wallTime } }
 

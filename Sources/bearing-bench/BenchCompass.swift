@@ -153,8 +153,8 @@ struct BenchCompass: ParsableCommand {
                 // On the entry already, as the agent's `fuse` is.
                 if daemon { core.hub.publish(Report(.attitude(a)), from: .compass) } else { write(WireEncoding.att(a)) }
             }
-            // With `--daemon`, each sample's time on the pipeline's clock too, as the agent's `fuseSample` gives it.
-            let elapsed = { daemon ? Double(clock.now) / 1e6 : nil }
+            // With `--daemon`, each sample's time on the pipeline's clock too, as the agent gives it (`Agent.fuse(_:elapsed:)`).
+            let elapsed = { daemon ? clock.seconds : nil }
             let runs = [magnetic.subscribe(on: entry) { if let a = stage.step(.magnetic($0), elapsed: elapsed()) { publish(a) } },
                         inertial.subscribe(on: entry) { if let a = stage.step(.inertial($0), elapsed: elapsed()) { publish(a) } }]
             for i in 0..<samples {

@@ -94,4 +94,19 @@ final class SampleClockTests: XCTestCase {
         XCTAssertEqual(clock.time(100.03 - 60, elapsed: 10.031), 100.03, accuracy: 0.011)
         XCTAssertEqual(clock.time(100.04 - 60, elapsed: 10.041), 100.04, accuracy: 0.011)
     }
+
+    /// The journal tells a step at once, then at most one a minute, counting those it held back; a step back is told
+    /// as one.
+    func testTheJournalTellsAStepAtMostOnceAMinute() {
+        var journal = ClockStepJournal()
+        let first = journal.line(forStep: 86400, at: 10)
+        XCTAssertEqual(first, "the system clock stepped forward by 86400.0 s: the sensors' samples are stamped by it, "
+                       + "and the fusion's time goes on across the step")
+        XCTAssertNil(journal.line(forStep: -3.25, at: 30), "within the minute: held back")
+        XCTAssertNil(journal.line(forStep: 3.25, at: 69.9), "within the minute: held back")
+        let next = journal.line(forStep: -2, at: 70)
+        XCTAssertEqual(next, "the system clock stepped back by 2.0 s (and 2 more times since the last told): the sensors' "
+                       + "samples are stamped by it, and the fusion's time goes on across the step")
+        XCTAssertEqual(journal.line(forStep: 1, at: 200)?.contains("more times"), false, "the count starts again")
+    }
 }

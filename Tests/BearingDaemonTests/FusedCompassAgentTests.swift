@@ -137,8 +137,18 @@ final class FusedCompassAgentTests: XCTestCase {
         let client = try SocketClient(path: rig.socketPath)
         client.watch()
         let declination = field.declination.value
-        /// The CALIBRATION objects' `online` and the ATT headings' largest error over the next `seconds`.
-        func watch(for seconds: Double) -> (online: [[String: Any]], worst: Double) {
+        /// What one watch saw: the CALIBRATION objects' `online` and the ATT headings' largest error.
+        struct Seen {
+            var online: [[String: Any]]
+            var worst: Double
+            /// This watch and `next`, the one after it, as one.
+            mutating func add(_ next: Seen) {
+                online += next.online
+                worst = max(worst, next.worst)
+            }
+        }
+        /// What the next `seconds` show.
+        func watch(for seconds: Double) -> Seen {
             var online: [[String: Any]] = [], worst = 0.0
             let end = Syscall.monotonicSeconds() + seconds
             _ = client.collect(timeout: seconds + 1) { o in
@@ -150,7 +160,7 @@ final class FusedCompassAgentTests: XCTestCase {
                 }
                 return Syscall.monotonicSeconds() >= end
             }
-            return (online, worst)
+            return Seen(online: online, worst: worst)
         }
 
         let before = watch(for: 6)
@@ -160,14 +170,12 @@ final class FusedCompassAgentTests: XCTestCase {
         let nearFrom = Syscall.monotonicSeconds()
         var near = watch(for: 2)
         if let step { clockOffset.set(step) }
-        let stepped = watch(for: 1)
-        near = (near.online + stepped.online, max(near.worst, stepped.worst))
+        near.add(watch(for: 1))
         // HEALTH 3 s into it: the magnetometer's episode going on, and for how long.
         client.send("?HEALTH;\n")
         let health = client.collect(timeout: 2) { cls($0) == "HEALTH" }.last { cls($0) == "HEALTH" }
         let polledAt = Syscall.monotonicSeconds() - nearFrom
-        let rest = watch(for: max(0, 4 - polledAt))
-        near = (near.online + rest.online, max(near.worst, rest.worst))
+        near.add(watch(for: max(0, 4 - polledAt)))
         magnet.set(.zero)
         let after = watch(for: 5)
         let told = near.online.filter { $0["interference"] != nil }
