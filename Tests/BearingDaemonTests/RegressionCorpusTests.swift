@@ -1,10 +1,12 @@
 @testable import BearingDaemon
 @testable import BearingMQTT
+import BearingLog
 import BearingMarine
 import BearingModel
 import BearingPOSIX
 import BearingPublishing
 import BearingRecording
+import BearingWire
 import Synchronization
 import TestSupport
 import XCTest
@@ -51,10 +53,86 @@ final class RegressionCorpusTests: XCTestCase {
         print("regression corpus: \(summary.joined(separator: "; "))")
     }
 
+    /// A Pi without a real-time clock: fake-hwclock restored the time of its last shutdown, a day behind, and 2 s into
+    /// the car's recording NTP (or gpsd's time) stepped the system clock forward to the right time. The recording is the
+    /// corpus's `fused-car` with the stamps of the samples read before the step a day earlier, as the readers would
+    /// have stamped them; their record times are the pipeline's monotonic clock, which never steps, and gpsd's fixes
+    /// carry GPS time. Replayed, the fusion takes the step out from the record times as it did live
+    /// (`SampleClock`): every ATT is the unstepped recording's to the bit but for its time, a day earlier before the
+    /// step, and the journal says once that the clock stepped forward by a day. Without the record times the step is
+    /// a gap of a day: the filter starts again from the field, and the heading is not the same.
+    func testARecordingWhoseWallClockSteppedForwardReplaysAsWithoutTheStep() throws {
+        let file = Self.directory.appendingPathComponent("fused-car.bbx")
+        let recording = try Recording(bytes: try AtomicFile.read(file.path, limit: 1 << 24))
+        let sampleTimes = recording.events.compactMap { e -> UInt64? in
+            if case .sensorSample = e.record { return e.time }
+            return nil
+        }
+        let stepAt = try XCTUnwrap(sampleTimes.first) + 2_000_000
+        let day: Int64 = 86400
+        var encoder = FrameEncoder()
+        var before = 0
+        for var e in recording.events {
+            if e.time < stepAt, case .sensorSample(let sensor, let time, let transactions) = e.record {
+                e.record = .sensorSample(sensor, time: GPSTimestamp(seconds: time.seconds - day, nanoseconds: time.nanoseconds), transactions: transactions)
+                before += 1
+            }
+            encoder.append(e)
+        }
+        let stepped = try Recording(bytes: RecordingFormat.header + (encoder.finishFrame() ?? []))
+        XCTAssertGreaterThan(before, 100, "samples stamped before the step")
+        XCTAssertLessThan(before, sampleTimes.count - 100, "samples stamped after it")
+
+        /// Every attitude a replay gives (the fusion's, before any chain).
+        func attitudes(_ recording: Recording, logger: Logger = testLogger()) throws -> [Attitude] {
+            let all = Mutex<[Attitude]>([])
+            _ = try replay(recording, logger: logger) { a in all.withLock { $0.append(a) } }
+            return all.withLock { $0 }
+        }
+        let plain = try attitudes(recording)
+        let log = LogCapture()
+        let replayed = try attitudes(stepped, logger: log.logger)
+        XCTAssertGreaterThan(plain.count, 150, "attitudes replayed")
+        XCTAssertEqual(replayed.count, plain.count)
+        var worst = 0.0, early = 0
+        for (i, (a, b)) in zip(plain, replayed).enumerated() {
+            if b.time.seconds == a.time.seconds - day {
+                // Before the step: as they were, to the bit, but for the day.
+                var shifted = b
+                shifted.time = a.time
+                XCTAssertEqual(shifted, a, "attitude \(i), before the step")
+                early += 1
+                continue
+            }
+            XCTAssertEqual(b.time, a.time, "attitude \(i): its sample's own stamp")
+            for (x, y) in [(a.heading, b.heading), (a.pitch, b.pitch), (a.roll, b.roll)] {
+                let d = abs(Compass.normalize((x ?? .nan) - (y ?? .nan) + 180) - 180)
+                worst = max(worst, d.isNaN ? .infinity : d)
+            }
+        }
+        XCTAssertGreaterThan(early, 50, "attitudes before the step")
+        XCTAssertLessThan(early, plain.count - 50, "attitudes after it")
+        // The step is taken out to within the readers' jitter: the first sample after it is put after the latest by the
+        // interval before it (`SampleClock`), not its own. Measured 0.0285°.
+        XCTAssertLessThan(worst, 0.05, "after the step: heading, pitch and roll as without it")
+        let steps = log.lines.filter { $0.contains("clock stepped") }
+        print("a recording whose wall clock stepped forward by a day: \(early) attitudes before the step as they were, "
+              + "\(plain.count - early) after it at most \(String(format: "%.4f", worst))° from those without the step; journal \(steps)")
+        XCTAssertEqual(steps.count, 1, "the journal says once that the clock stepped: \(steps)")
+        let told = try XCTUnwrap(steps.first?.components(separatedBy: "forward by ").last.flatMap { Double($0.prefix { $0 != " " }) }, "\(steps)")
+        XCTAssertEqual(told, Double(day), accuracy: 0.5, "\(steps)")
+    }
+
     /// Replays `file` as `bearing replay` does (its recorded config, with the doors' defaults) and returns each
     /// door's lines, the scratch directory's path written `$SCRATCH`.
     func replay(_ file: URL) throws -> [String: [String]] {
-        let recording = try Recording(bytes: try AtomicFile.read(file.path, limit: 1 << 24))
+        try replay(Recording(bytes: try AtomicFile.read(file.path, limit: 1 << 24)))
+    }
+
+    /// Replays `recording` so, the agent logging to `logger`.
+    /// `attitude`: told of each attitude the fusion gives (on the pipeline queue).
+    func replay(_ recording: Recording, logger: Logger = testLogger(),
+                attitude: (@Sendable (Attitude) -> Void)? = nil) throws -> [String: [String]] {
         let scratch = try Directory.makeTemporary(prefix: "/tmp/bearing-corpus-")
         defer { Directory.removeFlat(scratch + "/spool"); Directory.removeFlat(scratch) }
         var options = ReplaySession.Options()
@@ -63,7 +141,7 @@ final class RegressionCorpusTests: XCTestCase {
         let calibrationPaths = try ReplaySession.materializeCalibrations(recording, config: &config, scratch: scratch, replacing: nil)
         config.mqtt.device = "corpus"
         config.mqtt.spoolDirectory = "\(scratch)/spool"
-        let agent = Agent(config: config, logger: testLogger(), feed: .replay(startTime: try XCTUnwrap(recording.startTime)))
+        let agent = Agent(config: config, logger: logger, feed: .replay(startTime: try XCTUnwrap(recording.startTime)))
         try agent.startPublishing()
         // No broker listens there: the client is never started, every message stays in the spool.
         let mqtt = try MQTTDoor(config.mqtt, broker: MQTTBroker(host: "127.0.0.1", port: freePort(), tls: false), core: agent.core,
@@ -73,8 +151,18 @@ final class RegressionCorpusTests: XCTestCase {
         let runs = agent.core.queue.sync {
             feeds.flatMap { name, feed in feed(agent.core.hub) { emitted in lines.withLock { $0[name, default: []] += emitted } } }
         }
+        let attitudes = attitude.map { told in
+            agent.core.queue.sync {
+                agent.core.hub.subscribe(StreamKey(.att, .compass), through: []) { report in
+                    if case .attitude(let a) = report.payload { told(a) }
+                }
+            }
+        }
         _ = try Replayer(agent: agent, recording: recording, logger: testLogger(), calibrationPaths: calibrationPaths).run()
-        agent.core.queue.sync { for r in runs { r.cancel() } }
+        agent.core.queue.sync {
+            for r in runs { r.cancel() }
+            attitudes?.cancel()
+        }
         mqtt.close()
         agent.stop()
         var out = lines.withLock { $0 }
