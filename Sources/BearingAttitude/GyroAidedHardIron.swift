@@ -48,7 +48,14 @@ public struct GyroAidedHardIron: Sendable {
 
     /// Seconds of samples kept.
     public var window: Double
-    public private(set) var samples: [Sample] = []
+    /// The samples kept, oldest first: the last `window` seconds.
+    public var samples: [Sample] { Array(kept) }
+    private var kept: ArraySlice<Sample> { stored[first...] }
+    /// The samples from `first` on are kept; those before it have left the window and are dropped in one move once
+    /// they are as many as those kept (each sample is moved about once, where dropping each as it left moved the whole
+    /// window every sample: 1,200 instructions a sample in the daemon's path, 2026-12-06).
+    private var stored: [Sample] = []
+    private var first = 0
 
     public init(window: Double = 20) {
         self.window = window
@@ -62,23 +69,30 @@ public struct GyroAidedHardIron: Sendable {
     /// One sample already in the frame (`sample(_:east:up:time:)`'s).
     public mutating func add(_ s: Sample) {
         let time = s.time
-        samples.append(s)
-        if let first = samples.first, time - first.time > window {
-            samples.removeFirst(samples.firstIndex { time - $0.time <= window } ?? samples.count)
+        stored.append(s)
+        if time - stored[first].time > window {
+            first = stored[first...].firstIndex { time - $0.time <= window } ?? stored.count
+            if first >= stored.count - first {
+                stored.removeFirst(first)
+                first = 0
+            }
         }
     }
 
-    public mutating func removeAll() { samples.removeAll(keepingCapacity: true) }
+    public mutating func removeAll() {
+        stored.removeAll(keepingCapacity: true)
+        first = 0
+    }
 
     /// The least-squares field and hard iron over the window; nil with fewer than `minimumSamples` or a spread
     /// below `minimumSpread`.
     public func solve(minimumSamples: Int = 50, minimumSpread: Double = 0.05) -> Solution? {
-        guard samples.count >= minimumSamples else { return nil }
-        let n = Double(samples.count)
+        guard kept.count >= minimumSamples else { return nil }
+        let n = Double(kept.count)
         // S = mean M (columns east, north, up), and the means of raw and Mᵀ·raw.
         var s0 = Vector3.zero, s1 = Vector3.zero, s2 = Vector3.zero
         var meanRaw = Vector3.zero, meanFrame = Vector3.zero
-        for x in samples {
+        for x in kept {
             s0 = s0 + x.east; s1 = s1 + x.north; s2 = s2 + x.up
             meanRaw = meanRaw + x.raw
             meanFrame = meanFrame + x.inFrame(x.raw)
@@ -101,7 +115,7 @@ public struct GyroAidedHardIron: Sendable {
         let o = meanRaw - (s0 * b.x + s1 * b.y + s2 * b.z)
         let norm = b.length
         guard norm > 0, norm.isFinite, o.isFinite else { return nil }
-        return Solution(field: b, offset: o, residual: Self.residual(samples, field: b, offset: o), spread: spread)
+        return Solution(field: b, offset: o, residual: Self.residual(kept, field: b, offset: o), spread: spread)
     }
 
     /// The same for a board that turns about its vertical only (a car, a boat that hardly rolls), where the vertical
@@ -111,11 +125,11 @@ public struct GyroAidedHardIron: Sendable {
     /// of φ has a spread of 1 − (sin²φ + (1 − cos φ)²)/φ²: 0.19 for a right-angle corner, 0.09 for 60°, 0.02 for 30°.
     /// nil with fewer than `minimumSamples` or a spread below `minimumSpread`.
     public func solveLevel(vertical bu: Double, minimumSamples: Int = 50, minimumSpread: Double = 0.05) -> Solution? {
-        guard samples.count >= minimumSamples, bu.isFinite else { return nil }
-        let n = Double(samples.count)
+        guard kept.count >= minimumSamples, bu.isFinite else { return nil }
+        let n = Double(kept.count)
         var se = Vector3.zero, sn = Vector3.zero, meanR = Vector3.zero
         var frame = (e: 0.0, n: 0.0)
-        for x in samples {
+        for x in kept {
             let r = x.raw - x.up * bu
             se = se + x.east; sn = sn + x.north
             meanR = meanR + r
@@ -132,14 +146,14 @@ public struct GyroAidedHardIron: Sendable {
         let o = meanR - se * be - sn * bn
         let norm = b.length
         guard norm > 0, norm.isFinite, o.isFinite else { return nil }
-        return Solution(field: b, offset: o, residual: Self.residual(samples, field: b, offset: o), spread: spread, level: true)
+        return Solution(field: b, offset: o, residual: Self.residual(kept, field: b, offset: o), spread: spread, level: true)
     }
 
     /// How far the samples after `time` turned about the vertical: `solveLevel`'s spread over them alone (0 for a
     /// board that did not turn).
     public func levelSpread(after time: Double) -> Double {
         var se = Vector3.zero, sn = Vector3.zero, n = 0.0
-        for x in samples where x.time > time {
+        for x in kept where x.time > time {
             se = se + x.east; sn = sn + x.north
             n += 1
         }
@@ -158,7 +172,7 @@ public struct GyroAidedHardIron: Sendable {
     /// `time`: the RMS of `raw − (M·b + o)` as a fraction of |b|, and how many there were. With `b` nil, the best any
     /// field fixed in the frame does with that hard iron (its least-squares `b`): the score of a hard iron alone.
     public func residual(field b: Vector3?, offset o: Vector3, after time: Double) -> (value: Double, count: Int) {
-        let fresh = samples.filter { $0.time > time }
+        let fresh = kept.filter { $0.time > time }
         guard !fresh.isEmpty else { return (.infinity, 0) }
         let field = b ?? fresh.reduce(Vector3.zero) { $0 + $1.inFrame($1.raw - o) } * (1 / Double(fresh.count))
         guard field.length > 0 else { return (.infinity, fresh.count) }
@@ -166,7 +180,7 @@ public struct GyroAidedHardIron: Sendable {
     }
 
     /// The RMS of `raw − (M·b + o)` over `samples` (not empty), as a fraction of |b| (> 0).
-    static func residual(_ samples: [Sample], field b: Vector3, offset o: Vector3) -> Double {
+    static func residual(_ samples: some Collection<Sample>, field b: Vector3, offset o: Vector3) -> Double {
         let sum = samples.reduce(0.0) { r, x in
             let d = x.raw - x.sensed(b) - o
             return r + d.dot(d)

@@ -102,6 +102,24 @@ final class GyroAidedHardIronTests: XCTestCase {
         XCTAssertEqual(h.samples.first?.time ?? 0, 5, accuracy: 1e-9)
     }
 
+    /// Over hours of samples the window holds the last `window` seconds, oldest first, every one of them, through each
+    /// time the samples that left it are dropped; after a gap it holds the sample after the gap alone.
+    func testTheWindowKeepsItsSecondsSampleAfterSample() {
+        var g = GyroAidedHardIron(window: 20)
+        for i in 0..<5_000 {
+            let t = Double(i) / 8
+            g.add(Vector3(Double(i), 0, 0), east: Vector3(1, 0, 0), up: Vector3(0, 0, 1), time: t)
+            let kept = g.samples
+            XCTAssertEqual(kept.count, min(i + 1, 161), "at \(t) s")
+            XCTAssertEqual(kept.map { Int($0.raw.x) }, Array(max(0, i - 160)...i), "at \(t) s")
+            if kept.count != min(i + 1, 161) { break }
+        }
+        g.add(Vector3(1, 2, 3), east: Vector3(1, 0, 0), up: Vector3(0, 0, 1), time: 1_000)
+        XCTAssertEqual(g.samples.map(\.time), [1_000])
+        g.removeAll()
+        XCTAssertTrue(g.samples.isEmpty)
+    }
+
     /// After a step: the field known in the frame, each sample gives the new hard iron, through a soft iron.
     func testAStepsHardIronFromTheFieldInTheFrame() throws {
         let soft = Matrix3([1.05, 0.02, 0], [0.02, 0.96, 0.01], [0, 0.01, 1.0]), o = Vector3(30, -12, 7)
