@@ -15,6 +15,10 @@ import BearingAttitude
 /// Samples a little out of order (two readers' threads, each stamping its own) are left as they are: each component
 /// already takes only what is newer than it has.
 ///
+/// With each sample's monotonic time (below), a smaller step back is taken out too: ntpd steps the clock at any offset
+/// over 0.128 s, and until the clock caught up every component dropped the samples stamped behind what it had, the
+/// gyroscope's turn over that time never integrated (`backTolerance`).
+///
 /// A step forward cannot be told from samples lost (a sensor reopened after the reader's back-off) by the stamps alone.
 /// Where each sample also comes with its time on a monotonic clock (`elapsed`: the daemon's pipeline clock, when the
 /// sample was handed over, which the black box records and a replay sets again), it can: that clock is never stepped,
@@ -44,6 +48,14 @@ struct SampleClock: Sendable, Equatable {
     /// taken as a step forward. The latency only ever lowers the offset, so this need only exceed the two clocks' reads'
     /// own granularity; a step this small is a gap of at most `longestInterval`.
     static let forwardTolerance = 0.1
+    /// How far (s) behind the latest a sample must be stamped, its stamp more than `forwardTolerance` below where its
+    /// monotonic time puts it, to be taken as the first after a step back smaller than `stepTolerance` (ntpd steps any
+    /// offset over 0.128 s). It is taken out at once, on trial: the next sample decides. Stamped behind the latest
+    /// before the trial and below its offset too, it confirms the step; otherwise the first was a sample handed over
+    /// late (its reader's thread held between its stamp and its hand-over: the other reader's next sample, or its own
+    /// next, is stamped after it), and the trial is undone. Samples handed over late together (the pipeline stalled)
+    /// keep their stamps' order and are never behind.
+    static let backTolerance = 0.05
 
     /// Seconds added to the stamps.
     private(set) var shift = 0.0
@@ -55,6 +67,11 @@ struct SampleClock: Sendable, Equatable {
     private var interval = 0.0
     /// The largest fusion time less monotonic time seen (nil before the first sample with one).
     private var offset: Double?
+    /// A small step back taken out on trial at the latest sample (`backTolerance`): the state before it.
+    private var trial: Trial?
+    private struct Trial: Equatable {
+        var shift: Double, lastStep: Double, latest: Double, interval: Double
+    }
 
     /// The fusion's time of `stamp` (seconds) in the samples' frame now, without taking it as a sample's: what the
     /// latest sample's stamp was shifted by holds for a stamp taken since.
@@ -67,8 +84,21 @@ struct SampleClock: Sendable, Equatable {
     /// known.
     mutating func time(_ stamp: Double, elapsed: Double? = nil) -> Double {
         guard stamp.isFinite else { return stamp }
-        var t = stamp + shift
         let e = elapsed.flatMap { $0.isFinite ? $0 : nil }
+        /// Whether `t` is behind `last` and below where its monotonic time puts it: a step back, or handed over late.
+        func behind(_ t: Double, _ last: Double) -> Bool {
+            guard let e, let o = offset else { return false }
+            return t < last && t - e < o - Self.forwardTolerance
+        }
+        if let trial {
+            self.trial = nil
+            if behind(stamp + trial.shift, trial.latest) {
+                steps += 1
+            } else {
+                (shift, lastStep, latest, interval) = (trial.shift, trial.lastStep, trial.latest, trial.interval)
+            }
+        }
+        var t = stamp + shift
         guard let last = latest else {
             latest = t
             offset = e.map { t - $0 }
@@ -78,6 +108,9 @@ struct SampleClock: Sendable, Equatable {
             resume(at: &t, after: last, elapsed: e)
         } else if let e, let o = offset, t - e > o + Self.forwardTolerance {
             resume(at: &t, after: last, elapsed: e)
+        } else if behind(t, last), t < last - Self.backTolerance {
+            trial = Trial(shift: shift, lastStep: lastStep, latest: last, interval: interval)
+            resume(at: &t, after: last, elapsed: e, counted: false)
         } else if t > last, t - last <= Self.longestInterval {
             interval = t - last
         }
@@ -87,14 +120,15 @@ struct SampleClock: Sendable, Equatable {
     }
 
     /// A step: the sample stamped `t` (shifted) goes on after the latest, `last`, by the latest interval, or where its
-    /// monotonic time puts it when that says samples were lost (more than `longestInterval` after the latest).
-    private mutating func resume(at t: inout Double, after last: Double, elapsed e: Double?) {
+    /// monotonic time puts it when that says samples were lost (more than `longestInterval` after the latest). Not
+    /// `counted` in `steps` while on trial.
+    private mutating func resume(at t: inout Double, after last: Double, elapsed e: Double?, counted: Bool = true) {
         var resumed = last + interval
         if let e, let o = offset, e + o - last > Self.longestInterval { resumed = e + o }
         lastStep = t - resumed
         shift -= lastStep
         t = resumed
-        steps += 1
+        if counted { steps += 1 }
     }
 }
 

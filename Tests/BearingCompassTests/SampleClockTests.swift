@@ -95,6 +95,38 @@ final class SampleClockTests: XCTestCase {
         XCTAssertEqual(clock.time(100.04 - 60, elapsed: 10.041), 100.04, accuracy: 0.011)
     }
 
+    /// ntpd steps the clock back by 0.3 s (it steps any offset over 0.128 s), less than the stamps alone take for a step:
+    /// with the monotonic time the first sample after it is taken out on trial, and the next confirms it.
+    func testASmallStepBackIsTakenOutWhenTheSamplesMonotonicTimeIsKnown() {
+        var clock = SampleClock()
+        for i in 0..<5 { _ = clock.time(1000 + Double(i) * 0.01, elapsed: 50 + Double(i) * 0.01 + 0.003) }
+        XCTAssertEqual(clock.time(1000.05 - 0.3, elapsed: 50.053), 1000.05, accuracy: 1e-9, "the first after the step, on trial")
+        XCTAssertEqual(clock.steps, 0, "not told until the next sample confirms it")
+        XCTAssertEqual(clock.time(1000.06 - 0.3, elapsed: 50.064), 1000.06, accuracy: 1e-9)
+        XCTAssertEqual(clock.steps, 1)
+        XCTAssertEqual(clock.lastStep, -0.3, accuracy: 1e-9)
+        for i in 7..<60 { XCTAssertEqual(clock.time(1000 + Double(i) * 0.01 - 0.3, elapsed: 50 + Double(i) * 0.01 + 0.002), 1000 + Double(i) * 0.01, accuracy: 1e-9) }
+        XCTAssertEqual(clock.steps, 1)
+        // Without the monotonic time it is left as it was: the samples behind the latest are a little out of order.
+        var stampsOnly = SampleClock()
+        for i in 0..<5 { _ = stampsOnly.time(1000 + Double(i) * 0.01) }
+        XCTAssertEqual(stampsOnly.time(1000.05 - 0.3), 1000.05 - 0.3, accuracy: 1e-9)
+        XCTAssertEqual(stampsOnly.steps, 0)
+    }
+
+    /// A reader's thread held for 0.2 s between its sample's stamp and its hand-over (a loaded single-core board): the
+    /// sample comes behind the other reader's latest and below its offset, as the first after a step back would. The next
+    /// sample is stamped after the latest, so the trial is undone: no step, every later time its stamp.
+    func testASampleHandedOverLateIsNoSmallStepBack() {
+        var clock = SampleClock()
+        for i in 0..<25 { _ = clock.time(1000 + Double(i) * 0.01, elapsed: 50 + Double(i) * 0.01 + 0.003) }
+        _ = clock.time(1000.045, elapsed: 50.245)
+        XCTAssertEqual(clock.time(1000.25, elapsed: 50.253), 1000.25, accuracy: 1e-9, "the trial undone")
+        for i in 26..<40 { XCTAssertEqual(clock.time(1000 + Double(i) * 0.01, elapsed: 50 + Double(i) * 0.01 + 0.003), 1000 + Double(i) * 0.01, accuracy: 1e-9) }
+        XCTAssertEqual(clock.steps, 0)
+        XCTAssertEqual(clock.shift, 0)
+    }
+
     /// The journal tells a step at once, then at most one a minute, counting those it held back; a step back is told
     /// as one.
     func testTheJournalTellsAStepAtMostOnceAMinute() {
