@@ -70,16 +70,8 @@ final class RegressionCorpusTests: XCTestCase {
         }
         let stepAt = try XCTUnwrap(sampleTimes.first) + 2_000_000
         let day: Int64 = 86400
-        var encoder = FrameEncoder()
-        var before = 0
-        for var e in recording.events {
-            if e.time < stepAt, case .sensorSample(let sensor, let time, let transactions) = e.record {
-                e.record = .sensorSample(sensor, time: GPSTimestamp(seconds: time.seconds - day, nanoseconds: time.nanoseconds), transactions: transactions)
-                before += 1
-            }
-            encoder.append(e)
-        }
-        let stepped = try Recording(bytes: RecordingFormat.header + (encoder.finishFrame() ?? []))
+        let stepped = try Self.recording(recording, withTheSamplesStampedBy: -day) { $0 < stepAt }
+        let before = sampleTimes.filter { $0 < stepAt }.count
         XCTAssertGreaterThan(before, 100, "samples stamped before the step")
         XCTAssertLessThan(before, sampleTimes.count - 100, "samples stamped after it")
 
@@ -121,6 +113,19 @@ final class RegressionCorpusTests: XCTestCase {
         XCTAssertEqual(steps.count, 1, "the journal says once that the clock stepped: \(steps)")
         let told = try XCTUnwrap(steps.first?.components(separatedBy: "forward by ").last.flatMap { Double($0.prefix { $0 != " " }) }, "\(steps)")
         XCTAssertEqual(told, Double(day), accuracy: 0.5, "\(steps)")
+    }
+
+    /// `recording` with the stamps of the sensor samples whose record time (the pipeline's monotonic clock) is `when`
+    /// moved by `seconds`, as the readers would have stamped them had the wall clock been that far off then.
+    static func recording(_ recording: Recording, withTheSamplesStampedBy seconds: Int64, when: (UInt64) -> Bool) throws -> Recording {
+        var encoder = FrameEncoder()
+        for var e in recording.events {
+            if when(e.time), case .sensorSample(let sensor, let time, let transactions) = e.record {
+                e.record = .sensorSample(sensor, time: GPSTimestamp(seconds: time.seconds + seconds, nanoseconds: time.nanoseconds), transactions: transactions)
+            }
+            encoder.append(e)
+        }
+        return try Recording(bytes: RecordingFormat.header + (encoder.finishFrame() ?? []))
     }
 
     /// Replays `file` as `bearing replay` does (its recorded config, with the doors' defaults) and returns each

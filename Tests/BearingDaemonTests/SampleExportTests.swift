@@ -39,6 +39,35 @@ final class SampleExportTests: XCTestCase {
         XCTAssertGreaterThan(magneticBeforeTheFirstIMU + withField, 0)
     }
 
+    /// A recording across a step of the wall clock (the corpus's car, its samples stamped a day behind until 2 s in, as
+    /// fake-hwclock's time before NTP's step; or a minute ahead until then, as a clock NTP steps back) is exported on the
+    /// fusion's clock, as the daemon took the step out with the record times (`SampleClock`): every row's `t` as without
+    /// the step, within the interval the first sample after it is put at. Before, the step forward was a day's gap in
+    /// the file, and the step back made `t` go back, which `bearing attitude` refuses.
+    func testARecordingAcrossAStepOfTheWallClockIsExportedOnTheFusionsClock() throws {
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/regression/fused-car.bbx")
+        let recording = try Recording(bytes: try AtomicFile.read(fixture.path, limit: 1 << 24))
+        let first = try XCTUnwrap(recording.events.first { if case .sensorSample = $0.record { return true }; return false }?.time)
+        let dir = temporaryDirectory("export-stepped")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        func exported(_ r: Recording, _ name: String) throws -> IMUSampleFile {
+            let path = dir.appendingPathComponent(name).path
+            _ = try SampleExport.write(r, to: path)
+            return try IMUSampleFile.parse(try AtomicFile.readText(path, limit: 1 << 24), source: name)
+        }
+        let plain = try exported(recording, "plain.csv")
+        for (name, by) in [("forward.csv", Int64(-86400)), ("back.csv", 60)] {
+            let stepped = try RegressionCorpusTests.recording(recording, withTheSamplesStampedBy: by) { $0 < first + 2_000_000 }
+            let file = try exported(stepped, name)
+            XCTAssertEqual(file.samples.count, plain.samples.count, name)
+            let off = zip(plain.samples, file.samples).map { abs($0.time - $1.time) }.max() ?? .infinity
+            print("export of fused-car.bbx with its wall clock stepped (\(name)): \(file.samples.count) rows, t at most \(off) s from the unstepped export's")
+            XCTAssertLessThan(off, 0.03, "\(name): t as without the step")
+            XCTAssertTrue(zip(plain.samples, file.samples).allSatisfy { $0.accelerometer == $1.accelerometer && $0.gyroscope == $1.gyroscope && $0.magnetometer == $1.magnetometer }, name)
+        }
+    }
+
     /// Field samples followed by another before any IMU sample: the row takes the newest.
     static func superseded(_ recording: Recording) -> Int {
         var count = 0, pending = false
