@@ -37,7 +37,7 @@ import BearingAttitude
 /// A sample stamped just before a step back and handed over after the first one stamped after it comes out a step
 /// ahead; the samples after it are then taken as a step back, and the fusion's time goes on from there: once, one gap
 /// the size of the step, as a step forward (with the monotonic time, that is taken out too).
-struct SampleClock: Sendable, Equatable {
+public struct SampleClock: Sendable, Equatable {
     /// How far (s) a sample may come before the latest without being taken as a step: the readers' threads hand samples
     /// over within milliseconds of their stamps, or a few hundred under load on a single-core board.
     static let stepTolerance = 0.5
@@ -58,7 +58,7 @@ struct SampleClock: Sendable, Equatable {
     static let backTolerance = 0.05
 
     /// Seconds added to the stamps.
-    private(set) var shift = 0.0
+    public private(set) var shift = 0.0
     /// How many steps have been taken out.
     private(set) var steps = 0
     /// The last step taken out (s, forward positive): what the stamps did, less the time that passed.
@@ -69,6 +69,8 @@ struct SampleClock: Sendable, Equatable {
     private var offset: Double?
     /// A small step back taken out on trial at the latest sample (`backTolerance`): the state before it.
     private var trial: Trial?
+
+    public init() {}
     private struct Trial: Equatable {
         var shift: Double, lastStep: Double, latest: Double, interval: Double
     }
@@ -82,7 +84,7 @@ struct SampleClock: Sendable, Equatable {
 
     /// The fusion's time for a sample stamped `stamp` (seconds); `elapsed`, its time on a monotonic clock (seconds), where
     /// known.
-    mutating func time(_ stamp: Double, elapsed: Double? = nil) -> Double {
+    public mutating func time(_ stamp: Double, elapsed: Double? = nil) -> Double {
         guard stamp.isFinite else { return stamp }
         let e = elapsed.flatMap { $0.isFinite ? $0 : nil }
         /// Whether `t` is behind `last` and below where its monotonic time puts it: a step back, or handed over late.

@@ -52,7 +52,10 @@ public final class PipelineClock: Sendable {
     public var now: UInt64 { state.withLock { $0.now } }
 
     /// The time of the value being handled, in seconds.
-    public var seconds: Double { Double(now) / 1e6 }
+    public var seconds: Double { Self.seconds(now) }
+
+    /// A time on this clock (microseconds, a record's time), in seconds.
+    public static func seconds(_ time: UInt64) -> Double { Double(time) / 1e6 }
 
     /// The wall-clock time of the last state change handled (STATE objects carry it).
     public var wallTime: GPSTimestamp { state.withLock { $0.wallTime } }
