@@ -177,7 +177,7 @@ final class FusedCompassAgentTests: XCTestCase {
         XCTAssertEqual(before.online.last?["source"] as? String, "auto", "the kept calibration in force: \(before.online)")
         XCTAssertNil(before.online.last?["interference"], "no interference before the magnet")
         magnet.set(Vector3(0, 0, -20))
-        let nearFrom = Syscall.monotonicSeconds()
+        let nearFrom = Syscall.monotonicSeconds(), nearAt = wallClock()
         var near = watch(for: 2)
         if let step { clockOffset.set(Int64((step * 1e9).rounded())) }
         near.add(watch(for: 1))
@@ -193,6 +193,10 @@ final class FusedCompassAgentTests: XCTestCase {
         print("daemon, a magnet near for 4 s: CALIBRATION told \(told.map { "\($0["interference"]!) \($0["interference_seconds"] ?? "-") s" }), "
               + "then \(after.online.map { "\($0["interference"] ?? "none")" }); heading at most \(String(format: "%.2f", near.worst))° off while near; journal \(lines)")
         XCTAssertEqual(told.first?["interference"] as? String, "norm", "CALIBRATION tells the interference as it begins")
+        // Since when, in the samples' time (a client works out how long from the ATT it last had, where the seconds
+        // are those of the moment it was published).
+        let since = try XCTUnwrap((told.first?["interference_since"] as? String).flatMap(GPSTimestamp.init(iso8601:)), "\(told)")
+        XCTAssertEqual(since.unixTime, nearAt.unixTime, accuracy: 1, "the interference began when the magnet came near")
         // The field with the magnet: its horizontal part as it was, its vertical (ENU up: −norm·sin(dip), dip down
         // positive) 20 µT lower.
         let (norm, dip) = (field.reference.norm, field.reference.dip * .pi / 180)
