@@ -69,6 +69,8 @@ extension WireEncoding {
                 if let i = s.interference { o.string("interference", i.rawValue) }
                 if let e = s.ongoing, let seconds = s.interferenceSeconds {
                     o.number("interference_seconds", seconds)
+                    // Since when, in the samples' time: stays true after the object was published.
+                    o.time("interference_since", GPSTimestamp(unixTime: s.time.unixTime - seconds))
                     o.number("interference_norm", e.largestNorm)
                     o.number("interference_dip", e.largestDip)
                 }
