@@ -69,11 +69,11 @@ public struct SampleClock: Sendable, Equatable {
     private var offset: Double?
     /// A small step back taken out on trial at the latest sample (`backTolerance`): the state before it.
     private var trial: Trial?
-
-    public init() {}
     private struct Trial: Equatable {
         var shift: Double, lastStep: Double, latest: Double, interval: Double
     }
+
+    public init() {}
 
     /// The fusion's time of `stamp` (seconds) in the samples' frame now, without taking it as a sample's: what the
     /// latest sample's stamp was shifted by holds for a stamp taken since.

@@ -425,7 +425,8 @@ public final class Agent: @unchecked Sendable {
 
     /// One input into the fusion stage; the attitude it gives goes to the ATT chains. On the pipeline queue. A sensor's
     /// sample comes with `elapsed`, the time it entered the pipeline on the pipeline's monotonic clock (a replay's, the
-    /// recorded one): with it the fusion tells a wall clock stepped forward from samples lost (`SampleClock`).
+    /// recorded one): with it the fusion tells a wall clock stepped forward from samples lost, and one stepped back by
+    /// less than half a second from a sample handed over late (`SampleClock`).
     private func fuse(_ input: FusionInput, elapsed: Double? = nil) {
         if let attitude = fusionStage?.step(input, elapsed: elapsed) { hub.publish(Report(.attitude(attitude)), from: .compass) }
     }

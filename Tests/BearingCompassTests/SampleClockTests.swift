@@ -83,6 +83,30 @@ final class SampleClockTests: XCTestCase {
         XCTAssertEqual(clock.steps, 0)
     }
 
+    /// The pipeline busy as the daemon starts (its doors opening, its files read) while the readers read on: the first
+    /// 0.3 s of samples are handed over late and bunched, before the offset has seen a sample handed over at once. Their
+    /// stamps are right and go on at the readers' interval: no step, however far the first latencies put the offset off.
+    func testSamplesHandedOverLateAtTheStartAreNoStep() {
+        var clock = SampleClock()
+        for i in 0..<30 {
+            let stamp = 1000 + Double(i) * 0.01
+            XCTAssertEqual(clock.time(stamp, elapsed: 50.3 + Double(i) * 0.0001), stamp, accuracy: 1e-9, "sample \(i)")
+        }
+        for i in 30..<100 {
+            let stamp = 1000 + Double(i) * 0.01
+            XCTAssertEqual(clock.time(stamp, elapsed: 50 + Double(i) * 0.01 + 0.002), stamp, accuracy: 1e-9, "sample \(i)")
+        }
+        XCTAssertEqual(clock.steps, 0)
+        // The first field sample entered 0.3 s late (the pipeline busy), the IMU's first, read 0.3 s later, at once.
+        var start = SampleClock()
+        XCTAssertEqual(start.time(1000, elapsed: 50.3), 1000, accuracy: 1e-9)
+        for i in 0..<50 {
+            let stamp = 1000.301 + Double(i) * 0.01
+            XCTAssertEqual(start.time(stamp, elapsed: stamp - 950 + 0.001), stamp, accuracy: 1e-9, "sample \(i)")
+        }
+        XCTAssertEqual(start.steps, 0)
+    }
+
     /// A step back is taken out as without the monotonic time; the one that follows forward (a stamp from before it
     /// handed over late) too, so the fusion's time stays continuous.
     func testAStepBackAndALateStampFromBeforeItWithTheMonotonicTime() {
