@@ -56,6 +56,10 @@ public struct SampleClock: Sendable, Equatable {
     /// next, is stamped after it), and the trial is undone. Samples handed over late together (the pipeline stalled)
     /// keep their stamps' order and are never behind.
     static let backTolerance = 0.05
+    /// Seconds on the monotonic clock from the first sample that came with one before a step is told from it: the
+    /// offset is the largest difference seen, and the first samples may all have been handed over late (the pipeline
+    /// busy as the daemon starts); the first handed over at once would otherwise rise above them as a step forward.
+    static let offsetWarmUp = 1.0
 
     /// Seconds added to the stamps.
     public private(set) var shift = 0.0
@@ -67,6 +71,8 @@ public struct SampleClock: Sendable, Equatable {
     private var interval = 0.0
     /// The largest fusion time less monotonic time seen (nil before the first sample with one).
     private var offset: Double?
+    /// The first sample's monotonic time (`offsetWarmUp`).
+    private var firstElapsed: Double?
     /// A small step back taken out on trial at the latest sample (`backTolerance`): the state before it.
     private var trial: Trial?
     private struct Trial: Equatable {
@@ -87,9 +93,12 @@ public struct SampleClock: Sendable, Equatable {
     public mutating func time(_ stamp: Double, elapsed: Double? = nil) -> Double {
         guard stamp.isFinite else { return stamp }
         let e = elapsed.flatMap { $0.isFinite ? $0 : nil }
+        if firstElapsed == nil { firstElapsed = e }
+        /// The offset, once it has had `offsetWarmUp` to settle.
+        let settled = e.flatMap { e in firstElapsed.flatMap { e - $0 >= Self.offsetWarmUp ? offset : nil } }
         /// Whether `t` is behind `last` and below where its monotonic time puts it: a step back, or handed over late.
         func behind(_ t: Double, _ last: Double) -> Bool {
-            guard let e, let o = offset else { return false }
+            guard let e, let o = settled else { return false }
             return t < last && t - e < o - Self.forwardTolerance
         }
         if let trial {
@@ -108,7 +117,7 @@ public struct SampleClock: Sendable, Equatable {
         }
         if t < last - Self.stepTolerance {
             resume(at: &t, after: last, elapsed: e)
-        } else if let e, let o = offset, t - e > o + Self.forwardTolerance {
+        } else if let e, let o = settled, t - e > o + Self.forwardTolerance {
             resume(at: &t, after: last, elapsed: e)
         } else if behind(t, last), t < last - Self.backTolerance {
             trial = Trial(shift: shift, lastStep: lastStep, latest: last, interval: interval)

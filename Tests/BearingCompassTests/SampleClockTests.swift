@@ -48,13 +48,14 @@ final class SampleClockTests: XCTestCase {
     /// A Pi without a real-time clock syncs: its wall clock steps forward by a day between two samples 10 ms apart.
     func testAStepForwardIsTakenOutWhenTheSamplesMonotonicTimeIsKnown() {
         var clock = SampleClock()
-        for i in 0..<5 { XCTAssertEqual(clock.time(1000 + Double(i) * 0.01, elapsed: 50 + Double(i) * 0.01 + 0.004), 1000 + Double(i) * 0.01, accuracy: 1e-9) }
-        let after = (5..<8).map { clock.time(1000 + 86400 + Double($0) * 0.01, elapsed: 50 + Double($0) * 0.01 + 0.002) }
-        XCTAssertEqual(after[0], 1000.05, accuracy: 1e-9, "the sample after the step follows the latest by its interval")
+        // 1.5 s of samples first: a step is told from the offset once it has had `offsetWarmUp` to settle.
+        for i in 0..<150 { XCTAssertEqual(clock.time(1000 + Double(i) * 0.01, elapsed: 50 + Double(i) * 0.01 + 0.004), 1000 + Double(i) * 0.01, accuracy: 1e-9) }
+        let after = (150..<153).map { clock.time(1000 + 86400 + Double($0) * 0.01, elapsed: 50 + Double($0) * 0.01 + 0.002) }
+        XCTAssertEqual(after[0], 1001.50, accuracy: 1e-9, "the sample after the step follows the latest by its interval")
         XCTAssertEqual(after[2] - after[1], 0.01, accuracy: 1e-9)
         XCTAssertEqual(clock.steps, 1)
         XCTAssertEqual(clock.shift, -86400, accuracy: 1e-9)
-        XCTAssertEqual(clock.stamp(ofTime: after[2]), 1000 + 86400 + 0.07, accuracy: 1e-9, "what is told keeps the samples' stamps")
+        XCTAssertEqual(clock.stamp(ofTime: after[2]), 1000 + 86400 + 1.52, accuracy: 1e-9, "what is told keeps the samples' stamps")
     }
 
     /// Samples lost (a reader reopening its chip for 10 s) are a gap in both clocks: no step. A step forward while they
@@ -111,8 +112,7 @@ final class SampleClockTests: XCTestCase {
     /// handed over late) too, so the fusion's time stays continuous.
     func testAStepBackAndALateStampFromBeforeItWithTheMonotonicTime() {
         var clock = SampleClock()
-        _ = clock.time(100.00, elapsed: 10.001)
-        _ = clock.time(100.01, elapsed: 10.011)
+        for i in -150...1 { _ = clock.time(100 + Double(i) * 0.01, elapsed: 10.001 + Double(i) * 0.01) }
         XCTAssertEqual(clock.time(100.02 - 60, elapsed: 10.021), 100.02, accuracy: 1e-9)
         XCTAssertEqual(clock.time(100.015, elapsed: 10.0215), 100.02, accuracy: 0.011, "stamped before the step, handed over now")
         XCTAssertEqual(clock.time(100.03 - 60, elapsed: 10.031), 100.03, accuracy: 0.011)
@@ -123,7 +123,7 @@ final class SampleClockTests: XCTestCase {
     /// with the monotonic time the first sample after it is taken out on trial, and the next confirms it.
     func testASmallStepBackIsTakenOutWhenTheSamplesMonotonicTimeIsKnown() {
         var clock = SampleClock()
-        for i in 0..<5 { _ = clock.time(1000 + Double(i) * 0.01, elapsed: 50 + Double(i) * 0.01 + 0.003) }
+        for i in -145..<5 { _ = clock.time(1000 + Double(i) * 0.01, elapsed: 50 + Double(i) * 0.01 + 0.003) }
         XCTAssertEqual(clock.time(1000.05 - 0.3, elapsed: 50.053), 1000.05, accuracy: 1e-9, "the first after the step, on trial")
         XCTAssertEqual(clock.steps, 0, "not told until the next sample confirms it")
         XCTAssertEqual(clock.time(1000.06 - 0.3, elapsed: 50.064), 1000.06, accuracy: 1e-9)
@@ -133,7 +133,7 @@ final class SampleClockTests: XCTestCase {
         XCTAssertEqual(clock.steps, 1)
         // Without the monotonic time it is left as it was: the samples behind the latest are a little out of order.
         var stampsOnly = SampleClock()
-        for i in 0..<5 { _ = stampsOnly.time(1000 + Double(i) * 0.01) }
+        for i in -145..<5 { _ = stampsOnly.time(1000 + Double(i) * 0.01) }
         XCTAssertEqual(stampsOnly.time(1000.05 - 0.3), 1000.05 - 0.3, accuracy: 1e-9)
         XCTAssertEqual(stampsOnly.steps, 0)
     }
@@ -143,7 +143,7 @@ final class SampleClockTests: XCTestCase {
     /// sample is stamped after the latest, so the trial is undone: no step, every later time its stamp.
     func testASampleHandedOverLateIsNoSmallStepBack() {
         var clock = SampleClock()
-        for i in 0..<25 { _ = clock.time(1000 + Double(i) * 0.01, elapsed: 50 + Double(i) * 0.01 + 0.003) }
+        for i in -125..<25 { _ = clock.time(1000 + Double(i) * 0.01, elapsed: 50 + Double(i) * 0.01 + 0.003) }
         _ = clock.time(1000.045, elapsed: 50.245)
         XCTAssertEqual(clock.time(1000.25, elapsed: 50.253), 1000.25, accuracy: 1e-9, "the trial undone")
         for i in 26..<40 { XCTAssertEqual(clock.time(1000 + Double(i) * 0.01, elapsed: 50 + Double(i) * 0.01 + 0.003), 1000 + Double(i) * 0.01, accuracy: 1e-9) }
