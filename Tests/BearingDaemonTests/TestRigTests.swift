@@ -96,7 +96,10 @@ final class TestRigTests: XCTestCase {
         }
         defer { fake.stop() }
         XCTAssertTrue(removed, "the first launch's device could not be taken away")
-        XCTAssertEqual(fake.launches, 2)
+        // Started again for the gpsd with no device; and once more if that launch failed by itself (gpsfake's own
+        // "socket error [Errno 111] Connection refused", its gpsd never listening: CI on 2026-12-06, a loaded machine,
+        // 3 launches). Either way the session read must be one with a device.
+        XCTAssertGreaterThanOrEqual(fake.launches, 2)
         let (objects, connected) = client.collectSession(timeout: 60)
         XCTAssertTrue(connected)
         XCTAssertGreaterThan(objects.filter { cls($0) == "TPV" }.count, 0, "the session read is the one with no device")
