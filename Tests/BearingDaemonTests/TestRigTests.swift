@@ -36,8 +36,10 @@ final class TestRigTests: XCTestCase {
         let log = repoRoot.appendingPathComponent("Tests/Fixtures/gpsd-relay/attitude.log")
         XCTAssertThrowsError(try GPSFake(log: log, port: port, pace: 0.05)) { error in
             XCTAssertTrue("\(error)".contains("127.0.0.1:\(port) was taken"), "the error does not say the port was taken: \(error)")
-            // A port taken is no race of gpsfake's own: starting it again would meet the same.
-            XCTAssertEqual((error as? GPSFakeError)?.launches, 1, "\(error)")
+            // A port taken is no race of gpsfake's own: starting it again would meet the same, so the rig stops at the
+            // launch that meets it. That is the first, unless gpsfake failed by itself before it (its own "socket error
+            // [Errno 111] Connection refused", its gpsd never listening: CI on 2026-12-06, a loaded machine, 2 launches).
+            XCTAssertLessThanOrEqual((error as? GPSFakeError)?.launches ?? .max, 2, "\(error)")
         }
     }
 
