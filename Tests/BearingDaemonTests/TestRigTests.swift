@@ -73,7 +73,8 @@ final class TestRigTests: XCTestCase {
             XCTAssertGreaterThanOrEqual(fake.launches, 2, "gpsfake was not started again though its first launch failed")
             return
         }
-        XCTAssertEqual(fake.launches, 2, "gpsfake was not started again though its gpsd had no device")
+        // Started again for the gpsd with no device; once more if that launch failed by itself (as in the session test).
+        XCTAssertGreaterThanOrEqual(fake.launches, 2, "gpsfake was not started again though its gpsd had no device")
     }
 
     /// An agent started before gpsfake (as `ConformanceTests` starts one, to see the log from its first sentence) may
