@@ -35,17 +35,17 @@ public enum SampleExport {
         var rows = 0
         for (i, e) in recording.events.enumerated() {
             do {
+                // Every sample through the fusion's clock, as the daemon's fusion took it.
+                if case .sensorSample(_, let time, _) = e.record { _ = clock.time(time.unixTime, elapsed: PipelineClock.seconds(e.time)) }
                 switch e.record {
                 case .sensorConnect(.magnetometer, let bus, let t): try magnetometer.connect(bus: bus, t)
                 case .sensorConnect(.imu, let bus, let t): try imu.connect(bus: bus, t)
                 case .sensorSample(.magnetometer, let time, let t):
                     field = try magnetometer.read(t, time: time).field
                     fieldSeen = true
-                    _ = clock.time(time.unixTime, elapsed: PipelineClock.seconds(e.time))
                 case .sensorSample(.imu, let time, let t):
                     let s = try imu.read(t, time: time)
                     chip = s.chip
-                    _ = clock.time(time.unixTime, elapsed: PipelineClock.seconds(e.time))
                     if first == nil { firstShift = clock.shift }
                     let t0 = first ?? time
                     first = t0

@@ -17,6 +17,13 @@ public struct GPSTimestamp: Hashable, Comparable, Sendable, CustomStringConverti
 
     @inlinable public var unixTime: Double { Double(seconds) + Double(nanoseconds) / 1e9 }
 
+    /// This instant moved by `offset` nanoseconds (either way), exactly: no detour through a `Double` of the whole time.
+    @inlinable public func adding(nanoseconds offset: Int64) -> GPSTimestamp {
+        let ns = Int64(nanoseconds) + offset
+        let carry = ns >= 0 ? ns / 1_000_000_000 : (ns - 999_999_999) / 1_000_000_000
+        return GPSTimestamp(seconds: seconds + carry, nanoseconds: Int32(ns - carry * 1_000_000_000))
+    }
+
     public static func < (a: Self, b: Self) -> Bool {
         (a.seconds, a.nanoseconds) < (b.seconds, b.nanoseconds)
     }

@@ -141,9 +141,7 @@ final class RoadDriveTests: XCTestCase {
         }
         func stamped(_ t: GPSTimestamp) -> GPSTimestamp {
             guard let step = clockStep, t.unixTime - drive.configuration.start >= step.at else { return t }
-            // Whole seconds exactly; a fraction of one through its nanoseconds.
-            let whole = step.by.rounded(.down), nanoseconds = Int64(t.nanoseconds) + Int64(((step.by - whole) * 1e9).rounded())
-            return GPSTimestamp(seconds: t.seconds + Int64(whole) + nanoseconds / 1_000_000_000, nanoseconds: Int32(nanoseconds % 1_000_000_000))
+            return t.adding(nanoseconds: Int64((step.by * 1e9).rounded()))
         }
         var latencies = SplitMix64(seed: 0xE1A95ED)
         func monotonic(_ t: GPSTimestamp) -> Double? {

@@ -122,12 +122,7 @@ final class FusedCompassAgentTests: XCTestCase {
         let field = Self.fallbackField()
         // The system's wall clock, stepped by the test.
         let clockOffset = Setting(Int64(0))  // nanoseconds
-        let wallClock: @Sendable () -> GPSTimestamp = {
-            let t = GPSTimestamp.now()
-            let ns = Int64(t.nanoseconds) + clockOffset.value
-            let seconds = ns >= 0 ? ns / 1_000_000_000 : (ns - 999_999_999) / 1_000_000_000
-            return GPSTimestamp(seconds: t.seconds + seconds, nanoseconds: Int32(ns - seconds * 1_000_000_000))
-        }
+        let wallClock: @Sendable () -> GPSTimestamp = { GPSTimestamp.now().adding(nanoseconds: clockOffset.value) }
         // A field added to the Earth's (ENU, µT): the magnet brought near and taken away.
         let magnet = Setting(Vector3.zero)
         var board = VirtualIMU(heading: { _ in 100 })

@@ -20,6 +20,16 @@ final class WireEncodingTests: XCTestCase {
         XCTAssertNil(GPSTimestamp(iso8601: "yesterday"))
     }
 
+    /// A timestamp moved by nanoseconds carries into and borrows from its seconds exactly, either way.
+    func testATimestampMovedByNanosecondsCarriesAndBorrowsExactly() {
+        let t = GPSTimestamp(seconds: 1_748_772_000, nanoseconds: 900_000_000)
+        XCTAssertEqual(t.adding(nanoseconds: 100_000_001), GPSTimestamp(seconds: 1_748_772_001, nanoseconds: 1))
+        XCTAssertEqual(t.adding(nanoseconds: -900_000_001), GPSTimestamp(seconds: 1_748_771_999, nanoseconds: 999_999_999))
+        XCTAssertEqual(t.adding(nanoseconds: -300_000_000), GPSTimestamp(seconds: 1_748_772_000, nanoseconds: 600_000_000))
+        XCTAssertEqual(t.adding(nanoseconds: 86_400_000_000_000), GPSTimestamp(seconds: 1_748_858_400, nanoseconds: 900_000_000))
+        XCTAssertEqual(t.adding(nanoseconds: -2_900_000_000), GPSTimestamp(seconds: 1_748_771_998))
+    }
+
     func testFullTPVUsesGpsdNamesAndDecimals() throws {
         var f = GPSFix(mode: .threeD, time: GPSTimestamp(seconds: 1_748_772_000), latitude: 50.8000183333, longitude: -1.0999685)
         f.altHAE = 59.8; f.altMSL = 12.5; f.speed = 3.0112; f.track = 47.2; f.eph = 20.9; f.status = 2
