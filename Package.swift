@@ -191,7 +191,7 @@ let package = Package(
             path: "Tests/TestSupport"
         ),
         // The whole-daemon rig (gpsfake, mosquitto, the built binary), for the tests that need it alone.
-        .target(name: "DaemonTestRig", dependencies: ["BearingDaemon", "BearingI2C", "BearingLog", "BearingMQTT", "BearingModel", "BearingPOSIX", "BearingSimulator", "TestSupport"], path: "Tests/DaemonTestRig"),
+        .target(name: "DaemonTestRig", dependencies: ["BearingAttitude", "BearingDaemon", "BearingI2C", "BearingLog", "BearingMQTT", "BearingModel", "BearingOnlineCalibration", "BearingPOSIX", "BearingSimulator", "TestSupport"], path: "Tests/DaemonTestRig"),
         .testTarget(name: "BearingModelTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingMQTT", "BearingModel", "BearingWire"]),
         .testTarget(name: "BearingAttitudeTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingOnlineCalibration", "BearingCalibrationWorkflow", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPublishing", "BearingSimulator", "BearingWire", "TestSupport"]),
         .testTarget(name: "BearingWireTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPublishing", "BearingWire", "FuzzChecks", "TestSupport"]),
@@ -207,7 +207,7 @@ let package = Package(
         .testTarget(name: "BearingMQTTTests", dependencies: ["BearingConfig", "BearingDaemon", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingService", "BearingWire", "DaemonTestRig", "FuzzChecks", "TestSupport"]),
         .testTarget(name: "BearingDaemonTests", dependencies: ["BearingAttitude", "BearingCalibration", "BearingOnlineCalibration", "BearingCalibrationWorkflow", "BearingSelfTest", "BearingCompass", "BearingConfig", "BearingDaemon", "BearingLog", "BearingMQTT", "BearingMarine", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingRecording", "BearingSensors", "BearingSimulator", "BearingSocketDoor", "BearingWire", "BearingYAML", "DaemonTestRig", "FuzzChecks", "FuzzConfigChecks", "TestSupport"]),
         .testTarget(name: "BearingClientTests", dependencies: ["BearingClient", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingSocketDoor", "BearingWire", "TestSupport"]),
-        .testTarget(name: "BearingWebDoorTests", dependencies: ["BearingDaemon", "BearingLog", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingService", "BearingSocketDoor", "BearingWebDoor", "BearingWire", "DaemonTestRig", "TestSupport"], exclude: ["browser"]),
+        .testTarget(name: "BearingWebDoorTests", dependencies: ["BearingDaemon", "BearingI2C", "BearingLog", "BearingModel", "BearingPOSIX", "BearingPublishing", "BearingService", "BearingSimulator", "BearingSocketDoor", "BearingWebDoor", "BearingWire", "DaemonTestRig", "TestSupport"], exclude: ["browser"]),
         .testTarget(name: "BearingSocketDoorTests", dependencies: ["BearingModel", "BearingPublishing", "BearingSocketDoor", "BearingWire", "TestSupport"]),
         .testTarget(name: "BearingYAMLTests", dependencies: ["BearingModel", "BearingYAML"]),
         .testTarget(name: "BearingConfigTests", dependencies: ["BearingConfig", "BearingModel", "BearingWire", "BearingYAML"]),

@@ -20,10 +20,7 @@ final class FusedCompassAgentTests: XCTestCase {
     static let fallback = Vector3(-33.9, 151.2, 0)  // Sydney: declination ≈ +12.8°, dip ≈ −64°
 
     /// WMM2025's field at `fallback` now: the truth the tests judge the published heading by.
-    static func fallbackField() -> LocalField {
-        let year = WorldMagneticModel.decimalYear(unixSeconds: GPSTimestamp.now().unixTime)
-        return LocalField.wmm(.wmm2025, latitude: fallback.x, longitude: fallback.y, heightKm: 0, year: year, source: .fallback)
-    }
+    static func fallbackField() -> LocalField { DaemonRig.fallbackField() }
 
     func testHeeledBoardPublishesTrueTiltCompensatedHeadingRollPitchAtTheATTRate() throws {
         let dir = temporaryDirectory("fused")
@@ -82,15 +79,6 @@ final class FusedCompassAgentTests: XCTestCase {
         XCTAssertTrue(agent.statusLine.contains("imu connected"), agent.statusLine)
     }
 
-    /// A value of the board's that the test sets while the agent reads it (its heading, a magnet near it): a board
-    /// profile that reads it moves the board.
-    final class Setting<Value: Sendable>: Sendable {
-        private let current: Mutex<Value>
-        init(_ value: Value) { current = Mutex(value) }
-        var value: Value { current.withLock { $0 } }
-        func set(_ value: Value) { current.withLock { $0 = value } }
-    }
-
     /// An episode of magnetic interference in the running agent, as its users are told of it: a calibration kept by an
     /// earlier run in force (the board's own: no iron), a magnet brought near the still board for 4 s (20 µT downwards,
     /// against Sydney's upward field: about a third less; shorter than a step's `stepTime`) and taken away. CALIBRATION says so while it
@@ -119,24 +107,16 @@ final class FusedCompassAgentTests: XCTestCase {
 
     /// The magnet's test, with the wall clock stepped `clockSteppedBy` seconds 2 s after the magnet came near.
     func assertAMagnetBroughtNearIsToldAsAnEpisode(clockSteppedBy step: Double? = nil) throws {
-        let field = Self.fallbackField()
         // The system's wall clock, stepped by the test.
         let clockOffset = Setting(Int64(0))  // nanoseconds
         let wallClock: @Sendable () -> GPSTimestamp = { GPSTimestamp.now().adding(nanoseconds: clockOffset.value) }
-        // A field added to the Earth's (ENU, µT): the magnet brought near and taken away.
-        let magnet = Setting(Vector3.zero)
-        var board = VirtualIMU(heading: { _ in 100 })
-        board.disturbance = { _ in magnet.value }
-        let bus = boardBus(board, field: field, imu: "lsm6dsox", magnetometer: "qmc5883l")
+        // The still board, with a magnet the test brings near and takes away.
+        let board = MagnetBoard(), field = board.field, magnet = board.magnet, bus = board.bus
         let log = LogCapture()
         // The whole daemon (HEALTH is the daemon's), on this board, with a calibration kept by an earlier run in force:
         // no iron, WMM's field.
-        let rig = try DaemonRig("magnet-near", gps: false, configure: { c in
-            let kept = OnlineMagnetometerCalibration(calibration: .identity, origin: .auto, field: field.reference.norm)
-            let record = OnlineCalibrationRecord(state: OnlineCalibrationState(kept, mode: .track, time: .now(), wmm: field.reference),
-                                                 chip: "qmc5883l", sensor: nil, baseline: nil, time: GPSTimestamp.now().iso8601)
-            try? Data(record.encoded()).write(to: URL(fileURLWithPath: c.autoCalibrationPath))
-        }, logger: log.logger, openBus: { _ in bus }, wallClock: wallClock)
+        let rig = try DaemonRig("magnet-near", gps: false, configure: { board.keepCalibration(for: $0) }, logger: log.logger,
+                                openBus: { _ in bus }, wallClock: wallClock)
         defer { rig.finish() }
         XCTAssertEqual(DaemonRig.fallback, Self.fallback, "the field the board is in is the daemon's")
         let client = try SocketClient(path: rig.socketPath)
@@ -159,7 +139,7 @@ final class FusedCompassAgentTests: XCTestCase {
             _ = client.collect(timeout: seconds + 1) { o in
                 if cls(o) == "CALIBRATION", let x = o["online"] as? [String: Any] { online.append(x) }
                 if cls(o) == "ATT", let h = o["heading"] as? Double {
-                    var e = abs(h - Compass.normalize(100 + declination))
+                    var e = abs(h - Compass.normalize(MagnetBoard.heading + declination))
                     if e > 180 { e = 360 - e }
                     worst = max(worst, e)
                 }
@@ -180,6 +160,9 @@ final class FusedCompassAgentTests: XCTestCase {
         client.send("?HEALTH;\n")
         let health = client.collect(timeout: 2) { cls($0) == "HEALTH" }.last { cls($0) == "HEALTH" }
         let polledAt = Syscall.monotonicSeconds() - nearFrom
+        // CALIBRATION asked for then, seconds after the state it tells was published (when the episode began).
+        client.send("?CALIBRATION;\n")
+        let asked = client.collect(timeout: 2) { cls($0) == "CALIBRATION" }.last { cls($0) == "CALIBRATION" }
         near.add(watch(for: max(0, 4 - polledAt)))
         magnet.set(.zero)
         let after = watch(for: 5)
@@ -192,6 +175,12 @@ final class FusedCompassAgentTests: XCTestCase {
         // are those of the moment it was published).
         let since = try XCTUnwrap((told.first?["interference_since"] as? String).flatMap(GPSTimestamp.init(iso8601:)), "\(told)")
         XCTAssertEqual(since.unixTime, nearAt.unixTime, accuracy: 1, "the interference began when the magnet came near")
+        // Asked for seconds later, the same beginning: in the samples' frame now, so moved by the step where the clock
+        // stepped (within the samples' interval: the step is measured from them).
+        let askedOnline = asked?["online"] as? [String: Any]
+        let askedSince = try XCTUnwrap((askedOnline?["interference_since"] as? String).flatMap(GPSTimestamp.init(iso8601:)), "\(String(describing: asked))")
+        XCTAssertEqual(askedSince.unixTime - since.unixTime, step ?? 0, accuracy: 0.1,
+                       "?CALIBRATION \(polledAt) s into it: since \(askedSince), \(askedOnline?["interference_seconds"] ?? "-") s; published as it began: since \(since)")
         // The field with the magnet: its horizontal part as it was, its vertical (ENU up: −norm·sin(dip), dip down
         // positive) 20 µT lower.
         let (norm, dip) = (field.reference.norm, field.reference.dip * .pi / 180)

@@ -1,6 +1,8 @@
 import BearingDaemon
+import BearingI2C
 import BearingLog
 import BearingPOSIX
+import BearingSimulator
 import BearingWebDoor
 import DaemonTestRig
 import TestSupport
@@ -108,7 +110,8 @@ let webCredential = "test-credential-0123"
 /// door on a port of the kernel's choosing and a credential file; `web` adds keys to its section; `gpsEpochs`, the
 /// track's length (`DaemonRig`).
 func webRig(_ name: String, gps: Bool, gpsEpochs: Int = 600, web: String = "", logger: Logger = testLogger(),
-            configure: @escaping (inout AgentConfig) -> Void = { _ in }) throws -> (DaemonRig, WebDoor) {
+            configure: @escaping (inout AgentConfig) -> Void = { _ in },
+            openBus: @escaping @Sendable (String) throws(I2CError) -> I2CBus = BusOpener.open) throws -> (DaemonRig, WebDoor) {
     let rig = try DaemonRig(name, gps: gps, gpsEpochs: gpsEpochs, doors: { dir in
         try? "\(webCredential)\n".write(to: dir.appendingPathComponent("web-credential"), atomically: true, encoding: .utf8)
         return """
@@ -116,7 +119,7 @@ func webRig(_ name: String, gps: Bool, gpsEpochs: Int = 600, web: String = "", l
             calibration: {auto: track, auto_file: \(dir.appendingPathComponent("auto.json").path)}
             blackbox: {directory: \(dir.appendingPathComponent("blackbox").path)}
             """
-    }, configure: configure, logger: logger)
+    }, configure: configure, logger: logger, openBus: openBus)
     guard let door = rig.daemon.doors.compactMap({ $0 as? WebDoor }).first else {
         rig.finish()
         throw NSError(domain: "no web door", code: 1)

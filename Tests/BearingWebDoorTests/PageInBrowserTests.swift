@@ -1,5 +1,8 @@
 import BearingDaemon
+import BearingI2C
+import BearingModel
 import BearingPOSIX
+import BearingSimulator
 import BearingWebDoor
 import DaemonTestRig
 import Foundation
@@ -66,8 +69,9 @@ final class PageInBrowserTests: XCTestCase {
 
     /// The track lasts as long as the page's checks (gpsd 3.25 plays about ten epochs a second under gpsfake's pace, and
     /// the sky is checked a minute or more in): the sky plot is then compared with live SKYs, not with a track that ended.
-    func rig(_ name: String, gps: Bool, configure: @escaping (inout AgentConfig) -> Void = { _ in }) throws -> (DaemonRig, WebDoor) {
-        try webRig(name, gps: gps, gpsEpochs: 4000, configure: configure)
+    func rig(_ name: String, gps: Bool, configure: @escaping (inout AgentConfig) -> Void = { _ in },
+             openBus: @escaping @Sendable (String) throws(I2CError) -> I2CBus = BusOpener.open) throws -> (DaemonRig, WebDoor) {
+        try webRig(name, gps: gps, gpsEpochs: 4000, configure: configure, openBus: openBus)
     }
 
     /// Heading as the socket says, the sky plot, the calibration view, night mode, actions refused and done,
@@ -105,6 +109,23 @@ final class PageInBrowserTests: XCTestCase {
             }
         }
         XCTAssertNotNil(reopened)
+    }
+
+    /// A magnet brought near the still board (20 µT downwards against Sydney's upward field, as in the daemon's own test
+    /// of interference): the calibration view says so and for how long, counting up as the ATTs come while no new
+    /// CALIBRATION is published (the page works it out from `interference_since` and the latest ATT's time), the health
+    /// view says it too, and both say it no longer once the magnet is taken away.
+    func testThePageSaysHowLongTheInterferenceHasGoneOn() throws {
+        let board = MagnetBoard(), bus = board.bus
+        let (rig, door) = try rig("web-browser-magnet", gps: false, configure: { board.keepCalibration(for: $0) }, openBus: { _ in bus })
+        defer { rig.finish() }
+        try check(rig, door, expect: "interference") { signal in
+            switch signal {
+            case "magnet-near": board.magnet.set(Vector3(0, 0, -20))
+            case "magnet-away": board.magnet.set(.zero)
+            default: XCTFail("page_check.py signalled \(signal)")
+            }
+        }
     }
 
     /// Without a magnetometer the page says there is no compass.

@@ -5,7 +5,7 @@ The truth comes from the daemon's UNIX socket, read here independently of the pa
 python3-selenium (4.8) and chromium + chromium-driver:
 
     /usr/bin/python3 page_check.py --url http://127.0.0.1:PORT/ --socket /path/bearing.sock \
-        --credential-file FILE --screenshots DIR [--expect no-gps|no-compass]
+        --credential-file FILE --screenshots DIR [--expect no-gps|no-compass|reconnect|interference]
 
 Prints one JSON object per check ({"check":…,"ok":…,"detail":…}) and exits 1 if any failed:
 - page: the page is under 60 KB and loads nothing from elsewhere; stream: its event stream is connected;
@@ -21,7 +21,10 @@ Prints one JSON object per check ({"check":…,"ok":…,"detail":…}) and exits
   and from another Origin (the mode on the socket unchanged), done after logging in through the form;
 - screenshots: every view at 390×844 (phone) and 1280×900 (desktop), and the heading at night;
 - console: no JavaScript error (refused requests, which the browser logs as failed resources, are not errors);
-- with --expect no-gps / no-compass: #missing-gps / #missing-compass shown and no position / heading.
+- with --expect no-gps / no-compass: #missing-gps / #missing-compass shown and no position / heading;
+- with --expect interference: a magnet brought near and taken away on the signals "magnet-near" and "magnet-away"
+  (the test adds its field): #cal-intf and the health view say the interference and how long, against the socket's
+  interference_since and newest ATT, and no longer once it went (check_interference).
 """
 import argparse
 import collections
@@ -544,6 +547,55 @@ def check_reconnect(d):
     report("reconnect-after", fresh and not stale_after, "reconnected %s, ATT %s → %s, body.stale %s" % (bool(back), before, after, stale_after))
 
 
+def seconds_told(s, cause):
+    """The whole seconds a view's text gives an interference of `cause` ("norm for 12 s" → 12), or None."""
+    m = re.search(re.escape(cause) + r"\)? for (\d+) s", s or "")
+    return int(m.group(1)) if m else None
+
+
+def check_interference(d, path, sw):
+    """A magnet brought near the still board (the test adds its field on the signal) and taken away within 10 s (a
+    disturbance that lasts `stepTime` is a step): the calibration view says the interference and how long it has gone
+    on, as the socket says, from the CALIBRATION's interference_since to the newest ATT's time: counting up between
+    CALIBRATIONs (whose interference_seconds are those of the moment each was published); the health view says it too;
+    both say it no longer once the magnet went."""
+    go(d, "calibration")
+    before = wait_for(lambda: text(d, "#cal-intf") == "none", 15)
+    report("interference-before", bool(before), "#cal-intf %r before the magnet (a kept calibration in force)" % text(d, "#cal-intf"))
+    print(json.dumps({"signal": "magnet-near"}), flush=True)
+    near = time.monotonic()
+    begun = wait_for(lambda: seconds_told(text(d, "#cal-intf"), "norm") is not None, 5)
+    report("interference-told", bool(begun), "#cal-intf %r %.1f s after the magnet came near" % (text(d, "#cal-intf"), time.monotonic() - near))
+    # The page asks for CALIBRATION every 2 s and takes the ATT time it has then (its own chain throttles ATT to 5 Hz):
+    # what it shows may be that much behind the socket's newest ATT, never ahead (but for rounding).
+    for k, at in enumerate((2.5, 5.5)):
+        time.sleep(max(0.0, near + at - time.monotonic()))
+        shown = seconds_told(text(d, "#cal-intf"), "norm")
+        online = socket_request(path, "?CALIBRATION;").get("online") or {}
+        att, since = sw.latest(), online.get("interference_since")
+        truth = parse_time(att["time"]) - parse_time(since) if att and since else None
+        ok = shown is not None and truth is not None and truth - 3 <= shown <= truth + 1
+        report("interference-seconds-%d" % (k + 1), ok, "#cal-intf %r: %s s; the socket's newest ATT %s is %s s after interference_since %s "
+               "(CALIBRATION's interference_seconds %s, as published)" % (text(d, "#cal-intf"), shown, att and att.get("time"),
+                                                                         truth is not None and "%.1f" % truth, since, online.get("interference_seconds")))
+    go(d, "health")
+    health = wait_for(lambda: seconds_told(text(d, "#h-sources"), "interference (norm") is not None, 3)
+    att, shown = sw.latest(), seconds_told(text(d, "#h-sources"), "interference (norm")
+    truth = parse_time(att["time"]) - parse_time(since) if att and since else None
+    # HEALTH is asked for every 5 s: its seconds are those of the moment it answered.
+    report("interference-health", bool(health) and truth is not None and truth - 6 <= shown <= truth + 1,
+           "#h-sources says %s s (%r); the socket's newest ATT is %s s into it" % (shown, re.findall(r"interference[^·]*", text(d, "#h-sources") or ""),
+                                                                            truth is not None and "%.1f" % truth))
+    print(json.dumps({"signal": "magnet-away"}), flush=True)
+    away = time.monotonic()
+    go(d, "calibration")
+    ended = wait_for(lambda: text(d, "#cal-intf") == "none", 10)
+    report("interference-ended", bool(ended), "#cal-intf %r %.1f s after the magnet went" % (text(d, "#cal-intf"), time.monotonic() - away))
+    go(d, "health")
+    gone = wait_for(lambda: "interference (" not in (text(d, "#h-sources") or "interference ("), 8)
+    report("interference-ended-health", bool(gone), "#h-sources %r" % re.findall(r"interference[^·]*", text(d, "#h-sources") or ""))
+
+
 def check_expect(d, expect):
     if expect == "no-gps":
         go(d, "position")
@@ -595,7 +647,7 @@ def main():
     ap.add_argument("--socket", required=True)
     ap.add_argument("--credential-file", required=True)
     ap.add_argument("--screenshots", required=True)
-    ap.add_argument("--expect", choices=["no-gps", "no-compass", "reconnect"])
+    ap.add_argument("--expect", choices=["no-gps", "no-compass", "reconnect", "interference"])
     a = ap.parse_args()
     with open(a.credential_file) as f:
         credential = f.readline().strip()
@@ -616,6 +668,8 @@ def main():
         check_loaded(d)
         if a.expect == "reconnect":
             steps = [("reconnect", lambda: check_reconnect(d)), ("console", lambda: check_console(d))]
+        elif a.expect == "interference":
+            steps = [("interference", lambda: check_interference(d, a.socket, sw)), ("console", lambda: check_console(d))]
         else:
             steps = [("expect", lambda: check_expect(d, a.expect))]
             if a.expect != "no-compass":
