@@ -713,6 +713,7 @@ public struct AttitudeFusion: Sendable {
         guard let online else { return nil }
         var state = OnlineCalibrationState(online, mode: auto, time: time, wmm: local?.reference)
         state.clockTime = sampleClock.time(ofStamp: time.unixTime)
+        state.clockShift = sampleClock.shift
         // The episode's cause, not the latest sample's: a field flapping about a threshold is one episode.
         state.interference = episodes.current?.cause
         state.ongoing = episodes.current

@@ -573,6 +573,7 @@ public final class Agent: @unchecked Sendable {
         state.interference = now.interference
         state.ongoing = now.ongoing
         state.clockTime = now.clockTime
+        state.clockShift = now.clockShift
         return state
     }
 

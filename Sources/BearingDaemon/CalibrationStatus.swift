@@ -67,10 +67,10 @@ extension WireEncoding {
                     o.number("dip_wmm", w.dip)
                 }
                 if let i = s.interference { o.string("interference", i.rawValue) }
-                if let e = s.ongoing, let seconds = s.interferenceSeconds {
+                if let e = s.ongoing, let seconds = s.interferenceSeconds, let since = s.interferenceSince {
                     o.number("interference_seconds", seconds)
                     // Since when, in the samples' time: stays true after the object was published.
-                    o.time("interference_since", GPSTimestamp(unixTime: s.time.unixTime - seconds))
+                    o.time("interference_since", since)
                     o.number("interference_norm", e.largestNorm)
                     o.number("interference_dip", e.largestDip)
                 }

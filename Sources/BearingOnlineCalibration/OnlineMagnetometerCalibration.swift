@@ -1439,8 +1439,14 @@ public struct OnlineCalibrationState: Equatable, Sendable {
     /// `time` on the fusion's own clock, which a step of the samples' clock does not move (`AttitudeFusion`'s
     /// `SampleClock`): what the episodes of interference are timed on. `time`'s own seconds where no fusion keeps one.
     public var clockTime: Double
-    /// Seconds the episode going on has lasted when this state was taken (nil: none).
+    /// Seconds the fusion's clock runs ahead of the samples' stamps at `clockTime` (`SampleClock.shift`: the steps of
+    /// the samples' clock taken out); 0 where no fusion keeps one.
+    public var clockShift = 0.0
+    /// Seconds the episode going on has lasted at `clockTime` (nil: none).
     public var interferenceSeconds: Double? { ongoing?.seconds(at: clockTime) }
+    /// When the episode going on began, in the samples' frame at `clockTime` (nil: none): from the episode itself, not
+    /// from `time`, which a state brought up to now (`clockTime` moved on, `time` still the change's) keeps.
+    public var interferenceSince: GPSTimestamp? { ongoing.map { GPSTimestamp(unixTime: $0.began - clockShift) } }
     /// "good", "fair" or "poor" (see `OnlineMagnetometerCalibration.quality(wmm:)`).
     public private(set) var quality: String
 
