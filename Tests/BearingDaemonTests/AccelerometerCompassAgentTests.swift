@@ -31,15 +31,7 @@ final class AccelerometerCompassAgentTests: XCTestCase {
         client.watch()
 
         // τ 1 s without a gyroscope: settled well within 4 s.
-        var first: Double?
-        var late: [[String: Any]] = []
-        _ = client.collect(timeout: 30) { o in
-            guard cls(o) == "ATT" else { return false }
-            let now = Date().timeIntervalSince1970
-            if first == nil { first = now }
-            if now - first! > 4 { late.append(o) }
-            return now - first! > 6
-        }
+        let late = client.attitudes(after: 4, until: 6)
         let att = try XCTUnwrap(late.last, "no ATT from the accelerometer compass: \(agent.statusLine)")
         XCTAssertEqual(att["mheading"] as? Double ?? .nan, 250, accuracy: 1)
         XCTAssertEqual(att["roll"] as? Double ?? .nan, -20, accuracy: 0.5)

@@ -36,15 +36,7 @@ final class FusedCompassAgentTests: XCTestCase {
         client.watch()
 
         // Let the heading settle (the filter's fast start lasts `tauMag`), then look at 3 s of ATT.
-        var first: Double?
-        var late: [[String: Any]] = []
-        _ = client.collect(timeout: 30) { o in
-            guard cls(o) == "ATT" else { return false }
-            let now = Date().timeIntervalSince1970
-            if first == nil { first = now }
-            if now - first! > 5 { late.append(o) }
-            return now - first! > 8
-        }
+        let late = client.attitudes(after: 5, until: 8)
         let att = try XCTUnwrap(late.last, "no ATT from the fused compass")
         let declination = field.declination.value
         let heading = try XCTUnwrap(att["heading"] as? Double)

@@ -170,6 +170,21 @@ public final class SocketClient {
         }
         return out
     }
+
+    /// The ATTs that come from `settle` seconds after the first ATT until `end` seconds after it (the heading settled,
+    /// its fast start over), or until `timeout` passes.
+    public func attitudes(after settle: Double, until end: Double, timeout: Double = 30) -> [[String: Any]] {
+        var first: Double?
+        var late: [[String: Any]] = []
+        _ = collect(timeout: timeout) { o in
+            guard o["class"] as? String == "ATT" else { return false }
+            let now = Syscall.monotonicSeconds()
+            if first == nil { first = now }
+            if now - first! > settle { late.append(o) }
+            return now - first! > end
+        }
+        return late
+    }
 }
 
 /// Keeps every line a logger writes, as the journal would get it, for a test to read.
