@@ -11,8 +11,11 @@ Prints one JSON object per check ({"check":…,"ok":…,"detail":…}) and exits
 - page: the page is under 60 KB and loads nothing from elsewhere; stream: its event stream is connected;
 - heading: for 5 s, #heading-true against the socket's ATT of the same time (data-time): the value to ±0.05°, and
   no more than the page's own ATT throttle + 0.3 s behind the socket's newest ATT (the socket reader watches with
-  unfiltered ATT and SKY chains, "pipelines":{"ATT":[],"SKY":[]}: the stream the page's own chains start from;
+  unfiltered ATT, SKY and TPV chains, "pipelines":{"ATT":[],"SKY":[],"TPV":[]}: the stream the page's own chains start from;
   the default chains smooth and throttle, so their values and times are not the page's);
+- position: for 5 s, the position view against the socket's TPV of the same time (the page's B.last.TPV.time, read
+  with the view's text at once): fix, latitude and longitude in degrees and minutes and in degrees, speed in knots and
+  m/s, course, altitude above sea level and error, each within the page's rounding;
 - sky: the satellites drawn (circle.sat, data-prn, class used) are those of the socket's newest SKY;
 - calibration: #cal-points-count and the circles drawn are the points of ?CALIBRATION={"points":true}; (as it was
   within the 2.5 s the page takes to ask again), and #cal-fit exists (drawn when the daemon has a fit);
@@ -69,17 +72,18 @@ def circular(a, b):
 # ---------------------------------------------------------------- the daemon, read directly
 
 class SocketWatch(threading.Thread):
-    """A socket reader watching with unfiltered ATT and SKY chains: every ATT the page's own chain starts from."""
+    """A socket reader watching with unfiltered ATT, SKY and TPV chains: every ATT and TPV the page's own chains start from."""
 
     def __init__(self, path):
         super().__init__(daemon=True)
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.connect(path)
-        watch = {"enable": True, "json": True, "pipelines": {"ATT": [], "SKY": []}}
+        watch = {"enable": True, "json": True, "pipelines": {"ATT": [], "SKY": [], "TPV": []}}
         self.sock.sendall(("?WATCH=" + json.dumps(watch, separators=(",", ":")) + ";\n").encode())
         self.lock = threading.Lock()
         self.att_by_time = collections.OrderedDict()  # time → ATT (the compass's, with a time)
         self.latest_att = None
+        self.tpv_by_time = collections.OrderedDict()  # time → TPV (gpsd's, as the daemon relays it)
         self.sky = None  # the latest SKY with satellites
         self.sky_at = None
         self.states = {}
@@ -111,6 +115,10 @@ class SocketWatch(threading.Thread):
                 while len(self.att_by_time) > 20000:
                     self.att_by_time.popitem(last=False)
                 self.latest_att = o
+            elif c == "TPV" and "time" in o:
+                self.tpv_by_time[o["time"]] = o
+                while len(self.tpv_by_time) > 20000:
+                    self.tpv_by_time.popitem(last=False)
             elif c == "SKY" and isinstance(o.get("satellites"), list):
                 self.sky, self.sky_at = o, time.monotonic()
             elif c == "STATE":
@@ -125,6 +133,10 @@ class SocketWatch(threading.Thread):
     def att(self, t):
         with self.lock:
             return self.att_by_time.get(t)
+
+    def tpv(self, t):
+        with self.lock:
+            return self.tpv_by_time.get(t)
 
 
 def socket_request(path, line, timeout=5.0):
@@ -307,6 +319,88 @@ def check_heading(d, sw):
     ok = not bad_value and not bad_lag and not unknown and len(times) >= 5
     report("heading", ok, "%d samples, %d distinct ATTs, throttle %.2f s, worst lag %.3f s; wrong value: %s; too old: %s; not on the socket: %s"
            % (len(samples), len(times), interval, worst, bad_value[:3], bad_lag[:3], unknown[:3]))
+
+
+POSITION_JS = r"""
+const p = window.bearing.last.TPV, ids = ['pos-mode', 'pos-lat', 'pos-latd', 'pos-lon', 'pos-lond', 'pos-speed', 'pos-track', 'pos-alt', 'pos-err'];
+return p ? [p.time].concat(ids.map(id => document.getElementById(id).textContent)) : null;
+"""
+
+KNOTS = 3600 / 1852  # knots in a metre per second
+
+
+def ddm_value(s):
+    """The signed degrees of a page's "50° 48.001′ N" (None when it is not that)."""
+    m = re.match(r"^(\d+)° (\d\d\.\d{3})′ ([NSEW])$", s or "")
+    if not m or float(m.group(2)) >= 60:
+        return None
+    v = int(m.group(1)) + float(m.group(2)) / 60
+    return -v if m.group(3) in "SW" else v
+
+
+def position_errors(shown, tpv):
+    """What the position view shows wrong against the TPV of the same time: each field checked from gpsd's value, with
+    the page's rounding as the bound."""
+    mode, lat, latd, lon, lond, speed, track, alt, err = shown
+    bad = []
+    want_mode = {2: "2D fix", 3: "3D fix"}.get(tpv.get("mode"))
+    if mode != want_mode:
+        bad.append("mode %r, TPV mode %s" % (mode, tpv.get("mode")))
+    for name, text_, value, hemi in (("lat", lat, tpv.get("lat"), "NS"), ("lon", lon, tpv.get("lon"), "EW")):
+        v = ddm_value(text_)
+        if v is None or value is None or abs(v - value) > 0.0005 / 60 + 1e-9 or text_[-1] != hemi[0 if value >= 0 else 1]:
+            bad.append("%s %r, TPV %s" % (name, text_, value))
+    for name, text_, value in (("latd", latd, tpv.get("lat")), ("lond", lond, tpv.get("lon"))):
+        m = re.match(r"^(-?\d+\.\d{6})°$", text_ or "")
+        if not m or value is None or abs(float(m.group(1)) - value) > 0.5e-6 + 1e-9:
+            bad.append("%s %r, TPV %s" % (name, text_, value))
+    if isinstance(tpv.get("speed"), (int, float)):
+        m = re.match(r"^(\d+\.\d) kn · (\d+\.\d\d) m/s$", speed or "")
+        if not m or abs(float(m.group(1)) - tpv["speed"] * KNOTS) > 0.05 + 1e-6 or abs(float(m.group(2)) - tpv["speed"]) > 0.005 + 1e-9:
+            bad.append("speed %r, TPV %s m/s" % (speed, tpv["speed"]))
+    if isinstance(tpv.get("track"), (int, float)):
+        m = re.match(r"^(\d+\.\d)°T", track or "")
+        if not m or abs(float(m.group(1)) - tpv["track"]) > 0.05 + 1e-6:
+            bad.append("track %r, TPV %s" % (track, tpv["track"]))
+    altitude = tpv.get("altMSL", tpv.get("alt"))
+    if tpv.get("mode") == 3 and isinstance(altitude, (int, float)):
+        m = re.match(r"^(-?\d+\.\d) m above sea level$", alt or "")
+        if not m or abs(float(m.group(1)) - altitude) > 0.05 + 1e-6:
+            bad.append("alt %r, TPV altMSL %s" % (alt, altitude))
+    if isinstance(tpv.get("eph"), (int, float)):
+        m = re.match(r"^±(\d+\.\d) m$", err or "")
+        if not m or abs(float(m.group(1)) - tpv["eph"]) > 0.05 + 1e-6:
+            bad.append("error %r, TPV eph %s" % (err, tpv["eph"]))
+    return bad
+
+
+def check_position(d, sw):
+    """The position view against gpsd's TPV of the same time, as the socket relays it: fix, latitude and longitude
+    in degrees and minutes and in degrees, speed in knots and m/s, course, altitude above sea level, error; for 5 s."""
+    go(d, "position")
+    if not wait_for(lambda: ddm_value(text(d, "#pos-lat")) is not None, 15):
+        report("position", False, "#pos-lat shows %r after 15 s (%r)" % (text(d, "#pos-lat"), text(d, "#missing-gps")))
+        return
+    samples, end = [], time.monotonic() + 5
+    while time.monotonic() < end:
+        shown = js(d, POSITION_JS)
+        if shown:
+            samples.append(shown)
+        time.sleep(0.25)
+    time.sleep(0.5)  # let the socket reader catch up with what the page showed last
+    bad, unknown = [], []
+    for shown in samples:
+        tpv = sw.tpv(shown[0])
+        if tpv is None:
+            unknown.append(shown[0])
+            continue
+        errors = position_errors(shown[1:], tpv)
+        if errors:
+            bad.append((shown[0], errors))
+    times = {s[0] for s in samples}
+    report("position", not bad and not unknown and len(times) >= 3,
+           "%d samples, %d distinct TPVs (the last %s); wrong: %s; not on the socket: %s" % (len(samples), len(times), samples[-1][1:] if samples else None,
+                                                                                         bad[:3], unknown[:3]))
 
 
 def page_sats(d):
@@ -679,6 +773,8 @@ def main():
             steps = [("expect", lambda: check_expect(d, a.expect))]
             if a.expect != "no-compass":
                 steps.append(("heading", lambda: check_heading(d, sw)))
+            if a.expect != "no-gps":
+                steps.append(("position", lambda: check_position(d, sw)))
             steps.append(("sky", lambda: check_sky(d, sw)))
             if a.expect != "no-compass":  # without a magnetometer there is no calibration: expect-no-compass says so
                 steps.append(("calibration", lambda: check_calibration(d, a.socket)))
