@@ -13,6 +13,8 @@ Prints one JSON object per check ({"check":…,"ok":…,"detail":…}) and exits
   no more than the page's own ATT throttle + 0.3 s behind the socket's newest ATT (the socket reader watches with
   unfiltered ATT, SKY and TPV chains, "pipelines":{"ATT":[],"SKY":[],"TPV":[]}: the stream the page's own chains start from;
   the default chains smooth and throttle, so their values and times are not the page's);
+- heading-details: for 3 s, the magnetic heading, quality, rate of turn, roll and pitch with their sides, declination,
+  field and dip against the ATT of #heading-true's data-time, each within the page's rounding;
 - position: for 5 s, the position view against the socket's TPV of the same time (the page's B.last.TPV.time, read
   with the view's text at once): fix, latitude and longitude in degrees and minutes and in degrees, speed in knots and
   m/s, course, altitude above sea level and error, each within the page's rounding;
@@ -319,6 +321,77 @@ def check_heading(d, sw):
     ok = not bad_value and not bad_lag and not unknown and len(times) >= 5
     report("heading", ok, "%d samples, %d distinct ATTs, throttle %.2f s, worst lag %.3f s; wrong value: %s; too old: %s; not on the socket: %s"
            % (len(samples), len(times), interval, worst, bad_value[:3], bad_lag[:3], unknown[:3]))
+
+
+HEADING_JS = r"""
+const e = document.getElementById('heading-true'), ids = ['heading-magnetic', 'hd-q', 'hd-rot', 'hd-roll', 'hd-pitch', 'hd-decl', 'hd-field'];
+return [e.getAttribute('data-time')].concat(ids.map(id => document.getElementById(id).textContent));
+"""
+
+
+def sided(s, decimals, unit, pos, neg, value):
+    """Whether a page's "12.3° starboard down" says `value` (positive: `pos`) to its rounding: the size with its unit,
+    and the side unless the size rounds to nothing."""
+    m = re.match(r"^(\d+(?:\.\d{%d})?)%s( %s| %s)?$" % (decimals, re.escape(unit), re.escape(pos), re.escape(neg)), s or "")
+    if not m or (decimals and "." not in m.group(1)):
+        return False
+    size, half = float(m.group(1)), 0.5 * 10 ** -decimals
+    if abs(size - abs(value)) > half + 1e-6:
+        return False
+    if abs(value) >= half + 1e-6:
+        return m.group(2) == " " + (pos if value > 0 else neg)
+    return m.group(2) is None or abs(value) >= half - 1e-6
+
+
+def heading_detail_errors(shown, att):
+    """What the heading view's details show wrong against the ATT of the same time (each within the page's rounding)."""
+    magnetic, quality, rot, roll, pitch, decl, field = shown
+    bad = []
+    if isinstance(att.get("mheading"), (int, float)) and (not re.match(r"^\d{3}\.\d$", magnetic or "") or circular(float(magnetic), att["mheading"]) > 0.05 + 1e-6):
+        bad.append("magnetic %r, ATT mheading %s" % (magnetic, att["mheading"]))
+    if not (quality or "").startswith(att.get("mag_q") or "unknown"):
+        bad.append("quality %r, ATT mag_q %s" % (quality, att.get("mag_q")))
+    for name, text_, key, decimals, unit, pos, neg in (("rot", rot, "rot", 0, " °/min", "to starboard", "to port"),
+                                                        ("roll", roll, "roll", 1, "°", "starboard down", "port down"),
+                                                        ("pitch", pitch, "pitch", 1, "°", "bow up", "bow down")):
+        if isinstance(att.get(key), (int, float)) and not sided(text_, decimals, unit, pos, neg, att[key]):
+            bad.append("%s %r, ATT %s %s" % (name, text_, key, att[key]))
+    if isinstance(att.get("declination"), (int, float)):
+        m = re.match(r"^(\d+\.\d\d)° ([EW])", decl or "")
+        if not m or abs(float(m.group(1)) * (1 if m.group(2) == "E" else -1) - att["declination"]) > 0.005 + 1e-6:
+            bad.append("declination %r, ATT %s" % (decl, att["declination"]))
+    if isinstance(att.get("mag_len"), (int, float)):
+        m = re.match(r"^(\d+\.\d) µT(?:, dip (-?\d+\.\d)°)?$", field or "")
+        if not m or abs(float(m.group(1)) - att["mag_len"]) > 0.05 + 1e-6 or (
+                isinstance(att.get("dip"), (int, float)) and (m.group(2) is None or abs(float(m.group(2)) - att["dip"]) > 0.05 + 1e-6)):
+            bad.append("field %r, ATT mag_len %s dip %s" % (field, att["mag_len"], att.get("dip")))
+    return bad
+
+
+def check_heading_details(d, sw):
+    """The heading view's details against the ATT of the same time (#heading-true's data-time), for 3 s: magnetic
+    heading, quality, rate of turn, roll and pitch with their sides, declination, field and dip."""
+    go(d, "heading")
+    samples, end = [], time.monotonic() + 3
+    while time.monotonic() < end:
+        shown = js(d, HEADING_JS)
+        if shown and shown[0]:
+            samples.append(shown)
+        time.sleep(0.15)
+    time.sleep(0.5)  # let the socket reader catch up with what the page showed last
+    bad, unknown = [], []
+    for shown in samples:
+        att = sw.att(shown[0])
+        if att is None:
+            unknown.append(shown[0])
+            continue
+        errors = heading_detail_errors(shown[1:], att)
+        if errors:
+            bad.append((shown[0], errors))
+    times = {s[0] for s in samples}
+    report("heading-details", not bad and not unknown and len(times) >= 3,
+           "%d samples, %d distinct ATTs (the last %s); wrong: %s; not on the socket: %s" % (len(samples), len(times), samples[-1][1:] if samples else None,
+                                                                                         bad[:3], unknown[:3]))
 
 
 POSITION_JS = r"""
@@ -773,6 +846,7 @@ def main():
             steps = [("expect", lambda: check_expect(d, a.expect))]
             if a.expect != "no-compass":
                 steps.append(("heading", lambda: check_heading(d, sw)))
+                steps.append(("heading-details", lambda: check_heading_details(d, sw)))
             if a.expect != "no-gps":
                 steps.append(("position", lambda: check_position(d, sw)))
             steps.append(("sky", lambda: check_sky(d, sw)))
