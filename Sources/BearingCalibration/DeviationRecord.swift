@@ -31,6 +31,16 @@ public struct DeviationRecord: Codable, Equatable, Sendable {
         epochs = result.used
     }
 
+    /// A curve given by its coefficients (a curve written by hand, or another tool's), measured at `time` by `source`.
+    public init(coefficients: [Double], uncertainties: [Double]? = nil, time: String, source: String, current: [Double]? = nil) {
+        format = Self.currentFormat
+        self.coefficients = coefficients
+        self.uncertainties = uncertainties
+        self.time = time
+        self.source = source
+        self.current = current
+    }
+
     /// The curve it holds, checked: the format, five finite coefficients within ±45°.
     public func curve() throws(CalibrationFitError) -> DeviationCurve {
         guard format == Self.currentFormat else { throw CalibrationFitError("format \"\(format)\" is not \"\(Self.currentFormat)\"") }

@@ -1,3 +1,4 @@
+import BearingCalibration
 import BearingDaemon
 import BearingI2C
 import BearingModel
@@ -74,10 +75,13 @@ final class PageInBrowserTests: XCTestCase {
         try webRig(name, gps: gps, gpsEpochs: 4000, configure: configure, openBus: openBus)
     }
 
-    /// Heading as the socket says, the sky plot, the calibration view, night mode, actions refused and done,
-    /// and the screenshots.
+    /// Heading as the socket says, the position, the sky plot, the calibration and deviation views, night mode, actions
+    /// refused and done, and the screenshots.
     func testThePageShowsWhatTheSocketSays() throws {
-        let (rig, door) = try rig("web-browser", gps: true)
+        // A swing's curve in force, with its standard deviations and the current it solved (0.5 m/s setting toward 143°).
+        let curve = DeviationRecord(coefficients: [1.25, -2.5, 3.75, 0.5, -0.25], uncertainties: [0.1, 0.2, 0.3, 0.05, 0.04],
+                                    time: "2026-12-06T10:00:00.000Z", source: "swing", current: [0.3, -0.4])
+        let (rig, door) = try rig("web-browser", gps: true) { c in try? curve.encoded().write(to: URL(fileURLWithPath: c.deviationPath)) }
         defer { rig.finish() }
         try check(rig, door, screenshots: Self.screenshots)
     }

@@ -21,6 +21,8 @@ Prints one JSON object per check ({"check":…,"ok":…,"detail":…}) and exits
 - sky: the satellites drawn (circle.sat, data-prn, class used) are those of the socket's newest SKY;
 - calibration: #cal-points-count and the circles drawn are the points of ?CALIBRATION={"points":true}; (as it was
   within the 2.5 s the page takes to ask again), and #cal-fit exists (drawn when the daemon has a fit);
+- deviation (without --expect: the test puts a swing's curve in force): the coefficients A..E with their standard
+  deviations, the curve's source and the current the swing solved, against ?CALIBRATION={"points":true};'s deviation;
 - night, night-palette, night-off: red on black, every element's colours and the canvas's pixels red only;
 - action-refused, login, origin-refused, action-lock, action-unlock, logout: actions refused without a login
   and from another Origin (the mode on the socket unchanged), done after logging in through the form;
@@ -35,6 +37,7 @@ import argparse
 import collections
 import datetime
 import json
+import math
 import os
 import re
 import socket
@@ -542,6 +545,43 @@ def check_calibration(d, path):
     report("calibration", False, detail)
 
 
+DEVIATION_JS = r"""
+const kv = {};
+for (const dt of document.querySelectorAll('#dev-kv dt')) kv[dt.textContent] = dt.nextElementSibling ? dt.nextElementSibling.textContent : null;
+return [kv, document.getElementById('dev-info').textContent, document.getElementById('dev-current-text').textContent];
+"""
+
+
+def check_deviation(d, path):
+    """The deviation view against ?CALIBRATION={"points":true};'s deviation (the test puts a swing's curve in force):
+    the curve's source, the coefficients A..E in order with their standard deviations, and the current the swing
+    solved, in knots and m/s and the direction it sets toward (degrees true, from its east and north)."""
+    go(d, "deviation")
+    c = socket_points(path)
+    dv = c.get("deviation") or {}
+    co, un, cur = dv.get("coefficients") or [], dv.get("uncertainties") or [], dv.get("current")
+    shown = wait_for(lambda: (lambda r: r if "A" in r[0] else None)(js(d, DEVIATION_JS)), 8) or js(d, DEVIATION_JS)
+    kv, info, current = shown
+    bad = []
+    if len(co) != 5:
+        bad.append("the socket's deviation has no five coefficients: %s" % json.dumps(dv)[:200])
+    for i, value in enumerate(co):
+        name = "ABCDE"[i]
+        m = re.match(r"^(-?\d+\.\d\d)°(?: ± (\d+\.\d\d)°)?$", kv.get(name) or "")
+        if not m or abs(float(m.group(1)) - value) > 0.005 + 1e-9 or (i < len(un)) != (m.group(2) is not None) or (
+                m.group(2) is not None and abs(float(m.group(2)) - un[i]) > 0.005 + 1e-9):
+            bad.append("%s %r, socket %s ± %s" % (name, kv.get(name), value, un[i] if i < len(un) else None))
+    source = (c.get("curve") or {}).get("source")
+    if source == "swing" and not info.startswith("Curve in force: from a GNSS swing"):
+        bad.append("#dev-info %r, the curve's source %s" % (info, source))
+    if isinstance(cur, list) and len(cur) == 2:
+        speed, toward = math.hypot(cur[0], cur[1]), math.degrees(math.atan2(cur[0], cur[1])) % 360
+        m = re.match(r"^Current: (\d+\.\d\d) kn \((\d+\.\d\d) m/s\) setting toward (\d+)°T", current or "")
+        if not m or abs(float(m.group(1)) - speed * KNOTS) > 0.005 + 1e-3 or abs(float(m.group(2)) - speed) > 0.005 + 1e-9 or circular(float(m.group(3)), toward) > 0.5 + 1e-6:
+            bad.append("#dev-current-text %r, socket current %s (%.3f m/s toward %.1f°)" % (current, cur, speed, toward))
+    report("deviation", not bad and bool(co), "rows %s; %r; %r; wrong: %s" % (kv, info[:60], current, bad))
+
+
 PALETTE_JS = r"""
 const props = ['color', 'backgroundColor', 'borderTopColor', 'borderRightColor', 'borderBottomColor', 'borderLeftColor', 'outlineColor', 'fill', 'stroke'];
 const bad = [];
@@ -852,6 +892,8 @@ def main():
             steps.append(("sky", lambda: check_sky(d, sw)))
             if a.expect != "no-compass":  # without a magnetometer there is no calibration: expect-no-compass says so
                 steps.append(("calibration", lambda: check_calibration(d, a.socket)))
+            if a.expect is None:  # the test puts a swing's curve in force
+                steps.append(("deviation", lambda: check_deviation(d, a.socket)))
             steps += [("night", lambda: check_night(d)),
                       ("actions", lambda: check_actions(d, url, a.socket, credential, a.expect)),
                       ("screenshots", lambda: check_screenshots(d, a.screenshots)), ("console", lambda: check_console(d))]
