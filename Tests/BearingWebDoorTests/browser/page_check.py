@@ -21,6 +21,8 @@ Prints one JSON object per check ({"check":…,"ok":…,"detail":…}) and exits
 - sky: the satellites drawn (circle.sat, data-prn, class used) are those of the socket's newest SKY;
 - calibration: #cal-points-count and the circles drawn are the points of ?CALIBRATION={"points":true}; (as it was
   within the 2.5 s the page takes to ask again), and #cal-fit exists (drawn when the daemon has a fit);
+- calibration-details: mode, quality, source, misfit, field and dip against WMM's, regions and steps against
+  ?CALIBRATION; asked for just before or just after;
 - deviation (without --expect: the test puts a swing's curve in force): the coefficients A..E with their standard
   deviations, the curve's source and the current the swing solved, against ?CALIBRATION={"points":true};'s deviation;
 - night, night-palette, night-off: red on black, every element's colours and the canvas's pixels red only;
@@ -545,6 +547,74 @@ def check_calibration(d, path):
     report("calibration", False, detail)
 
 
+CALIBRATION_JS = r"""
+return ['cal-mode', 'cal-quality', 'cal-source', 'cal-misfit', 'cal-field', 'cal-dip', 'cal-regions'].map(id => document.getElementById(id).textContent);
+"""
+
+
+def near(text_, pattern, values, tolerances):
+    """Whether `text_` matches `pattern` and its numbers (groups, in order; None: absent) are `values` within
+    `tolerances` (None for a value that must be absent)."""
+    m = re.match(pattern, text_ or "")
+    if not m:
+        return False
+    for g, v, t in zip(m.groups(), values, tolerances):
+        if (g is None) != (v is None) or (v is not None and abs(float(g) - v) > t + 1e-9):
+            return False
+    return True
+
+
+def calibration_detail_errors(shown, c):
+    """What the calibration view's details show wrong against a CALIBRATION object (each within the page's rounding)."""
+    mode, quality, source, misfit, field, dip, regions = shown
+    o = c.get("online") or {}
+    bad = []
+    num = lambda k: o.get(k) if isinstance(o.get(k), (int, float)) and not isinstance(o.get(k), bool) else None
+    if o.get("mode") and mode != o["mode"] + (" (not learning)" if o.get("learning") is False else ""):
+        bad.append("mode %r, online %s learning %s" % (mode, o.get("mode"), o.get("learning")))
+    if quality != (o.get("quality") or "—"):
+        bad.append("quality %r, online %s" % (quality, o.get("quality")))
+    if source != (o.get("source") or c.get("status") or "—"):
+        bad.append("source %r, online %s" % (source, o.get("source")))
+    if num("misfit_percent") is not None and not near(misfit, r"^(\d+\.\d) %(?: \((\d+\.\d\d) µT RMS\))?$",
+                                                      [num("misfit_percent"), num("residual")], [0.05, 0.005]):
+        bad.append("misfit %r, online %s %% %s µT" % (misfit, num("misfit_percent"), num("residual")))
+    if num("field") is not None:
+        wmm = num("field_wmm")
+        pct = (num("field") / wmm * 100 - 100) if wmm else None
+        if not near(field, r"^(\d+\.\d) µT(?: · WMM (\d+\.\d) µT \(([+-]\d+\.\d) %\))?$", [num("field"), wmm, pct], [0.05, 0.05, 0.05]):
+            bad.append("field %r, online %s µT, WMM %s µT" % (field, num("field"), wmm))
+    if num("dip") is not None:
+        wmm = num("dip_wmm")
+        if not near(dip, r"^(-?\d+\.\d)°(?: · WMM (-?\d+\.\d)° \(([+-]\d+\.\d)°\))?(?:, spread (\d+\.\d)°)?$",
+                    [num("dip"), wmm, num("dip") - wmm if wmm is not None else None, num("dip_spread")], [0.05, 0.05, 0.05, 0.05]):
+            bad.append("dip %r, online %s°, WMM %s°, spread %s°" % (dip, num("dip"), wmm, num("dip_spread")))
+    if num("regions") is not None and (not near(regions, r"^(\d+) of 100 directions(?: · (\d+) steps?)?$", [num("regions"), num("steps")], [0, 0])
+                                       or (num("steps") is not None and regions.endswith(" steps") != (num("steps") != 1))):
+        bad.append("regions %r, online %s, steps %s" % (regions, num("regions"), num("steps")))
+    return bad
+
+
+def check_calibration_details(d, path):
+    """The calibration view's details against ?CALIBRATION;, asked for just before and just after the view is read
+    (the view asks every 2 s; it must match one of them): mode, quality, source, misfit, field and dip against
+    WMM's, regions and steps."""
+    go(d, "calibration")
+    time.sleep(2.5)
+    detail = ""
+    for _ in range(5):
+        before = socket_request(path, "?CALIBRATION;")
+        shown = js(d, CALIBRATION_JS)
+        after = socket_request(path, "?CALIBRATION;")
+        errors = [calibration_detail_errors(shown, c) for c in (before, after)]
+        detail = "%s; wrong against the CALIBRATION before: %s, after: %s" % (shown, errors[0], errors[1])
+        if not errors[0] or not errors[1]:
+            report("calibration-details", True, detail)
+            return
+        time.sleep(1)
+    report("calibration-details", False, detail)
+
+
 DEVIATION_JS = r"""
 const kv = {};
 for (const dt of document.querySelectorAll('#dev-kv dt')) kv[dt.textContent] = dt.nextElementSibling ? dt.nextElementSibling.textContent : null;
@@ -881,7 +951,9 @@ def main():
         if a.expect == "reconnect":
             steps = [("reconnect", lambda: check_reconnect(d)), ("console", lambda: check_console(d))]
         elif a.expect == "interference":
-            steps = [("interference", lambda: check_interference(d, a.socket, sw)), ("console", lambda: check_console(d))]
+            # A kept calibration in force, judged since the episode: the calibration view's details have something to show.
+            steps = [("interference", lambda: check_interference(d, a.socket, sw)),
+                     ("calibration-details", lambda: check_calibration_details(d, a.socket)), ("console", lambda: check_console(d))]
         else:
             steps = [("expect", lambda: check_expect(d, a.expect))]
             if a.expect != "no-compass":
@@ -892,6 +964,7 @@ def main():
             steps.append(("sky", lambda: check_sky(d, sw)))
             if a.expect != "no-compass":  # without a magnetometer there is no calibration: expect-no-compass says so
                 steps.append(("calibration", lambda: check_calibration(d, a.socket)))
+                steps.append(("calibration-details", lambda: check_calibration_details(d, a.socket)))
             if a.expect is None:  # the test puts a swing's curve in force
                 steps.append(("deviation", lambda: check_deviation(d, a.socket)))
             steps += [("night", lambda: check_night(d)),
