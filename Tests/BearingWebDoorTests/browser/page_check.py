@@ -25,6 +25,7 @@ Prints one JSON object per check ({"check":…,"ok":…,"detail":…}) and exits
   ?CALIBRATION; asked for just before or just after;
 - deviation (without --expect: the test puts a swing's curve in force): the coefficients A..E with their standard
   deviations, the curve's source and the current the swing solved, against ?CALIBRATION={"points":true};'s deviation;
+- health: a row for each of ?HEALTH's sources with its state, rate and failures, its doors, and the black box's ring;
 - night, night-palette, night-off: red on black, every element's colours and the canvas's pixels red only;
 - action-refused, login, origin-refused, action-lock, action-unlock, logout: actions refused without a login
   and from another Origin (the mode on the socket unchanged), done after logging in through the form;
@@ -462,7 +463,7 @@ def check_position(d, sw):
     samples, end = [], time.monotonic() + 5
     while time.monotonic() < end:
         shown = js(d, POSITION_JS)
-        if shown:
+        if shown and shown[0]:  # a TPV without a time (gpsd's before a fix) is no fix to show
             samples.append(shown)
         time.sleep(0.25)
     time.sleep(0.5)  # let the socket reader catch up with what the page showed last
@@ -613,6 +614,55 @@ def check_calibration_details(d, path):
             return
         time.sleep(1)
     report("calibration-details", False, detail)
+
+
+HEALTH_JS = r"""
+const rows = {};
+for (const tr of document.querySelectorAll('#h-sources tr')) {
+  const td = tr.querySelectorAll('td');
+  if (td.length === 3) rows[td[0].textContent] = [td[1].textContent, td[2].textContent];
+}
+const doors = [...document.querySelectorAll('#h-doors tr td:first-child')].map(e => e.textContent);
+return [rows, doors, document.getElementById('h-bb').textContent, document.getElementById('h-status').textContent];
+"""
+
+
+def check_health(d, path):
+    """The health view against ?HEALTH; asked for on the socket after the view was read (the view asks every 5 s):
+    a row for each source with its state, its rate (fixes or samples a second, within a fifth: it moves between the two
+    asks) and its failures (no more than the socket's, counted since the start); a row for each door; the black box's
+    ring (its minutes, and no more frames than the socket's)."""
+    go(d, "health")
+    wait_for(lambda: text(d, "#h-status") == "asked every 5 s while this view is open", 8)
+    time.sleep(1)
+    rows, doors, bb, status = js(d, HEALTH_JS)
+    h = socket_request(path, "?HEALTH;")
+    bad = []
+    for src in h.get("sources") or []:
+        name, row = src.get("source"), rows.get(src.get("source"))
+        if row is None:
+            bad.append("no row for %s" % name)
+            continue
+        state, details = row
+        if not state.startswith(src.get("state") or "?"):
+            bad.append("%s state %r, HEALTH %s" % (name, state, src.get("state")))
+        m = re.search(r"(\d+\.\d) (fixes|samples)/s", details)
+        rate = src.get("rate")
+        if isinstance(rate, (int, float)) and (not m or m.group(2) != ("fixes" if name == "gpsd" else "samples")
+                                               or abs(float(m.group(1)) - rate) > max(0.2 * rate, 0.15)):
+            bad.append("%s rate %r, HEALTH %s" % (name, m and m.group(0), rate))
+        m = re.search(r"(\d+) failures? since the start", details)
+        failures = src.get("failures")
+        if isinstance(failures, (int, float)) and (not m or int(m.group(1)) > failures or m.group(0).startswith("1 failures")):
+            bad.append("%s failures %r, HEALTH %s" % (name, m and m.group(0), failures))
+    want_doors = [x.get("name") for x in h.get("doors") or []]
+    if doors != want_doors:
+        bad.append("doors %s, HEALTH %s" % (doors, want_doors))
+    box = h.get("blackbox") or {}
+    m = re.match(r"^The ring holds (\d+) min in (\d+) KiB, (\d+) frames?\.$", bb or "")
+    if box and (not m or int(m.group(1)) != round(box.get("minutes", -1)) or int(m.group(3)) > box.get("frames", -1)):
+        bad.append("black box %r, HEALTH %s" % (bb, box))
+    report("health", not bad and bool(rows), "rows %s; doors %s; %r; wrong: %s" % (rows, doors, bb, bad))
 
 
 DEVIATION_JS = r"""
@@ -967,6 +1017,7 @@ def main():
                 steps.append(("calibration-details", lambda: check_calibration_details(d, a.socket)))
             if a.expect is None:  # the test puts a swing's curve in force
                 steps.append(("deviation", lambda: check_deviation(d, a.socket)))
+            steps.append(("health", lambda: check_health(d, a.socket)))
             steps += [("night", lambda: check_night(d)),
                       ("actions", lambda: check_actions(d, url, a.socket, credential, a.expect)),
                       ("screenshots", lambda: check_screenshots(d, a.screenshots)), ("console", lambda: check_console(d))]
