@@ -329,6 +329,31 @@ def check_heading(d, sw):
            % (len(samples), len(times), interval, worst, bad_value[:3], bad_lag[:3], unknown[:3]))
 
 
+def compare_over_time(d, check, script, truth, errors_of, seconds, step, what):
+    """Reads the view with `script` ([time, texts…]) every `step` s for `seconds`, then compares each reading with the
+    socket's object of the same time (`truth(time)`) by `errors_of(texts, object)`; at least 3 distinct times."""
+    samples, end = [], time.monotonic() + seconds
+    while time.monotonic() < end:
+        shown = js(d, script)
+        if shown and shown[0]:
+            samples.append(shown)
+        time.sleep(step)
+    time.sleep(0.5)  # let the socket reader catch up with what the page showed last
+    bad, unknown = [], []
+    for shown in samples:
+        o = truth(shown[0])
+        if o is None:
+            unknown.append(shown[0])
+            continue
+        errors = errors_of(shown[1:], o)
+        if errors:
+            bad.append((shown[0], errors))
+    times = {s[0] for s in samples}
+    report(check, not bad and not unknown and len(times) >= 3,
+           "%d samples, %d distinct %s (the last %s); wrong: %s; not on the socket: %s" % (len(samples), len(times), what,
+                                                                                         samples[-1][1:] if samples else None, bad[:3], unknown[:3]))
+
+
 HEADING_JS = r"""
 const e = document.getElementById('heading-true'), ids = ['heading-magnetic', 'hd-q', 'hd-rot', 'hd-roll', 'hd-pitch', 'hd-decl', 'hd-field'];
 return [e.getAttribute('data-time')].concat(ids.map(id => document.getElementById(id).textContent));
@@ -378,26 +403,7 @@ def check_heading_details(d, sw):
     """The heading view's details against the ATT of the same time (#heading-true's data-time), for 3 s: magnetic
     heading, quality, rate of turn, roll and pitch with their sides, declination, field and dip."""
     go(d, "heading")
-    samples, end = [], time.monotonic() + 3
-    while time.monotonic() < end:
-        shown = js(d, HEADING_JS)
-        if shown and shown[0]:
-            samples.append(shown)
-        time.sleep(0.15)
-    time.sleep(0.5)  # let the socket reader catch up with what the page showed last
-    bad, unknown = [], []
-    for shown in samples:
-        att = sw.att(shown[0])
-        if att is None:
-            unknown.append(shown[0])
-            continue
-        errors = heading_detail_errors(shown[1:], att)
-        if errors:
-            bad.append((shown[0], errors))
-    times = {s[0] for s in samples}
-    report("heading-details", not bad and not unknown and len(times) >= 3,
-           "%d samples, %d distinct ATTs (the last %s); wrong: %s; not on the socket: %s" % (len(samples), len(times), samples[-1][1:] if samples else None,
-                                                                                         bad[:3], unknown[:3]))
+    compare_over_time(d, "heading-details", HEADING_JS, sw.att, heading_detail_errors, 3, 0.15, "ATTs")
 
 
 POSITION_JS = r"""
@@ -460,26 +466,8 @@ def check_position(d, sw):
     if not wait_for(lambda: ddm_value(text(d, "#pos-lat")) is not None, 15):
         report("position", False, "#pos-lat shows %r after 15 s (%r)" % (text(d, "#pos-lat"), text(d, "#missing-gps")))
         return
-    samples, end = [], time.monotonic() + 5
-    while time.monotonic() < end:
-        shown = js(d, POSITION_JS)
-        if shown and shown[0]:  # a TPV without a time (gpsd's before a fix) is no fix to show
-            samples.append(shown)
-        time.sleep(0.25)
-    time.sleep(0.5)  # let the socket reader catch up with what the page showed last
-    bad, unknown = [], []
-    for shown in samples:
-        tpv = sw.tpv(shown[0])
-        if tpv is None:
-            unknown.append(shown[0])
-            continue
-        errors = position_errors(shown[1:], tpv)
-        if errors:
-            bad.append((shown[0], errors))
-    times = {s[0] for s in samples}
-    report("position", not bad and not unknown and len(times) >= 3,
-           "%d samples, %d distinct TPVs (the last %s); wrong: %s; not on the socket: %s" % (len(samples), len(times), samples[-1][1:] if samples else None,
-                                                                                         bad[:3], unknown[:3]))
+    # A TPV without a time (gpsd's before a fix) is no fix to show: passed over.
+    compare_over_time(d, "position", POSITION_JS, sw.tpv, position_errors, 5, 0.25, "TPVs")
 
 
 def page_sats(d):
