@@ -77,6 +77,18 @@ def circular(a, b):
     return abs((a - b + 180.0) % 360.0 - 180.0)
 
 
+def near(text_, pattern, values, tolerances):
+    """Whether `text_` matches `pattern` and its numbers (groups, in order; None: absent) are `values` within
+    `tolerances` (each the page's rounding and the floating-point slack), a value None where it must be absent."""
+    m = re.match(pattern, text_ or "")
+    if not m:
+        return False
+    for g, v, t in zip(m.groups(), values, tolerances):
+        if (g is None) != (v is None) or (v is not None and abs(float(g) - v) > t):
+            return False
+    return True
+
+
 # ---------------------------------------------------------------- the daemon, read directly
 
 class SocketWatch(threading.Thread):
@@ -436,26 +448,18 @@ def position_errors(shown, tpv):
         if v is None or value is None or abs(v - value) > 0.0005 / 60 + 1e-9 or text_[-1] != hemi[0 if value >= 0 else 1]:
             bad.append("%s %r, TPV %s" % (name, text_, value))
     for name, text_, value in (("latd", latd, tpv.get("lat")), ("lond", lond, tpv.get("lon"))):
-        m = re.match(r"^(-?\d+\.\d{6})°$", text_ or "")
-        if not m or value is None or abs(float(m.group(1)) - value) > 0.5e-6 + 1e-9:
+        if value is None or not near(text_, r"^(-?\d+\.\d{6})°$", [value], [0.5e-6 + 1e-9]):
             bad.append("%s %r, TPV %s" % (name, text_, value))
-    if isinstance(tpv.get("speed"), (int, float)):
-        m = re.match(r"^(\d+\.\d) kn · (\d+\.\d\d) m/s$", speed or "")
-        if not m or abs(float(m.group(1)) - tpv["speed"] * KNOTS) > 0.05 + 1e-6 or abs(float(m.group(2)) - tpv["speed"]) > 0.005 + 1e-9:
-            bad.append("speed %r, TPV %s m/s" % (speed, tpv["speed"]))
-    if isinstance(tpv.get("track"), (int, float)):
-        m = re.match(r"^(\d+\.\d)°T", track or "")
-        if not m or abs(float(m.group(1)) - tpv["track"]) > 0.05 + 1e-6:
-            bad.append("track %r, TPV %s" % (track, tpv["track"]))
+    number = lambda k: tpv.get(k) if isinstance(tpv.get(k), (int, float)) else None
+    if number("speed") is not None and not near(speed, r"^(\d+\.\d) kn · (\d+\.\d\d) m/s$", [tpv["speed"] * KNOTS, tpv["speed"]], [0.05 + 1e-6, 0.005 + 1e-9]):
+        bad.append("speed %r, TPV %s m/s" % (speed, tpv["speed"]))
+    if number("track") is not None and not near(track, r"^(\d+\.\d)°T", [tpv["track"]], [0.05 + 1e-6]):
+        bad.append("track %r, TPV %s" % (track, tpv["track"]))
     altitude = tpv.get("altMSL", tpv.get("alt"))
-    if tpv.get("mode") == 3 and isinstance(altitude, (int, float)):
-        m = re.match(r"^(-?\d+\.\d) m above sea level$", alt or "")
-        if not m or abs(float(m.group(1)) - altitude) > 0.05 + 1e-6:
-            bad.append("alt %r, TPV altMSL %s" % (alt, altitude))
-    if isinstance(tpv.get("eph"), (int, float)):
-        m = re.match(r"^±(\d+\.\d) m$", err or "")
-        if not m or abs(float(m.group(1)) - tpv["eph"]) > 0.05 + 1e-6:
-            bad.append("error %r, TPV eph %s" % (err, tpv["eph"]))
+    if tpv.get("mode") == 3 and isinstance(altitude, (int, float)) and not near(alt, r"^(-?\d+\.\d) m above sea level$", [altitude], [0.05 + 1e-6]):
+        bad.append("alt %r, TPV altMSL %s" % (alt, altitude))
+    if number("eph") is not None and not near(err, r"^±(\d+\.\d) m$", [tpv["eph"]], [0.05 + 1e-6]):
+        bad.append("error %r, TPV eph %s" % (err, tpv["eph"]))
     return bad
 
 
@@ -541,18 +545,6 @@ return ['cal-mode', 'cal-quality', 'cal-source', 'cal-misfit', 'cal-field', 'cal
 """
 
 
-def near(text_, pattern, values, tolerances):
-    """Whether `text_` matches `pattern` and its numbers (groups, in order; None: absent) are `values` within
-    `tolerances` (None for a value that must be absent)."""
-    m = re.match(pattern, text_ or "")
-    if not m:
-        return False
-    for g, v, t in zip(m.groups(), values, tolerances):
-        if (g is None) != (v is None) or (v is not None and abs(float(g) - v) > t + 1e-9):
-            return False
-    return True
-
-
 def calibration_detail_errors(shown, c):
     """What the calibration view's details show wrong against a CALIBRATION object (each within the page's rounding)."""
     mode, quality, source, misfit, field, dip, regions = shown
@@ -566,19 +558,19 @@ def calibration_detail_errors(shown, c):
     if source != (o.get("source") or c.get("status") or "—"):
         bad.append("source %r, online %s" % (source, o.get("source")))
     if num("misfit_percent") is not None and not near(misfit, r"^(\d+\.\d) %(?: \((\d+\.\d\d) µT RMS\))?$",
-                                                      [num("misfit_percent"), num("residual")], [0.05, 0.005]):
+                                                      [num("misfit_percent"), num("residual")], [0.05 + 1e-9, 0.005 + 1e-9]):
         bad.append("misfit %r, online %s %% %s µT" % (misfit, num("misfit_percent"), num("residual")))
     if num("field") is not None:
         wmm = num("field_wmm")
         pct = (num("field") / wmm * 100 - 100) if wmm else None
-        if not near(field, r"^(\d+\.\d) µT(?: · WMM (\d+\.\d) µT \(([+-]\d+\.\d) %\))?$", [num("field"), wmm, pct], [0.05, 0.05, 0.05]):
+        if not near(field, r"^(\d+\.\d) µT(?: · WMM (\d+\.\d) µT \(([+-]\d+\.\d) %\))?$", [num("field"), wmm, pct], [0.05 + 1e-9] * 3):
             bad.append("field %r, online %s µT, WMM %s µT" % (field, num("field"), wmm))
     if num("dip") is not None:
         wmm = num("dip_wmm")
         if not near(dip, r"^(-?\d+\.\d)°(?: · WMM (-?\d+\.\d)° \(([+-]\d+\.\d)°\))?(?:, spread (\d+\.\d)°)?$",
-                    [num("dip"), wmm, num("dip") - wmm if wmm is not None else None, num("dip_spread")], [0.05, 0.05, 0.05, 0.05]):
+                    [num("dip"), wmm, num("dip") - wmm if wmm is not None else None, num("dip_spread")], [0.05 + 1e-9] * 4):
             bad.append("dip %r, online %s°, WMM %s°, spread %s°" % (dip, num("dip"), wmm, num("dip_spread")))
-    if num("regions") is not None and (not near(regions, r"^(\d+) of 100 directions(?: · (\d+) steps?)?$", [num("regions"), num("steps")], [0, 0])
+    if num("regions") is not None and (not near(regions, r"^(\d+) of 100 directions(?: · (\d+) steps?)?$", [num("regions"), num("steps")], [1e-9, 1e-9])
                                        or (num("steps") is not None and regions.endswith(" steps") != (num("steps") != 1))):
         bad.append("regions %r, online %s, steps %s" % (regions, num("regions"), num("steps")))
     return bad
@@ -679,9 +671,7 @@ def check_deviation(d, path):
         bad.append("the socket's deviation has no five coefficients: %s" % json.dumps(dv)[:200])
     for i, value in enumerate(co):
         name = "ABCDE"[i]
-        m = re.match(r"^(-?\d+\.\d\d)°(?: ± (\d+\.\d\d)°)?$", kv.get(name) or "")
-        if not m or abs(float(m.group(1)) - value) > 0.005 + 1e-9 or (i < len(un)) != (m.group(2) is not None) or (
-                m.group(2) is not None and abs(float(m.group(2)) - un[i]) > 0.005 + 1e-9):
+        if not near(kv.get(name), r"^(-?\d+\.\d\d)°(?: ± (\d+\.\d\d)°)?$", [value, un[i] if i < len(un) else None], [0.005 + 1e-9] * 2):
             bad.append("%s %r, socket %s ± %s" % (name, kv.get(name), value, un[i] if i < len(un) else None))
     source = (c.get("curve") or {}).get("source")
     if source == "swing" and not info.startswith("Curve in force: from a GNSS swing"):
