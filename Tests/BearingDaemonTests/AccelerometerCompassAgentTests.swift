@@ -5,6 +5,7 @@ import BearingPublishing
 import BearingPOSIX
 import BearingSensors
 import BearingDaemon
+import DaemonTestRig
 import Foundation
 import TestSupport
 import XCTest
@@ -13,17 +14,14 @@ import XCTest
 /// its LIS2MDL-compatible magnetometer at 0x1E) on a board heeled 20°. The fusion runs as a tilt-compensated
 /// compass; ATT carries roll, pitch and acc_* but no gyro_*.
 final class AccelerometerCompassAgentTests: XCTestCase {
-    static let fallback = Vector3(-33.9, 151.2, 0)  // Sydney: dip ≈ −64°
-
     func testLSM303HeeledBoardPublishesATiltCompensatedHeadingWithoutGyroFields() throws {
         let dir = temporaryDirectory("lsm303")
         defer { try? FileManager.default.removeItem(at: dir) }
-        let year = WorldMagneticModel.decimalYear(unixSeconds: GPSTimestamp.now().unixTime)
-        let field = LocalField.wmm(.wmm2025, latitude: Self.fallback.x, longitude: Self.fallback.y, heightKm: 0, year: year, source: .fallback)
+        let field = DaemonRig.fallbackField()  // Sydney: dip ≈ −64°
 
         // The AGR's magnetometer replaced by one that senses the board's field; the IMU found by probing.
         let bus = stillBoardBus(heading: 250, roll: -20, pitch: 4, field: field, imu: "lsm303agr", magnetometer: "lis2mdl")
-        let c = makeFusedAgentConfig(dir: dir, magnetometer: "lis2mdl", imu: nil, imuRate: 50, fallback: Self.fallback)
+        let c = makeFusedAgentConfig(dir: dir, magnetometer: "lis2mdl", imu: nil, imuRate: 50, fallback: DaemonRig.fallback)
         let agent = ServedAgent(config: c, logger: testLogger(), openBus: { _ in bus })
         try agent.start()
         defer { agent.stop() }

@@ -73,10 +73,7 @@ final class CompassAgentTests: XCTestCase {
         }
         XCTAssertTrue(sawTPV, "no TPV with a fix")
         let fixATT = try XCTUnwrap(after.last(where: { cls($0) == "ATT" && $0["decl_src"] as? String == "fix" }), "declination never came from the fix")
-        let lat = track.epochs.first { $0.mode >= .twoD }!.latitude
-        let lon = track.epochs.first { $0.mode >= .twoD }!.longitude
-        let year = WorldMagneticModel.decimalYear(unixSeconds: track.epochs[0].time.unixTime)
-        let expected = WorldMagneticModel.wmm2025.field(latitude: lat, longitude: lon, heightKm: 0, year: year).declination
+        let expected = track.firstFixField.declination.value
         XCTAssertEqual(fixATT["declination"] as? Double ?? .nan, expected, accuracy: 0.05)
         XCTAssertEqual(fixATT["heading"] as? Double ?? .nan, Compass.normalize(100 + expected), accuracy: 0.3)
     }

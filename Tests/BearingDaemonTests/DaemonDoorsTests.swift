@@ -24,16 +24,8 @@ final class DaemonDoorsTests: XCTestCase {
     let turnRate = 6.0
 
     /// The declination (degrees east) at the fallback position now, and at the track's start on its date (WMM2025).
-    var fallbackDeclination: Double {
-        let p = DaemonRig.fallback
-        let year = WorldMagneticModel.decimalYear(unixSeconds: GPSTimestamp.now().unixTime)
-        return WorldMagneticModel.wmm2025.field(latitude: p.x, longitude: p.y, heightKm: p.z, year: year).declination
-    }
-    func trackDeclination(_ track: NMEATrack) -> Double {
-        let first = track.epochs.first { $0.mode >= .twoD }!
-        let year = WorldMagneticModel.decimalYear(unixSeconds: first.time.unixTime)
-        return WorldMagneticModel.wmm2025.field(latitude: first.latitude, longitude: first.longitude, heightKm: 0, year: year).declination
-    }
+    var fallbackDeclination: Double { DaemonRig.fallbackField().declination.value }
+    func trackDeclination(_ track: NMEATrack) -> Double { track.firstFixField.declination.value }
 
     // MARK: The socket and the TCP door
 

@@ -17,17 +17,15 @@ import XCTest
 /// both fed by one virtual board heeled 20°, read by their own threads, fused on the pipeline queue and
 /// published as ATT on the real socket. No gpsd: the declination comes from the fallback position.
 final class FusedCompassAgentTests: XCTestCase {
-    static let fallback = Vector3(-33.9, 151.2, 0)  // Sydney: declination ≈ +12.8°, dip ≈ −64°
-
-    /// WMM2025's field at `fallback` now: the truth the tests judge the published heading by.
-    static func fallbackField() -> LocalField { DaemonRig.fallbackField() }
+    // The board is at the rig's fallback (`DaemonRig.fallback`, Sydney: declination ≈ +12.8°, dip ≈ −64°), in WMM2025's
+    // field there now (`DaemonRig.fallbackField()`): the truth the tests judge the published heading by.
 
     func testHeeledBoardPublishesTrueTiltCompensatedHeadingRollPitchAtTheATTRate() throws {
         let dir = temporaryDirectory("fused")
         defer { try? FileManager.default.removeItem(at: dir) }
-        let field = Self.fallbackField()
+        let field = DaemonRig.fallbackField()
         // Heading 100° magnetic, heeled 20° to starboard, nose 3° up.
-        let config = makeFusedAgentConfig(dir: dir, magnetometer: "qmc5883l", imu: "lsm6dsx", fallback: Self.fallback)
+        let config = makeFusedAgentConfig(dir: dir, magnetometer: "qmc5883l", imu: "lsm6dsx", fallback: DaemonRig.fallback)
         let bus = stillBoardBus(heading: 100, roll: 20, pitch: 3, field: field, imu: "lsm6dsox", magnetometer: "qmc5883l")
         let agent = ServedAgent(config: config, logger: testLogger(), openBus: { _ in bus })
         try agent.start()
@@ -110,7 +108,6 @@ final class FusedCompassAgentTests: XCTestCase {
         let rig = try DaemonRig("magnet-near", gps: false, configure: { board.keepCalibration(for: $0) }, logger: log.logger,
                                 openBus: { _ in bus }, wallClock: wallClock)
         defer { rig.finish() }
-        XCTAssertEqual(DaemonRig.fallback, Self.fallback, "the field the board is in is the daemon's")
         let client = try SocketClient(path: rig.socketPath)
         client.watch()
         let declination = field.declination.value
@@ -216,8 +213,8 @@ final class FusedCompassAgentTests: XCTestCase {
     func testAnIMULostWhileTheBoardTurnsComesBackOnTheNewHeading() throws {
         let dir = temporaryDirectory("imu-lost")
         defer { try? FileManager.default.removeItem(at: dir) }
-        let field = Self.fallbackField()
-        var config = makeFusedAgentConfig(dir: dir, magnetometer: "qmc5883l", imu: "lsm6dsx", fallback: Self.fallback)
+        let field = DaemonRig.fallbackField()
+        var config = makeFusedAgentConfig(dir: dir, magnetometer: "qmc5883l", imu: "lsm6dsx", fallback: DaemonRig.fallback)
         config.imu.reader.retryInitial = 0.5
         config.imu.reader.retryMax = 1
 

@@ -7,6 +7,7 @@ import BearingPOSIX
 import BearingSensors
 import BearingSimulator
 import BearingDaemon
+import DaemonTestRig
 import Foundation
 import TestSupport
 import XCTest
@@ -15,22 +16,19 @@ import XCTest
 /// model on one simulated bus, fed by a board mounted slightly off level on a level vehicle heading 100°;
 /// the files loaded at start and on reload, applied to ATT, reported in CALIBRATION, bad files rejected.
 final class LevelAgentTests: XCTestCase {
-    static let fallback = Vector3(-33.9, 151.2, 0)
     /// The accelerometer's own distortion in its axes: raw = A · true + b.
     static let accOffset = Vector3(0.35, -0.25, 0.4)
     static let accDistortion = Matrix3([1.025, 0.006, 0], [0.006, 0.98, -0.004], [0, -0.004, 1.015])
 
     func config(dir: URL) -> AgentConfig {
-        var c = makeFusedAgentConfig(dir: dir, magnetometer: "qmc5883l", imu: "lsm6dsx", fallback: Self.fallback)
+        var c = makeFusedAgentConfig(dir: dir, magnetometer: "qmc5883l", imu: "lsm6dsx", fallback: DaemonRig.fallback)
         c.magnetometer.calibrationFile = dir.appendingPathComponent("state/calibration.json").path
         return c
     }
 
     /// The board: heading 100° magnetic, mounted `roll`° right side down and `pitch`° nose up.
     func bus(roll: Double, pitch: Double, distorted: Bool = false) -> SimulatedI2CBus {
-        let year = WorldMagneticModel.decimalYear(unixSeconds: GPSTimestamp.now().unixTime)
-        let field = LocalField.wmm(.wmm2025, latitude: Self.fallback.x, longitude: Self.fallback.y, heightKm: 0, year: year, source: .fallback)
-        return stillBoardBus(heading: 100, roll: roll, pitch: pitch, field: field, gravity: AccelerometerCalibrator.standardGravity,
+        return stillBoardBus(heading: 100, roll: roll, pitch: pitch, field: DaemonRig.fallbackField(), gravity: AccelerometerCalibrator.standardGravity,
                              imu: "lsm6dsox", magnetometer: "qmc5883l") { m in
             guard distorted else { return m }
             var m = m

@@ -45,9 +45,22 @@ public struct MagnetBoard: Sendable {
 }
 
 extension DaemonRig {
+    /// WMM2025's field at sea level at a place (degrees) on the date of `unixSeconds` (now if nil), worked out here from the model
+    /// itself (not through the daemon's fallback stage): the truth a test judges the daemon's declination and heading by.
+    public static func wmmField(latitude: Double, longitude: Double, unixSeconds: Double? = nil,
+                                source: DeclinationSource = .fallback) -> LocalField {
+        LocalField.wmm(.wmm2025, latitude: latitude, longitude: longitude, heightKm: 0,
+                       year: WorldMagneticModel.decimalYear(unixSeconds: unixSeconds ?? GPSTimestamp.now().unixTime), source: source)
+    }
+
     /// WMM2025's field at `fallback` now: the field the daemon takes without a fix, and the truth its heading is judged by.
-    public static func fallbackField() -> LocalField {
-        let year = WorldMagneticModel.decimalYear(unixSeconds: GPSTimestamp.now().unixTime)
-        return LocalField.wmm(.wmm2025, latitude: fallback.x, longitude: fallback.y, heightKm: 0, year: year, source: .fallback)
+    public static func fallbackField() -> LocalField { wmmField(latitude: fallback.x, longitude: fallback.y) }
+}
+
+extension NMEATrack {
+    /// WMM2025's field at the track's first fix on its date: the field the daemon takes once gpsd replays the track.
+    public var firstFixField: LocalField {
+        let first = epochs.first { $0.mode >= .twoD }!
+        return DaemonRig.wmmField(latitude: first.latitude, longitude: first.longitude, unixSeconds: epochs[0].time.unixTime, source: .fix)
     }
 }
