@@ -18,6 +18,8 @@ Prints one JSON object per check ({"check":…,"ok":…,"detail":…}) and exits
 - position: for 5 s, the position view against the socket's TPV of the same time (the page's B.last.TPV.time, read
   with the view's text at once): fix, latitude and longitude in degrees and minutes and in degrees, speed in knots and
   m/s, course, altitude above sea level and error, each within the page's rounding;
+- rose: the heading's MN and COG marks at the socket's declination and course, COG shown whenever there is way on,
+  and their labels never over each other, read until the marks have come within 10° of each other;
 - sky: the satellites drawn (circle.sat, data-prn, class used) are those of the socket's newest SKY;
 - calibration: #cal-points-count and the circles drawn are the points of ?CALIBRATION={"points":true}; (as it was
   within the 2.5 s the page takes to ask again), and #cal-fit exists (drawn when the daemon has a fit);
@@ -424,6 +426,84 @@ return p ? [p.time].concat(ids.map(id => document.getElementById(id).textContent
 """
 
 KNOTS = 3600 / 1852  # knots in a metre per second
+
+
+ROSE_JS = r"""
+const marks = ['rose-mag', 'rose-cog'].map(id => {
+  const g = document.getElementById(id), shown = g.style.display !== 'none';
+  const m = /rotate\(([-0-9.e]+)\)/.exec(g.getAttribute('transform') || ''), deg = m ? parseFloat(m[1]) : null;
+  if (!shown || deg === null) return [shown, deg, null];
+  const b = g.querySelector('text').getBBox(), r = deg * Math.PI / 180, c = Math.cos(r), s = Math.sin(r);
+  const corners = [[b.x, b.y], [b.x + b.width, b.y], [b.x + b.width, b.y + b.height], [b.x, b.y + b.height]];
+  return [shown, deg, corners.map(([x, y]) => [x * c - y * s, x * s + y * c])];
+});
+const p = window.bearing.last.TPV;
+return [document.getElementById('heading-true').getAttribute('data-time'), p ? p.time : null].concat(marks);
+"""
+
+
+def quads_overlap(a, b):
+    """Whether two convex quadrilaterals (corner lists) overlap: no edge of either separates them."""
+    for quad in (a, b):
+        for i in range(4):
+            (x0, y0), (x1, y1) = quad[i], quad[(i + 1) % 4]
+            nx, ny = y0 - y1, x1 - x0
+            pa = [nx * x + ny * y for x, y in a]
+            pb = [nx * x + ny * y for x, y in b]
+            if max(pa) <= min(pb) or max(pb) <= min(pa):
+                return False
+    return True
+
+
+def rose_errors(reading, att, tpv):
+    """What is wrong with one reading of the rose's marks: MN at the declination the ATT of #heading-true's time gives
+    (heading − mheading), COG at the course of the page's TPV as the socket has it, shown whenever that TPV has a fix
+    and way on (over 0.3 m/s), and the two labels not over each other. The angles are drawn to 0.01°."""
+    _, _, (mag_shown, mag_deg, mag_box), (cog_shown, cog_deg, cog_box) = reading
+    errors = []
+    if att is not None:
+        decl = att["heading"] - att["mheading"] if "heading" in att and "mheading" in att else None
+        if (decl is not None) != bool(mag_shown):
+            errors.append("MN shown %s, ATT heading − mheading %r" % (mag_shown, decl))
+        elif decl is not None and circular(mag_deg, decl) > 0.005 + 1e-6:
+            errors.append("MN at %.2f°, ATT %.3f°" % (mag_deg, decl))
+    if tpv is not None:
+        moving = tpv.get("mode", 0) >= 2 and tpv.get("speed", 0) > 0.3 and "track" in tpv
+        if moving and not cog_shown:
+            errors.append("COG hidden, TPV track %r at %r m/s" % (tpv.get("track"), tpv.get("speed")))
+        elif cog_shown and moving and circular(cog_deg, tpv["track"]) > 0.005 + 1e-6:
+            errors.append("COG at %.2f°, TPV track %.3f°" % (cog_deg, tpv["track"]))
+    if mag_box and cog_box and quads_overlap(mag_box, cog_box):
+        errors.append("the labels MN (at %.1f°) and COG (at %.1f°) overlap" % (mag_deg, cog_deg))
+    return errors
+
+
+def check_rose(d, sw):
+    """The rose's MN and COG marks against the socket (rose_errors), read every 0.1 s for at least 5 s and until the
+    two marks have come within 10° of each other (the track turns 2° an epoch, so it passes north within 60 s)."""
+    go(d, "heading")
+    wait_for(lambda: js(d, "return document.getElementById('rose-cog').style.display !== 'none'"), 15)
+    samples, start, close = [], time.monotonic(), 0
+    while time.monotonic() < start + 60 and (time.monotonic() < start + 5 or close < 3):
+        r = js(d, ROSE_JS)
+        samples.append(r)
+        (_, mag_deg, mag_box), (_, cog_deg, cog_box) = r[2], r[3]
+        if mag_box and cog_box and circular(mag_deg, cog_deg) < 10:
+            close += 1
+        time.sleep(0.1)
+    time.sleep(0.5)  # let the socket reader catch up with what the page showed last
+    bad, unknown, both = [], 0, 0
+    for r in samples:
+        att, tpv = sw.att(r[0]) if r[0] else None, sw.tpv(r[1]) if r[1] else None
+        if att is None or tpv is None:
+            unknown += 1
+        both += bool(r[2][2] and r[3][2])
+        errors = rose_errors(r, att, tpv)
+        if errors:
+            bad.append((r[0], errors))
+    report("rose", not bad and close >= 3 and unknown < len(samples) / 2,
+           "%d readings over %.0f s, %d with both marks, %d with them within 10°, %d not on the socket; wrong: %s"
+           % (len(samples), time.monotonic() - start, both, close, unknown, bad[:3]))
 
 
 def ddm_value(s):
@@ -993,6 +1073,8 @@ def main():
                 steps.append(("heading-details", lambda: check_heading_details(d, sw)))
             if a.expect != "no-gps":
                 steps.append(("position", lambda: check_position(d, sw)))
+            if a.expect is None:
+                steps.append(("rose", lambda: check_rose(d, sw)))
             steps.append(("sky", lambda: check_sky(d, sw)))
             if a.expect != "no-compass":  # without a magnetometer there is no calibration: expect-no-compass says so
                 steps.append(("calibration", lambda: check_calibration(d, a.socket)))
