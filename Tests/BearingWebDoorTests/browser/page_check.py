@@ -23,6 +23,8 @@ Prints one JSON object per check ({"check":…,"ok":…,"detail":…}) and exits
 - sky: the satellites drawn (circle.sat, data-prn, class used) are those of the socket's newest SKY;
 - calibration: #cal-points-count and the circles drawn are the points of ?CALIBRATION={"points":true}; (as it was
   within the 2.5 s the page takes to ask again), and #cal-fit exists (drawn when the daemon has a fit);
+- coverage: the coverage rose's count in each 30° sector, its shading and the sectors held, against the points of
+  ?CALIBRATION={"points":true}; with its fit applied as the protocol defines it (matrix·(raw − offset));
 - calibration-details: mode, quality, source, misfit, field and dip against WMM's, regions and steps against
   ?CALIBRATION; asked for just before or just after;
 - deviation (without --expect: the test puts a swing's curve in force): the coefficients A..E with their standard
@@ -36,7 +38,8 @@ Prints one JSON object per check ({"check":…,"ok":…,"detail":…}) and exits
 - with --expect no-gps / no-compass: #missing-gps / #missing-compass shown and no position / heading;
 - with --expect interference: a magnet brought near and taken away on the signals "magnet-near" and "magnet-away"
   (the test adds its field): #cal-intf and the health view say the interference and how long, against when the magnet
-  came near and the socket's newest ATT, and no longer once it went (check_interference).
+  came near and the socket's newest ATT, the health view how long the heading has been on the gyroscope alone, and
+  neither says it once the magnet went (check_interference).
 """
 import argparse
 import collections
@@ -620,6 +623,56 @@ def check_calibration(d, path):
     report("calibration", False, detail)
 
 
+def coverage(c):
+    """The points' count in each 30° sector of their horizontal direction, counter-clockwise from +x, as the protocol
+    defines a calibrated point (`matrix·(raw − offset)`, online's fit, else the manual one; raw without either)."""
+    o = c.get("online") or {}
+    off = o.get("offset") if isinstance(o.get("offset"), list) else c.get("offset") if isinstance(c.get("offset"), list) else None
+    mat = o.get("matrix") if isinstance(o.get("matrix"), list) else c.get("matrix") if isinstance(c.get("matrix"), list) else None
+    counts = [0] * 12
+    for p in o.get("points") or []:
+        q = p
+        if off is not None:
+            v = [p[i] - off[i] for i in range(3)]
+            q = [sum(m * x for m, x in zip(row, v)) for row in mat] if mat else v
+        counts[int((math.degrees(math.atan2(q[1], q[0])) % 360.0) // 30) % 12] += 1
+    return counts, off is not None
+
+
+COVERAGE_JS = r"""
+return [document.getElementById('cal-cov-text').textContent,
+        [...document.querySelectorAll('#cal-cov path.sec')].map(e => e.getAttribute('class')),
+        document.querySelector('#cal-cov text') ? document.querySelector('#cal-cov text').textContent : null];
+"""
+
+
+def check_coverage(d, path):
+    """The coverage rose: each 30° sector's count in #cal-cov-text, the sectors shaded by it (none, 1–2, 3 or more
+    points) and the sectors held, against the points and fit of ?CALIBRATION={"points":true}; asked just before or just
+    after reading the view (the page asks every 2 s)."""
+    go(d, "calibration")
+    detail = ""
+    for _ in range(5):
+        a = socket_points(path)
+        time.sleep(2.5)
+        shown, classes, total = js(d, COVERAGE_JS)
+        b = socket_points(path)
+        m = re.match(r"^(\d+) of 12 sectors hold points( \(no fit: raw directions\))?\. (.*)$", shown or "")
+        page_counts = [int(n) for _, n in re.findall(r"(\d+)°: (\d+)", m.group(3))] if m else None
+        detail = "page %r, shaded %s, centre %r" % (shown, classes, total)
+        for c in (a, b):
+            counts, fitted = coverage(c)
+            held = sum(1 for n in counts if n)
+            shades = ["sec c%d" % (0 if n == 0 else 1 if n < 3 else 2) for n in counts]
+            ok = (m is not None and page_counts == counts and int(m.group(1)) == held and bool(m.group(2)) != fitted
+                  and classes == shades and total == "%d/12" % held and re.findall(r"(\d+)°:", m.group(3)) == [str(30 * i) for i in range(12)])
+            detail += "; socket %s (%d held, %s)" % (counts, held, "fitted" if fitted else "raw")
+            if ok:
+                report("coverage", True, detail)
+                return
+    report("coverage", False, detail)
+
+
 CALIBRATION_JS = r"""
 return ['cal-mode', 'cal-quality', 'cal-source', 'cal-misfit', 'cal-field', 'cal-dip', 'cal-regions'].map(id => document.getElementById(id).textContent);
 """
@@ -980,14 +1033,20 @@ def check_interference(d, path, sw):
     report("interference-health", bool(health) and truth is not None and truth - 6 <= shown <= truth + 1,
            "#h-sources says %s s (%r); the socket's newest ATT is %s s into it" % (shown, re.findall(r"interference[^·]*", text(d, "#h-sources") or ""),
                                                                             truth is not None and "%.1f" % truth))
+    # While the field is disturbed the heading rides on the gyroscope: the health view says for how long, from the
+    # same HEALTH (the moment it answered), so within the same bounds of the magnet's coming.
+    held = seconds_told(text(d, "#h-sources"), "heading on the gyroscope alone")
+    report("interference-held", held is not None and truth is not None and truth - 6 <= held <= truth + 1,
+           "#h-sources says %s s (%r); the socket's newest ATT is %s s into it" % (held, re.findall(r"heading on the gyroscope[^·]*", text(d, "#h-sources") or ""),
+                                                                            truth is not None and "%.1f" % truth))
     print(json.dumps({"signal": "magnet-away"}), flush=True)
     away = time.monotonic()
     go(d, "calibration")
     ended = wait_for(lambda: text(d, "#cal-intf") == "none", 10)
     report("interference-ended", bool(ended), "#cal-intf %r %.1f s after the magnet went" % (text(d, "#cal-intf"), time.monotonic() - away))
     go(d, "health")
-    gone = wait_for(lambda: "interference (" not in (text(d, "#h-sources") or "interference ("), 8)
-    report("interference-ended-health", bool(gone), "#h-sources %r" % re.findall(r"interference[^·]*", text(d, "#h-sources") or ""))
+    gone = wait_for(lambda: not re.search(r"interference \(|on the gyroscope alone", text(d, "#h-sources") or "interference ("), 8)
+    report("interference-ended-health", bool(gone), "#h-sources %r" % re.findall(r"(?:interference|heading on the gyroscope)[^·]*", text(d, "#h-sources") or ""))
 
 
 def check_expect(d, expect):
@@ -1078,6 +1137,7 @@ def main():
             steps.append(("sky", lambda: check_sky(d, sw)))
             if a.expect != "no-compass":  # without a magnetometer there is no calibration: expect-no-compass says so
                 steps.append(("calibration", lambda: check_calibration(d, a.socket)))
+                steps.append(("coverage", lambda: check_coverage(d, a.socket)))
                 steps.append(("calibration-details", lambda: check_calibration_details(d, a.socket)))
             if a.expect is None:  # the test puts a swing's curve in force
                 steps.append(("deviation", lambda: check_deviation(d, a.socket)))
