@@ -1034,8 +1034,11 @@ def check_interference(d, path, sw):
            "#h-sources says %s s (%r); the socket's newest ATT is %s s into it" % (shown, re.findall(r"interference[^·]*", text(d, "#h-sources") or ""),
                                                                             truth is not None and "%.1f" % truth))
     # While the field is disturbed the heading rides on the gyroscope: the health view says for how long, from the
-    # same HEALTH (the moment it answered), so within the same bounds of the magnet's coming.
-    held = seconds_told(text(d, "#h-sources"), "heading on the gyroscope alone")
+    # same HEALTH (the moment it answered), so within the same bounds of the magnet's coming. HEALTH's `held` stops
+    # growing once the rejection time runs out and the heading follows the field again at half its rate while the
+    # disturbance goes on: the view says it is that much of the disturbance, not that it is still so.
+    m = re.search(r"heading on the gyroscope alone for (\d+) s of the disturbance", text(d, "#h-sources") or "")
+    held = int(m.group(1)) if m else None
     report("interference-held", held is not None and truth is not None and truth - 6 <= held <= truth + 1,
            "#h-sources says %s s (%r); the socket's newest ATT is %s s into it" % (held, re.findall(r"heading on the gyroscope[^·]*", text(d, "#h-sources") or ""),
                                                                             truth is not None and "%.1f" % truth))
