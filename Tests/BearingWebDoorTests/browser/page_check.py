@@ -25,6 +25,8 @@ Prints one JSON object per check ({"check":…,"ok":…,"detail":…}) and exits
   within the 2.5 s the page takes to ask again), and #cal-fit exists (drawn when the daemon has a fit);
 - coverage: the coverage rose's count in each 30° sector, its shading and the sectors held, against the points of
   ?CALIBRATION={"points":true}; with its fit applied as the protocol defines it (matrix·(raw − offset));
+- 3d: the 3-D view drawn, and turned by a drag with the mouse (what it shows changes, where the same wait without a
+  drag changes nothing);
 - calibration-details: mode, quality, source, misfit, field and dip against WMM's, regions and steps against
   ?CALIBRATION; asked for just before or just after;
 - deviation (without --expect: the test puts a swing's curve in force): the coefficients A..E with their standard
@@ -59,6 +61,7 @@ import urllib.request
 from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 
 VIEWS = ["heading", "position", "calibration", "deviation", "health"]
@@ -409,9 +412,8 @@ def heading_detail_errors(shown, att):
         if not m or abs(float(m.group(1)) * (1 if m.group(2) == "E" else -1) - att["declination"]) > 0.005 + 1e-6:
             bad.append("declination %r, ATT %s" % (decl, att["declination"]))
     if isinstance(att.get("mag_len"), (int, float)):
-        m = re.match(r"^(\d+\.\d) µT(?:, dip (-?\d+\.\d)°)?$", field or "")
-        if not m or abs(float(m.group(1)) - att["mag_len"]) > 0.05 + 1e-6 or (
-                isinstance(att.get("dip"), (int, float)) and (m.group(2) is None or abs(float(m.group(2)) - att["dip"]) > 0.05 + 1e-6)):
+        dip = att["dip"] if isinstance(att.get("dip"), (int, float)) else None  # the page shows a dip only with one
+        if not near(field, r"^(\d+\.\d) µT(?:, dip (-?\d+\.\d)°)?$", [att["mag_len"], dip], [0.05 + 1e-6] * 2):
             bad.append("field %r, ATT mag_len %s dip %s" % (field, att["mag_len"], att.get("dip")))
     return bad
 
@@ -671,6 +673,35 @@ def check_coverage(d, path):
                 report("coverage", True, detail)
                 return
     report("coverage", False, detail)
+
+
+CANVAS_3D_JS = r"""
+const c = document.getElementById('cal-3d'), data = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+let drawn = 0;
+for (let i = 3; i < data.length; i += 4) if (data[i]) drawn++;
+return [c.toDataURL(), drawn, c.width];
+"""
+
+
+def check_3d(d):
+    """The 3-D view is drawn (points and, with a fit, the wireframe) and turns when dragged: a drag with the mouse
+    changes what it shows where the same wait without one does not (the page redraws when it asks for CALIBRATION
+    again, every 2 s: a reading that straddles that is tried again)."""
+    go(d, "calibration")
+    canvas = d.find_element(By.CSS_SELECTOR, "#cal-3d")
+    wait_for(lambda: js(d, CANVAS_3D_JS)[1] > 2000, 10)
+    detail = ""
+    for _ in range(5):
+        before, drawn, width = js(d, CANVAS_3D_JS)
+        time.sleep(0.2)
+        still = js(d, CANVAS_3D_JS)[0]
+        ActionChains(d).move_to_element(canvas).click_and_hold().move_by_offset(60, 25).release().perform()
+        after = js(d, CANVAS_3D_JS)[0]
+        detail = "%d pixels drawn of a %d px canvas; the same without a drag: %s; changed by the drag: %s" % (drawn, width, before == still, after != still)
+        if before == still:
+            report("3d", drawn > 2000 and after != still, detail)
+            return
+    report("3d", False, detail + " (the view changed by itself in each of 5 tries)")
 
 
 CALIBRATION_JS = r"""
@@ -1037,8 +1068,8 @@ def check_interference(d, path, sw):
     # same HEALTH (the moment it answered), so within the same bounds of the magnet's coming. HEALTH's `held` stops
     # growing once the rejection time runs out and the heading follows the field again at half its rate while the
     # disturbance goes on: the view says it is that much of the disturbance, not that it is still so.
-    m = re.search(r"heading on the gyroscope alone for (\d+) s of the disturbance", text(d, "#h-sources") or "")
-    held = int(m.group(1)) if m else None
+    m = re.search(r"heading on the gyroscope alone for (\d+(?:\.\d)?) s of the disturbance", text(d, "#h-sources") or "")
+    held = float(m.group(1)) if m else None
     report("interference-held", held is not None and truth is not None and truth - 6 <= held <= truth + 1,
            "#h-sources says %s s (%r); the socket's newest ATT is %s s into it" % (held, re.findall(r"heading on the gyroscope[^·]*", text(d, "#h-sources") or ""),
                                                                             truth is not None and "%.1f" % truth))
@@ -1141,6 +1172,7 @@ def main():
             if a.expect != "no-compass":  # without a magnetometer there is no calibration: expect-no-compass says so
                 steps.append(("calibration", lambda: check_calibration(d, a.socket)))
                 steps.append(("coverage", lambda: check_coverage(d, a.socket)))
+                steps.append(("3d", lambda: check_3d(d)))
                 steps.append(("calibration-details", lambda: check_calibration_details(d, a.socket)))
             if a.expect is None:  # the test puts a swing's curve in force
                 steps.append(("deviation", lambda: check_deviation(d, a.socket)))
