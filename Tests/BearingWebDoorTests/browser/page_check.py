@@ -21,6 +21,7 @@ Prints one JSON object per check ({"check":…,"ok":…,"detail":…}) and exits
 - rose: the heading's MN and COG marks at the socket's declination and course, COG shown whenever there is way on,
   and their labels never over each other, read until the marks have come within 10° of each other;
 - sky: the satellites drawn (circle.sat, data-prn, class used) are those of the socket's newest SKY;
+- sky-labels: the plot's elevation labels (30°, 60°) clear of every satellite and its PRN;
 - calibration: #cal-points-count and the circles drawn are the points of ?CALIBRATION={"points":true}; (as it was
   within the 2.5 s the page takes to ask again), and #cal-fit exists (drawn when the daemon has a fit);
 - coverage: the coverage rose's count in each 30° sector, its shading and the sectors held, against the points of
@@ -593,6 +594,34 @@ def check_sky(d, sw):
             detail = "page %d %s used %s; socket %d %s used %s" % (len(shown), got, got_used, len(sats), want, want_used)
         time.sleep(1)
     report("sky", False, detail)
+
+
+SKY_LABELS_JS = r"""
+const box = e => { const b = e.getBBox(); return [b.x, b.y, b.x + b.width, b.y + b.height]; };
+const texts = [...document.querySelectorAll('svg#sky text')];
+return [texts.filter(e => /^\d+°$/.test(e.textContent)).map(e => [e.textContent, box(e)]),
+        [...document.querySelectorAll('svg#sky circle.sat')].map(c => [c.getAttribute('data-prn'), +c.getAttribute('cx'), +c.getAttribute('cy'), +c.getAttribute('r')]),
+        texts.filter(e => /^\d+$/.test(e.textContent)).map(e => [e.textContent, box(e)])];
+"""
+
+
+def check_sky_labels(d):
+    """The sky plot's elevation labels (30°, 60°) are not under a satellite or its PRN: each box clear of every circle
+    and every PRN's box."""
+    go(d, "position")
+    wait_for(lambda: js(d, "return document.querySelectorAll('svg#sky circle.sat').length") > 0, 10)
+    rings, sats, prns = js(d, SKY_LABELS_JS)
+    covered = []
+    for name, (x0, y0, x1, y1) in rings:
+        for prn, cx, cy, r in sats:
+            nx, ny = min(max(cx, x0), x1), min(max(cy, y0), y1)
+            if math.hypot(cx - nx, cy - ny) < r:
+                covered.append("%s under satellite %s" % (name, prn))
+        for prn, (a0, b0, a1, b1) in prns:
+            if a0 < x1 and x0 < a1 and b0 < y1 and y0 < b1:
+                covered.append("%s under PRN %s's label" % (name, prn))
+    report("sky-labels", len(rings) == 2 and sats and not covered,
+           "%d elevation labels %s, %d satellites; covered: %s" % (len(rings), [(n, [round(v, 1) for v in b]) for n, b in rings], len(sats), covered))
 
 
 def check_calibration(d, path):
@@ -1171,6 +1200,8 @@ def main():
             if a.expect is None:
                 steps.append(("rose", lambda: check_rose(d, sw)))
             steps.append(("sky", lambda: check_sky(d, sw)))
+            if a.expect != "no-gps":
+                steps.append(("sky-labels", lambda: check_sky_labels(d)))
             if a.expect != "no-compass":  # without a magnetometer there is no calibration: expect-no-compass says so
                 steps.append(("calibration", lambda: check_calibration(d, a.socket)))
                 steps.append(("coverage", lambda: check_coverage(d, a.socket)))
