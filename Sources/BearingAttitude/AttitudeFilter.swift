@@ -134,7 +134,7 @@ public struct AttitudeFilter: Sendable {
         self.parameters = parameters
         magnetometerTimeConstant = parameters.tauMag
         rest = RestDetector(parameters: parameters)
-        magnetic = MagneticDisturbanceDetector(parameters: parameters, reference: reference)
+        magnetic = MagneticDisturbanceDetector(parameters: parameters, reference: reference, rejectionPaid: true)
         accLowPass = ButterworthLowPass(tau: parameters.tauAcc)
         rotationLowPass = ButterworthLowPass(tau: parameters.tauAcc)
         rotatedBiasLowPass = ButterworthLowPass(tau: parameters.tauAcc)

@@ -412,37 +412,50 @@ final class AttitudeFilterTests: XCTestCase {
         XCTAssertEqual(cleanFlagged, 0)
     }
 
-    /// With the undisturbed field known (WMM's, which the daemon gives from its start; the one learnt, which a new
-    /// calibration passes on), a disturbance right after the start, or right after a calibration change, is held as
-    /// long as any other: up to `magMaxRejectionTime`. The rejection time started spent, as VQF's does where it knows
-    /// no field yet, and was paid back at 2 s a second: a magnet 2 s after either was held for 3.1 s, and the heading then
-    /// followed it at half the rate, 30.1° and 30.2° off by its end (the page's browser test: 2 s on the gyroscope of a 6 s
-    /// episode). A still board at
-    /// 40°; a magnet 20 µT east and 10 µT down (norm +24 %, the field's heading turned 39°) for 30 s from 2 s after the
-    /// start, and again from 2 s after a calibration change at 40 s.
-    func testAGivenReferenceHoldsADisturbanceRightAfterTheStartOrACalibrationChange() {
+    /// With the undisturbed field given from outside (WMM's: at the filter's start, or as the daemon gives it, once a
+    /// calibration is in force, through `setMagneticReference`), a disturbance right after the start is held as long as
+    /// any other: up to `magMaxRejectionTime`. The rejection time started spent, as VQF's does where it knows no field,
+    /// and was paid back at 2 s a second: a magnet 2 s after the start was held for 3.1 s, and the heading then followed
+    /// it at half the rate, 30.1° off by its end (the page's browser test: 2 s on the gyroscope of a 6 s episode). After a
+    /// calibration change it still starts spent, VQF's hedge against a field judged through a calibration just changed:
+    /// paid there too, the simulated drives without GNSS were a little worse. A still board at 40°; a magnet 20 µT east
+    /// and 10 µT down (norm +24 %, the field's heading turned 39°) for 30 s from 2 s after the start (the reference given at
+    /// once, or 1 s in), and from 2 s after a calibration change at 40 s.
+    func testAGivenReferenceHoldsADisturbanceRightAfterTheStart() {
         var imu = noisy(VirtualIMU(heading: { _ in 40 }))
         imu.disturbance = { t in (t >= 2 && t < 32) || (t >= 42 && t < 72) ? Vector3(20, 0, -10) : .zero }
         let readings = imu.readings(duration: 75)
         let reference = MagneticFieldReference(norm: 50, dip: 60)  // VirtualIMU's field
-        var filter = AttitudeFilter(magneticReference: reference)
-        var held = [0.0, 0.0]
-        var errors = run(&filter, readings.filter { $0.sample.time < 40 }) { r, f in
-            if r.sample.time < 32 { held[0] = max(held[0], f.heldOnGyroscope) }
+        /// The largest heading error and time held during the magnet from `from` (s), the run split at `splits`, where
+        /// `between` acts on the filter.
+        func run(_ filter: inout AttitudeFilter, splits: [Double], between: (inout AttitudeFilter, Double) -> Void, from: Double) -> (error: Double, held: Double) {
+            var errors: [(t: Double, error: AttitudeError, estimate: Quaternion)] = [], held = 0.0
+            let bounds = [-1.0] + splits + [.infinity]
+            for k in 0..<(bounds.count - 1) {
+                if k > 0 { between(&filter, bounds[k]) }
+                errors += self.run(&filter, readings.filter { $0.sample.time >= bounds[k] && $0.sample.time < bounds[k + 1] }) { r, f in
+                    if r.sample.time >= from && r.sample.time < from + 30 { held = max(held, f.heldOnGyroscope) }
+                }
+            }
+            let during = errors.filter { $0.t >= from && $0.t < from + 30 }.map { abs(degrees($0.error.heading)) }
+            return (during.max() ?? .nan, held)
         }
-        filter.magnetometerRecalibrated(reference: reference)
-        errors += run(&filter, readings.filter { $0.sample.time >= 40 }) { r, f in
-            if r.sample.time >= 42 && r.sample.time < 72 { held[1] = max(held[1], f.heldOnGyroscope) }
+        var atStart = AttitudeFilter(magneticReference: reference)
+        let given = run(&atStart, splits: [], between: { _, _ in }, from: 2)
+        var later = AttitudeFilter()
+        let givenLater = run(&later, splits: [1], between: { f, _ in f.setMagneticReference(reference) }, from: 2)
+        var changed = AttitudeFilter(magneticReference: reference)
+        let afterChange = run(&changed, splits: [40], between: { f, _ in f.magnetometerRecalibrated(reference: reference) }, from: 42)
+        print(String(format: "a magnet 2 s after the start for 30 s: the reference given at the start, heading error at most %.2f°, held %.1f s; "
+                     + "given 1 s in %.2f°, %.1f s; 2 s after a calibration change (VQF's hedge) %.2f°, %.1f s",
+                     given.error, given.held, givenLater.error, givenLater.held, afterChange.error, afterChange.held))
+        for (r, name) in [(given, "given at the start"), (givenLater, "given 1 s in")] {
+            // 0.74°: the few samples before the low-passed norm crosses its threshold still pull the heading, at the
+            // fast start's gains (1/n, n the samples since it began: 2 s ago).
+            XCTAssertLessThan(r.error, 1.2, name)
+            XCTAssertGreaterThan(r.held, 29, name)
         }
-        let during = [(2.0, 32.0), (42.0, 72.0)].map { span in
-            errors.filter { $0.t >= span.0 && $0.t < span.1 }.map { abs(degrees($0.error.heading)) }.max() ?? .nan
-        }
-        print(String(format: "a magnet 2 s after the start, and 2 s after a calibration change, each for 30 s, a reference given: heading error "
-                     + "at most %.2f° and %.2f°, held on the gyroscope %.1f s and %.1f s", during[0], during[1], held[0], held[1]))
-        for k in 0..<2 {
-            XCTAssertLessThan(during[k], 1, k == 0 ? "after the start" : "after the calibration change")
-            XCTAssertGreaterThan(held[k], 29, k == 0 ? "after the start" : "after the calibration change")
-        }
+        XCTAssertLessThan(afterChange.held, 5, "after a calibration change the rejection time starts spent")
     }
 
     /// Samples lost for longer than a corner takes (a sensor that stops and is opened again, a stalled bus): the turn
