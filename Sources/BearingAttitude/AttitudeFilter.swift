@@ -134,7 +134,8 @@ public struct AttitudeFilter: Sendable {
         self.parameters = parameters
         magnetometerTimeConstant = parameters.tauMag
         rest = RestDetector(parameters: parameters)
-        magnetic = MagneticDisturbanceDetector(parameters: parameters, reference: reference, rejectionPaid: true)
+        magnetic = MagneticDisturbanceDetector(parameters: parameters)
+        if let reference { magnetic.setReference(reference) }  // given at the start: the rejection time starts paid
         accLowPass = ButterworthLowPass(tau: parameters.tauAcc)
         rotationLowPass = ButterworthLowPass(tau: parameters.tauAcc)
         rotatedBiasLowPass = ButterworthLowPass(tau: parameters.tauAcc)

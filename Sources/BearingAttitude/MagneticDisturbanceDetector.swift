@@ -65,7 +65,7 @@ public struct MagneticDisturbanceDetector: Sendable {
     /// `magMaxRejectionTime`. It starts spent, as VQF's does: a field learnt on the spot, or one judged through a
     /// calibration just changed, is not trusted to hold the heading against for long. A reference given from outside
     /// before any was known (WMM's, which the daemon gives from its start once a calibration is in force) is: the
-    /// rejection time is then paid (`rejectionPaid`, `setReference`). Spent, a magnet 2 s after the daemon's start was
+    /// rejection time is then paid (`setReference`). Spent, a magnet 2 s after the daemon's start was
     /// held 3 s, not the 30 s it stayed, and the heading then followed it at half the rate, 30° off by its end
     /// (`AttitudeFilterTests.testAGivenReferenceHoldsADisturbanceRightAfterTheStart`). Paid after every calibration
     /// change too, the simulated drives without GNSS were a little worse (up to 0.33° on a seed, medians up to 0.1°).
@@ -73,14 +73,14 @@ public struct MagneticDisturbanceDetector: Sendable {
     private var normDipLowPass: ButterworthLowPass<Vector3>
     private let p: AttitudeFilterParameters
 
-    /// `rejectionPaid`: whether a `reference` given starts with the rejection time paid (a filter's start with WMM's
-    /// field), or spent (the field watched afresh after a calibration change).
-    public init(parameters: AttitudeFilterParameters, reference: MagneticFieldReference? = nil, rejectionPaid: Bool = false) {
+    /// A `reference` given here is the field watched afresh (after a calibration change, or a gap): the rejection time
+    /// starts spent all the same. One given first through `setReference` starts it paid.
+    public init(parameters: AttitudeFilterParameters, reference: MagneticFieldReference? = nil) {
         p = parameters
-        rejectionTime = parameters.magMaxRejectionTime
         normDipLowPass = ButterworthLowPass(tau: parameters.magCurrentTau)
+        rejectionTime = 0
         if let reference { setReference(reference) }
-        rejectionTime = rejectionPaid && referenceNorm > 0 ? 0 : parameters.magMaxRejectionTime
+        rejectionTime = parameters.magMaxRejectionTime
     }
 
     /// Takes `reference` as the undisturbed field (it still follows the field while undisturbed). The first known,

@@ -677,31 +677,25 @@ return [document.getElementById('cal-cov-text').textContent,
 """
 
 
+def coverage_errors(shown, c):
+    """What the coverage rose (`shown`: COVERAGE_JS) says wrong against one ?CALIBRATION={"points":true}; (`coverage`)."""
+    text_, classes, total = shown
+    counts, fitted = coverage(c)
+    held = sum(1 for n in counts if n)
+    shades = ["sec c%d" % (0 if n == 0 else 1 if n < 3 else 2) for n in counts]
+    m = re.match(r"^(\d+) of 12 sectors hold points( \(no fit: raw directions\))?\. (.*)$", text_ or "")
+    page_counts = [int(n) for _, n in re.findall(r"(\d+)°: (\d+)", m.group(3))] if m else None
+    ok = (m is not None and page_counts == counts and int(m.group(1)) == held and bool(m.group(2)) != fitted
+          and classes == shades and total == "%d/12" % held and re.findall(r"(\d+)°:", m.group(3)) == [str(30 * i) for i in range(12)])
+    return [] if ok else ["socket %s (%d held, %s)" % (counts, held, "fitted" if fitted else "raw")]
+
+
 def check_coverage(d, path):
     """The coverage rose: each 30° sector's count in #cal-cov-text, the sectors shaded by it (none, 1–2, 3 or more
     points) and the sectors held, against the points and fit of ?CALIBRATION={"points":true}; asked just before or just
-    after reading the view (the page asks every 2 s)."""
+    after reading the view (the page asks every 2 s: it is read 2.5 s after the first ask)."""
     go(d, "calibration")
-    detail = ""
-    for _ in range(5):
-        a = socket_points(path)
-        time.sleep(2.5)
-        shown, classes, total = js(d, COVERAGE_JS)
-        b = socket_points(path)
-        m = re.match(r"^(\d+) of 12 sectors hold points( \(no fit: raw directions\))?\. (.*)$", shown or "")
-        page_counts = [int(n) for _, n in re.findall(r"(\d+)°: (\d+)", m.group(3))] if m else None
-        detail = "page %r, shaded %s, centre %r" % (shown, classes, total)
-        for c in (a, b):
-            counts, fitted = coverage(c)
-            held = sum(1 for n in counts if n)
-            shades = ["sec c%d" % (0 if n == 0 else 1 if n < 3 else 2) for n in counts]
-            ok = (m is not None and page_counts == counts and int(m.group(1)) == held and bool(m.group(2)) != fitted
-                  and classes == shades and total == "%d/12" % held and re.findall(r"(\d+)°:", m.group(3)) == [str(30 * i) for i in range(12)])
-            detail += "; socket %s (%d held, %s)" % (counts, held, "fitted" if fitted else "raw")
-            if ok:
-                report("coverage", True, detail)
-                return
-    report("coverage", False, detail)
+    between_asks(d, "coverage", lambda: socket_points(path), COVERAGE_JS, coverage_errors, wait=2.5, pause=0)
 
 
 CANVAS_3D_JS = r"""
@@ -775,18 +769,27 @@ def check_calibration_details(d, path):
     WMM's, regions and steps."""
     go(d, "calibration")
     time.sleep(2.5)
+    between_asks(d, "calibration-details", lambda: socket_request(path, "?CALIBRATION;"), CALIBRATION_JS, calibration_detail_errors,
+                 wait=0, pause=1)
+
+
+def between_asks(d, check, ask, script, errors_of, wait, pause):
+    """Reads the view with `script` between two asks of the socket (`ask`), `wait` s after the first: it passes when
+    it matches either (`errors_of(shown, answer)` empty), since the view asks again every 2 s; up to five tries, `pause`
+    s apart."""
     detail = ""
     for _ in range(5):
-        before = socket_request(path, "?CALIBRATION;")
-        shown = js(d, CALIBRATION_JS)
-        after = socket_request(path, "?CALIBRATION;")
-        errors = [calibration_detail_errors(shown, c) for c in (before, after)]
-        detail = "%s; wrong against the CALIBRATION before: %s, after: %s" % (shown, errors[0], errors[1])
+        before = ask()
+        time.sleep(wait)
+        shown = js(d, script)
+        after = ask()
+        errors = [errors_of(shown, c) for c in (before, after)]
+        detail = "%s; wrong against the socket before: %s, after: %s" % (shown, errors[0], errors[1])
         if not errors[0] or not errors[1]:
-            report("calibration-details", True, detail)
+            report(check, True, detail)
             return
-        time.sleep(1)
-    report("calibration-details", False, detail)
+        time.sleep(pause)
+    report(check, False, detail)
 
 
 HEALTH_JS = r"""
