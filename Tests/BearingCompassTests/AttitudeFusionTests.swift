@@ -442,6 +442,46 @@ final class AttitudeFusionTests: XCTestCase {
         return (feed, AttitudeFusion(imuOrientation: chip, magnetometerOrientation: chip, trueNorth: true, auto: .track))
     }
 
+    /// A kept calibration that scales the field to another magnitude than WMM's at the fix (one learnt before the first
+    /// fix, scaled to the fitted radius; a chip whose gain is off): the daemon gives the filter WMM's field as the
+    /// reference, and the field the board turns in is 15 % stronger or weaker than it for good. It must not be judged
+    /// disturbed for ever, the heading riding its gyroscope (0.3 °/s off here) and following the field at half the rate:
+    /// the board turning at 6 °/s in Sydney's field for 4 minutes, its heading from 60 s on against the same board with the
+    /// field at WMM's magnitude.
+    func testAKeptCalibrationScaledOffWMMsFieldIsNoDisturbanceForEver() throws {
+        let chip = try Orientation(axes: "+X-Y-Z")
+        /// The share of ATTs from 60 s on with the field judged disturbed, and their heading error's RMS.
+        func drive(scale: Double) -> (disturbed: Double, rms: Double) {
+            var board = VirtualIMU(heading: { 6 * $0 })
+            board.fieldNorm = Self.sydney.reference.norm * scale
+            board.dip = Self.sydney.reference.dip
+            var f = AttitudeFusion(imuOrientation: chip, magnetometerOrientation: chip, trueNorth: false, auto: .track)
+            var disturbed = 0, errors: [Double] = []
+            for input in inputs(board, seconds: 240) {
+                switch input {
+                case .calibration: f.step(.calibration(ActiveCalibration(chip: "qmc5883l", correction: .identity, origin: .auto)))
+                case .inertial(var s):
+                    s.angularRate = s.angularRate.map { $0 + Vector3(0, 0, 0.3 * .pi / 180) }
+                    f.step(.inertial(s))
+                default: f.step(input)
+                }
+                guard let a = f.emitted, a.time.unixTime - Self.start >= 60 else { continue }
+                if f.filter.magnetic.disturbed { disturbed += 1 }
+                errors.append(remainder(a.magneticHeading - 6 * (a.time.unixTime - Self.start), 360))
+            }
+            return (Double(disturbed) / Double(max(1, errors.count)), (errors.map { $0 * $0 }.reduce(0, +) / Double(max(1, errors.count))).squareRoot())
+        }
+        let right = drive(scale: 1)
+        var lines = [String(format: "at WMM's magnitude disturbed %.0f %% of the time from 60 s, heading RMS %.2f°", 100 * right.disturbed, right.rms)]
+        for scale in [1.15, 0.85] {
+            let r = drive(scale: scale)
+            lines.append(String(format: "%.0f %% of it: %.0f %%, %.2f°", 100 * scale, 100 * r.disturbed, r.rms))
+            XCTAssertEqual(r.disturbed, 0, "\(scale): the field the board turns in is no disturbance from 60 s on")
+            XCTAssertLessThan(r.rms, right.rms * 1.2 + 0.2, "\(scale)")
+        }
+        print("fusion, a kept calibration scaled off WMM's field, the gyroscope 0.3 °/s off: " + lines.joined(separator: "; "))
+    }
+
     /// A field that flaps about the disturbance threshold (10 % strong for half a second in every second, as beside
     /// a steel hull or a pump switching) is one episode of interference, told when it begins and when it ends, not
     /// twice a second: the CALIBRATION object and the journal follow the episodes.
