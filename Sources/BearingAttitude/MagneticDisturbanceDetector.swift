@@ -57,6 +57,18 @@ public struct MagneticDisturbanceDetector: Sendable {
 
     private var referenceNorm = 0.0
     private var referenceDip = 0.0
+    /// The reference given from outside (`setReference`: WMM's at the fix), norm and dip (radians); the field that meets
+    /// it is undisturbed whatever reference was learnt since.
+    private var given: (norm: Double, dip: Double)?
+    /// The reference in force is the one given, and the field has neither met it nor held another since it was given:
+    /// a field that holds then becomes the reference after `magNewTime` whether or not the board turns, where VQF
+    /// counts only time turning faster than `magNewMinGyro` (20 °/s). WMM's field is a model's: a calibration that
+    /// scales the field to another magnitude (one learnt before the first fix, a chip's gain), a fallback position far
+    /// from the board or a site off the model held the field disturbed for ever on a board turning slower than that
+    /// (a boat, the simulator's 6 °/s), the heading on the gyroscope and then at half the rate, and online calibration
+    /// learnt nothing: 16.62° off with the gyroscope 0.3 °/s off, against 2.82° with the right reference
+    /// (`AttitudeFilterTests.testAGivenReferenceTheFieldNeverMatchesGivesWayToTheFieldTheBoardTurnsIn`).
+    private var givenUntested = false
     private var candidateNorm = -1.0
     private var candidateDip = 0.0
     private var candidateTime = 0.0
@@ -83,14 +95,27 @@ public struct MagneticDisturbanceDetector: Sendable {
         rejectionTime = parameters.magMaxRejectionTime
     }
 
-    /// Takes `reference` as the undisturbed field (it still follows the field while undisturbed). The first known,
-    /// given before the detector learnt one, starts the rejection time paid (`rejectionTime`).
+    /// Takes `reference`, given from outside (WMM's at the fix), as the undisturbed field (it still follows the field
+    /// while undisturbed). The first known, given before the detector learnt one, starts the rejection time paid
+    /// (`rejectionTime`). It replaces the reference in force only where that is the one given before (or near it), or
+    /// none was: a field learnt because the given one was never met (`givenUntested`) stays, and the new one given is
+    /// only its alternative (the daemon gives WMM's again each time the fix moves about 1 km).
     public mutating func setReference(_ reference: MagneticFieldReference) {
         guard reference.norm > 0, reference.norm.isFinite, reference.dip.isFinite else { return }
+        let dip = reference.dip * .pi / 180
+        let followsGiven = given.map { matches(norm: referenceNorm, dip: referenceDip, $0.norm, $0.dip) } ?? true
+        given = (reference.norm, dip)
+        guard referenceNorm == 0 || followsGiven else { return }
         if referenceNorm == 0 { rejectionTime = 0 }
         referenceNorm = reference.norm
-        referenceDip = reference.dip * .pi / 180
+        referenceDip = dip
         self.reference = reference
+        givenUntested = true
+    }
+
+    /// Whether a norm and dip (radians) lie within the disturbance thresholds of another's.
+    private func matches(norm: Double, dip: Double, _ otherNorm: Double, _ otherDip: Double) -> Bool {
+        abs(norm - otherNorm) < p.magNormThreshold * otherNorm && abs(dip - otherDip) < p.magDipThreshold * .pi / 180
     }
 
     /// Judges a field sample in the inclination-corrected frame (z up); `turnRate` is the low-passed
@@ -107,10 +132,15 @@ public struct MagneticDisturbanceDetector: Sendable {
         let kReference = 1 - exp(-dt / p.magRefTau)
 
         if gyroscope { observeAzimuth(b, turnRate: turnRate, dt: dt) } else { azimuthMoving = false }
-        if abs(n - referenceNorm) < p.magNormThreshold * referenceNorm && abs(dip - referenceDip) < dipThreshold {
+        let metGiven = given.map { matches(norm: n, dip: dip, $0.norm, $0.dip) } ?? false
+        let metReference = abs(n - referenceNorm) < p.magNormThreshold * referenceNorm && abs(dip - referenceDip) < dipThreshold
+        if metReference || metGiven {
             undisturbedTime += dt
             if undisturbedTime >= p.magMinUndisturbedTime {
                 fieldDisturbed = false
+                givenUntested = false
+                // The field given from outside met again after one learnt in its place: it is the reference again.
+                if !metReference, let given { (referenceNorm, referenceDip) = given }
                 referenceNorm += kReference * (n - referenceNorm)
                 referenceDip += kReference * (dip - referenceDip)
                 publishReference()
@@ -127,7 +157,7 @@ public struct MagneticDisturbanceDetector: Sendable {
             // the field it will move in far more often than beside a magnet, and with no reference nothing is
             // judged disturbed, so a magnet that comes before the first turn became the reference (BROAD trial 33's,
             // 3 s before the movement).
-            if turnRate >= p.magNewMinGyro * .pi / 180 || referenceNorm == 0 { candidateTime += dt }
+            if turnRate >= p.magNewMinGyro * .pi / 180 || referenceNorm == 0 || givenUntested { candidateTime += dt }
             candidateNorm += kReference * (n - candidateNorm)
             candidateDip += kReference * (dip - candidateDip)
             let needed = referenceNorm == 0 ? p.magNewFirstTime : p.magNewTime
@@ -135,6 +165,7 @@ public struct MagneticDisturbanceDetector: Sendable {
                 referenceNorm = candidateNorm
                 referenceDip = candidateDip
                 publishReference()
+                givenUntested = false
                 fieldDisturbed = false
                 undisturbedTime = p.magMinUndisturbedTime
             }
