@@ -694,8 +694,11 @@ def coverage_errors(shown, c):
 
 def held_points_errors(held, before, after):
     """What is wrong with the CALIBRATION the page drew from (`held`), asked for by the page between two asks of the
-    socket (`before`, `after`): each point it holds is one of theirs, it holds every point both hold (those were held
-    all along), and its fit is one of theirs. Points are compared as the numbers the door and the socket both encode."""
+    socket (`before`, `after`), and how many of its points are neither's: it holds every point both hold (those were held all along), its fit is one of theirs, and
+    at most a tenth of its points (and 2) are neither's. Points are compared as the numbers the door and the socket both
+    encode. The daemon merges each sample into its region's point, so the points of the regions the board passes through
+    between the asks (one or two of 100 at the simulator's 6 °/s in 2.5 s) change sample by sample and the page's may be
+    neither's: in Debian 13's CI of e4f31da 2 of 29 and 2 of 54 were, in the last of five tries of two tests."""
     key = lambda p: tuple(round(x, 9) for x in p)
     pts = lambda c: [key(p) for p in ((c or {}).get("online") or {}).get("points") or []]
     fit = lambda c: [((c or {}).get("online") or {}).get(k) for k in ("offset", "matrix")] + [(c or {}).get(k) for k in ("offset", "matrix")]
@@ -705,13 +708,13 @@ def held_points_errors(held, before, after):
         bad.append("the page holds no CALIBRATION: %s" % json.dumps(held)[:120])
     strange = [p for p in h if p not in b and p not in a]
     missing = (b & a) - set(h)
-    if strange:
+    if len(strange) > max(2, len(h) // 10):
         bad.append("%d of its %d points are in neither socket answer (the first %s)" % (len(strange), len(h), list(strange[0])))
     if missing:
         bad.append("%d points both socket answers hold are missing" % len(missing))
     if fit(held) not in (fit(before), fit(after)):
         bad.append("its fit is neither socket answer's")
-    return bad
+    return bad, len(strange)
 
 
 def check_coverage(d, path):
@@ -729,9 +732,9 @@ def check_coverage(d, path):
         shown, held = js(d, COVERAGE_JS)
         after = socket_points(path)
         drawn = coverage_errors(shown, held or {})
-        source = held_points_errors(held, before, after)
-        detail = "%s; wrong against the CALIBRATION it was drawn from (%d points): %s; that CALIBRATION against the socket's before (%d) and after (%d): %s" % (
-            shown, len(((held or {}).get("online") or {}).get("points") or []), drawn,
+        source, strange = held_points_errors(held, before, after)
+        detail = "%s; wrong against the CALIBRATION it was drawn from (%d points, %d in neither socket answer): %s; that CALIBRATION against the socket's before (%d) and after (%d): %s" % (
+            shown, len(((held or {}).get("online") or {}).get("points") or []), strange, drawn,
             len((before.get("online") or {}).get("points") or []), len((after.get("online") or {}).get("points") or []), source)
         if not drawn and not source:
             report("coverage", True, detail)
