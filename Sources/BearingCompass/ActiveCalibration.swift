@@ -8,9 +8,13 @@ public struct ActiveCalibration: Equatable, Sendable {
     public var correction: MagneticCalibration
     /// Fitted by `bearing calibrate` (manual) or learnt online and kept (auto).
     public var origin: CalibrationOrigin
-    public init(chip: String, correction: MagneticCalibration, origin: CalibrationOrigin = .manual) {
+    /// The field magnitude the correction scales the field to (µT, its file's `field`): WMM's where it was fitted, or
+    /// the fitted radius where none was known (a fit before the first fix). nil when not known (an accelerometer's).
+    public var field: Double?
+    public init(chip: String, correction: MagneticCalibration, origin: CalibrationOrigin = .manual, field: Double? = nil) {
         self.chip = chip
         self.correction = correction
         self.origin = origin
+        self.field = field
     }
 }

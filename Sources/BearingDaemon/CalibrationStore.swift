@@ -200,7 +200,7 @@ extension CalibrationRecord: CalibrationFileContent {
         model == .planar ? "the calibration is a 2-D fit: headings are right only while the board is level" : nil
     }
     /// The correction it describes, for the compass stages.
-    public var active: ActiveCalibration? { (try? calibration()).map { ActiveCalibration(chip: chip, correction: $0) } }
+    public var active: ActiveCalibration? { (try? calibration()).map { ActiveCalibration(chip: chip, correction: $0, field: field) } }
 }
 
 extension OnlineCalibrationRecord: CalibrationFileContent {

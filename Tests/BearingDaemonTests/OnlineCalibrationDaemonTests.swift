@@ -81,6 +81,7 @@ final class OnlineCalibrationDaemonTests: XCTestCase {
             let o = try XCTUnwrap(online(objects), "\(name): no online object")
             if kept {
                 XCTAssertEqual(o["source"] as? String, "auto", "\(name): learnt on this sensor, it is in force")
+                XCTAssertEqual(o["field"] as? Double ?? 0, 48.7, accuracy: 0.3, "\(name): the kept file's field, not WMM's at the fallback (57.0 µT): \(o)")
                 XCTAssertTrue(FileManager.default.fileExists(atPath: path))
                 continue
             }
