@@ -296,7 +296,7 @@ public struct AttitudeFusion: Sendable {
             driving?.restart(at: nil)
             drivingTable = nil
             if auto != .off {
-                online = OnlineMagnetometerCalibration(calibration: c?.correction, origin: c?.origin ?? .none, settings: onlineSettings)
+                online = OnlineMagnetometerCalibration(calibration: c?.correction, origin: c?.origin ?? .none, field: c?.field, settings: onlineSettings)
                 if let r = local?.reference { online?.expect(field: r.norm, dip: r.dip) }
                 quality = online?.quality(wmm: local?.reference)
             }
@@ -310,7 +310,7 @@ public struct AttitudeFusion: Sendable {
         case .onlineReset(let lastStamp):
             guard auto != .off, online != nil else { return }
             let c = calibration
-            online = OnlineMagnetometerCalibration(calibration: c?.correction, origin: c?.origin ?? .none, settings: onlineSettings)
+            online = OnlineMagnetometerCalibration(calibration: c?.correction, origin: c?.origin ?? .none, field: c?.field, settings: onlineSettings)
             if let r = local?.reference { online?.expect(field: r.norm, dip: r.dip) }
             quality = online?.quality(wmm: local?.reference)
             episodes = InterferenceEpisodes()
@@ -722,7 +722,7 @@ public struct AttitudeFusion: Sendable {
 
     private mutating func updateReference() {
         let calibrated = online.map { $0.origin != .none } ?? calibration.map { !$0.correction.isIdentity } ?? false
-        let wanted = calibrated ? local?.reference : nil
+        let wanted = calibrated ? MagneticFieldReference.read(local: local?.reference, scaledTo: online?.field ?? calibration?.field) : nil
         guard let wanted, wanted != referenceGiven else { return }
         filter.setMagneticReference(wanted)
         referenceGiven = wanted

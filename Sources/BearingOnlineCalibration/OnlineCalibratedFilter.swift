@@ -87,7 +87,7 @@ extension AttitudeFilter {
     /// (`magnetometerRecalibrated`). The daemon's fusion stage and `OnlineCalibratedFilter` both adopt through it.
     public mutating func adopt(_ change: CalibrationChange, field: Double?, local: MagneticFieldReference?,
                                online: OnlineMagnetometerCalibration?) {
-        let reference = local ?? field.map { MagneticFieldReference(norm: $0, dip: change.after.meanDip) }
+        let reference = MagneticFieldReference.read(local: local, scaledTo: field) ?? field.map { MagneticFieldReference(norm: $0, dip: change.after.meanDip) }
         if change.turnsTheHeading {
             let heading = online?.recentFieldHeading(under: change.calibration, seconds: Self.fieldHeadingSeconds)
             magnetometerRecalibrated(reference: reference, fieldHeading: heading)
@@ -99,4 +99,15 @@ extension AttitudeFilter {
     /// Seconds of field, followed in the gyroscope's frame, that a calibration change's heading is judged on (`adopt`):
     /// short enough that the gyroscope's drift over them is nothing, long enough to show the field's own spread.
     public static let fieldHeadingSeconds = 3.0
+}
+
+extension MagneticFieldReference {
+    /// The undisturbed field as a calibration makes the magnetometer read it: the local field's dip (`local`, WMM's at
+    /// the fix) at the magnitude the calibration scales the field to (`field`: online calibration's, or its file's),
+    /// else at the local field's. A calibration learnt before the first fix scales to the fitted radius, and a chip's
+    /// gain may be off: judged by WMM's magnitude, such a field 15 % off was disturbed for good
+    /// (`AttitudeFusionTests.testAKeptCalibrationsFieldIsTheMagnitudeOnlineCalibrationJudgesBy`). nil without `local`.
+    public static func read(local: MagneticFieldReference?, scaledTo field: Double?) -> MagneticFieldReference? {
+        local.map { MagneticFieldReference(norm: field.flatMap { $0.isFinite && $0 > 0 ? $0 : nil } ?? $0.norm, dip: $0.dip) }
+    }
 }
