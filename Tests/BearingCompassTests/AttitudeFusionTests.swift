@@ -516,6 +516,43 @@ final class AttitudeFusionTests: XCTestCase {
         print("fusion, a kept calibration's field: " + lines.joined(separator: "; "))
     }
 
+    /// A step of the hard iron on a level board turning at 6 °/s (a boat on calm water, a car on the flat: the field's
+    /// directions a ring): 3, 5 or 8 µT along the chip's x from 100 s. The gyroscope's frame finds it and puts its hard
+    /// iron in force at once; the step's fits must then end it. They fitted a sphere to the points, and a sphere through
+    /// a ring has no one centre: every fit failed ("no plausible sphere fit"), and online calibration stayed learning,
+    /// judging nothing and telling interference (step), for the 300 s after the step.
+    func testAStepOfTheHardIronOnALevelTurningBoardEnds() throws {
+        let chip = try Orientation(axes: "+X-Y-Z")
+        var lines: [String] = []
+        for step in [3.0, 5.0, 8.0] {
+            var board = VirtualIMU(heading: { 6 * $0 })
+            board.fieldNorm = Self.sydney.reference.norm
+            board.dip = Self.sydney.reference.dip
+            var f = AttitudeFusion(imuOrientation: chip, magnetometerOrientation: chip, trueNorth: false, auto: .track)
+            var endedAt: Double?
+            for input in inputs(board, seconds: 400) {
+                switch input {
+                case .calibration: f.step(.calibration(ActiveCalibration(chip: "qmc5883l", correction: .identity, origin: .auto, field: board.fieldNorm)))
+                case .magnetic(var m):
+                    let t = m.time.unixTime - Self.start
+                    if t > 100 { m.field = m.field + Vector3(step, 0, 0) }
+                    f.step(.magnetic(m))
+                    if t > 100, f.online?.steps == 1, f.online?.learning == false, endedAt == nil { endedAt = t }
+                default: f.step(input)
+                }
+            }
+            let o = try XCTUnwrap(f.online)
+            lines.append(String(format: "%.0f µT: %d step(s), learning ended %@, interference %@, hard iron %.2f µT off", step, o.steps,
+                                endedAt.map { String(format: "%.0f s after it", $0 - 100) } ?? "never", o.interference?.rawValue ?? "none",
+                                (o.inForce.offset - Vector3(step, 0, 0)).length))
+            XCTAssertEqual(o.steps, 1, "\(step) µT")
+            XCTAssertLessThan(endedAt ?? .infinity, 280, "\(step) µT: the step's learning ends")
+            XCTAssertNil(o.interference, "\(step) µT")
+            XCTAssertLessThan((o.inForce.offset - Vector3(step, 0, 0)).length, 0.3, "\(step) µT")
+        }
+        print("fusion, a step of the hard iron on a level board turning: " + lines.joined(separator: "; "))
+    }
+
     /// A field that flaps about the disturbance threshold (10 % strong for half a second in every second, as beside
     /// a steel hull or a pump switching) is one episode of interference, told when it begins and when it ends, not
     /// twice a second: the CALIBRATION object and the journal follow the episodes.
