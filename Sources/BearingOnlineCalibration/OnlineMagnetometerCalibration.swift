@@ -1054,13 +1054,14 @@ public struct OnlineMagnetometerCalibration: Sendable {
         var current = points.compactMap { $0 }
         let turning = ring.compactMap { $0 }
         var turnOnly = false
+        // The regions' points about a plane: a vehicle that turns level, or nearly (its directions a ring).
+        let thin = current.count >= 4 && MagnetometerCalibrator.thinness(current.map(\.raw)).value < Self.planarThinness
         if hardIronOnly ? current.count < settings.minimumStepRegions : current.count < settings.minimumRegions {
             // Too few directions for a 3-D fit: a vehicle that only turns has the ring.
             guard turning.count >= settings.minimumTurnPoints else { return .notEnough(regions: current.count) }
             current = turning
             turnOnly = true
-        } else if !hardIronOnly, turning.count >= settings.minimumTurnPoints,
-                  MagnetometerCalibrator.thinness(current.map(\.raw)).value < Self.planarThinness {
+        } else if !hardIronOnly, turning.count >= settings.minimumTurnPoints, thin {
             // Directions enough, but in a plane: a vehicle that only turns and tilts a little (a car on hills,
             // its "up" tilted by what is left of its own acceleration). The vertical part of a 3-D fit would
             // follow that tilt; the ring, with WMM's dip, does not.
@@ -1073,7 +1074,11 @@ public struct OnlineMagnetometerCalibration: Sendable {
             return .notEnough(regions: current.count)
         }
         var options = MagnetometerCalibrator.Options(field: field)
-        if hardIronOnly { options.model = .sphere }
+        // A step's fit holds the soft iron: a sphere, but through points about a ring a sphere has no one centre (the
+        // calibrator refuses it), and the planar fit gives the horizontal hard iron, the vertical the one in force
+        // (`aboutARing`). Forced to a sphere, a level board's step was never ended: every fit failed, and online
+        // calibration stayed learning, judging nothing (`AttitudeFusionTests.testAStepOfTheHardIronOnALevelTurningBoardEnds`).
+        if hardIronOnly && !(thin && !turnOnly) { options.model = .sphere }
         if let up = current.compactMap(\.up).first { options.down = -up }
         let candidate: CalibrationFit
         do { candidate = try MagnetometerCalibrator(options: options).fit(current.map(\.raw)) } catch { return .failed(error.message) }
@@ -1092,9 +1097,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
         // So does a step's fit on points that lie near a ring (a car after a step: a sphere through a ring has two
         // centres, the second about twice the field's vertical away, the field upside down); a step's fit on the ring
         // itself (`turnOnly`) starts from the sphere's.
-        let aboutARing = hardIronOnly
-            ? !turnOnly && MagnetometerCalibrator.thinness(current.map(\.raw)).value < Self.planarThinness
-            : turnOnly || planar
+        let aboutARing = hardIronOnly ? !turnOnly && thin : turnOnly || planar
         if aboutARing, let up = Self.meanUp(current) {
             let horizontal = o - up * o.dot(up), vertical = up * inForce.offset.dot(up)
             start = MagneticCalibration(offset: horizontal + vertical, matrix: inForce.matrix)
