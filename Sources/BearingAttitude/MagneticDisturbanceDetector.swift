@@ -128,12 +128,11 @@ public struct MagneticDisturbanceDetector: Sendable {
         let filtered = normDipLowPass.step(raw, dt: dt)
         let (n, dip) = (filtered.x, filtered.y)
         current = MagneticFieldReference(norm: n, dip: dip * 180 / .pi)
-        let dipThreshold = p.magDipThreshold * .pi / 180
         let kReference = 1 - exp(-dt / p.magRefTau)
 
         if gyroscope { observeAzimuth(b, turnRate: turnRate, dt: dt) } else { azimuthMoving = false }
         let metGiven = given.map { matches(norm: n, dip: dip, $0.norm, $0.dip) } ?? false
-        let metReference = abs(n - referenceNorm) < p.magNormThreshold * referenceNorm && abs(dip - referenceDip) < dipThreshold
+        let metReference = matches(norm: n, dip: dip, referenceNorm, referenceDip)
         if metReference || metGiven {
             undisturbedTime += dt
             if undisturbedTime >= p.magMinUndisturbedTime {
@@ -151,7 +150,7 @@ public struct MagneticDisturbanceDetector: Sendable {
         }
         quietFor = fieldDisturbed || referenceNorm == 0 ? 0 : quietFor + dt
 
-        if abs(n - candidateNorm) < p.magNormThreshold * candidateNorm && abs(dip - candidateDip) < dipThreshold {
+        if matches(norm: n, dip: dip, candidateNorm, candidateDip) {
             // Turning, a field that holds is homogeneous; still, any field holds. VQF counts only time turning, for
             // the first reference too; here, with no reference at all, time still counts: a board starts at rest in
             // the field it will move in far more often than beside a magnet, and with no reference nothing is

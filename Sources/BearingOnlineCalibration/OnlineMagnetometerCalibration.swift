@@ -1054,14 +1054,16 @@ public struct OnlineMagnetometerCalibration: Sendable {
         var current = points.compactMap { $0 }
         let turning = ring.compactMap { $0 }
         var turnOnly = false
-        // The regions' points about a plane: a vehicle that turns level, or nearly (its directions a ring).
-        let thin = current.count >= 4 && MagnetometerCalibrator.thinness(current.map(\.raw)).value < Self.planarThinness
+        // The regions' points about a plane: a vehicle that turns level, or nearly (its directions a ring). Worked out
+        // only where it is asked, from the regions' points (before the ring may take their place).
+        let regions = current
+        let aboutAPlane = { regions.count >= 4 && MagnetometerCalibrator.thinness(regions.map(\.raw)).value < Self.planarThinness }
         if hardIronOnly ? current.count < settings.minimumStepRegions : current.count < settings.minimumRegions {
             // Too few directions for a 3-D fit: a vehicle that only turns has the ring.
             guard turning.count >= settings.minimumTurnPoints else { return .notEnough(regions: current.count) }
             current = turning
             turnOnly = true
-        } else if !hardIronOnly, turning.count >= settings.minimumTurnPoints, thin {
+        } else if !hardIronOnly, turning.count >= settings.minimumTurnPoints, aboutAPlane() {
             // Directions enough, but in a plane: a vehicle that only turns and tilts a little (a car on hills,
             // its "up" tilted by what is left of its own acceleration). The vertical part of a 3-D fit would
             // follow that tilt; the ring, with WMM's dip, does not.
@@ -1073,6 +1075,8 @@ public struct OnlineMagnetometerCalibration: Sendable {
         if turnOnly && !ringBinnedByField && turnedSectors < Self.minimumTurnedSectors {
             return .notEnough(regions: current.count)
         }
+        // A step's fit on the regions' points about a plane.
+        let thinStep = hardIronOnly && !turnOnly && aboutAPlane()
         var options = MagnetometerCalibrator.Options(field: field)
         if hardIronOnly { options.model = .sphere }
         if let up = current.compactMap(\.up).first { options.down = -up }
@@ -1086,7 +1090,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
             // without GNSS both ways by up to 1.5° a seed (seeds 9–24 3.47° → 3.66°, 45 minutes 4.32° → 4.20°).
             var planar = options
             planar.model = nil
-            guard hardIronOnly, thin, !turnOnly, let fit = try? MagnetometerCalibrator(options: planar).fit(current.map(\.raw)) else {
+            guard thinStep, let fit = try? MagnetometerCalibrator(options: planar).fit(current.map(\.raw)) else {
                 return .failed(error.message)
             }
             candidate = fit
@@ -1106,7 +1110,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
         // So does a step's fit on points that lie near a ring (a car after a step: a sphere through a ring has two
         // centres, the second about twice the field's vertical away, the field upside down); a step's fit on the ring
         // itself (`turnOnly`) starts from the sphere's.
-        let aboutARing = hardIronOnly ? !turnOnly && thin : turnOnly || planar
+        let aboutARing = hardIronOnly ? thinStep : turnOnly || planar
         if aboutARing, let up = Self.meanUp(current) {
             let horizontal = o - up * o.dot(up), vertical = up * inForce.offset.dot(up)
             start = MagneticCalibration(offset: horizontal + vertical, matrix: inForce.matrix)

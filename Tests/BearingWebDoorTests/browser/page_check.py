@@ -694,7 +694,7 @@ def coverage_errors(shown, c):
 
 def held_points_errors(held, before, after):
     """What is wrong with the CALIBRATION the page drew from (`held`), asked for by the page between two asks of the
-    socket (`before`, `after`), and how many of its points are neither's: it holds every point both hold (those were held all along), its fit is one of theirs, and
+    socket (`before`, `after`), with how many points each holds and how many of the page's are neither's: it holds every point both hold (those were held all along), its fit is one of theirs, and
     at most a tenth of its points (and 2) are neither's. Points are compared as the numbers the door and the socket both
     encode. The daemon merges each sample into its region's point, so the points of the regions the board passes through
     between the asks (one or two of 100 at the simulator's 6 °/s in 2.5 s) change sample by sample and the page's may be
@@ -702,7 +702,8 @@ def held_points_errors(held, before, after):
     key = lambda p: tuple(round(x, 9) for x in p)
     pts = lambda c: [key(p) for p in ((c or {}).get("online") or {}).get("points") or []]
     fit = lambda c: [((c or {}).get("online") or {}).get(k) for k in ("offset", "matrix")] + [(c or {}).get(k) for k in ("offset", "matrix")]
-    h, b, a = pts(held), set(pts(before)), set(pts(after))
+    h, bl, al = pts(held), pts(before), pts(after)
+    b, a = set(bl), set(al)
     bad = []
     if held is None or held.get("class") != "CALIBRATION":
         bad.append("the page holds no CALIBRATION: %s" % json.dumps(held)[:120])
@@ -714,7 +715,7 @@ def held_points_errors(held, before, after):
         bad.append("%d points both socket answers hold are missing" % len(missing))
     if fit(held) not in (fit(before), fit(after)):
         bad.append("its fit is neither socket answer's")
-    return bad, len(strange)
+    return bad, "%d points, %d in neither socket answer; the socket's before %d and after %d" % (len(h), len(strange), len(bl), len(al))
 
 
 def check_coverage(d, path):
@@ -732,10 +733,8 @@ def check_coverage(d, path):
         shown, held = js(d, COVERAGE_JS)
         after = socket_points(path)
         drawn = coverage_errors(shown, held or {})
-        source, strange = held_points_errors(held, before, after)
-        detail = "%s; wrong against the CALIBRATION it was drawn from (%d points, %d in neither socket answer): %s; that CALIBRATION against the socket's before (%d) and after (%d): %s" % (
-            shown, len(((held or {}).get("online") or {}).get("points") or []), strange, drawn,
-            len((before.get("online") or {}).get("points") or []), len((after.get("online") or {}).get("points") or []), source)
+        source, counts = held_points_errors(held, before, after)
+        detail = "%s; wrong against the CALIBRATION it was drawn from: %s; that CALIBRATION (%s) against the socket's: %s" % (shown, drawn, counts, source)
         if not drawn and not source:
             report("coverage", True, detail)
             return
@@ -816,27 +815,18 @@ def check_calibration_details(d, path):
     WMM's, regions and steps."""
     go(d, "calibration")
     time.sleep(2.5)
-    between_asks(d, "calibration-details", lambda: socket_request(path, "?CALIBRATION;"), CALIBRATION_JS, calibration_detail_errors,
-                 wait=0, pause=1)
-
-
-def between_asks(d, check, ask, script, errors_of, wait, pause):
-    """Reads the view with `script` between two asks of the socket (`ask`), `wait` s after the first: it passes when
-    it matches either (`errors_of(shown, answer)` empty), since the view asks again every 2 s; up to five tries, `pause`
-    s apart."""
     detail = ""
     for _ in range(5):
-        before = ask()
-        time.sleep(wait)
-        shown = js(d, script)
-        after = ask()
-        errors = [errors_of(shown, c) for c in (before, after)]
+        before = socket_request(path, "?CALIBRATION;")
+        shown = js(d, CALIBRATION_JS)
+        after = socket_request(path, "?CALIBRATION;")
+        errors = [calibration_detail_errors(shown, c) for c in (before, after)]
         detail = "%s; wrong against the socket before: %s, after: %s" % (shown, errors[0], errors[1])
         if not errors[0] or not errors[1]:
-            report(check, True, detail)
+            report("calibration-details", True, detail)
             return
-        time.sleep(pause)
-    report(check, False, detail)
+        time.sleep(1)
+    report("calibration-details", False, detail)
 
 
 HEALTH_JS = r"""
