@@ -297,7 +297,7 @@ public struct AttitudeFusion: Sendable {
             drivingTable = nil
             if auto != .off {
                 online = OnlineMagnetometerCalibration(calibration: c?.correction, origin: c?.origin ?? .none, field: c?.field, settings: onlineSettings)
-                if let r = local?.reference { online?.expect(field: r.norm, dip: r.dip) }
+                expectLocalField()
                 quality = online?.quality(wmm: local?.reference)
             }
             episodes = InterferenceEpisodes()
@@ -311,7 +311,7 @@ public struct AttitudeFusion: Sendable {
             guard auto != .off, online != nil else { return }
             let c = calibration
             online = OnlineMagnetometerCalibration(calibration: c?.correction, origin: c?.origin ?? .none, field: c?.field, settings: onlineSettings)
-            if let r = local?.reference { online?.expect(field: r.norm, dip: r.dip) }
+            expectLocalField()
             quality = online?.quality(wmm: local?.reference)
             episodes = InterferenceEpisodes()
             driving?.restart(at: nil)
@@ -348,7 +348,7 @@ public struct AttitudeFusion: Sendable {
             restartFilter(filter.parameters)
         case .localField(let f):
             local = f
-            if let r = f?.reference { online?.expect(field: r.norm, dip: r.dip) }
+            expectLocalField()
             updateReference()
         case .magnetic(let s):
             let correction: MagneticCalibration
@@ -718,6 +718,12 @@ public struct AttitudeFusion: Sendable {
         state.interference = episodes.current?.cause
         state.ongoing = episodes.current
         return state
+    }
+
+    /// Online calibration told WMM's field in force (`local`): at the fix, or at the fallback position until the first.
+    private mutating func expectLocalField() {
+        guard let f = local else { return }
+        online?.expect(field: f.reference.norm, dip: f.reference.dip, atTheFix: f.declination.source == .fix)
     }
 
     private mutating func updateReference() {

@@ -227,6 +227,9 @@ public struct OnlineMagnetometerCalibration: Sendable {
     public private(set) var origin: CalibrationOrigin
     /// The magnitude calibrated fields are scaled to (WMM's at the fix when known; else the first fit's).
     public private(set) var field: Double?
+    /// Whether `field` is WMM's at a position other than the fix (the daemon's fallback position) and nothing has been
+    /// put in force since: WMM's at the fix replaces it (`expect(field:dip:atTheFix:)`).
+    private var fieldFromElsewhere = false
     /// Whether every sample is being learnt (no calibration yet, or since a step), rather than only those
     /// the calibration in force finds undisturbed.
     public private(set) var learning: Bool
@@ -341,10 +344,17 @@ public struct OnlineMagnetometerCalibration: Sendable {
         learning = calibration == nil
     }
 
-    /// Takes `norm` (WMM's at the fix, in the samples' units) as the field to scale to, when none is known
-    /// yet, and `dip` as the field's dip.
-    public mutating func expect(field norm: Double, dip: Double) {
-        if field == nil, norm.isFinite, norm > 0 { field = norm }
+    /// Takes `norm` (WMM's field, in the samples' units) as the field to scale to, when none is known yet, and `dip`
+    /// as the field's dip. `atTheFix`: WMM's at the fix, not at a position given in its place (the daemon's fallback
+    /// position), which is the field to scale to only until the fix's comes, unless something was put in force
+    /// meanwhile (scaled to it). Kept for good, a fallback far from the fix had every fit scale the field off WMM's
+    /// there and the compass quality "poor" for good (the rig's Sydney 57.0 µT against 48.9 µT at the fix:
+    /// `AttitudeFusionTests.testTheFallbackPositionsFieldGivesWayToTheFixsWhereNothingIsScaledToIt`).
+    public mutating func expect(field norm: Double, dip: Double, atTheFix: Bool = true) {
+        if norm.isFinite, norm > 0, field == nil || (fieldFromElsewhere && atTheFix) {
+            field = norm
+            fieldFromElsewhere = !atTheFix
+        }
         if dip.isFinite { dipReference = dip }
     }
 
@@ -733,6 +743,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
         earlier.append(inForce)
         if earlier.count > settings.recallDepth { earlier.removeFirst() }
         inForce = calibration
+        fieldFromElsewhere = false
         // The field followed in the gyroscope's frame was the old calibration's: under the new one it is another
         // (a hard iron moved by x leaves a d of x fixed in the sensor's axes, which would read as a step).
         frameField = nil
