@@ -1,3 +1,4 @@
+import BearingAttitude
 import BearingCalibration
 import BearingOnlineCalibration
 import BearingDaemon
@@ -173,10 +174,12 @@ final class OnlineCalibrationDaemonTests: XCTestCase {
     }
 
     /// Slow (most of a turn of the simulated board, 50–90 s): the daemon learns the simulator's iron, says so in
-    /// CALIBRATION, and keeps it in its file.
+    /// CALIBRATION, and keeps it in its file. Its fixes come from gpsfake's track in the Solent, where WMM's field is
+    /// about the simulator's (19.6 µT north, 44.6 down: 48.7 µT), far from the rig's fallback position (Sydney, 57.0 µT):
+    /// the fix's field is the magnitude the fits scale to, not the fallback's (which it was until 2026-12-07, every fit
+    /// then scaling the field 17 % over WMM's at the fix, and the compass quality "poor" for good).
     func testTheDaemonLearnsTheBoardsIronAndKeepsIt() throws {
-        // Where WMM's field is the simulator's (19.6 µT north, 44.6 down): near Greenwich.
-        let rig = try DaemonRig("online-learn", gps: false, configure: { $0.heading.fallbackPosition = Vector3(51, 0, 0) })
+        let rig = try DaemonRig("online-learn", gps: true, gpsEpochs: 1200)
         defer { rig.finish() }
         let client = try SocketClient(path: rig.socketPath)
         client.watch()
@@ -198,7 +201,11 @@ final class OnlineCalibrationDaemonTests: XCTestCase {
         XCTAssertEqual(o["mode"] as? String, "track")
         XCTAssertNotNil(o["changed"] as? String)
         XCTAssertLessThan(try XCTUnwrap(o["residual"] as? Double), 2, "µT")
+        // WMM's at the fix, not the fallback's; and the magnitude the fits scale to.
+        let fallback = LocalField.fallback(DaemonRig.fallback, unixSeconds: Date().timeIntervalSince1970).reference.norm
+        XCTAssertGreaterThan(abs(try XCTUnwrap(o["field_wmm"] as? Double) - fallback), 5, "WMM's field at a fix")
         XCTAssertEqual(try XCTUnwrap(o["field_wmm"] as? Double), try XCTUnwrap(o["field"] as? Double), accuracy: 0.01)
+        XCTAssertNotEqual(o["quality"] as? String, "poor", "the field is WMM's at the fix: nothing else makes a fit of the simulator's field poor")
         let offset = try XCTUnwrap(o["offset"] as? [Double])
         XCTAssertEqual(offset[0], Self.hardIron.x, accuracy: 2)
         XCTAssertEqual(offset[1], Self.hardIron.y, accuracy: 2)
