@@ -11,10 +11,14 @@ public struct ActiveCalibration: Equatable, Sendable {
     /// The field magnitude the correction scales the field to (µT, its file's `field`): WMM's where it was fitted, or
     /// the fitted radius where none was known (a fit before the first fix). nil when not known (an accelerometer's).
     public var field: Double?
-    public init(chip: String, correction: MagneticCalibration, origin: CalibrationOrigin = .manual, field: Double? = nil) {
+    /// WMM's magnitude where `field` held (the kept online file's `field_wmm`; a manual one's `field` where WMM's
+    /// was what it scaled to); nil when not known.
+    public var fieldWMM: Double?
+    public init(chip: String, correction: MagneticCalibration, origin: CalibrationOrigin = .manual, field: Double? = nil, fieldWMM: Double? = nil) {
         self.chip = chip
         self.correction = correction
         self.origin = origin
         self.field = field
+        self.fieldWMM = fieldWMM
     }
 }

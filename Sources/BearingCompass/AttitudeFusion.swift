@@ -296,7 +296,8 @@ public struct AttitudeFusion: Sendable {
             driving?.restart(at: nil)
             drivingTable = nil
             if auto != .off {
-                online = OnlineMagnetometerCalibration(calibration: c?.correction, origin: c?.origin ?? .none, field: c?.field, settings: onlineSettings)
+                online = OnlineMagnetometerCalibration(calibration: c?.correction, origin: c?.origin ?? .none, field: c?.field, fieldWMM: c?.fieldWMM,
+                                                       settings: onlineSettings)
                 expectLocalField()
                 quality = online?.quality(wmm: local?.reference)
             }
@@ -310,7 +311,8 @@ public struct AttitudeFusion: Sendable {
         case .onlineReset(let lastStamp):
             guard auto != .off, online != nil else { return }
             let c = calibration
-            online = OnlineMagnetometerCalibration(calibration: c?.correction, origin: c?.origin ?? .none, field: c?.field, settings: onlineSettings)
+            online = OnlineMagnetometerCalibration(calibration: c?.correction, origin: c?.origin ?? .none, field: c?.field, fieldWMM: c?.fieldWMM,
+                                                   settings: onlineSettings)
             expectLocalField()
             quality = online?.quality(wmm: local?.reference)
             episodes = InterferenceEpisodes()

@@ -199,8 +199,11 @@ extension CalibrationRecord: CalibrationFileContent {
     public var caution: String? {
         model == .planar ? "the calibration is a 2-D fit: headings are right only while the board is level" : nil
     }
-    /// The correction it describes, for the compass stages.
-    public var active: ActiveCalibration? { (try? calibration()).map { ActiveCalibration(chip: chip, correction: $0, field: field) } }
+    /// The correction it describes, for the compass stages; scaled to WMM's where it was fitted (`field_source` "wmm"),
+    /// its field is WMM's there.
+    public var active: ActiveCalibration? {
+        (try? calibration()).map { ActiveCalibration(chip: chip, correction: $0, field: field, fieldWMM: fieldSource == "wmm" ? field : nil) }
+    }
 }
 
 extension OnlineCalibrationRecord: CalibrationFileContent {

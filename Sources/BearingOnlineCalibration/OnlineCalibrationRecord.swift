@@ -15,8 +15,10 @@ public struct OnlineCalibrationRecord: Codable, Equatable, Sendable {
     /// `calibrated = matrix · (raw − offset)`, µT.
     public var offset: [Double]
     public var matrix: [[Double]]
-    /// The field magnitude it scales to, µT.
+    /// The field magnitude it scales to, µT, and WMM's at the fix where that held (nil: none known; written before
+    /// Bearing kept it). A daemon started elsewhere scales `field` by WMM's at its first fix over this.
     public var field: Double?
+    public var fieldWMM: Double?
     public var baseline: String?
     /// When it was learnt (UTC, ISO 8601), and its misfit then: magnitude spread (%) and dip spread (°).
     public var time: String
@@ -29,6 +31,7 @@ public struct OnlineCalibrationRecord: Codable, Equatable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case format, chip, offset, matrix, field, baseline, time, regions, steps, sensor
+        case fieldWMM = "field_wmm"
         case misfitPercent = "misfit_percent"
         case dipSpread = "dip_spread"
     }
@@ -41,6 +44,7 @@ public struct OnlineCalibrationRecord: Codable, Equatable, Sendable {
         offset = [c.offset.x, c.offset.y, c.offset.z]
         matrix = c.matrix.rows.map { [$0.x, $0.y, $0.z] }
         field = state.field
+        fieldWMM = state.fieldWMM
         self.baseline = baseline
         self.time = time
         misfitPercent = state.misfit?.normPercent
@@ -55,7 +59,9 @@ public struct OnlineCalibrationRecord: Codable, Equatable, Sendable {
         guard format == Self.currentFormat else { throw CalibrationFitError("format \"\(format)\" is not \"\(Self.currentFormat)\"") }
         let c = MagneticCalibration(offset: try CalibrationFileDecoding.vector(offset, "offset"), matrix: try CalibrationFileDecoding.matrix(matrix, "matrix"))
         if let problem = Self.problem(c) { throw CalibrationFitError(problem) }
-        if let field, !(field.isFinite && field > 0 && field < 1000) { throw CalibrationFitError("\"field\" \(field) is not a field magnitude in µT") }
+        for (key, value) in [("field", field), ("field_wmm", fieldWMM)] {
+            if let value, !(value.isFinite && value > 0 && value < 1000) { throw CalibrationFitError("\"\(key)\" \(value) is not a field magnitude in µT") }
+        }
         return c
     }
 

@@ -225,8 +225,13 @@ public struct OnlineMagnetometerCalibration: Sendable {
     /// `inForce.matrix⁻¹`, kept with it: the field followed in the gyroscope's frame is compared in raw units.
     private var inForceInverse: Matrix3?
     public private(set) var origin: CalibrationOrigin
-    /// The magnitude calibrated fields are scaled to (WMM's at the fix when known; else the first fit's).
+    /// The magnitude calibrated fields are scaled to (WMM's at the fix when known; else the first fit's), here: it
+    /// follows WMM's from fix to fix (`expect(field:dip:atTheFix:)`).
     public private(set) var field: Double?
+    /// WMM's magnitude at the fix where `field` holds (nil: none known since it was set): kept with the calibration
+    /// (`OnlineCalibrationRecord.fieldWMM`), so that a daemon started far from where it was kept scales `field` at its
+    /// first fix.
+    public private(set) var fieldWMM: Double?
     /// Whether `field` is WMM's at a position other than the fix (the daemon's fallback position) and nothing has been
     /// put in force since: WMM's at the fix replaces it (`expect(field:dip:atTheFix:)`).
     private var fieldFromElsewhere = false
@@ -333,14 +338,16 @@ public struct OnlineMagnetometerCalibration: Sendable {
     public private(set) var courseChecks = CourseChecks()
 
     /// `calibration` is the one in force at the start (a manual one is the baseline that tracking refines);
-    /// `field` the expected magnitude in the samples' units, when known.
-    public init(calibration: MagneticCalibration?, origin: CalibrationOrigin, field: Double? = nil,
+    /// `field` the expected magnitude in the samples' units, when known, and `fieldWMM` WMM's magnitude at the fix
+    /// where it held, when known.
+    public init(calibration: MagneticCalibration?, origin: CalibrationOrigin, field: Double? = nil, fieldWMM: Double? = nil,
                 settings: OnlineCalibrationSettings = OnlineCalibrationSettings()) {
         self.settings = settings
         inForce = calibration ?? .identity
         inForceInverse = inForce.matrix.inverse
         self.origin = calibration == nil ? .none : origin
         self.field = field
+        self.fieldWMM = field == nil ? nil : fieldWMM.flatMap { $0.isFinite && $0 > 0 ? $0 : nil }
         learning = calibration == nil
     }
 
@@ -350,10 +357,23 @@ public struct OnlineMagnetometerCalibration: Sendable {
     /// meanwhile (scaled to it). Kept for good, a fallback far from the fix had every fit scale the field off WMM's
     /// there and the compass quality "poor" for good (the rig's Sydney 57.0 µT against 48.9 µT at the fix:
     /// `AttitudeFusionTests.testTheFallbackPositionsFieldGivesWayToTheFixsWhereNothingIsScaledToIt`).
+    ///
+    /// From fix to fix the field follows WMM's in proportion (× WMM's now / WMM's at the fix where it held, `fieldWMM`),
+    /// whatever it was set from (WMM's, a fit's radius, a kept file's: one with no `fieldWMM` is tied to the first fix's):
+    /// a vehicle that travels far meets an Earth's field of another
+    /// magnitude (48.8 µT in the Solent, 38.6 µT off the Canaries), and a field held at the start's had every sample
+    /// judged interference (norm) once 8 % off, and nothing learnt
+    /// (`AttitudeFusionTests.testTheFieldJudgedFollowsWMMsAsTheVehicleTravels`).
     public mutating func expect(field norm: Double, dip: Double, atTheFix: Bool = true) {
-        if norm.isFinite, norm > 0, field == nil || (fieldFromElsewhere && atTheFix) {
-            field = norm
-            fieldFromElsewhere = !atTheFix
+        if norm.isFinite, norm > 0 {
+            if field == nil || (fieldFromElsewhere && atTheFix) {
+                field = norm
+                fieldFromElsewhere = !atTheFix
+                fieldWMM = atTheFix ? norm : nil
+            } else if atTheFix, let held = field {
+                if let at = fieldWMM { field = held * norm / at }
+                fieldWMM = norm
+            }
         }
         if dip.isFinite { dipReference = dip }
     }
@@ -1455,6 +1475,8 @@ public struct OnlineCalibrationState: Equatable, Sendable {
     /// The field it expects (input units), and WMM's at the fix (nil: no fix and no fallback position).
     public var field: Double?
     public var wmm: MagneticFieldReference?
+    /// WMM's magnitude at the fix where `field` holds (`OnlineMagnetometerCalibration.fieldWMM`).
+    public var fieldWMM: Double?
     public var interference: Interference?
     /// The episode of interference that began or ended with this state (nil: it tells of none).
     public var episode: InterferenceEpisodes.Event?
@@ -1486,6 +1508,7 @@ public struct OnlineCalibrationState: Equatable, Sendable {
         steps = online.steps
         misfit = online.misfit
         field = online.field
+        fieldWMM = online.fieldWMM
         self.wmm = wmm
         interference = online.interference
         self.time = time

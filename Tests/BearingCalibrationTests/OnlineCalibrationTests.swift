@@ -640,6 +640,7 @@ final class OnlineCalibrationRecordTests: XCTestCase {
         let back = try OnlineCalibrationRecord.decode(r.encoded(), source: "auto.json")
         XCTAssertEqual(back, r)
         XCTAssertEqual(try back.calibration().offset, Vector3(20, -12, 6))
+        XCTAssertEqual(back.fieldWMM, 49, "WMM's at the fix where the field held")
         XCTAssertTrue(String(decoding: r.encoded(), as: UTF8.self).contains("\"format\" : \"bearing-online-calibration-1\""))
     }
 
@@ -661,6 +662,7 @@ final class OnlineCalibrationRecordTests: XCTestCase {
         XCTAssertTrue(refused { $0["offset"] = [5000, 0, 0] }.contains("beyond ±2000 µT"))
         XCTAssertTrue(refused { $0["format"] = "bearing-online-calibration-9" }.contains("format"))
         XCTAssertTrue(refused { $0["field"] = -3 }.contains("\"field\""))
+        XCTAssertTrue(refused { $0["field_wmm"] = 0 }.contains("\"field_wmm\" 0"))
         XCTAssertTrue(refused { $0.removeValue(forKey: "time") }.contains("missing \"time\""))
         XCTAssertTrue(refused { _ in }.hasPrefix("accepted"))
         let garbage = Data("{\"format\": ".utf8)

@@ -599,6 +599,43 @@ final class AttitudeFusionTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(o.field), board.fieldNorm * strength(seconds), accuracy: 0.01)
     }
 
+    /// A kept calibration brought to a place where WMM's field is another (a passage with nothing learnt on it, the board
+    /// switched off at the other end): its field held where WMM's was 48.8 µT (the Solent), scaled 10 % over it, and the
+    /// daemon starts where WMM's is 38.6 µT (off the Canaries). Tied to the first fix's, the field judged by stayed the
+    /// Solent's and every sample was interference (norm); with WMM's where it held (`fieldWMM`, the kept file's
+    /// `field_wmm`) it is scaled by WMM's ratio at the first fix. The board turning at 6 °/s for four minutes.
+    func testAKeptCalibrationStartedFarFromWhereItHeldIsScaledByWMMsThere() throws {
+        let kept = 48.8, here = 38.6, gain = 1.1
+        var board = VirtualIMU(heading: { 6 * $0 })
+        board.fieldNorm = here * gain
+        board.dip = Self.sydney.reference.dip
+        let chip = try Orientation(axes: "+X-Y-Z")
+        var f = AttitudeFusion(imuOrientation: chip, magnetometerOrientation: chip, trueNorth: true, auto: .track)
+        let fix = LocalField(declination: Declination(0, .fix), reference: MagneticFieldReference(norm: here, dip: board.dip))
+        var flagged = 0, counted = 0
+        for input in inputs(board, seconds: 240) {
+            switch input {
+            case .calibration:
+                f.step(.calibration(ActiveCalibration(chip: "qmc5883l", correction: .identity, origin: .auto, field: kept * gain, fieldWMM: kept)))
+            case .localField:
+                f.step(.localField(fix))
+            case .magnetic(let m):
+                f.step(input)
+                if m.time.unixTime - Self.start >= 60 {
+                    counted += 1
+                    if f.online?.interference != nil { flagged += 1 }
+                }
+            default: f.step(input)
+            }
+        }
+        let o = try XCTUnwrap(f.online)
+        let interference = Double(flagged) / Double(max(1, counted))
+        print(String(format: "fusion, a kept calibration (%.1f µT where WMM's was %.1f) started where WMM's is %.1f: the field judged by %.2f µT (the field %.2f), interference %.0f %% of the time from 60 s",
+                     kept * gain, kept, here, o.field ?? .nan, board.fieldNorm, 100 * interference))
+        XCTAssertEqual(try XCTUnwrap(o.field), board.fieldNorm, accuracy: 0.01)
+        XCTAssertEqual(interference, 0)
+    }
+
     /// A step of the hard iron on a level board turning at 6 °/s (a boat on calm water, a car on the flat: the field's
     /// directions a ring): 3, 5 or 8 µT along the chip's x from 100 s. The gyroscope's frame finds it and puts its hard
     /// iron in force at once; the step's fits must then end it. They fitted a sphere to the points, and a sphere through
