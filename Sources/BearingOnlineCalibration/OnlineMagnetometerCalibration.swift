@@ -225,8 +225,8 @@ public struct OnlineMagnetometerCalibration: Sendable {
     /// `inForce.matrix⁻¹`, kept with it: the field followed in the gyroscope's frame is compared in raw units.
     private var inForceInverse: Matrix3?
     public private(set) var origin: CalibrationOrigin
-    /// The magnitude calibrated fields are scaled to (WMM's at the fix when known; else the first fit's), here: it
-    /// follows WMM's from fix to fix (`expect(field:dip:atTheFix:)`).
+    /// The magnitude calibrated fields are scaled to (WMM's at the fix when known; else the first fit's) where the
+    /// vehicle is now: it follows WMM's from fix to fix (`expect(field:dip:atTheFix:)`).
     public private(set) var field: Double?
     /// WMM's magnitude at the fix where `field` holds (nil: none known since it was set): kept with the calibration
     /// (`OnlineCalibrationRecord.fieldWMM`), so that a daemon started far from where it was kept scales `field` at its
@@ -359,11 +359,10 @@ public struct OnlineMagnetometerCalibration: Sendable {
     /// `AttitudeFusionTests.testTheFallbackPositionsFieldGivesWayToTheFixsWhereNothingIsScaledToIt`).
     ///
     /// From fix to fix the field follows WMM's in proportion (× WMM's now / WMM's at the fix where it held, `fieldWMM`),
-    /// whatever it was set from (WMM's, a fit's radius, a kept file's: one with no `fieldWMM` is tied to the first fix's):
-    /// a vehicle that travels far meets an Earth's field of another
-    /// magnitude (48.8 µT in the Solent, 38.6 µT off the Canaries), and a field held at the start's had every sample
-    /// judged interference (norm) once 8 % off, and nothing learnt
-    /// (`AttitudeFusionTests.testTheFieldJudgedFollowsWMMsAsTheVehicleTravels`).
+    /// whatever it was set from (WMM's, a fit's radius, a kept file's: one with no `fieldWMM` is tied to the first
+    /// fix's): a vehicle that travels far meets an Earth's field of another magnitude (48.8 µT in the Solent, 38.6 µT off
+    /// the Canaries), and a field held at the start's had every sample judged interference (norm) once 8 % off, and
+    /// nothing learnt (`AttitudeFusionTests.testTheFieldJudgedFollowsWMMsAsTheVehicleTravels`).
     public mutating func expect(field norm: Double, dip: Double, atTheFix: Bool = true) {
         if norm.isFinite, norm > 0 {
             if field == nil || (fieldFromElsewhere && atTheFix) {
