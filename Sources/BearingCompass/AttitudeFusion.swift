@@ -295,12 +295,7 @@ public struct AttitudeFusion: Sendable {
             calibration = c
             driving?.restart(at: nil)
             drivingTable = nil
-            if auto != .off {
-                online = OnlineMagnetometerCalibration(calibration: c?.correction, origin: c?.origin ?? .none, field: c?.field, fieldWMM: c?.fieldWMM,
-                                                       settings: onlineSettings)
-                expectLocalField()
-                quality = online?.quality(wmm: local?.reference)
-            }
+            if auto != .off { startOnline() }
             episodes = InterferenceEpisodes()
             updateReference()
             restoreDriving()
@@ -310,11 +305,7 @@ public struct AttitudeFusion: Sendable {
             note(OnlineCalibrationEvent(time: lastStamp, kind: mode == .locked ? .lock : .unlock, regions: online.regions))
         case .onlineReset(let lastStamp):
             guard auto != .off, online != nil else { return }
-            let c = calibration
-            online = OnlineMagnetometerCalibration(calibration: c?.correction, origin: c?.origin ?? .none, field: c?.field, fieldWMM: c?.fieldWMM,
-                                                   settings: onlineSettings)
-            expectLocalField()
-            quality = online?.quality(wmm: local?.reference)
+            startOnline()
             episodes = InterferenceEpisodes()
             driving?.restart(at: nil)
             drivingTable = nil
@@ -720,6 +711,16 @@ public struct AttitudeFusion: Sendable {
         state.interference = episodes.current?.cause
         state.ongoing = episodes.current
         return state
+    }
+
+    /// Online calibration afresh from the calibration in force (its file's field and WMM's where that held), told WMM's
+    /// field in force.
+    private mutating func startOnline() {
+        let c = calibration
+        online = OnlineMagnetometerCalibration(calibration: c?.correction, origin: c?.origin ?? .none, field: c?.field, fieldWMM: c?.fieldWMM,
+                                               settings: onlineSettings)
+        expectLocalField()
+        quality = online?.quality(wmm: local?.reference)
     }
 
     /// Online calibration told WMM's field in force (`local`): at the fix, or at the fallback position until the first.

@@ -368,17 +368,7 @@ final class AttitudeFusionTests: XCTestCase {
     /// 5 % soft iron: with `calibration.auto: track` the fusion learns them and the heading comes right; the
     /// changes are told once each; `locked` keeps what is in force and `off` has no online calibration.
     func testOnlineCalibrationLearnsTheBoatsIronAndLockedDoesNot() throws {
-        var board = VirtualIMU(heading: { 6 * $0 })
-        board.roll = { 12 * sin(2 * .pi * $0 / 5) }
-        board.pitch = { 5 * sin(2 * .pi * $0 / 7) }
-        board.fieldNorm = Self.sydney.reference.norm
-        board.dip = Self.sydney.reference.dip
-        let soft = Matrix3([1.05, 0.02, 0], [0.02, 0.96, 0.01], [0, 0.01, 1.0]), hard = Vector3(20, -12, 7)
-        let feed = inputs(board, seconds: 150).map { input -> FusionInput in
-            guard case .magnetic(var s) = input else { return input }
-            s.field = soft * s.field + hard
-            return .magnetic(s)
-        }
+        let feed = boatWithIron(in: Self.sydney.reference, seconds: 150)
         func headingError(_ auto: AutoCalibrationMode, events: inout [(CalibrationChange?, OnlineCalibrationState)]) -> Double {
             let chip = try! Orientation(axes: "+X-Y-Z")
             var f = AttitudeFusion(imuOrientation: chip, magnetometerOrientation: chip, trueNorth: false, auto: auto)
@@ -415,9 +405,27 @@ final class AttitudeFusionTests: XCTestCase {
         XCTAssertEqual(last.origin, .auto)
         XCTAssertEqual(last.mode, .track)
         XCTAssertEqual(last.wmm, Self.sydney.reference)
-        XCTAssertLessThan((last.calibration.offset - hard).length, 2, "\(last.calibration.offset)")
+        XCTAssertLessThan((last.calibration.offset - Self.boatHardIron).length, 2, "\(last.calibration.offset)")
         XCTAssertTrue(locked.isEmpty)
         XCTAssertTrue(none.isEmpty)
+    }
+
+    static let boatHardIron = Vector3(20, -12, 7)
+
+    /// A boat turning at 6 °/s, rolling 12° and pitching 5°, in the field `reference`, for `seconds`: the inputs, its
+    /// magnetometer's through a 20 µT hard iron (`boatHardIron`) and a 5 % soft iron.
+    func boatWithIron(in reference: MagneticFieldReference, seconds: Double) -> [FusionInput] {
+        var board = VirtualIMU(heading: { 6 * $0 })
+        board.roll = { 12 * sin(2 * .pi * $0 / 5) }
+        board.pitch = { 5 * sin(2 * .pi * $0 / 7) }
+        board.fieldNorm = reference.norm
+        board.dip = reference.dip
+        let soft = Matrix3([1.05, 0.02, 0], [0.02, 0.96, 0.01], [0, 0.01, 1.0]), hard = Self.boatHardIron
+        return inputs(board, seconds: seconds).map { input -> FusionInput in
+            guard case .magnetic(var s) = input else { return input }
+            s.field = soft * s.field + hard
+            return .magnetic(s)
+        }
     }
 
     /// The board turning at 6 °/s in Sydney's field for `seconds`, an identity calibration of the QMC5883L in force,
@@ -443,9 +451,10 @@ final class AttitudeFusionTests: XCTestCase {
     }
 
     /// The board turning at 6 °/s for four minutes in a field `scale` times WMM's magnitude at Sydney, `kept` in force
-    /// from the start, tracking online, the gyroscope `bias` °/s off about the vertical; `each` is given the fusion and
-    /// each ATT from 60 s on.
-    func turningWithAKeptCalibration(scale: Double, kept: ActiveCalibration, bias: Double = 0, each: (AttitudeFusion, Attitude) -> Void) throws {
+    /// from the start, tracking online, the gyroscope `bias` °/s off about the vertical, WMM's field given as `local`
+    /// (Sydney's, the fallback position's, unless given); `each` is given the fusion and each ATT from 60 s on.
+    func turningWithAKeptCalibration(scale: Double, kept: ActiveCalibration, bias: Double = 0, local: LocalField = sydney,
+                                     each: (AttitudeFusion, Attitude) -> Void) throws {
         var board = VirtualIMU(heading: { 6 * $0 })
         board.fieldNorm = Self.sydney.reference.norm * scale
         board.dip = Self.sydney.reference.dip
@@ -454,6 +463,7 @@ final class AttitudeFusionTests: XCTestCase {
         for input in inputs(board, seconds: 240) {
             switch input {
             case .calibration: f.step(.calibration(kept))
+            case .localField: f.step(.localField(local))
             case .inertial(var s):
                 s.angularRate = s.angularRate.map { $0 + Vector3(0, 0, bias * .pi / 180) }
                 f.step(.inertial(s))
@@ -522,27 +532,18 @@ final class AttitudeFusionTests: XCTestCase {
     /// the fix: with the fallback in Sydney (57.0 µT) and the board in Southampton's field (48.8 µT), its first fix 5 s
     /// in, long before any fit, every fit scaled the field 17 % over WMM's at the fix and the compass quality was "poor"
     /// for good (Home Assistant's sensor, the page). WMM's at the fix is the magnitude to scale to once it comes, where
-    /// nothing is scaled to the fallback's yet; a cold start, the boat of `testOnlineCalibrationLearnsTheBoatsIronAndLockedDoesNot`
-    /// (its 20 µT hard iron and soft iron, rolling 12° and pitching 5°, turning at 6 °/s) for four minutes.
+    /// nothing is scaled to the fallback's yet; a cold start, the boat with its iron (`boatWithIron`) for four minutes.
     func testTheFallbackPositionsFieldGivesWayToTheFixsWhereNothingIsScaledToIt() throws {
         let southampton = LocalField.wmm(.wmm2025, latitude: 50.9, longitude: -1.4, heightKm: 0, year: 2026.4, source: .fix)
-        var board = VirtualIMU(heading: { 6 * $0 })
-        board.roll = { 12 * sin(2 * .pi * $0 / 5) }
-        board.pitch = { 5 * sin(2 * .pi * $0 / 7) }
-        board.fieldNorm = southampton.reference.norm
-        board.dip = southampton.reference.dip
-        let soft = Matrix3([1.05, 0.02, 0], [0.02, 0.96, 0.01], [0, 0.01, 1.0]), hard = Vector3(20, -12, 7)
         let chip = try Orientation(axes: "+X-Y-Z")
         var f = AttitudeFusion(imuOrientation: chip, magnetometerOrientation: chip, trueNorth: true, auto: .track)
         var fixed = false
-        for input in inputs(board, seconds: 240) {
+        for input in boatWithIron(in: southampton.reference, seconds: 240) {
             if !fixed, case .inertial(let s) = input, s.time.unixTime - Self.start >= 5 {
                 f.step(.localField(southampton))
                 fixed = true
             }
-            guard case .magnetic(var m) = input else { f.step(input); continue }
-            m.field = soft * m.field + hard
-            f.step(.magnetic(m))
+            f.step(input)
         }
         let o = try XCTUnwrap(f.online)
         let field = try XCTUnwrap(o.field), quality = o.quality(wmm: southampton.reference)
@@ -606,33 +607,18 @@ final class AttitudeFusionTests: XCTestCase {
     /// `field_wmm`) it is scaled by WMM's ratio at the first fix. The board turning at 6 °/s for four minutes.
     func testAKeptCalibrationStartedFarFromWhereItHeldIsScaledByWMMsThere() throws {
         let kept = 48.8, here = 38.6, gain = 1.1
-        var board = VirtualIMU(heading: { 6 * $0 })
-        board.fieldNorm = here * gain
-        board.dip = Self.sydney.reference.dip
-        let chip = try Orientation(axes: "+X-Y-Z")
-        var f = AttitudeFusion(imuOrientation: chip, magnetometerOrientation: chip, trueNorth: true, auto: .track)
-        let fix = LocalField(declination: Declination(0, .fix), reference: MagneticFieldReference(norm: here, dip: board.dip))
-        var flagged = 0, counted = 0
-        for input in inputs(board, seconds: 240) {
-            switch input {
-            case .calibration:
-                f.step(.calibration(ActiveCalibration(chip: "qmc5883l", correction: .identity, origin: .auto, field: kept * gain, fieldWMM: kept)))
-            case .localField:
-                f.step(.localField(fix))
-            case .magnetic(let m):
-                f.step(input)
-                if m.time.unixTime - Self.start >= 60 {
-                    counted += 1
-                    if f.online?.interference != nil { flagged += 1 }
-                }
-            default: f.step(input)
-            }
+        let fix = LocalField(declination: Declination(0, .fix), reference: MagneticFieldReference(norm: here, dip: Self.sydney.reference.dip))
+        let calibration = ActiveCalibration(chip: "qmc5883l", correction: .identity, origin: .auto, field: kept * gain, fieldWMM: kept)
+        var flagged = 0, counted = 0, field = Double.nan
+        try turningWithAKeptCalibration(scale: here * gain / Self.sydney.reference.norm, kept: calibration, local: fix) { f, _ in
+            counted += 1
+            if f.online?.interference != nil { flagged += 1 }
+            field = f.online?.field ?? .nan
         }
-        let o = try XCTUnwrap(f.online)
         let interference = Double(flagged) / Double(max(1, counted))
         print(String(format: "fusion, a kept calibration (%.1f µT where WMM's was %.1f) started where WMM's is %.1f: the field judged by %.2f µT (the field %.2f), interference %.0f %% of the time from 60 s",
-                     kept * gain, kept, here, o.field ?? .nan, board.fieldNorm, 100 * interference))
-        XCTAssertEqual(try XCTUnwrap(o.field), board.fieldNorm, accuracy: 0.01)
+                     kept * gain, kept, here, field, here * gain, 100 * interference))
+        XCTAssertEqual(field, here * gain, accuracy: 0.01)
         XCTAssertEqual(interference, 0)
     }
 
