@@ -237,6 +237,52 @@ final class HeadingTests: XCTestCase {
         XCTAssertNil(DeclinationState(fallback: nil).current)
     }
 
+    /// A position the board could not have reached since the last fix taken (a receiver's glitch to 0°, 0°; a spoofer's
+    /// first jump) does not move the WMM field until fixes have agreed with it for 10 s; after an outage long enough to have
+    /// got there, it is taken at once. The truth is WMM's at the positions, the rule's numbers the documented ones (300 m/s,
+    /// 5 km, 10 s).
+    func testAPositionTheBoardCouldNotHaveReachedIsNotBelievedUntilItHolds() throws {
+        let model = WorldMagneticModel.wmm2025
+        let t0 = 1_780_000_000.0
+        func fix(_ t: Double, _ lat: Double, _ lon: Double) -> GPSFix {
+            var f = GPSFix(mode: .threeD, time: GPSTimestamp(unixTime: t0 + t), latitude: lat, longitude: lon)
+            f.altHAE = 0
+            return f
+        }
+        func wmm(_ lat: Double, _ lon: Double, _ t: Double) -> Double {
+            model.field(latitude: lat, longitude: lon, heightKm: 0, year: WorldMagneticModel.decimalYear(unixSeconds: t0 + t)).declination
+        }
+        // A boat in the Solent at 3 m/s; then a glitch to 0°, 0° and a spoofer's jump to the Gulf of Finland, each with a
+        // declination far from the Solent's.
+        let solent = wmm(50.8, -1.1, 0), island = wmm(0, 0, 0), finland = wmm(60.0, 29.0, 0), oslo = wmm(59.9, 10.7, 7220)
+        XCTAssertGreaterThan(abs(island - solent), 3)
+        XCTAssertGreaterThan(abs(finland - solent), 5)
+        XCTAssertGreaterThan(abs(oslo - finland), 3)
+        var s = DeclinationState(fallback: Declination(solent, .fallback))
+        func at(_ t: Double) -> Double { 50.8 + 3 * t / 111_320 }
+        for t in 0..<5 { s = s.updated(with: fix(Double(t), at(Double(t)), -1.1), model: model) }
+        XCTAssertEqual(s.current?.source, .fix)
+        XCTAssertEqual(s.current?.value ?? .nan, solent, accuracy: 0.01)
+
+        // One fix at 0°, 0° between two in the Solent: nothing changes.
+        s = s.updated(with: fix(5, 0, 0), model: model)
+        XCTAssertEqual(s.current?.value ?? .nan, solent, accuracy: 0.01, "a glitch 5,600 km away, 1 s after the last fix, was believed")
+        s = s.updated(with: fix(6, at(6), -1.1), model: model)
+        XCTAssertEqual(s.current?.value ?? .nan, solent, accuracy: 0.01)
+
+        // A jump that lasts: held for 10 s, then taken.
+        for t in 10..<20 {
+            s = s.updated(with: fix(Double(t), 60.0 + 3 * Double(t - 10) / 111_320, 29.0), model: model)
+            XCTAssertEqual(s.current?.value ?? .nan, solent, accuracy: 0.01, "the jump believed \(t - 10) s after it began")
+        }
+        s = s.updated(with: fix(20, 60.0 + 30 / 111_320, 29.0), model: model)
+        XCTAssertEqual(s.current?.value ?? .nan, finland, accuracy: 0.01, "the jump not taken after 10 s of fixes agreeing with it")
+
+        // An outage of two hours (1,020 km in them is 140 m/s): the position after it is taken at once.
+        s = s.updated(with: fix(7220, 59.9, 10.7), model: model)
+        XCTAssertEqual(s.current?.value ?? .nan, oslo, accuracy: 0.01, "a position reachable in the outage was held")
+    }
+
     func sharedDataDirectory() -> URL? { sharedData() }
     func temporaryFile(_ name: String, _ text: String) -> URL {
         let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("bearing-\(getpid())-\(name)")
