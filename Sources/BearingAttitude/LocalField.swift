@@ -38,12 +38,16 @@ public struct LocalField: Equatable, Sendable {
 
 /// What the declination stage remembers: the WMM value at the last position it was computed for.
 /// Recomputed only when the position moves by about 1 km or the date by a day: declination changes far
-/// more slowly than that.
+/// more slowly than that. Only a position believed (`PositionJumps`) moves it: a fix out of reach of the last is held
+/// until fixes agree with it for 10 s.
 public struct DeclinationState: Equatable, Sendable {
     public private(set) var current: Declination?
     /// The field's norm and dip at the same place, for the attitude filter.
     public private(set) var reference: MagneticFieldReference?
     private var at: (lat: Double, lon: Double, year: Double)?
+    private var jumps = PositionJumps()
+    /// What the last fix taken changed of the positions believed, for the journal (nil: nothing).
+    public private(set) var jumpEvent: PositionJumps.Event?
 
     public init(fallback: Declination? = nil, reference: MagneticFieldReference? = nil) {
         current = fallback
@@ -60,11 +64,14 @@ public struct DeclinationState: Equatable, Sendable {
 
     public func updated(with fix: GPSFix, model: WorldMagneticModel) -> DeclinationState {
         guard fix.mode >= .twoD, let lat = fix.latitude, let lon = fix.longitude, let time = fix.time else { return self }
+        var s = self
+        let (believed, event) = s.jumps.take(FixPlace(latitude: lat, longitude: lon, time: time.unixTime))
+        s.jumpEvent = event
+        guard believed else { return s }
         let year = WorldMagneticModel.decimalYear(unixSeconds: time.unixTime)
         if current?.source == .fix, let p = at, abs(p.lat - lat) < 0.01, abs(p.lon - lon) < 0.01, abs(p.year - year) < 1 / 365 {
-            return self
+            return s
         }
-        var s = self
         let f = LocalField.wmm(model, latitude: lat, longitude: lon, heightKm: (fix.altHAE ?? 0) / 1000, year: year, source: .fix)
         s.current = f.declination
         s.reference = f.reference

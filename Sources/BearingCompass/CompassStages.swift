@@ -26,6 +26,9 @@ public struct WMMStage<Value: Equatable>: Sendable where Value: Sendable {
         current = initial
     }
 
+    /// What the last fix taken changed of the positions believed (`PositionJumps`), for the journal.
+    public var jumpEvent: PositionJumps.Event? { state.jumpEvent }
+
     /// Takes a fix; true when the value in force changed (then read `current`).
     public mutating func take(_ fix: GPSFix) -> Bool {
         state = state.updated(with: fix, model: model)

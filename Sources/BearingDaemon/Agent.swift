@@ -74,6 +74,10 @@ public final class Agent: @unchecked Sendable {
     private let wallClock: @Sendable () -> GPSTimestamp
     /// What the journal says of the samples' clock stepping (on the pipeline's clock).
     private var clockStepJournal = ClockStepJournal()
+    /// What the journal says of GPS positions out of reach (`PositionJumps`): a jump held at most once a minute, with how
+    /// many went untold; its end only when its start was told. On the pipeline queue.
+    private var jumpLines = LogThrottle(interval: 60)
+    private var jumpTold = false
     private var dataLog: DataLog?
     private var subscriptions: [HubSubscription] = []
     private var started = false
@@ -470,6 +474,20 @@ public final class Agent: @unchecked Sendable {
         })
     }
 
+    /// A position jump's journal line (`jumpLines`), on the pipeline queue.
+    private func tellJump(_ event: PositionJumps.Event?) {
+        guard let event else { return }
+        if case .held = event {
+            jumpTold = false
+            guard let untold = jumpLines.admit(at: clock.seconds) else { return }
+            jumpTold = true
+            logger.notice("\(event.line)\(untold > 0 ? " (\(untold) more jumps since the last told)" : "")")
+        } else if jumpTold {
+            jumpTold = false
+            logger.notice("\(event.line)")
+        }
+    }
+
     /// The magnetometer alone (`MagnetometerStage`): calibration, orientation, heading for a level board,
     /// declination from the fix (`WMMStage`), or the fallback position's.
     private func wireMagnetometerOnly() {
@@ -485,7 +503,10 @@ public final class Agent: @unchecked Sendable {
         magnetometerStage = MagnetometerStage(orientation: config.magnetometer.orientation, declination: declination?.current)
         if var declination {
             subscriptions.append(gpsAdapter.fixes.subscribe(on: q) { [weak self] fix in
-                guard let self, declination.take(fix) else { return }
+                guard let self else { return }
+                let changed = declination.take(fix)
+                self.tellJump(declination.jumpEvent)
+                guard changed else { return }
                 let d = declination.current
                 if let d, d.source == .fix { self.logger.debug("declination \(String(printf: "%.2f", d.value))° from the GPS fix (WMM2025)") }
                 self.magnetometerStage?.declination = d
@@ -515,8 +536,10 @@ public final class Agent: @unchecked Sendable {
         let learnsFromDriving = config.vehicle.learnsFromDriving
         subscriptions.append(gpsAdapter.fixes.subscribe(on: q) { [weak self] fix in
             // Neither input gives an attitude (only inertial samples do): nothing to publish.
-            guard let self, self.fusionStage?.take(fix, field: &field, learnsFromDriving: learnsFromDriving) == true,
-                  let f = field.current, f.declination.source == .fix else { return }
+            guard let self else { return }
+            let changed = self.fusionStage?.take(fix, field: &field, learnsFromDriving: learnsFromDriving) == true
+            self.tellJump(field.jumpEvent)
+            guard changed, let f = field.current, f.declination.source == .fix else { return }
             self.logger.debug("declination \(String(printf: "%.2f", f.declination.value))°, field \(String(printf: "%.1f", f.reference.norm)) µT dipping \(String(printf: "%.1f", f.reference.dip))° at the GPS fix (WMM2025)")
         })
         subscriptions.append(magAdapter.samples.subscribe(on: q) { [weak self] sample in

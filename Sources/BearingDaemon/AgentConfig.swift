@@ -441,7 +441,7 @@ extension AgentConfig.Heading {
     static let keys: [ConfigKey<Self>] = [
         .bool("true_north", \.trueNorth, "add the WMM2025 declination to get `heading` (false: magnetic heading only)"),
         .init("fallback_position", "`[lat, lon]` or `[lat, lon, height_km]` within -90…90, -180…180, -1…100, or `none`",
-              "position for the declination until the first 2D/3D fix", default: { $0.fallbackPosition == nil ? "none" : "set" }) { r, node, path, h in
+              "position for the declination until the first 2D/3D fix (then a fix out of reach of the last is held for 10 s: [Positions out of reach](attitude.md#positions-out-of-reach))", default: { $0.fallbackPosition == nil ? "none" : "set" }) { r, node, path, h in
             h.fallbackPosition = try r.position(node, path)
         },
     ]

@@ -37,6 +37,9 @@ public struct NMEATrack: Sendable {
         public var lossEnd = 0.55
         /// Epochs in 2D after the fix comes back.
         public var twoDEpochs = 3
+        /// Epochs whose fix is somewhere else (a receiver's glitch, a spoofer's jump): latitude and longitude in degrees.
+        /// The track goes on from where it was.
+        public var jumps: [Int: (latitude: Double, longitude: Double)] = [:]
         public init() {}
     }
 
@@ -62,7 +65,7 @@ public struct NMEATrack: Sendable {
             else if i >= lossEnd && i < lossEnd + options.twoDEpochs { mode = .twoD }
             else { mode = .threeD }
             var e = Epoch(time: t, mode: mode,
-                          latitude: Self.quantize(lat), longitude: Self.quantize(lon),
+                          latitude: Self.quantize(options.jumps[i]?.latitude ?? lat), longitude: Self.quantize(options.jumps[i]?.longitude ?? lon),
                           altMSL: Self.round(12.0 + rng.uniform(-0.5, 0.5), 1), geoidSeparation: 47.3,
                           speedKnots: knots, track: Self.round(heading, 1),
                           hdop: Self.round(0.9 + rng.uniform(0, 0.4), 1), sentences: [])

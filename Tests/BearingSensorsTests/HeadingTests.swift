@@ -283,6 +283,32 @@ final class HeadingTests: XCTestCase {
         XCTAssertEqual(s.current?.value ?? .nan, oslo, accuracy: 0.01, "a position reachable in the outage was held")
     }
 
+    /// What the journal is told of jumps: a glitch held and ended, a jump from a jump held again, a jump that lasts believed.
+    func testPositionJumpsTellWhenHeldEndedAndBelieved() {
+        var jumps = PositionJumps()
+        func take(_ t: Double, _ lat: Double, _ lon: Double) -> (Bool, PositionJumps.Event?) {
+            let r = jumps.take(FixPlace(latitude: lat, longitude: lon, time: t))
+            return (r.believed, r.event)
+        }
+        let home = FixPlace(latitude: 50.8, longitude: -1.1, time: 0)
+        XCTAssertTrue(take(0, 50.8, -1.1) == (true, nil), "the first fix is believed")
+        // 4 km in 1 s is within the slack; 6 km in 1 s is not.
+        XCTAssertTrue(take(1, 50.8 + 4000 / 111_320, -1.1).0)
+        let glitch = FixPlace(latitude: 50.8 + 10_000 / 111_320, longitude: -1.1, time: 2)
+        let held = take(2, glitch.latitude, glitch.longitude)
+        XCTAssertFalse(held.0)
+        XCTAssertEqual(held.1, .held(from: FixPlace(latitude: 50.8 + 4000 / 111_320, longitude: -1.1, time: 1), to: glitch))
+        XCTAssertTrue(take(4, 50.8, -1.1) == (true, .ended(jump: glitch, seconds: 2)))
+        // A jump, then another from it: held again, from the last believed.
+        let first = FixPlace(latitude: 0, longitude: 0, time: 5), second = FixPlace(latitude: 60, longitude: 29, time: 6)
+        XCTAssertTrue(take(5, 0, 0) == (false, .held(from: FixPlace(latitude: 50.8, longitude: -1.1, time: 4), to: first)))
+        XCTAssertTrue(take(6, 60, 29) == (false, .held(from: FixPlace(latitude: 50.8, longitude: -1.1, time: 4), to: second)))
+        for t in 7..<16 { XCTAssertTrue(take(Double(t), 60, 29) == (false, nil), "\(t)") }
+        XCTAssertTrue(take(16, 60, 29) == (true, .believed(jump: second, from: FixPlace(latitude: 50.8, longitude: -1.1, time: 4))))
+        XCTAssertEqual(jumps.believed, FixPlace(latitude: 60, longitude: 29, time: 16))
+        XCTAssertTrue(PositionJumps.Event.held(from: home, to: second).line.hasPrefix("GPS fix at 60.00000, 29.00000 is 2132 km from the last position believed (50.80000, -1.10000) 6 s before it"))
+    }
+
     func sharedDataDirectory() -> URL? { sharedData() }
     func temporaryFile(_ name: String, _ text: String) -> URL {
         let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("bearing-\(getpid())-\(name)")

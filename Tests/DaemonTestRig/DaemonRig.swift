@@ -39,13 +39,15 @@ public final class DaemonRig {
 
     /// `doors`: more top-level YAML sections (nmea0183, signalk, mqtt, log), given the rig's directory;
     /// `configure` then changes the parsed config. `gpsEpochs`: the track's length (gpsfake plays about four
-    /// epochs a second). `openBus`: the bus the sensors are read on (the simulator's; a test's own board, whose
-    /// models it moves). `wallClock`: the clock the samples are stamped by (a test's own, to step it). Waits (15 s at
-    /// most) for READY=1; throws when the daemon cannot start or does not get ready.
+    /// epochs a second); `trackOptions` then changes its options. `openBus`: the bus the sensors are read on (the
+    /// simulator's; a test's own board, whose models it moves). `wallClock`: the clock the samples are stamped by (a
+    /// test's own, to step it). Waits (15 s at most) for READY=1; throws when the daemon cannot start or does not get
+    /// ready.
     public init(_ name: String, gps: Bool, gpsEpochs: Int = 600, doors: (URL) -> String = { _ in "" },
                 configure: (inout AgentConfig) -> Void = { _ in }, logger: Logger = testLogger(),
                 openBus: @escaping @Sendable (String) throws(I2CError) -> I2CBus = BusOpener.open,
-                wallClock: @escaping @Sendable () -> GPSTimestamp = GPSTimestamp.now) throws {
+                wallClock: @escaping @Sendable () -> GPSTimestamp = GPSTimestamp.now,
+                trackOptions: (inout NMEATrack.Options) -> Void = { _ in }) throws {
         Syscall.ignoreSIGPIPE()
         let dir = temporaryDirectory(name)
         self.dir = dir
@@ -84,7 +86,10 @@ public final class DaemonRig {
 
         if gps {
             // A long track with its fix lost only at the very end, paced so that it outlasts any test.
-            let (t, log) = try writeTrack(in: dir) { $0.epochs = gpsEpochs; $0.lossStart = 0.98; $0.lossEnd = 0.99 }
+            let (t, log) = try writeTrack(in: dir) { o in
+                o.epochs = gpsEpochs; o.lossStart = 0.98; o.lossEnd = 0.99
+                trackOptions(&o)
+            }
             track = t
             fake = try GPSFake(log: log, port: gpsdPort, pace: 0.05)
         } else {
