@@ -283,6 +283,29 @@ final class HeadingTests: XCTestCase {
         XCTAssertEqual(s.current?.value ?? .nan, oslo, accuracy: 0.01, "a position reachable in the outage was held")
     }
 
+    /// A date outside WMM2025's validity is a clock that is wrong far more often than a board still running in 2031: a Pi
+    /// without a real-time clock starts in 1970 (or at its last shutdown), and gpsd's output for an old receiver whose week
+    /// number rolled over says 2034 (`mt3339.log.chk` among gpsd's own regression logs: 2034-11-27). The field the daemon
+    /// takes (the fallback position's, the fix's) is WMM2025's at the nearest end of its validity, not its secular
+    /// variation extrapolated for decades.
+    func testADateOutsideTheModelsValidityIsHeldAtItsNearestEnd() throws {
+        let model = WorldMagneticModel.wmm2025
+        let solent = Vector3(50.8, -1.1, 0)
+        func declination(_ year: Double) -> Double { model.field(latitude: 50.8, longitude: -1.1, heightKm: 0, year: year).declination }
+        let start = model.validity.lowerBound, end = model.validity.upperBound
+        // The model's own extrapolation to 1970 is degrees off its validity's start: what a wrong clock cost.
+        XCTAssertGreaterThan(abs(declination(1970) - declination(start)), 3)
+        let booted = LocalField.fallback(solent, unixSeconds: 0)
+        XCTAssertEqual(booted.declination.value, declination(start), accuracy: 1e-9, "a Pi's clock at 1970: the fallback extrapolated 55 years")
+        var fix = GPSFix(mode: .threeD, time: GPSTimestamp(unixTime: 2_048_272_000), latitude: 50.8, longitude: -1.1)
+        fix.altHAE = 0
+        let rolled = try XCTUnwrap(DeclinationState().updated(with: fix, model: model).current)
+        XCTAssertEqual(rolled.value, declination(end), accuracy: 1e-9, "a fix dated 2034: extrapolated 10 years")
+        // Inside the validity the date is the date.
+        let now = LocalField.fallback(solent, unixSeconds: 1_780_000_000)
+        XCTAssertEqual(now.declination.value, declination(WorldMagneticModel.decimalYear(unixSeconds: 1_780_000_000)), accuracy: 1e-12)
+    }
+
     /// What the journal is told of jumps: a glitch held and ended, a jump from a jump held again, a jump that lasts believed.
     func testPositionJumpsTellWhenHeldEndedAndBelieved() {
         var jumps = PositionJumps()
