@@ -27,10 +27,11 @@ public struct LocalField: Equatable, Sendable {
             year: WorldMagneticModel.decimalYear(unixSeconds: unixSeconds), source: .fallback)
     }
 
-    /// The WMM field at a position and time, `source` saying where the position came from.
+    /// The WMM field at a position and time (held within the model's validity, `WorldMagneticModel.heldYear`), `source`
+    /// saying where the position came from.
     public static func wmm(_ model: WorldMagneticModel, latitude: Double, longitude: Double, heightKm: Double, year: Double,
                            source: DeclinationSource) -> LocalField {
-        let f = model.field(latitude: latitude, longitude: longitude, heightKm: heightKm, year: year)
+        let f = model.field(latitude: latitude, longitude: longitude, heightKm: heightKm, year: model.heldYear(year))
         return LocalField(declination: Declination(f.declination, source),
                           reference: MagneticFieldReference(norm: f.totalIntensity / 1000, dip: f.inclination))
     }

@@ -40,6 +40,20 @@ public struct WorldMagneticModel: Sendable {
     /// The validity interval in decimal years (five years from the epoch, as for every WMM).
     public var validity: ClosedRange<Double> { epoch...(epoch + 5) }
 
+    /// The date what runs unattended takes the field at (the daemon's fallback position and fixes, a calibration's target,
+    /// the selftest, a recording replayed): `year` itself within `plausible` years of the epoch (extrapolated outside
+    /// `validity`, as the model's secular variation allows, with an error that grows: a recording from 2021 is better
+    /// taken at 2021 than at 2025), else held at the nearest end of `validity`. A date farther off is a clock that is
+    /// wrong: a Pi without a real-time clock starts in 1970 until it syncs, and a receiver whose week number rolled over
+    /// reports a date 1,024 weeks (19.6 years) early. Extrapolated to 1970, the secular variation put the Solent's
+    /// declination at -8.84° for 0.64°. `bearing declination` asked for a date extrapolates any, and says so.
+    public func heldYear(_ year: Double) -> Double {
+        abs(year - epoch) <= Self.plausible ? year : min(max(year, validity.lowerBound), validity.upperBound)
+    }
+
+    /// Years from the epoch within which a date is taken as it is (`heldYear`).
+    public static let plausible = 10.0
+
     static func index(_ n: Int, _ m: Int) -> Int { n * (n + 1) / 2 + m }
 
     /// Parses a COF file; errors name the line.

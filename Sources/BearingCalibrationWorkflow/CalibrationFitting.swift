@@ -43,8 +43,9 @@ public struct CalibrationFitting {
         var options = MagnetometerCalibrator.Options(model: model)
         options.down = orientation.matrix.transposed * Vector3(0, 0, 1)
         if let position {
-            let year = WorldMagneticModel.decimalYear(unixSeconds: GPSTimestamp.now().unixTime)
-            let f = WorldMagneticModel.wmm2025.field(latitude: position.x, longitude: position.y, heightKm: position.z, year: year)
+            let wmm = WorldMagneticModel.wmm2025
+            let year = wmm.heldYear(WorldMagneticModel.decimalYear(unixSeconds: GPSTimestamp.now().unixTime))
+            let f = wmm.field(latitude: position.x, longitude: position.y, heightKm: position.z, year: year)
             options.inclination = f.inclination
             if microtesla { options.field = f.totalIntensity / 1000 }
         }

@@ -132,8 +132,9 @@ public struct SelfTestRun {
 
     /// The field at rest (board axes, raw: no calibration) against the WMM2025's at `position` and `now` (Unix time).
     static func earthLines(field: Vector3, down: Vector3?, position: (latitude: Double, longitude: Double), now: Double) -> [SelfTestLine] {
-        let year = WorldMagneticModel.decimalYear(unixSeconds: now)
-        let f = WorldMagneticModel.wmm2025.field(latitude: position.latitude, longitude: position.longitude, heightKm: 0, year: year)
+        let wmm = WorldMagneticModel.wmm2025
+        let f = wmm.field(latitude: position.latitude, longitude: position.longitude, heightKm: 0,
+                          year: wmm.heldYear(WorldMagneticModel.decimalYear(unixSeconds: now)))
         // The WMM's field in nT, µT here.
         return SelfTestJudge.earthField(board: field, down: down, wmmTotal: f.totalIntensity / 1000, wmmDip: f.inclination, calibrated: false)
     }

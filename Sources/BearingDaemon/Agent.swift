@@ -78,6 +78,8 @@ public final class Agent: @unchecked Sendable {
     /// many went untold; its end only when its start was told. On the pipeline queue.
     private var jumpLines = LogThrottle(interval: 60)
     private var jumpTold = false
+    /// Whose dates the journal has said are outside WMM2025's validity (the system clock's, the fixes'): once each.
+    private var toldDates: Set<String> = []
     private var dataLog: DataLog?
     private var subscriptions: [HubSubscription] = []
     private var started = false
@@ -133,7 +135,7 @@ public final class Agent: @unchecked Sendable {
         switch feed {
         case .live:
             clock = PipelineClock(.live)
-            startTime = .now()
+            startTime = wallClock()
             recorder = config.blackbox.enabled ? BlackBoxRecorder(config: config.blackbox, logger: logger) : nil
         case .replay(let t):
             clock = PipelineClock(.replay)
@@ -474,9 +476,29 @@ public final class Agent: @unchecked Sendable {
         })
     }
 
-    /// A position jump's journal line (`jumpLines`), on the pipeline queue.
-    private func tellJump(_ event: PositionJumps.Event?) {
-        guard let event else { return }
+    /// The journal's line, once for `whose` clock, when a date the WMM field is taken at is outside WMM2025's validity: a
+    /// warning when it is held at the validity's nearest end (`WorldMagneticModel.heldYear`: a clock that is wrong), a
+    /// notice when it is extrapolated. While wiring, then on the pipeline queue.
+    private func tellDate(_ time: GPSTimestamp, of whose: String) {
+        let model = WorldMagneticModel.wmm2025, year = WorldMagneticModel.decimalYear(unixSeconds: time.unixTime)
+        guard !model.validity.contains(year), toldDates.insert(whose).inserted else { return }
+        let f = { (y: Double) in String(printf: "%.1f", y) }
+        let said = "\(whose) says \(time.iso8601), outside \(model.name)'s validity (\(f(model.validity.lowerBound))–\(f(model.validity.upperBound)))"
+        let held = model.heldYear(year)
+        if held == year {
+            logger.notice("\(said): the WMM field is extrapolated to it")
+        } else {
+            logger.warning("\(said), more than \(String(printf: "%.0f", WorldMagneticModel.plausible)) years from its epoch: the WMM field (declination, the field's "
+                + "strength and dip) is taken at \(f(held)). A clock that is wrong? (a board without a real-time clock before it syncs, "
+                + "a receiver whose week number rolled over)")
+        }
+    }
+
+    /// What the journal says of a fix the WMM field is taken from: its date outside the model's validity (`tellDate`), a
+    /// position jump (`jumpLines`). On the pipeline queue.
+    private func tellFix(_ fix: GPSFix, jump: PositionJumps.Event?) {
+        if fix.mode >= .twoD, fix.latitude != nil, let time = fix.time { tellDate(time, of: "the GPS fix") }
+        guard let event = jump else { return }
         if case .held = event {
             jumpTold = false
             guard let untold = jumpLines.admit(at: clock.seconds) else { return }
@@ -495,6 +517,7 @@ public final class Agent: @unchecked Sendable {
         let hub = self.hub
         var declination: WMMStage<Declination?>?
         if config.heading.trueNorth {
+            if config.heading.fallbackPosition != nil { tellDate(startTime, of: "the system clock") }
             let fallback = config.heading.fallbackPosition.map { LocalField.fallback($0, unixSeconds: self.startTime.unixTime).declination }
             declination = .declinations(model: .wmm2025, fallback: fallback)
         }
@@ -505,7 +528,7 @@ public final class Agent: @unchecked Sendable {
             subscriptions.append(gpsAdapter.fixes.subscribe(on: q) { [weak self] fix in
                 guard let self else { return }
                 let changed = declination.take(fix)
-                self.tellJump(declination.jumpEvent)
+                self.tellFix(fix, jump: declination.jumpEvent)
                 guard changed else { return }
                 let d = declination.current
                 if let d, d.source == .fix { self.logger.debug("declination \(String(printf: "%.2f", d.value))° from the GPS fix (WMM2025)") }
@@ -523,6 +546,7 @@ public final class Agent: @unchecked Sendable {
     /// which gives an attitude per inertial sample; the ATT chains (`pipeline.att`) throttle them.
     private func wireFusion() {
         let q = core.entry
+        if config.heading.fallbackPosition != nil { tellDate(startTime, of: "the system clock") }
         let fallback = config.heading.fallbackPosition.map { LocalField.fallback($0, unixSeconds: self.startTime.unixTime) }
         var field = WMMStage<LocalField?>.localFields(model: .wmm2025, fallback: fallback)
         var fusion = AttitudeFusion(imuOrientation: config.imu.orientation, magnetometerOrientation: config.magnetometer.orientation,
@@ -538,7 +562,7 @@ public final class Agent: @unchecked Sendable {
             // Neither input gives an attitude (only inertial samples do): nothing to publish.
             guard let self else { return }
             let changed = self.fusionStage?.take(fix, field: &field, learnsFromDriving: learnsFromDriving) == true
-            self.tellJump(field.jumpEvent)
+            self.tellFix(fix, jump: field.jumpEvent)
             guard changed, let f = field.current, f.declination.source == .fix else { return }
             self.logger.debug("declination \(String(printf: "%.2f", f.declination.value))°, field \(String(printf: "%.1f", f.reference.norm)) µT dipping \(String(printf: "%.1f", f.reference.dip))° at the GPS fix (WMM2025)")
         })

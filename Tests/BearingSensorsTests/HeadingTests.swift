@@ -283,27 +283,33 @@ final class HeadingTests: XCTestCase {
         XCTAssertEqual(s.current?.value ?? .nan, oslo, accuracy: 0.01, "a position reachable in the outage was held")
     }
 
-    /// A date outside WMM2025's validity is a clock that is wrong far more often than a board still running in 2031: a Pi
-    /// without a real-time clock starts in 1970 (or at its last shutdown), and gpsd's output for an old receiver whose week
-    /// number rolled over says 2034 (`mt3339.log.chk` among gpsd's own regression logs: 2034-11-27). The field the daemon
-    /// takes (the fallback position's, the fix's) is WMM2025's at the nearest end of its validity, not its secular
-    /// variation extrapolated for decades.
-    func testADateOutsideTheModelsValidityIsHeldAtItsNearestEnd() throws {
+    /// A date far outside WMM2025's validity is a clock that is wrong: a Pi without a real-time clock starts in 1970 (or at
+    /// its last shutdown), and a receiver whose week number rolled over reports a date 1,024 weeks early (2007-04-23 for
+    /// 2026-12-07). The field the daemon takes (the fallback position's, the fix's) is WMM2025's at the nearest end of its
+    /// validity, not its secular variation extrapolated for decades; a date within 10 years of the epoch (a recording from
+    /// 2021 replayed, a board still running in 2031) is taken as it is.
+    func testADateFarOutsideTheModelsValidityIsHeldAtItsNearestEnd() throws {
         let model = WorldMagneticModel.wmm2025
         let solent = Vector3(50.8, -1.1, 0)
         func declination(_ year: Double) -> Double { model.field(latitude: 50.8, longitude: -1.1, heightKm: 0, year: year).declination }
+        func year(_ unix: Double) -> Double { WorldMagneticModel.decimalYear(unixSeconds: unix) }
         let start = model.validity.lowerBound, end = model.validity.upperBound
         // The model's own extrapolation to 1970 is degrees off its validity's start: what a wrong clock cost.
         XCTAssertGreaterThan(abs(declination(1970) - declination(start)), 3)
         let booted = LocalField.fallback(solent, unixSeconds: 0)
         XCTAssertEqual(booted.declination.value, declination(start), accuracy: 1e-9, "a Pi's clock at 1970: the fallback extrapolated 55 years")
-        var fix = GPSFix(mode: .threeD, time: GPSTimestamp(unixTime: 2_048_272_000), latitude: 50.8, longitude: -1.1)
-        fix.altHAE = 0
-        let rolled = try XCTUnwrap(DeclinationState().updated(with: fix, model: model).current)
-        XCTAssertEqual(rolled.value, declination(end), accuracy: 1e-9, "a fix dated 2034: extrapolated 10 years")
-        // Inside the validity the date is the date.
-        let now = LocalField.fallback(solent, unixSeconds: 1_780_000_000)
-        XCTAssertEqual(now.declination.value, declination(WorldMagneticModel.decimalYear(unixSeconds: 1_780_000_000)), accuracy: 1e-12)
+        func fixed(_ unix: Double) throws -> Double {
+            var fix = GPSFix(mode: .threeD, time: GPSTimestamp(unixTime: unix), latitude: 50.8, longitude: -1.1)
+            fix.altHAE = 0
+            return try XCTUnwrap(DeclinationState().updated(with: fix, model: model).current).value
+        }
+        XCTAssertEqual(try fixed(1_177_329_600), declination(start), accuracy: 1e-9, "a fix 1,024 weeks early (2007): extrapolated 18 years back")
+        XCTAssertEqual(try fixed(2_600_000_000), declination(end), accuracy: 1e-9, "a fix in 2052: extrapolated 22 years on")
+        // Within 10 years of the epoch the date is the date: a recording from 2021, a fix in 2034, now.
+        for unix in [1_622_548_800.0, 2_048_272_000, 1_780_000_000] {
+            XCTAssertEqual(try fixed(unix), declination(year(unix)), accuracy: 1e-12, "\(year(unix))")
+        }
+        XCTAssertEqual(LocalField.fallback(solent, unixSeconds: 1_780_000_000).declination.value, declination(year(1_780_000_000)), accuracy: 1e-12)
     }
 
     /// What the journal is told of jumps: a glitch held and ended, a jump from a jump held again, a jump that lasts believed.
