@@ -30,8 +30,12 @@ Prints one JSON object per check ({"check":…,"ok":…,"detail":…}) and exits
   drag changes nothing);
 - calibration-details: mode, quality, source, misfit, field and dip against WMM's, regions and steps against
   ?CALIBRATION; asked for just before or just after;
+- calibration-history: the history table (the last 30 events, latest first: time, event, misfit before → after,
+  regions) against ?CALIBRATION={"points":true};'s online history, asked for just before or just after;
 - deviation (without --expect: the test puts a swing's curve in force): the coefficients A..E with their standard
   deviations, the curve's source and the current the swing solved, against ?CALIBRATION={"points":true};'s deviation;
+- deviation-plot: the curve drawn through the curve in force's points and a dot at each observation of driving, read
+  back through the plot's own axis labels, against ?CALIBRATION={"points":true};;
 - health: a row for each of ?HEALTH's sources with its state, rate and failures, its doors, and the black box's ring;
 - night, night-palette, night-off: red on black, every element's colours and the canvas's pixels red only;
 - action-refused, login, origin-refused, action-lock, action-unlock, logout: actions refused without a login
@@ -829,6 +833,140 @@ def check_calibration_details(d, path):
     report("calibration-details", False, detail)
 
 
+HISTORY_JS = r"""
+return [...document.querySelectorAll('#cal-hist tr')].map(tr => [...tr.querySelectorAll('td')].map(td => td.textContent)).filter(r => r.length);
+"""
+
+
+def history_errors(rows, c):
+    """What the calibration view's history table shows wrong against a CALIBRATION object's online history: its last 30
+    events, latest first, each its time (as sent, the fraction of a second left out), event, misfit before → after
+    (one decimal) and regions."""
+    o = c.get("online") or {}
+    hist = o.get("history")
+    if not isinstance(hist, list):
+        return [] if rows == [["no history reported"]] else ["rows %s, the socket reports no history" % rows[:3]]
+    if not hist:
+        return [] if rows == [["no changes yet"]] else ["rows %s, the socket's history is empty" % rows[:3]]
+    events = list(reversed(hist[-30:]))
+    if len(rows) != len(events):
+        return ["%d rows for %d events: %s" % (len(rows), len(events), rows[:3])]
+    for i, (row, e) in enumerate(zip(rows, events)):
+        t = re.sub(r"\.\d+Z$", "Z", str(e.get("time") or "")).replace("T", " ") or "—"
+        mb, ma = e.get("misfit_before"), e.get("misfit_after")
+        if mb is None and ma is None:
+            misfit_ok = row[2:3] == [""]
+        else:
+            m = re.match(r"^(—|-?\d+\.\d) → (—|-?\d+\.\d)$", row[2] if len(row) > 2 else "")
+            misfit_ok = bool(m) and all((g == "—") == (v is None) and (v is None or abs(float(g) - v) <= 0.05 + 1e-9)
+                                        for g, v in zip(m.groups(), (mb, ma)))
+        regions = "" if e.get("regions") is None else str(e.get("regions"))
+        if len(row) != 4 or row[0] != t or row[1] != (e.get("event") or "") or not misfit_ok or row[3] != regions:
+            return ["row %d %s, the socket's event %s" % (i, row, json.dumps(e)[:200])]
+    return []
+
+
+def check_calibration_history(d, path):
+    """The calibration view's history table against ?CALIBRATION={"points":true};'s online history (the history comes
+    only with the points), asked for just before and just after
+    the table is read (the view asks every 2 s; it must match one of them)."""
+    go(d, "calibration")
+    time.sleep(2.5)
+    detail = ""
+    for _ in range(5):
+        before = socket_points(path)
+        rows = js(d, HISTORY_JS)
+        after = socket_points(path)
+        errors = [history_errors(rows, c) for c in (before, after)]
+        detail = "%d rows, the first %s; wrong against the socket before: %s, after: %s" % (len(rows), rows[:1], errors[0], errors[1])
+        if not errors[0] or not errors[1]:
+            report("calibration-history", True, detail)
+            return
+        time.sleep(1)
+    report("calibration-history", False, detail)
+
+
+DEV_PLOT_JS = r"""
+const svg = document.getElementById('dev-plot'), p = svg.querySelector('path.curve');
+return [p ? p.getAttribute('d') : null,
+        [...svg.querySelectorAll('line.ax')].map(l => ['x1', 'x2', 'y1', 'y2'].map(k => +l.getAttribute(k))),
+        [...svg.querySelectorAll('text.prn')].map(t => [t.textContent, +t.getAttribute('x'), +t.getAttribute('y')]),
+        [...svg.querySelectorAll('circle.obs')].map(c => [c.getAttribute('class'), +c.getAttribute('cx'), +c.getAttribute('cy')])];
+"""
+
+
+def fit_line(pairs):
+    """Least squares v = a + b·u through (u, v) pairs: (a, b)."""
+    n = len(pairs)
+    mu, mv = sum(u for u, _ in pairs) / n, sum(v for _, v in pairs) / n
+    b = sum((u - mu) * (v - mv) for u, v in pairs) / sum((u - mu) ** 2 for u, _ in pairs)
+    return mv - b * mu, b
+
+
+def plot_scales(lines, texts):
+    """The deviation plot's scales read from what it draws, not from its code: x against the compass heading from its
+    labels 0°…360° (each under a vertical gridline), y against the deviation from its labels beside the horizontal
+    gridlines they name. Returns ((a, b) of x = a + b·heading, (c, e) of y = c + e·deviation)."""
+    vertical = [l for l in lines if l[0] == l[1]]
+    horizontal = [l for l in lines if l[2] == l[3]]
+    hx, dy = [], []
+    for s, x, y in texts:
+        m = re.match(r"^(\d+)°$", s)
+        if m:
+            hx.append((float(m.group(1)), min(vertical, key=lambda l: abs(l[0] - x))[0]))
+            continue
+        m = re.match(r"^([+-]?\d+(?:\.\d+)?)$", s)
+        if m:
+            dy.append((float(m.group(1)), min(horizontal, key=lambda l: abs(l[2] - y))[2]))
+    if len(hx) < 2 or len(dy) < 2:
+        raise RuntimeError("the plot's labels give no scales: headings %s, deviations %s" % (hx, dy))
+    return fit_line(hx), fit_line(dy)
+
+
+def check_deviation_plot(d, path):
+    """The deviation plot against ?CALIBRATION={"points":true};: the curve drawn (path.curve, its points to 0.1 px)
+    through the curve in force's points, sorted by heading and wrapped round (the last before 0°, the first after
+    360°), and a dot (circle.obs) at each observation of driving, this run's and kept, each within the rounding of what
+    the page writes of where it falls on the plot's own scales (`plot_scales`)."""
+    go(d, "deviation")
+    time.sleep(2.5)
+    c = socket_points(path)
+    pts = [p for p in ((c.get("curve") or {}).get("points") or []) if isinstance(p, list) and len(p) == 2]
+    obs = [p for p in (c.get("observations") or []) + ((c.get("driving") or {}).get("observations") or []) if isinstance(p, list) and len(p) == 2]
+    drawn, lines, texts, dots = js(d, DEV_PLOT_JS)
+    (ax, bx), (ay, by) = plot_scales(lines, texts)
+    heading = lambda x: (x - ax) / bx
+    deviation = lambda y: (y - ay) / by
+    bad = []
+    drawn_xy = [(float(x), float(y)) for x, y in re.findall(r"(-?\d+(?:\.\d+)?),(-?\d+(?:\.\d+)?)", drawn or "")]
+    worst = 0.0
+    if pts:
+        sp = sorted(pts, key=lambda p: p[0] % 360)
+        want = [(sp[-1][0] % 360 - 360, sp[-1][1])] + [(p[0] % 360, p[1]) for p in sp] + [(sp[0][0] % 360 + 360, sp[0][1])]
+        if len(drawn_xy) != len(want):
+            bad.append("%d vertices drawn for %d points (and the two wrapped)" % (len(drawn_xy), len(pts)))
+        # In pixels: each vertex within the 0.1 px its coordinates are written to (0.05) of where the point falls on
+        # the scales, which are read from gridlines written to 0.01 px (0.005 more).
+        for (x, y), (wh, wv) in zip(drawn_xy, want):
+            off = max(abs(x - (ax + bx * wh)), abs(y - (ay + by * wv)))
+            worst = max(worst, off)
+            if off > 0.055 + 1e-6:
+                bad.append("a vertex at %.3f°, %.4f° (%.2f, %.2f px) for the point %.3f°, %.4f° (%.4f, %.4f px)"
+                           % (heading(x), deviation(y), x, y, wh, wv, ax + bx * wh, ay + by * wv))
+    elif drawn:
+        bad.append("a curve drawn without one in force: %s" % drawn[:80])
+    # The dots, written to 0.01 px like the gridlines: within 0.01 px of where each observation falls.
+    shown = sorted((x, y) for _, x, y in dots)
+    want_dots = sorted((ax + bx * (p[0] % 360), ay + by * p[1]) for p in obs)
+    if len(shown) != len(want_dots):
+        bad.append("%d dots for %d observations" % (len(shown), len(want_dots)))
+    elif any(abs(a[0] - b[0]) > 0.01 + 1e-6 or abs(a[1] - b[1]) > 0.01 + 1e-6 for a, b in zip(shown, want_dots)):
+        bad.append("dots at %s px, observations at %s px" % (shown[:4], want_dots[:4]))
+    report("deviation-plot", bool(pts) and not bad,
+           "%d curve points drawn through %d vertices, at most %.3f px from them (scales %.4f px/°, %.3f px per ° of deviation), %d dots; wrong: %s"
+           % (len(pts), len(drawn_xy), worst, bx, by, len(dots), bad[:4]))
+
+
 HEALTH_JS = r"""
 const rows = {};
 for (const tr of document.querySelectorAll('#h-sources tr')) {
@@ -1250,8 +1388,10 @@ def main():
                 steps.append(("coverage", lambda: check_coverage(d, a.socket)))
                 steps.append(("3d", lambda: check_3d(d, a.socket)))
                 steps.append(("calibration-details", lambda: check_calibration_details(d, a.socket)))
+                steps.append(("calibration-history", lambda: check_calibration_history(d, a.socket)))
             if a.expect is None:  # the test puts a swing's curve in force
                 steps.append(("deviation", lambda: check_deviation(d, a.socket)))
+                steps.append(("deviation-plot", lambda: check_deviation_plot(d, a.socket)))
             steps.append(("health", lambda: check_health(d, a.socket)))
             steps += [("night", lambda: check_night(d)),
                       ("actions", lambda: check_actions(d, url, a.socket, credential, a.expect)),
