@@ -312,6 +312,26 @@ final class HeadingTests: XCTestCase {
         XCTAssertEqual(LocalField.fallback(solent, unixSeconds: 1_780_000_000).declination.value, declination(year(1_780_000_000)), accuracy: 1e-12)
     }
 
+    /// A fix at exactly 0°, 0° is a receiver's placeholder for "no position" sent with a fix's mode (some do at a cold
+    /// start): never believed, first or later, however long it lasts.
+    func testAFixAtExactlyZeroZeroIsNeverBelieved() {
+        let model = WorldMagneticModel.wmm2025
+        func fix(_ t: Double, _ lat: Double, _ lon: Double) -> GPSFix {
+            var f = GPSFix(mode: .twoD, time: GPSTimestamp(unixTime: 1_780_000_000 + t), latitude: lat, longitude: lon)
+            f.altHAE = 0
+            return f
+        }
+        let fallback = Declination(0.88, .fallback)
+        var s = DeclinationState(fallback: fallback)
+        for t in 0..<3 { s = s.updated(with: fix(Double(t), 0, 0), model: model) }
+        XCTAssertEqual(s.current, fallback, "a cold start's 0°, 0° taken for the first fix")
+        s = s.updated(with: fix(3, 50.8, -1.1), model: model)
+        let solent = s.current
+        XCTAssertEqual(solent?.source, .fix)
+        for t in 4..<30 { s = s.updated(with: fix(Double(t), 0, 0), model: model) }
+        XCTAssertEqual(s.current, solent, "26 s of 0°, 0° believed")
+    }
+
     /// What the journal is told of jumps: a glitch held and ended, a jump from a jump held again, a jump that lasts believed.
     func testPositionJumpsTellWhenHeldEndedAndBelieved() {
         var jumps = PositionJumps()
