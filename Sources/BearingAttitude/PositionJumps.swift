@@ -27,6 +27,7 @@ public struct FixPlace: Equatable, Sendable {
 /// - a jump that lasts (a spoofer's, or a receiver that was right this time)
 ///   is believed after `confirmation`: the receiver is all there is to go by.
 /// A town's multipath (hundreds of metres) is within `slack`, and moves the WMM field by nothing that matters anyway.
+/// A fix at exactly 0°, 0° is never believed: a receiver's placeholder for no position.
 /// After an outage, the farther the time allows: a van driven for an hour with its receiver off is believed at once.
 public struct PositionJumps: Equatable, Sendable {
     /// Metres a second no board of ours goes faster than (a light aircraft's cruise is below it).
@@ -64,6 +65,9 @@ public struct PositionJumps: Equatable, Sendable {
 
     /// Takes a fix's place: whether it is believed, and the event it makes, if any.
     public mutating func take(_ p: FixPlace) -> (believed: Bool, event: Event?) {
+        // Exactly 0°, 0° is a receiver's placeholder for no position, sent with a fix's mode (some do at a cold start):
+        // not a place, first or later, and no jump to tell.
+        if p.latitude == 0 && p.longitude == 0 { return (false, nil) }
         guard let last = believed else {
             believed = p
             return (true, nil)

@@ -237,8 +237,8 @@ final class HeadingTests: XCTestCase {
         XCTAssertNil(DeclinationState(fallback: nil).current)
     }
 
-    /// A position the board could not have reached since the last fix taken (a receiver's glitch to 0°, 0°; a spoofer's
-    /// first jump) does not move the WMM field until fixes have agreed with it for 10 s; after an outage long enough to have
+    /// A position the board could not have reached since the last fix taken (a receiver's glitch; a spoofer's first
+    /// jump) does not move the WMM field until fixes have agreed with it for 10 s; after an outage long enough to have
     /// got there, it is taken at once. The truth is WMM's at the positions, the rule's numbers the documented ones (300 m/s,
     /// 5 km, 10 s).
     func testAPositionTheBoardCouldNotHaveReachedIsNotBelievedUntilItHolds() throws {
@@ -252,10 +252,10 @@ final class HeadingTests: XCTestCase {
         func wmm(_ lat: Double, _ lon: Double, _ t: Double) -> Double {
             model.field(latitude: lat, longitude: lon, heightKm: 0, year: WorldMagneticModel.decimalYear(unixSeconds: t0 + t)).declination
         }
-        // A boat in the Solent at 3 m/s; then a glitch to 0°, 0° and a spoofer's jump to the Gulf of Finland, each with a
-        // declination far from the Solent's.
-        let solent = wmm(50.8, -1.1, 0), island = wmm(0, 0, 0), finland = wmm(60.0, 29.0, 0), oslo = wmm(59.9, 10.7, 7220)
-        XCTAssertGreaterThan(abs(island - solent), 3)
+        // A boat in the Solent at 3 m/s; then a glitch to South Africa and a spoofer's jump to the Gulf of Finland, each
+        // with a declination far from the Solent's.
+        let solent = wmm(50.8, -1.1, 0), cape = wmm(-30, 20, 0), finland = wmm(60.0, 29.0, 0), oslo = wmm(59.9, 10.7, 7220)
+        XCTAssertGreaterThan(abs(cape - solent), 3)
         XCTAssertGreaterThan(abs(finland - solent), 5)
         XCTAssertGreaterThan(abs(oslo - finland), 3)
         var s = DeclinationState(fallback: Declination(solent, .fallback))
@@ -264,9 +264,9 @@ final class HeadingTests: XCTestCase {
         XCTAssertEqual(s.current?.source, .fix)
         XCTAssertEqual(s.current?.value ?? .nan, solent, accuracy: 0.01)
 
-        // One fix at 0°, 0° between two in the Solent: nothing changes.
-        s = s.updated(with: fix(5, 0, 0), model: model)
-        XCTAssertEqual(s.current?.value ?? .nan, solent, accuracy: 0.01, "a glitch 5,600 km away, 1 s after the last fix, was believed")
+        // One fix in South Africa between two in the Solent: nothing changes.
+        s = s.updated(with: fix(5, -30, 20), model: model)
+        XCTAssertEqual(s.current?.value ?? .nan, solent, accuracy: 0.01, "a glitch 9,200 km away, 1 s after the last fix, was believed")
         s = s.updated(with: fix(6, at(6), -1.1), model: model)
         XCTAssertEqual(s.current?.value ?? .nan, solent, accuracy: 0.01)
 
@@ -349,8 +349,8 @@ final class HeadingTests: XCTestCase {
         XCTAssertEqual(held.1, .held(from: FixPlace(latitude: 50.8 + 4000 / 111_320, longitude: -1.1, time: 1), to: glitch))
         XCTAssertTrue(take(4, 50.8, -1.1) == (true, .ended(jump: glitch, seconds: 2)))
         // A jump, then another from it: held again, from the last believed.
-        let first = FixPlace(latitude: 0, longitude: 0, time: 5), second = FixPlace(latitude: 60, longitude: 29, time: 6)
-        XCTAssertTrue(take(5, 0, 0) == (false, .held(from: FixPlace(latitude: 50.8, longitude: -1.1, time: 4), to: first)))
+        let first = FixPlace(latitude: 10, longitude: 10, time: 5), second = FixPlace(latitude: 60, longitude: 29, time: 6)
+        XCTAssertTrue(take(5, 10, 10) == (false, .held(from: FixPlace(latitude: 50.8, longitude: -1.1, time: 4), to: first)))
         XCTAssertTrue(take(6, 60, 29) == (false, .held(from: FixPlace(latitude: 50.8, longitude: -1.1, time: 4), to: second)))
         for t in 7..<16 { XCTAssertTrue(take(Double(t), 60, 29) == (false, nil), "\(t)") }
         XCTAssertTrue(take(16, 60, 29) == (true, .believed(jump: second, from: FixPlace(latitude: 50.8, longitude: -1.1, time: 4))))
