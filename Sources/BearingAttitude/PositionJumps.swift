@@ -21,14 +21,13 @@ public struct FixPlace: Equatable, Sendable {
 /// Whether a fix's position is believed for the WMM field (`DeclinationState`). A position the board could not have
 /// reached from the last one believed (faster than `fastest`, beyond `slack` for the fixes' own error) is held, not
 /// believed, until fixes have agreed with it for `confirmation`:
-/// - a receiver's glitch (a fix at 0°, 0°; a bad first position after a cold start, ended by the next) changes nothing,
-///   where it moved the declination, and so the true heading, for as long as it lasted (the Solent's 0.88° became
-///   -3.84° at 0°, 0°);
-/// - a jump that lasts (a spoofer's, or a receiver that was right this time)
-///   is believed after `confirmation`: the receiver is all there is to go by.
+/// - a receiver's glitch (a bad position for a few fixes) changes nothing, where it moved the declination, and so the
+///   true heading, for as long as it lasted (the Solent's 0.88° became -3.84° at 0°, 0°);
+/// - a jump that lasts (a spoofer's, or a receiver that was right this time) is believed after `confirmation`: the
+///   receiver is all there is to go by.
 /// A town's multipath (hundreds of metres) is within `slack`, and moves the WMM field by nothing that matters anyway.
+/// After an outage the time allows more: a van driven for an hour with its receiver off is believed at its first fix.
 /// A fix at exactly 0°, 0° is never believed: a receiver's placeholder for no position.
-/// After an outage, the farther the time allows: a van driven for an hour with its receiver off is believed at once.
 public struct PositionJumps: Equatable, Sendable {
     /// Metres a second no board of ours goes faster than (a light aircraft's cruise is below it).
     public static let fastest = 300.0
@@ -99,7 +98,7 @@ extension PositionJumps.Event {
         switch self {
         case .held(let from, let to):
             return "GPS fix at \(to.text) is \(Self.kilometres(from.metres(to: to))) from the last position believed (\(from.text)) "
-                + "\(String(printf: "%.0f", abs(to.time - from.time))) s before it, farther than anything goes: "
+                + "\(String(printf: "%.0f", abs(to.time - from.time))) s before it, farther than \(String(printf: "%.0f", PositionJumps.fastest)) m/s goes: "
                 + "the WMM field (declination, the field's strength and dip) stays the last position's until fixes agree with the new one "
                 + "for \(String(printf: "%.0f", PositionJumps.confirmation)) s"
         case .ended(let jump, let seconds):

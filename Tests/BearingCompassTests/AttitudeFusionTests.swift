@@ -562,79 +562,34 @@ final class AttitudeFusionTests: XCTestCase {
     /// scaled 10 % over WMM's (a chip's gain, or a fit before the first fix), the field falling by 20 % from 60 s to 1,140
     /// s, WMM's given at a fix every 10 s.
     func testTheFieldJudgedFollowsWMMsAsTheVehicleTravels() throws {
-        let gain = 1.1, seconds = 1200.0
-        @Sendable func strength(_ t: Double) -> Double { 1 - 0.2 * min(1, max(0, (t - 60) / 1080)) }
-        var board = VirtualIMU(heading: { 6 * $0 })
-        board.fieldNorm = Self.sydney.reference.norm * gain
-        board.dip = Self.sydney.reference.dip
-        let chip = try Orientation(axes: "+X-Y-Z")
-        var f = AttitudeFusion(imuOrientation: chip, magnetometerOrientation: chip, trueNorth: true, auto: .track)
-        var nextFix = 0.0, flagged = 0, disturbed = 0, counted = 0
-        for input in inputs(board, seconds: seconds) {
-            switch input {
-            case .calibration:
-                f.step(.calibration(ActiveCalibration(chip: "qmc5883l", correction: .identity, origin: .auto, field: board.fieldNorm)))
-            case .magnetic(var m):
-                let t = m.time.unixTime - Self.start
-                if t >= nextFix {
-                    f.step(.localField(LocalField(declination: Declination(Self.sydney.declination.value, .fix),
-                                                  reference: MagneticFieldReference(norm: Self.sydney.reference.norm * strength(t), dip: board.dip))))
-                    nextFix += 10
-                }
-                m.field = m.field * strength(t)
-                f.step(.magnetic(m))
-                if t >= 60 {
-                    counted += 1
-                    if f.online?.interference != nil { flagged += 1 }
-                    if f.filter.magnetic.disturbed { disturbed += 1 }
-                }
-            default: f.step(input)
-            }
+        var flagged = 0, disturbed = 0, counted = 0
+        let (f, end) = try travelling(auto: .track, origin: .auto) { f, input, _ in
+            guard case .magnetic = input else { return }
+            counted += 1
+            if f.online?.interference != nil { flagged += 1 }
+            if f.filter.magnetic.disturbed { disturbed += 1 }
         }
         let o = try XCTUnwrap(f.online)
         let interference = Double(flagged) / Double(max(1, counted)), held = Double(disturbed) / Double(max(1, counted))
         print(String(format: "fusion, the field falling 20 %% as the vehicle travels (a calibration scaled 10 %% over WMM's): interference %.0f %% of the time from 60 s, the filter's field disturbed %.0f %%, the field judged by at the end %.2f µT (the field %.2f µT)",
-                     100 * interference, 100 * held, o.field ?? .nan, board.fieldNorm * strength(seconds)))
+                     100 * interference, 100 * held, o.field ?? .nan, end))
         XCTAssertEqual(interference, 0)
         XCTAssertLessThan(held, 0.01)
-        XCTAssertEqual(try XCTUnwrap(o.field), board.fieldNorm * strength(seconds), accuracy: 0.01)
+        XCTAssertEqual(try XCTUnwrap(o.field), end, accuracy: 0.01)
     }
 
     /// The same passage with online calibration off (`calibration.auto: off`): the reference the filter is given is the
     /// file's field, which does not follow WMM's; the filter's own reference must, or the field 20 % lower is disturbed.
     func testWithOnlineCalibrationOffTheFiltersFieldFollowsAsTheVehicleTravels() throws {
-        let gain = 1.1, seconds = 1200.0
-        @Sendable func strength(_ t: Double) -> Double { 1 - 0.2 * min(1, max(0, (t - 60) / 1080)) }
-        var board = VirtualIMU(heading: { 6 * $0 })
-        board.fieldNorm = Self.sydney.reference.norm * gain
-        board.dip = Self.sydney.reference.dip
-        let chip = try Orientation(axes: "+X-Y-Z")
-        var f = AttitudeFusion(imuOrientation: chip, magnetometerOrientation: chip, trueNorth: true, auto: .off)
-        var nextFix = 0.0, disturbed = 0, counted = 0, worst = 0.0
-        for input in inputs(board, seconds: seconds) {
+        var disturbed = 0, counted = 0, worst = 0.0
+        _ = try travelling(auto: .off, origin: .manual) { f, input, heading in
             switch input {
-            case .calibration:
-                f.step(.calibration(ActiveCalibration(chip: "qmc5883l", correction: .identity, origin: .manual, field: board.fieldNorm)))
-            case .magnetic(var m):
-                let t = m.time.unixTime - Self.start
-                if t >= nextFix {
-                    f.step(.localField(LocalField(declination: Declination(Self.sydney.declination.value, .fix),
-                                                  reference: MagneticFieldReference(norm: Self.sydney.reference.norm * strength(t), dip: board.dip))))
-                    nextFix += 10
-                }
-                m.field = m.field * strength(t)
-                f.step(.magnetic(m))
-                if t >= 60 {
-                    counted += 1
-                    if f.filter.magnetic.disturbed { disturbed += 1 }
-                }
-            case .inertial(let i):
-                f.step(input)
-                let t = i.time.unixTime - Self.start
-                if t >= 60, let a = f.emitted {
-                    worst = max(worst, abs(Compass.normalize(board.heading(t) - a.magneticHeading + 180) - 180))
-                }
-            default: f.step(input)
+            case .magnetic:
+                counted += 1
+                if f.filter.magnetic.disturbed { disturbed += 1 }
+            case .inertial:
+                if let a = f.emitted { worst = max(worst, abs(Compass.normalize(heading - a.magneticHeading + 180) - 180)) }
+            default: break
             }
         }
         let held = Double(disturbed) / Double(max(1, counted))
@@ -642,6 +597,44 @@ final class AttitudeFusionTests: XCTestCase {
                      100 * held, worst))
         XCTAssertLessThan(held, 0.01)
         XCTAssertLessThan(worst, 1)
+    }
+
+    /// The passage of the two tests above: the board turning at 6 °/s for 20 minutes under a calibration of `origin` that
+    /// scales the field 10 % over WMM's (a chip's gain, or a fit before the first fix), the field falling by 20 % from 60 s
+    /// to 1,140 s, WMM's given at a fix every 10 s. `each` sees the fusion after each field and inertial sample from 60 s,
+    /// with the board's heading then. Returns the fusion and the field's magnitude at the end.
+    func travelling(auto: AutoCalibrationMode, origin: CalibrationOrigin,
+                    each: (AttitudeFusion, FusionInput, Double) -> Void) throws -> (AttitudeFusion, Double) {
+        let gain = 1.1, seconds = 1200.0
+        @Sendable func strength(_ t: Double) -> Double { 1 - 0.2 * min(1, max(0, (t - 60) / 1080)) }
+        var board = VirtualIMU(heading: { 6 * $0 })
+        board.fieldNorm = Self.sydney.reference.norm * gain
+        board.dip = Self.sydney.reference.dip
+        let chip = try Orientation(axes: "+X-Y-Z")
+        var f = AttitudeFusion(imuOrientation: chip, magnetometerOrientation: chip, trueNorth: true, auto: auto)
+        var nextFix = 0.0
+        for input in inputs(board, seconds: seconds) {
+            switch input {
+            case .calibration:
+                f.step(.calibration(ActiveCalibration(chip: "qmc5883l", correction: .identity, origin: origin, field: board.fieldNorm)))
+            case .magnetic(var m):
+                let t = m.time.unixTime - Self.start
+                if t >= nextFix {
+                    f.step(.localField(LocalField(declination: Declination(Self.sydney.declination.value, .fix),
+                                                  reference: MagneticFieldReference(norm: Self.sydney.reference.norm * strength(t), dip: board.dip))))
+                    nextFix += 10
+                }
+                m.field = m.field * strength(t)
+                f.step(.magnetic(m))
+                if t >= 60 { each(f, input, board.heading(t)) }
+            case .inertial(let i):
+                f.step(input)
+                let t = i.time.unixTime - Self.start
+                if t >= 60 { each(f, input, board.heading(t)) }
+            default: f.step(input)
+            }
+        }
+        return (f, board.fieldNorm * strength(seconds))
     }
 
     /// A kept calibration brought to a place where WMM's field is another (a passage with nothing learnt on it, the board

@@ -813,25 +813,31 @@ def calibration_detail_errors(shown, c):
     return bad
 
 
-def check_calibration_details(d, path):
-    """The calibration view's details against ?CALIBRATION;, asked for just before and just after the view is read
-    (the view asks every 2 s; it must match one of them): mode, quality, source, misfit, field and dip against
-    WMM's, regions and steps."""
-    go(d, "calibration")
+def matches_the_socket(d, check, view, read, ask, errors_of, describe=str):
+    """Reads a view (`read`, JavaScript) between two answers from the socket (`ask`), one just before and one just after
+    (the view asks every 2 s or so; it must match one of them), up to five times a second apart, and reports `check`:
+    `errors_of(shown, answer)` lists what is wrong."""
+    go(d, view)
     time.sleep(2.5)
     detail = ""
     for _ in range(5):
-        before = socket_request(path, "?CALIBRATION;")
-        shown = js(d, CALIBRATION_JS)
-        after = socket_request(path, "?CALIBRATION;")
-        errors = [calibration_detail_errors(shown, c) for c in (before, after)]
-        detail = "%s; wrong against the socket before: %s, after: %s" % (shown, errors[0], errors[1])
+        before = ask()
+        shown = js(d, read)
+        after = ask()
+        errors = [errors_of(shown, c) for c in (before, after)]
+        detail = "%s; wrong against the socket before: %s, after: %s" % (describe(shown), errors[0], errors[1])
         if not errors[0] or not errors[1]:
-            report("calibration-details", True, detail)
+            report(check, True, detail)
             return
         time.sleep(1)
-    report("calibration-details", False, detail)
+    report(check, False, detail)
 
+
+def check_calibration_details(d, path):
+    """The calibration view's details against ?CALIBRATION;, asked for just before and just after the view is read:
+    mode, quality, source, misfit, field and dip against WMM's, regions and steps."""
+    matches_the_socket(d, "calibration-details", "calibration", CALIBRATION_JS, lambda: socket_request(path, "?CALIBRATION;"),
+                       calibration_detail_errors)
 
 HISTORY_JS = r"""
 return [...document.querySelectorAll('#cal-hist tr')].map(tr => [...tr.querySelectorAll('td')].map(td => td.textContent)).filter(r => r.length);
@@ -868,23 +874,9 @@ def history_errors(rows, c):
 
 def check_calibration_history(d, path):
     """The calibration view's history table against ?CALIBRATION={"points":true};'s online history (the history comes
-    only with the points), asked for just before and just after
-    the table is read (the view asks every 2 s; it must match one of them)."""
-    go(d, "calibration")
-    time.sleep(2.5)
-    detail = ""
-    for _ in range(5):
-        before = socket_points(path)
-        rows = js(d, HISTORY_JS)
-        after = socket_points(path)
-        errors = [history_errors(rows, c) for c in (before, after)]
-        detail = "%d rows, the first %s; wrong against the socket before: %s, after: %s" % (len(rows), rows[:1], errors[0], errors[1])
-        if not errors[0] or not errors[1]:
-            report("calibration-history", True, detail)
-            return
-        time.sleep(1)
-    report("calibration-history", False, detail)
-
+    only with the points), asked for just before and just after the table is read."""
+    matches_the_socket(d, "calibration-history", "calibration", HISTORY_JS, lambda: socket_points(path), history_errors,
+                       lambda rows: "%d rows, the first %s" % (len(rows), rows[:1]))
 
 DEV_PLOT_JS = r"""
 const svg = document.getElementById('dev-plot'), p = svg.querySelector('path.curve');
