@@ -637,6 +637,43 @@ final class AttitudeFusionTests: XCTestCase {
         return (f, board.fieldNorm * strength(seconds))
     }
 
+    /// A fix held as a jump (`PositionJumps`) is not believed for the WMM field, and teaches the car nothing either: a
+    /// receiver whose position glitched has no reason to be believed for its course (and a spoofer gives both). A car
+    /// going straight at 15 m/s on a heading of 100° magnetic, its fixes through the daemon's `FusionStage.take`; from 60 s
+    /// to 69 s they are 2,200 km away with a course 30° off. The deviation learnt from driving took them as observations
+    /// of a 30° deviation.
+    func testAFixHeldAsAJumpTeachesTheCarNothing() throws {
+        let chip = try Orientation(axes: "+X-Y-Z")
+        var board = VirtualIMU(heading: { _ in 100 })
+        board.fieldNorm = Self.sydney.reference.norm
+        board.dip = Self.sydney.reference.dip
+        var stage = FusionStage(AttitudeFusion(imuOrientation: chip, magnetometerOrientation: chip, trueNorth: true, auto: .off, vehicle: .car))
+        var field = WMMStage<LocalField?>.localFields(model: .wmm2025, fallback: Self.sydney)
+        let course = 100 + Self.sydney.declination.value
+        var lat = -33.9, lon = 151.2, nextFix = 1.0
+        for input in inputs(board, seconds: 90) {
+            _ = stage.step(input)
+            guard case .inertial(let i) = input, i.time.unixTime - Self.start >= nextFix else { continue }
+            let t = nextFix
+            nextFix += 1
+            lat += 15 * cos(course * .pi / 180) / 111_320
+            lon += 15 * sin(course * .pi / 180) / (111_320 * cos(lat * .pi / 180))
+            let jumped = t >= 60 && t < 70
+            var fix = GPSFix(mode: .threeD, time: GPSTimestamp(unixTime: Self.start + t), latitude: jumped ? -20 : lat, longitude: jumped ? 135 : lon)
+            fix.altHAE = 0
+            fix.speed = 15
+            fix.track = Compass.normalize(course + (jumped ? 30 : 0))
+            stage.take(fix, field: &field, learnsFromDriving: true)
+        }
+        let driving = try XCTUnwrap(stage.fusion.driving)
+        let seen = driving.observations.flatMap { $0 }.map(\.deviation)
+        let worst = seen.map(abs).max() ?? .nan
+        print(String(format: "fusion, a car's fixes held as a jump for 10 s with a course 30° off: %d epochs taken, the largest deviation observed %.2f°",
+                     driving.taken, worst))
+        XCTAssertGreaterThan(driving.taken, 10)
+        XCTAssertLessThan(worst, 2, "an epoch held as a jump was taken")
+    }
+
     /// A kept calibration brought to a place where WMM's field is another (a passage with nothing learnt on it, the board
     /// switched off at the other end): its field held where WMM's was 48.8 µT (the Solent), scaled 10 % over it, and the
     /// daemon starts where WMM's is 38.6 µT (off the Canaries). Tied to the first fix's, the field judged by stayed the
