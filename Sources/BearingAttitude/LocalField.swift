@@ -49,6 +49,9 @@ public struct DeclinationState: Equatable, Sendable {
     private var jumps = PositionJumps()
     /// What the last fix taken changed of the positions believed, for the journal (nil: nothing).
     public private(set) var jumpEvent: PositionJumps.Event?
+    /// Whether the last fix taken had a position that was not believed (a jump held, 0°, 0°): nothing should learn from
+    /// it (`FusionStage.take`).
+    public private(set) var heldLast = false
 
     public init(fallback: Declination? = nil, reference: MagneticFieldReference? = nil) {
         current = fallback
@@ -64,10 +67,13 @@ public struct DeclinationState: Equatable, Sendable {
     }
 
     public func updated(with fix: GPSFix, model: WorldMagneticModel) -> DeclinationState {
-        guard fix.mode >= .twoD, let lat = fix.latitude, let lon = fix.longitude, let time = fix.time else { return self }
         var s = self
+        s.jumpEvent = nil
+        s.heldLast = false
+        guard fix.mode >= .twoD, let lat = fix.latitude, let lon = fix.longitude, let time = fix.time else { return s }
         let (believed, event) = s.jumps.take(FixPlace(latitude: lat, longitude: lon, time: time.unixTime))
         s.jumpEvent = event
+        s.heldLast = !believed
         guard believed else { return s }
         let year = WorldMagneticModel.decimalYear(unixSeconds: time.unixTime)
         if current?.source == .fix, let p = at, abs(p.lat - lat) < 0.01, abs(p.lon - lon) < 0.01, abs(p.year - year) < 1 / 365 {

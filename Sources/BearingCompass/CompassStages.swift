@@ -28,6 +28,8 @@ public struct WMMStage<Value: Equatable>: Sendable where Value: Sendable {
 
     /// What the last fix taken changed of the positions believed (`PositionJumps`), for the journal.
     public var jumpEvent: PositionJumps.Event? { state.jumpEvent }
+    /// Whether the last fix taken had a position that was not believed (`DeclinationState.heldLast`).
+    public var heldLast: Bool { state.heldLast }
 
     /// Takes a fix; true when the value in force changed (then read `current`).
     public mutating func take(_ fix: GPSFix) -> Bool {
@@ -96,12 +98,15 @@ public struct FusionStage: Sendable {
     }
 
     /// A fix, as the daemon takes it: first the WMM field at it, when the fix has moved it (`field`), then, on
-    /// land (`learnsFromDriving`), the fix itself. Returns whether the field in force changed.
+    /// land (`learnsFromDriving`), the fix itself, unless its position was not believed (a jump held, 0°, 0°): its
+    /// course and speed are no more to be believed than its position (a receiver's glitch; a spoofer gives both). A
+    /// car's fixes 2,200 km away for 10 s with a course 30° off were taken as a deviation of 30°
+    /// (`AttitudeFusionTests.testAFixHeldAsAJumpTeachesTheCarNothing`). Returns whether the field in force changed.
     @discardableResult
     public mutating func take(_ fix: GPSFix, field: inout WMMStage<LocalField?>, learnsFromDriving: Bool) -> Bool {
         let moved = field.take(fix)
         if moved { _ = step(.localField(field.current)) }
-        if learnsFromDriving { _ = step(.fix(fix)) }
+        if learnsFromDriving && !field.heldLast { _ = step(.fix(fix)) }
         return moved
     }
 
