@@ -267,6 +267,12 @@ final class HeadingTests: XCTestCase {
         // One fix in South Africa between two in the Solent: nothing changes.
         s = s.updated(with: fix(5, -30, 20), model: model)
         XCTAssertEqual(s.current?.value ?? .nan, solent, accuracy: 0.01, "a glitch 9,200 km away, 1 s after the last fix, was believed")
+        XCTAssertTrue(s.heldLast)
+        if case .held = s.jumpEvent {} else { XCTFail("no jump held: \(String(describing: s.jumpEvent))") }
+        // A TPV without a position after it: nothing held, nothing to tell again.
+        let quiet = s.updated(with: GPSFix(mode: .noFix, time: GPSTimestamp(unixTime: t0 + 5.5)), model: model)
+        XCTAssertFalse(quiet.heldLast)
+        XCTAssertNil(quiet.jumpEvent)
         s = s.updated(with: fix(6, at(6), -1.1), model: model)
         XCTAssertEqual(s.current?.value ?? .nan, solent, accuracy: 0.01)
 
