@@ -112,3 +112,28 @@ extension PositionJumps.Event {
 
     static func kilometres(_ m: Double) -> String { String(printf: "%.0f km", m / 1000) }
 }
+
+/// What the journal says of positions out of reach (`PositionJumps`): a jump held at once, then at most one a minute,
+/// each saying how many went untold since the last; its end or its belief only when its start was told. A spoofer or a
+/// receiver flapping between two places every few seconds makes a jump and its end each time: told every time, that
+/// filled the journal. Pure, on the caller's clock (seconds).
+public struct PositionJumpJournal: Sendable {
+    private var held = LogThrottle(interval: 60)
+    private var told = false
+
+    public init() {}
+
+    /// The journal's line for `event` at `time`, if one is due.
+    public mutating func line(for event: PositionJumps.Event, at time: Double) -> String? {
+        if case .held = event {
+            told = false
+            guard let untold = held.admit(at: time) else { return nil }
+            told = true
+            return event.line + (untold > 0 ? " (\(untold) more jump\(untold == 1 ? "" : "s") since the last told)" : "")
+        }
+        guard told else { return nil }
+        told = false
+        return event.line
+    }
+}
+

@@ -74,10 +74,8 @@ public final class Agent: @unchecked Sendable {
     private let wallClock: @Sendable () -> GPSTimestamp
     /// What the journal says of the samples' clock stepping (on the pipeline's clock).
     private var clockStepJournal = ClockStepJournal()
-    /// What the journal says of GPS positions out of reach (`PositionJumps`): a jump held at most once a minute, with how
-    /// many went untold; its end only when its start was told. On the pipeline queue.
-    private var jumpLines = LogThrottle(interval: 60)
-    private var jumpTold = false
+    /// What the journal says of GPS positions out of reach (`PositionJumpJournal`). On the pipeline queue.
+    private var jumpJournal = PositionJumpJournal()
     /// Whose dates the journal has said are outside WMM2025's validity (the system clock's, the fixes'): once each.
     private var toldDates: Set<String> = []
     private var dataLog: DataLog?
@@ -495,19 +493,10 @@ public final class Agent: @unchecked Sendable {
     }
 
     /// What the journal says of a fix the WMM field is taken from: its date outside the model's validity (`tellDate`), a
-    /// position jump (`jumpLines`). On the pipeline queue.
+    /// position jump (`jumpJournal`). On the pipeline queue.
     private func tellFix(_ fix: GPSFix, jump: PositionJumps.Event?) {
         if fix.mode >= .twoD, fix.latitude != nil, let time = fix.time { tellDate(time, of: "the GPS fix") }
-        guard let event = jump else { return }
-        if case .held = event {
-            jumpTold = false
-            guard let untold = jumpLines.admit(at: clock.seconds) else { return }
-            jumpTold = true
-            logger.notice("\(event.line)\(untold > 0 ? " (\(untold) more jumps since the last told)" : "")")
-        } else if jumpTold {
-            jumpTold = false
-            logger.notice("\(event.line)")
-        }
+        if let jump, let line = jumpJournal.line(for: jump, at: clock.seconds) { logger.notice("\(line)") }
     }
 
     /// The magnetometer alone (`MagnetometerStage`): calibration, orientation, heading for a level board,

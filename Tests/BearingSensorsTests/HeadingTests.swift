@@ -364,6 +364,26 @@ final class HeadingTests: XCTestCase {
         XCTAssertTrue(PositionJumps.Event.held(from: home, to: second).line.hasPrefix("GPS fix at 60.00000, 29.00000 is 2132 km from the last position believed (50.80000, -1.10000) 6 s before it"))
     }
 
+    /// A position flapping between the Solent and the Gulf of Finland every 2 s for three minutes (a spoofer, or a receiver
+    /// that cannot decide): 45 jumps held and 44 ended. The journal tells the first jump and its end, then at most one
+    /// jump a minute with how many went untold, and the end of each jump it told.
+    func testAFlappingPositionIsToldAtMostOnceAMinute() {
+        var jumps = PositionJumps(), journal = PositionJumpJournal()
+        var lines: [String] = [], events = 0
+        for t in stride(from: 0.0, to: 180, by: 1) {
+            let away = Int(t / 2) % 2 == 1
+            let event = jumps.take(FixPlace(latitude: away ? 60 : 50.8, longitude: away ? 29 : -1.1, time: t)).event
+            guard let event else { continue }
+            events += 1
+            if let line = journal.line(for: event, at: t) { lines.append(line) }
+        }
+        XCTAssertEqual(events, 89)
+        XCTAssertEqual(lines.count, 6, "\(lines)")
+        XCTAssertEqual(lines.filter { $0.hasPrefix("GPS fix at 60.00000, 29.00000") }.count, 3)
+        XCTAssertEqual(lines.filter { $0.contains("was a glitch") }.count, 3)
+        XCTAssertTrue(lines[2].hasSuffix("(14 more jumps since the last told)"), lines[2])
+    }
+
     func sharedDataDirectory() -> URL? { sharedData() }
     func temporaryFile(_ name: String, _ text: String) -> URL {
         let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("bearing-\(getpid())-\(name)")
