@@ -136,4 +136,3 @@ public struct PositionJumpJournal: Sendable {
         return event.line
     }
 }
-
