@@ -499,6 +499,14 @@ public final class Agent: @unchecked Sendable {
         if let jump, let line = jumpJournal.line(for: jump, at: clock.seconds) { logger.notice("\(line)") }
     }
 
+    /// The WMM field at the configured fallback position (`heading.fallback_position`) and the system clock's date,
+    /// or nil without one; the journal is told of a date outside the model's validity (`tellDate`). While wiring.
+    private func fallbackField() -> LocalField? {
+        guard let position = config.heading.fallbackPosition else { return nil }
+        tellDate(startTime, of: "the system clock")
+        return LocalField.fallback(position, unixSeconds: startTime.unixTime)
+    }
+
     /// The magnetometer alone (`MagnetometerStage`): calibration, orientation, heading for a level board,
     /// declination from the fix (`WMMStage`), or the fallback position's.
     private func wireMagnetometerOnly() {
@@ -506,9 +514,7 @@ public final class Agent: @unchecked Sendable {
         let hub = self.hub
         var declination: WMMStage<Declination?>?
         if config.heading.trueNorth {
-            if config.heading.fallbackPosition != nil { tellDate(startTime, of: "the system clock") }
-            let fallback = config.heading.fallbackPosition.map { LocalField.fallback($0, unixSeconds: self.startTime.unixTime).declination }
-            declination = .declinations(model: .wmm2025, fallback: fallback)
+            declination = .declinations(model: .wmm2025, fallback: fallbackField()?.declination)
         }
         // No calibration is in force yet: the files are loaded when the sources start, after the wiring, and
         // come through `calibrationsChanged` on the pipeline queue, before the first sample.
@@ -535,9 +541,7 @@ public final class Agent: @unchecked Sendable {
     /// which gives an attitude per inertial sample; the ATT chains (`pipeline.att`) throttle them.
     private func wireFusion() {
         let q = core.entry
-        if config.heading.fallbackPosition != nil { tellDate(startTime, of: "the system clock") }
-        let fallback = config.heading.fallbackPosition.map { LocalField.fallback($0, unixSeconds: self.startTime.unixTime) }
-        var field = WMMStage<LocalField?>.localFields(model: .wmm2025, fallback: fallback)
+        var field = WMMStage<LocalField?>.localFields(model: .wmm2025, fallback: fallbackField())
         var fusion = AttitudeFusion(imuOrientation: config.imu.orientation, magnetometerOrientation: config.magnetometer.orientation,
                                     trueNorth: config.heading.trueNorth, auto: config.autoCalibration, vehicle: config.vehicle)
         fusion.onOnlineEvent = { [weak self] change, state in self?.onlineEvent(change, state) }

@@ -64,8 +64,9 @@ public struct NMEATrack: Sendable {
             if i >= lossStart && i < lossEnd { mode = .noFix }
             else if i >= lossEnd && i < lossEnd + options.twoDEpochs { mode = .twoD }
             else { mode = .threeD }
+            let jump = options.jumps[i]
             var e = Epoch(time: t, mode: mode,
-                          latitude: Self.quantize(options.jumps[i]?.latitude ?? lat), longitude: Self.quantize(options.jumps[i]?.longitude ?? lon),
+                          latitude: Self.quantize(jump?.latitude ?? lat), longitude: Self.quantize(jump?.longitude ?? lon),
                           altMSL: Self.round(12.0 + rng.uniform(-0.5, 0.5), 1), geoidSeparation: 47.3,
                           speedKnots: knots, track: Self.round(heading, 1),
                           hdop: Self.round(0.9 + rng.uniform(0, 0.4), 1), sentences: [])
