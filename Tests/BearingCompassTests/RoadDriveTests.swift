@@ -1672,14 +1672,24 @@ final class RoadDriveTests: XCTestCase {
     /// (minutes), so it runs only when ROAD_DRIVE_ABLATION is set (to "off", "alone" or "both").
     func testEachEffectsCostWhenAskedFor() {
         guard let mode = getenv("ROAD_DRIVE_ABLATION").map({ String(cString: $0) }) else { return }
-        // ROAD_DRIVE_ABLATION_SEEDS=N: seeds 1…N instead of the eight (a drive more or less moves the eight's median by degrees).
-        let seeds = getenv("ROAD_DRIVE_ABLATION_SEEDS").flatMap { UInt64(String(cString: $0)) }.map { Array(1...max($0, 1)) } ?? Self.seeds
+        // ROAD_DRIVE_ABLATION_SEEDS=N: seeds 1…N instead of the eight (a drive more or less moves the eight's median by degrees);
+        // =A-B: seeds A…B (seeds above 48 were never looked at while tuning: a check that what was tuned generalises).
+        // "seeds" in ROAD_DRIVE_ABLATION prints each seed's figures too.
+        let seeds = getenv("ROAD_DRIVE_ABLATION_SEEDS").map { String(cString: $0) }.map { given -> [UInt64] in
+            let ends = given.split(separator: "-").compactMap { UInt64($0) }
+            return ends.count == 2 ? Array(ends[0]...max(ends[0], ends[1])) : Array(1...max(ends.first ?? 1, 1))
+        } ?? Self.seeds
         func summary(_ fx: RoadDriveEffects) -> String {
             var a: [Score] = [], b: [Score] = []
             for seed in seeds {
                 let drive = Self.drive(seed: seed, effects: fx)
                 a.append(Self.judge(drive, gnss: true, after: 120))
                 if mode.contains("nognss") { b.append(Self.judge(drive, gnss: false, after: 600)) }
+                if mode.contains("seeds") {
+                    print("RoadDrive ablation: seed \(seed): GNSS RMS \(Self.format(a.last!.rms)) window \(Self.format(a.last!.worstWindow))"
+                        + (b.isEmpty ? "" : " | no GNSS RMS \(Self.format(b.last!.rms)) window \(Self.format(b.last!.worstWindow)) mean \(Self.format(b.last!.mean))")
+                        + " | Δdecl \(Self.format(drive.localField.declination - Self.model.declination)) yaw \(Self.format(drive.mounting.z))")
+                }
             }
             var line = "GNSS RMS median \(Self.format(Self.median(a.map(\.rms)))) worst \(Self.format(a.map(\.rms).max()!)), "
                 + "window median \(Self.format(Self.median(a.map(\.worstWindow)))) worst \(Self.format(a.map(\.worstWindow).max()!))"
