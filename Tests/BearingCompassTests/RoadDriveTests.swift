@@ -1123,7 +1123,7 @@ final class RoadDriveTests: XCTestCase {
     /// Seeds 101–116, which no change was ever judged on: seeds 1–48 have judged every change since 2026-12-02, and the
     /// tests' seeds 9–24 are among them. With the receiver's fixes after two minutes, and without GNSS after ten
     /// minutes, as the eight are judged. Measured (2026-12-07, the first time these seeds were run): with GNSS RMS median
-    /// 0.37°, worst seed 0.52°, worst window median 0.67°, worst 1.11° (seeds 1–48: 0.38°, 0.70°, 0.65°, 1.63°); without
+    /// 0.36°, worst seed 0.52°, worst window median 0.67°, worst 1.11° (seeds 1–48: 0.38°, 0.70°, 0.65°, 1.63°); without
     /// GNSS median 3.51°, third worst 4.82°, worst 8.51° (seed 113). On seeds 101–148 without GNSS the median is 3.89°,
     /// against 3.29° on seeds 1–48 (docs/simulation.md, "On 48 drives no change was looked at"). Bounds at 1.5 times.
     func testSeedsNoChangeWasLookedAt() {
