@@ -677,7 +677,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
     /// again for that step. That field was followed under the calibration before the step, whose own hard-iron error it
     /// holds at that heading: solved again there, the hard iron keeps that error and no more; at another
     /// heading the error turns with the vehicle (by 2 sin(ψ/2) of it), and the frame's tilt in a turn without GNSS
-    /// adds the vertical field's share. A car beside a bridge's girders on a simulated drive without GNSS (seed 40) took
+    /// adds the vertical field's share. A car beside 12.8 µT of the street's field on a simulated drive without GNSS (seed 40) took
     /// a step at a corner, turned 90° and had its hard iron solved 17 µT off: 3.06° → 12.12°. A turn is what
     /// `recallFromTheFrame` and the step's fits judge by.
     static let stepFrameTurn = 15 * Double.pi / 180
