@@ -554,6 +554,38 @@ final class AttitudeFusionTests: XCTestCase {
         XCTAssertEqual(quality, "good")
     }
 
+    /// A calibration learnt before the first fix is scaled to the fallback position's field (here Sydney's, 57.0 µT): a
+    /// GPS slow to its first fix, a board far from its fallback (a van or a boat that travelled). At the first fix (the
+    /// board is in Southampton, 48.9 µT) it is scaled to WMM's field there, in proportion, an isotropic scale that
+    /// leaves the heading. Before, the magnitude it was judged by stayed 57.0 µT, and the compass quality "poor", for
+    /// good (400 s after the fix here).
+    func testACalibrationLearntBeforeTheFirstFixIsScaledToTheFixsField() throws {
+        let southampton = LocalField.wmm(.wmm2025, latitude: 50.9, longitude: -1.4, heightKm: 0, year: 2026.4, source: .fix)
+        let chip = try Orientation(axes: "+X-Y-Z")
+        var f = AttitudeFusion(imuOrientation: chip, magnetometerOrientation: chip, trueNorth: true, auto: .track)
+        var fixed = false, originBefore: CalibrationOrigin?, fieldBefore: Double?
+        var last: [Vector3] = []
+        for input in boatWithIron(in: southampton.reference, seconds: 600) {
+            if !fixed, case .inertial(let s) = input, s.time.unixTime - Self.start >= 200 {
+                originBefore = f.online?.origin
+                fieldBefore = f.online?.field
+                f.step(.localField(southampton))
+                fixed = true
+            }
+            f.step(input)
+            if case .magnetic(let s) = input, s.time.unixTime - Self.start > 590, let o = f.online { last.append(o.inForce.apply(s.field)) }
+        }
+        let o = try XCTUnwrap(f.online)
+        let magnitude = last.map(\.length).reduce(0, +) / Double(max(last.count, 1))
+        print(String(format: "fusion, a fit before the first fix at the fallback's field (%.2f µT), the fix's %.2f µT: judged by %.2f µT at the end, the calibrated field %.2f µT, quality %@",
+                     fieldBefore ?? .nan, southampton.reference.norm, o.field ?? .nan, magnitude, o.quality(wmm: southampton.reference)))
+        XCTAssertEqual(originBefore, .auto, "a fit in force before the fix")
+        XCTAssertEqual(try XCTUnwrap(fieldBefore), Self.sydney.reference.norm, accuracy: 0.01)
+        XCTAssertEqual(try XCTUnwrap(o.field), southampton.reference.norm, accuracy: 0.05)
+        XCTAssertEqual(magnitude, southampton.reference.norm, accuracy: 0.5, "the calibrated field's magnitude")
+        XCTAssertEqual(o.quality(wmm: southampton.reference), "good")
+    }
+
     /// A vehicle that travels far meets an Earth's field of another magnitude: WMM's falls from 48.8 µT in the Solent to
     /// 38.6 µT off the Canaries, a passage of two weeks, and from 52 µT in Oslo to 43 µT in Seville by road. The magnitude
     /// the field is judged by must follow WMM's from fix to fix, in the proportion of the calibration's own to WMM's where
