@@ -38,7 +38,7 @@ public enum FusionInput: Sendable {
 /// it out, or a client's action.
 public struct OnlineCalibrationEvent: Equatable, Sendable {
     public enum Kind: String, Sendable {
-        case accepted, refused, recalled, step, course, lock, unlock, reset
+        case accepted, refused, recalled, step, course, lock, unlock, reset, scaled
         case refusedByCourse = "refused_by_course"
     }
     public var time: GPSTimestamp
@@ -131,6 +131,8 @@ public struct AttitudeFusion: Sendable {
     public private(set) var auto: AutoCalibrationMode
     /// Online calibration's latest events, oldest first (at most `historyLength`).
     public private(set) var history: [OnlineCalibrationEvent] = []
+    /// The calibration in force scaled to the first fix's field (`expectLocalField`), not yet adopted.
+    private var scaledAtTheFix: CalibrationChange?
     public static let historyLength = 20
     /// How online calibration learns: `OnlineCalibrationSettings.forLand` in a car or rover.
     public let onlineSettings: OnlineCalibrationSettings
@@ -473,7 +475,8 @@ public struct AttitudeFusion: Sendable {
         // chip): a field sample then has no "up", nor a gyroscope's heading to bin a turn by.
         let inclined = filter.hasInclination
         let up = inclined ? toSensor * toIMU.rotate(Vector3(0, 0, 1)) : nil
-        var changes: [CalibrationChange] = []
+        var changes: [CalibrationChange] = scaledAtTheFix.map { [$0] } ?? []
+        scaledAtTheFix = nil
         // Without a gyroscope the 6D orientation has no heading of its own to bin a turn by.
         let east = withoutGyroscope || !inclined ? nil : toSensor * toIMU.rotate(Vector3(1, 0, 0))
         if let change = online!.add(s.field, up: up, east: east, time: t) { changes.append(change) }
@@ -503,7 +506,8 @@ public struct AttitudeFusion: Sendable {
     private mutating func adopt(_ changes: [CalibrationChange], at time: GPSTimestamp, episode: InterferenceEpisodes.Event?) {
         guard let online else { return }
         for change in changes {
-            let kind: OnlineCalibrationEvent.Kind = change.recalled ? .recalled : change.afterStep ? .step : change.fromCourse ? .course : .accepted
+            let kind: OnlineCalibrationEvent.Kind = change.scaled != nil ? .scaled : change.recalled ? .recalled : change.afterStep ? .step
+                : change.fromCourse ? .course : .accepted
             note(OnlineCalibrationEvent(time: time, kind: kind, before: change.before.total, after: change.after.total, regions: change.regions))
             // One that turns the heading more than a refinement would: the deviation from driving starts again.
             filter.adopt(change, field: online.field, local: local?.reference, online: online)
@@ -726,7 +730,10 @@ public struct AttitudeFusion: Sendable {
     /// Online calibration told WMM's field in force (`local`): at the fix, or at the fallback position until the first.
     private mutating func expectLocalField() {
         guard let f = local else { return }
-        online?.expect(field: f.reference.norm, dip: f.reference.dip, atTheFix: f.declination.source == .fix)
+        // A calibration scaled to the first fix's field: adopted with the next field sample, which gives it a time.
+        if let change = online?.expect(field: f.reference.norm, dip: f.reference.dip, atTheFix: f.declination.source == .fix) {
+            scaledAtTheFix = change
+        }
     }
 
     private mutating func updateReference() {

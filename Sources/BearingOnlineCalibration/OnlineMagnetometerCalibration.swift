@@ -180,6 +180,9 @@ public struct CalibrationChange: Equatable, Sendable {
     /// Whether the gyroscope's attitude gave it (`GyroAidedHardIron`): a cold start's strong hard iron, or a step's
     /// new one from the field followed in the gyroscope's frame.
     public var fromGyroscope = false
+    /// The factor the calibration in force was scaled by at the first fix, from the fallback position's field it was
+    /// learnt at to WMM's at the fix (`OnlineMagnetometerCalibration.expect(field:dip:atTheFix:)`); nil for any other.
+    public var scaled: Double?
 
     /// Whether it turns the heading, not merely refines it: a step, a recall, or a hard iron moved by more than
     /// 1 % of the field (up to about 1.5° of heading at 65° dip). What was built on the calibration before it (the
@@ -191,6 +194,10 @@ public struct CalibrationChange: Equatable, Sendable {
 
     /// One line for the journal: what changed, by how much, and why it was taken.
     public var summary: String {
+        if let scaled {
+            return String(printf: "magnetometer calibration scaled by %.3f, field %.1f → %.1f: learnt at the fallback position's field before the first fix, "
+                          + "now at WMM's at the fix (the heading is the same)", scaled, before.meanNorm, after.meanNorm)
+        }
         if fromCourse {
             return String(printf: "magnetometer calibration changed: hard iron moved %.1f, field %.1f → %.1f: ", offsetMoved, before.meanNorm, after.meanNorm)
                 + "\(regions) GNSS epochs going straight at speed give it (the course as the heading, WMM's field); a turn will refine it"
@@ -235,6 +242,11 @@ public struct OnlineMagnetometerCalibration: Sendable {
     /// Whether `field` is WMM's at a position other than the fix (the daemon's fallback position) and nothing has been
     /// put in force since: WMM's at the fix replaces it (`expect(field:dip:atTheFix:)`).
     private var fieldFromElsewhere = false
+    /// WMM's magnitude at the position given in place of the fix (`expect(field:dip:atTheFix:)` with `atTheFix` false).
+    private var fallbackNorm: Double?
+    /// The calibration in force was put in force while `field` was that position's, before any fix: it is scaled to the
+    /// first fix's field.
+    private var scaledToFallback = false
     /// Whether every sample is being learnt (no calibration yet, or since a step), rather than only those
     /// the calibration in force finds undisturbed.
     public private(set) var learning: Bool
@@ -374,18 +386,55 @@ public struct OnlineMagnetometerCalibration: Sendable {
     /// fix's): a vehicle that travels far meets an Earth's field of another magnitude (48.8 µT in the Solent, 38.6 µT off
     /// the Canaries), and a field held at the start's had every sample judged interference (norm) once 8 % off, and
     /// nothing learnt (`AttitudeFusionTests.testTheFieldJudgedFollowsWMMsAsTheVehicleTravels`).
-    public mutating func expect(field norm: Double, dip: Double, atTheFix: Bool = true) {
+    ///
+    /// A calibration learnt before the first fix scaled to the fallback position's field: at the first fix it is
+    /// scaled to WMM's there, in proportion (× WMM's at the fix / WMM's at the fallback position), an isotropic scale that
+    /// leaves the heading, and the change is returned. Held at the fallback's, a board far from it judged its field by
+    /// the wrong magnitude, and its compass quality read "poor", for good (Sydney's 57.0 µT against Southampton's 48.9 µT:
+    /// `AttitudeFusionTests.testACalibrationLearntBeforeTheFirstFixIsScaledToTheFixsField`).
+    @discardableResult
+    public mutating func expect(field norm: Double, dip: Double, atTheFix: Bool = true) -> CalibrationChange? {
+        var change: CalibrationChange?
         if norm.isFinite, norm > 0 {
+            if !atTheFix { fallbackNorm = norm }
             if field == nil || (fieldFromElsewhere && atTheFix) {
                 field = norm
                 fieldFromElsewhere = !atTheFix
                 fieldWMM = atTheFix ? norm : nil
             } else if atTheFix, let held = field {
-                if let at = fieldWMM { field = held * norm / at }
+                if fieldWMM == nil, scaledToFallback, origin != .none, let from = fallbackNorm, abs(norm / from - 1) > Self.fallbackScaleTolerance {
+                    change = scale(by: norm / from, field: held)
+                } else if let at = fieldWMM {
+                    field = held * norm / at
+                }
                 fieldWMM = norm
             }
         }
         if dip.isFinite { dipReference = dip }
+        return change
+    }
+
+    /// How far (a fraction) WMM's magnitude at the first fix may be from the fallback position's with a calibration
+    /// learnt at the latter left as it is: a fallback near the board (its home port, its garage) differs by hundredths
+    /// of a percent, nothing the compass quality sees (it counts half the percentage), and no change for the journal.
+    static let fallbackScaleTolerance = 0.01
+
+    /// The calibration in force (learnt at the magnitude `held`) scaled by `factor`, and everything measured under it.
+    private mutating func scale(by factor: Double, field held: Double) -> CalibrationChange {
+        let before = misfit ?? CalibrationMisfit(normPercent: 0, dipDegrees: 0, meanDip: dipReference ?? 0, meanNorm: held)
+        var after = before
+        after.meanNorm *= factor
+        inForce = MagneticCalibration(offset: inForce.offset, matrix: inForce.matrix * factor)
+        field = held * factor
+        if misfit != nil { misfit = after }
+        scaledToFallback = false
+        // What was followed, held or solved under the old scale is another field now.
+        frameField = nil
+        stepWindow.removeAll(keepingCapacity: true)
+        stepFrame = nil
+        resolving = nil
+        heldFit = nil
+        return CalibrationChange(calibration: inForce, before: before, after: after, regions: 0, offsetMoved: 0, afterStep: false, scaled: factor)
     }
 
     /// The points learnt before anything was in force could not be judged: once the start from the course puts a
@@ -848,6 +897,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
         inForce = calibration
         stepFrame = nil
         resolving = nil
+        scaledToFallback = fieldFromElsewhere || (scaledToFallback && fieldWMM == nil)
         fieldFromElsewhere = false
         // The field followed in the gyroscope's frame was the old calibration's: under the new one it is another
         // (a hard iron moved by x leaves a d of x fixed in the sensor's axes, which would read as a step).
