@@ -310,7 +310,8 @@ public struct OnlineMagnetometerCalibration: Sendable {
     /// the field in that frame it was solved against (`b`, followed under the calibration before it, whose soft iron it
     /// keeps) and that calibration with its misfit. The field moving again by what it moved at the step is the
     /// disturbance gone (`resolvedFromTheFrame`). `east`: the heading that field was followed at (`frameFieldEast`).
-    private var stepFrame: (b: Vector3, before: MagneticCalibration, misfit: CalibrationMisfit?, east: Vector3?)?
+    private var stepFrame: StepFrame?
+    typealias StepFrame = (b: Vector3, before: MagneticCalibration, misfit: CalibrationMisfit?, east: Vector3?)
     /// The gyroscope frame's east (in the sensor's axes) at the latest sample `frameField` followed: the heading it was
     /// followed at.
     private var frameFieldEast: Vector3?
@@ -572,19 +573,13 @@ public struct OnlineMagnetometerCalibration: Sendable {
                 }
                 if let moving = disturbedMovingSince, time - moving >= settings.stepTime {
                     // A step: what was learnt before it no longer holds.
-                    steps += 1
-                    heldFit = nil
                     courseChecks.clear()
                     let before = (calibration: inForce, misfit: misfit)
                     let b = frameField, east = frameFieldEast
                     let held = stepFromTheGyroscope(at: time)
                     beforeStep = held == nil ? before : nil
-                    stepFrame = held == nil ? nil : b.map { ($0, before.calibration, before.misfit, east) }
                     agreeingSince = nil
-                    interference = .step
-                    learning = true
-                    afterStep = true
-                    clearPoints()
+                    enterStep(solvedAgainst: held == nil ? nil : b.map { ($0, before.calibration, before.misfit, east) })
                     for p in pending { take(p.raw, up: p.up, east: p.east, time: time) }
                     pending = []
                     disturbedSince = nil
@@ -698,26 +693,21 @@ public struct OnlineMagnetometerCalibration: Sendable {
         // The step's calibration holds these samples' magnitude or dip off (they are disturbed under it), each as much
         // as the next: it is the candidate's mean magnitude and dip that must be the Earth field's.
         let before = Self.misfit(inForce, points), after = Self.misfit(candidate, points)
-        let dip = misfit?.meanDip ?? dipReference
-        guard Self.good(after, settings), abs(after.meanNorm / field - 1) < settings.normDisturbance / 2,
-              dip.map({ abs(after.meanDip - $0) < settings.dipDisturbance / 2 }) ?? true else { return nil }
+        guard explainsAsEarthsField(after, field: field, dip: misfit?.meanDip ?? dipReference) else { return nil }
         let change = CalibrationChange(calibration: candidate, before: before, after: after, regions: 0,
                                        offsetMoved: (candidate.offset - inForce.offset).length, afterStep: !undone,
                                        recalled: undone, fromGyroscope: !undone)
-        heldFit = nil
         putInForce(candidate, misfit: undone ? frame.misfit ?? after : after)
         // Put back, it is no earlier calibration to recall.
         earlier.removeAll { $0 == candidate }
-        if !undone {
-            // Another step: learnt afresh from here, solved against the same field in the frame.
-            steps += 1
+        if undone {
+            heldFit = nil
+            clearPoints()
+        } else {
+            // Another step, solved against the same field in the frame.
             provisional = true
-            interference = .step
-            learning = true
-            afterStep = true
-            stepFrame = frame
+            enterStep(solvedAgainst: frame)
         }
-        clearPoints()
         return change
     }
 
@@ -857,7 +847,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
             let w = GyroAidedHardIron.wander(samples, c.apply)
             guard w < ratio * now, best.map({ w < $0.wander }) ?? true else { continue }
             let m = Self.misfit(c, points)
-            guard Self.good(m, settings), abs(m.meanNorm / field - 1) < settings.normDisturbance / 2 else { continue }
+            guard explainsAsEarthsField(m, field: field, dip: nil) else { continue }
             if let misfitInForce, m.total >= settings.acceptRatio * misfitInForce.total { continue }
             best = (i, w, m)
         }
@@ -1032,21 +1022,37 @@ public struct OnlineMagnetometerCalibration: Sendable {
         let moved = offset - inForce.offset
         let candidate = MagneticCalibration(offset: offset, matrix: inForce.matrix)
         let before = misfit ?? CalibrationMisfit(normPercent: 0, dipDegrees: 0, meanDip: dipReference ?? 0, meanNorm: field)
-        steps += 1
-        heldFit = nil
         let change = CalibrationChange(calibration: candidate, before: before, after: before, regions: 0,
                                        offsetMoved: moved.length, afterStep: true, fromGyroscope: true)
         let from = (b: b, before: inForce, misfit: misfit, east: frameFieldEast)
         putInForce(candidate, misfit: before)
-        stepFrame = from
         // Not provisional: the gyroscope's frame gives the hard iron better than a few directions' fit would.
-        // What was learnt before the step no longer holds: learn afresh from here, the soft iron kept.
+        enterStep(solvedAgainst: from)
+        return change
+    }
+
+    /// What a step does, whichever rule found it (the magnitude's in `add`, `followTheFrame`, `resolvedFromTheFrame`),
+    /// once its calibration is in force (`putInForce` ends any learning): it is counted, told as the interference, and
+    /// learnt afresh from here, the soft iron kept (the points cleared, a held fit dropped). `frame`: the field in the
+    /// gyroscope's frame the step's hard iron was solved against, with the calibration before it (`stepFrame`; nil:
+    /// not solved from the frame).
+    private mutating func enterStep(solvedAgainst frame: StepFrame?) {
+        steps += 1
+        heldFit = nil
+        stepFrame = frame
         interference = .step
         learning = true
         afterStep = true
         clearPoints()
-        stepWindow.removeAll(keepingCapacity: true)
-        return change
+    }
+
+    /// Whether a candidate calibration's misfit `m` on a step's or a recall's latest samples explains them as the
+    /// Earth's field: their spread `good`, their mean magnitude within half the magnitude threshold of `field`, and,
+    /// given a `dip`, their mean dip within half the dip threshold of it. `resolvedFromTheFrame` gives one: the step's
+    /// calibration it judges held those samples' magnitude or dip off.
+    private func explainsAsEarthsField(_ m: CalibrationMisfit, field: Double, dip: Double?) -> Bool {
+        Self.good(m, settings) && abs(m.meanNorm / field - 1) < settings.normDisturbance / 2
+            && (dip.map { abs(m.meanDip - $0) < settings.dipDisturbance / 2 } ?? true)
     }
 
     /// Whether `b`, a field in the gyroscope's frame (`frameField`), lies at the Earth field's dip below the frame's
@@ -1076,8 +1082,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
         let candidate = MagneticCalibration(offset: o, matrix: inForce.matrix)
         let points = latest.map { Point(raw: $0.raw, up: $0.up, time: time) }
         let before = Self.misfit(inForce, points), after = Self.misfit(candidate, points)
-        guard Self.good(after, settings), abs(after.meanNorm / field - 1) < settings.normDisturbance / 2,
-              after.total < before.total else { return nil }
+        guard explainsAsEarthsField(after, field: field, dip: nil), after.total < before.total else { return nil }
         let change = CalibrationChange(calibration: candidate, before: before, after: after, regions: 0,
                                        offsetMoved: (o - inForce.offset).length, afterStep: true, fromGyroscope: true)
         putInForce(candidate, misfit: after)
