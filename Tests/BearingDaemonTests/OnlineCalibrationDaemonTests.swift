@@ -173,6 +173,70 @@ final class OnlineCalibrationDaemonTests: XCTestCase {
         }
     }
 
+    /// Slow (the first fit, 40–60 s in, then the first fix): a calibration the daemon learnt before its first fix, at
+    /// the fallback position's field (the rig's Sydney, 57.0 µT), is scaled at the fix to WMM's field there (gpsfake's
+    /// track in the Solent, 48.8 µT), told as a change of its own: `scaled` in CALIBRATION's history, a line in the
+    /// journal, the kept file rewritten, the compass quality not "poor". The same offset, the matrix scaled in
+    /// proportion (the heading the same). Before 2026-12-07 the field stayed judged by Sydney's 57.0 µT for good.
+    func testACalibrationLearntBeforeTheFirstFixIsScaledToTheFixsField() throws {
+        let log = LogCapture()
+        let rig = try DaemonRig("online-scaled", gps: true, gpsEpochs: 1200, logger: log.logger, gpsStartsLater: true)
+        defer { rig.finish() }
+        let client = try SocketClient(path: rig.socketPath)
+        client.watch()
+        let fallback = LocalField.fallback(DaemonRig.fallback, unixSeconds: Date().timeIntervalSince1970).reference.norm
+        func learnt(until deadline: Date, _ stop: ([String: Any]) -> Bool) -> [String: Any]? {
+            while Date() < deadline {
+                if let line = client.readLine(timeout: 1), let o = jsonObject(line), cls(o) == "CALIBRATION",
+                   let online = o["online"] as? [String: Any], online["source"] as? String == "auto", stop(online) { return online }
+            }
+            return nil
+        }
+        // Before the fix: a fit scaled to the fallback's field.
+        let first = try XCTUnwrap(learnt(until: Date().addingTimeInterval(150)) { $0["changed"] != nil },
+                                  "no CALIBRATION with a learnt calibration in 150 s")
+        XCTAssertEqual(try XCTUnwrap(first["field"] as? Double), fallback, accuracy: 0.05, "scaled to the fallback's field")
+        XCTAssertEqual(try XCTUnwrap(first["field_wmm"] as? Double), fallback, accuracy: 0.05, "WMM's at the fallback position: no fix yet")
+        try rig.startGPS()
+        // At the fix: scaled to WMM's there, a change of its own (the first CALIBRATION whose field is another); the
+        // latest before it (a refinement may come before gpsd's first fix) is the one scaled.
+        var before = first
+        let after = try XCTUnwrap(learnt(until: Date().addingTimeInterval(60)) { o in
+            guard abs((o["field"] as? Double ?? fallback) - fallback) > 0.05 else { before = o; return false }
+            return true
+        }, "no CALIBRATION with another field in the 60 s after gpsfake started")
+        print("daemon, learnt before the first fix: \(before)\ndaemon, scaled at the first fix: \(after)")
+        let wmm = try XCTUnwrap(after["field_wmm"] as? Double, "WMM's field at the fix")
+        XCTAssertGreaterThan(abs(wmm - fallback), 5, "WMM's field at a fix in the Solent, not Sydney's")
+        let field = try XCTUnwrap(after["field"] as? Double)
+        XCTAssertEqual(field, wmm, accuracy: 0.01)
+        XCTAssertNotEqual(after["quality"] as? String, "poor", "judged by WMM's field at the fix")
+        // The same offset; the matrix × WMM's at the fix / the fallback's (the field it was scaled to).
+        let ratio = field / (before["field"] as! Double)
+        XCTAssertEqual(try XCTUnwrap(after["offset"] as? [Double]), try XCTUnwrap(before["offset"] as? [Double]))
+        let rows = try XCTUnwrap(after["matrix"] as? [[Double]]), rowsBefore = try XCTUnwrap(before["matrix"] as? [[Double]])
+        for (row, rowBefore) in zip(rows, rowsBefore) {
+            for (m, b) in zip(row, rowBefore) { XCTAssertEqual(m, b * ratio, accuracy: 1e-3 * abs(b) + 1e-9, "\(rows) against \(rowsBefore) × \(ratio)") }
+        }
+        // Told as a change of its own: in the history, for any client, and in the journal.
+        client.send(#"?CALIBRATION={"points":true};"# + "\n")
+        let detail = client.collect(timeout: 5) { cls($0) == "CALIBRATION" && ($0["online"] as? [String: Any])?["history"] != nil }.last
+        let history = ((detail?["online"] as? [String: Any])?["history"] as? [[String: Any]])?.compactMap { $0["event"] as? String } ?? []
+        XCTAssertEqual(history.filter { $0 == "scaled" }.count, 1, "\(history)")
+        XCTAssertEqual(log.lines.filter { $0.contains("magnetometer calibration scaled by") }.count, 1, log.lines.joined(separator: "\n"))
+        // Kept scaled: the file is written off the pipeline queue, a moment later.
+        var kept: OnlineCalibrationRecord?
+        for _ in 0..<50 where kept.map({ abs(($0.field ?? 0) - field) > 0.01 }) ?? true {
+            if let data = FileManager.default.contents(atPath: rig.config.autoCalibrationPath) {
+                kept = try? OnlineCalibrationRecord.decode(data, source: rig.config.autoCalibrationPath)
+            }
+            usleep(100_000)
+        }
+        let record = try XCTUnwrap(kept, "the online calibration was not kept in \(rig.config.autoCalibrationPath)")
+        XCTAssertEqual(try XCTUnwrap(record.field), field, accuracy: 0.01, "the kept file's field is WMM's at the fix")
+        XCTAssertEqual(try XCTUnwrap(record.fieldWMM), wmm, accuracy: 0.01)
+    }
+
     /// Slow (most of a turn of the simulated board, 50–90 s): the daemon learns the simulator's iron, says so in
     /// CALIBRATION, and keeps it in its file. Its fixes come from gpsfake's track in the Solent, where WMM's field is
     /// about the simulator's (19.6 µT north, 44.6 down: 48.7 µT), far from the rig's fallback position (Sydney, 57.0 µT):

@@ -2,6 +2,7 @@ import BearingCalibration
 import BearingDaemon
 import BearingI2C
 import BearingModel
+import BearingOnlineCalibration
 import BearingPOSIX
 import BearingSimulator
 import BearingWebDoor
@@ -86,9 +87,20 @@ final class PageInBrowserTests: XCTestCase {
         try check(rig, door, screenshots: Self.screenshots)
     }
 
-    /// Without gpsd the page says so, and shows no position.
+    /// Without gpsd the page says so, and shows no position. A car's, with a deviation from driving kept by an earlier
+    /// run after another calibration (so not in force): the deviation plot draws its observations as rings, and no curve.
     func testThePageSaysWhenThereIsNoGPS() throws {
-        let (rig, door) = try rig("web-browser-no-gps", gps: false)
+        var driving = PassiveDeviation()
+        for k in 0..<600 {
+            let compass = Double(k * 7 % 360)
+            driving.add(compass: compass, track: compass + 3 + 2 * sin(compass * .pi / 180), speed: 12, turnRate: 0, eps: 0.2, variation: 0)
+        }
+        let kept = DrivingDeviationRecord(driving, after: MagneticCalibration(offset: Vector3(30, -20, 10), matrix: .identity),
+                                          time: "2026-12-06T10:00:00.000Z")
+        let (rig, door) = try rig("web-browser-no-gps", gps: false) { c in
+            c.vehicle = .car
+            try? kept.encoded().write(to: URL(fileURLWithPath: c.drivingDeviationPath))
+        }
         defer { rig.finish() }
         try check(rig, door, expect: "no-gps")
     }

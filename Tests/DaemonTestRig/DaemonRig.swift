@@ -21,7 +21,9 @@ public final class DaemonRig {
     public let dir: URL
     public let config: AgentConfig
     public let daemon: Daemon
-    public let fake: GPSFake?
+    public private(set) var fake: GPSFake?
+    /// gpsfake's log and port while it waits for `startGPS()` (`gpsStartsLater`).
+    private var laterGPS: (log: URL, port: Int)?
     public let track: NMEATrack?
     /// The systemd notifications the daemon sent, in order (READY=1, STATUS=…, STOPPING=1).
     public private(set) var notifications: [String] = []
@@ -39,7 +41,8 @@ public final class DaemonRig {
 
     /// `doors`: more top-level YAML sections (nmea0183, signalk, mqtt, log), given the rig's directory;
     /// `configure` then changes the parsed config. `gpsEpochs`: the track's length (gpsfake plays about four
-    /// epochs a second); `trackOptions` then changes its options. `openBus`: the bus the sensors are read on (the
+    /// epochs a second); `trackOptions` then changes its options. `gpsStartsLater`: gpsfake is started by
+    /// `startGPS()`, not now (the daemon runs without a fix until then; the port is the rig's meanwhile, `freePort`). `openBus`: the bus the sensors are read on (the
     /// simulator's; a test's own board, whose models it moves). `wallClock`: the clock the samples are stamped by (a
     /// test's own, to step it). Waits (15 s at most) for READY=1; throws when the daemon cannot start or does not get
     /// ready.
@@ -47,7 +50,7 @@ public final class DaemonRig {
                 configure: (inout AgentConfig) -> Void = { _ in }, logger: Logger = testLogger(),
                 openBus: @escaping @Sendable (String) throws(I2CError) -> I2CBus = BusOpener.open,
                 wallClock: @escaping @Sendable () -> GPSTimestamp = GPSTimestamp.now,
-                trackOptions: (inout NMEATrack.Options) -> Void = { _ in }) throws {
+                trackOptions: (inout NMEATrack.Options) -> Void = { _ in }, gpsStartsLater: Bool = false) throws {
         Syscall.ignoreSIGPIPE()
         let dir = temporaryDirectory(name)
         self.dir = dir
@@ -91,7 +94,12 @@ public final class DaemonRig {
                 trackOptions(&o)
             }
             track = t
-            fake = try GPSFake(log: log, port: gpsdPort, pace: 0.05)
+            if gpsStartsLater {
+                laterGPS = (log, gpsdPort)
+                fake = nil
+            } else {
+                fake = try GPSFake(log: log, port: gpsdPort, pace: 0.05)
+            }
         } else {
             track = nil
             fake = nil
@@ -140,6 +148,13 @@ public final class DaemonRig {
     }
 
     public var socketPath: String { config.socket.path }
+
+    /// Starts gpsfake on the rig's track, for a rig made with `gpsStartsLater` (once; later calls do nothing).
+    public func startGPS() throws {
+        guard let (log, port) = laterGPS else { return }
+        laterGPS = nil
+        fake = try GPSFake(log: log, port: port, pace: 0.05)
+    }
 
     /// Whether `run()` has returned, and what it threw.
     public var runEnded: (ended: Bool, error: String?) { outcome.state }

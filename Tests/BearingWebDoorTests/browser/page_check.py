@@ -34,8 +34,10 @@ Prints one JSON object per check ({"check":…,"ok":…,"detail":…}) and exits
   regions) against ?CALIBRATION={"points":true};'s online history, asked for just before or just after;
 - deviation (without --expect: the test puts a swing's curve in force): the coefficients A..E with their standard
   deviations, the curve's source and the current the swing solved, against ?CALIBRATION={"points":true};'s deviation;
-- deviation-plot: the curve drawn through the curve in force's points and a dot at each observation of driving, read
-  back through the plot's own axis labels, against ?CALIBRATION={"points":true};;
+- deviation-plot: the curve drawn through the curve in force's points and a dot at each observation of driving (this
+  run's as dots, the kept file's as rings), read back through the plot's own axis labels, against
+  ?CALIBRATION={"points":true};; with --expect no-gps the test keeps a car's deviation from driving after another
+  calibration: its rings, and no curve;
 - health: a row for each of ?HEALTH's sources with its state, rate and failures, its doors, and the black box's ring;
 - night, night-palette, night-off: red on black, every element's colours and the canvas's pixels red only;
 - action-refused, login, origin-refused, action-lock, action-unlock, logout: actions refused without a login
@@ -915,16 +917,20 @@ def plot_scales(lines, texts):
     return fit_line(hx), fit_line(dy)
 
 
-def check_deviation_plot(d, path):
+def check_deviation_plot(d, path, kept_observations=False):
     """The deviation plot against ?CALIBRATION={"points":true};: the curve drawn (path.curve, its points to 0.1 px)
     through the curve in force's points, sorted by heading and wrapped round (the last before 0°, the first after
-    360°), and a dot (circle.obs) at each observation of driving, this run's and kept, each within the rounding of what
-    the page writes of where it falls on the plot's own scales (`plot_scales`)."""
+    360°), and a dot at each observation of driving, this run's (circle.obs) and kept (circle.obs.kept: rings), each
+    within the rounding of what the page writes of where it falls on the plot's own scales (`plot_scales`).
+    `kept_observations`: the test kept a deviation from driving after another calibration, so the socket must have
+    observations kept (without them, no dot would be checked), and no curve need be in force."""
     go(d, "deviation")
     time.sleep(2.5)
     c = socket_points(path)
     pts = [p for p in ((c.get("curve") or {}).get("points") or []) if isinstance(p, list) and len(p) == 2]
-    obs = [p for p in (c.get("observations") or []) + ((c.get("driving") or {}).get("observations") or []) if isinstance(p, list) and len(p) == 2]
+    pair = lambda p: isinstance(p, list) and len(p) == 2
+    this_run = [p for p in (c.get("observations") or []) if pair(p)]
+    kept = [p for p in ((c.get("driving") or {}).get("observations") or []) if pair(p)]
     drawn, lines, texts, dots = js(d, DEV_PLOT_JS)
     (ax, bx), (ay, by) = plot_scales(lines, texts)
     heading = lambda x: (x - ax) / bx
@@ -947,16 +953,21 @@ def check_deviation_plot(d, path):
                            % (heading(x), deviation(y), x, y, wh, wv, ax + bx * wh, ay + by * wv))
     elif drawn:
         bad.append("a curve drawn without one in force: %s" % drawn[:80])
-    # The dots, written to 0.01 px like the gridlines: within 0.01 px of where each observation falls.
-    shown = sorted((x, y) for _, x, y in dots)
-    want_dots = sorted((ax + bx * (p[0] % 360), ay + by * p[1]) for p in obs)
-    if len(shown) != len(want_dots):
-        bad.append("%d dots for %d observations" % (len(shown), len(want_dots)))
-    elif any(abs(a[0] - b[0]) > 0.01 + 1e-6 or abs(a[1] - b[1]) > 0.01 + 1e-6 for a, b in zip(shown, want_dots)):
-        bad.append("dots at %s px, observations at %s px" % (shown[:4], want_dots[:4]))
-    report("deviation-plot", bool(pts) and not bad,
-           "%d curve points drawn through %d vertices, at most %.3f px from them (scales %.4f px/°, %.3f px per ° of deviation), %d dots; wrong: %s"
-           % (len(pts), len(drawn_xy), worst, bx, by, len(dots), bad[:4]))
+    # The dots, written to 0.01 px like the gridlines: within 0.01 px of where each observation falls, this run's as
+    # dots and the kept ones as rings.
+    if kept_observations and not kept:
+        bad.append("the socket has no observations kept (driving.observations): %s" % json.dumps(c.get("driving"))[:200])
+    for what, obs, ring in (("this run's", this_run, False), ("kept", kept, True)):
+        shown = sorted((x, y) for cls, x, y in dots if ("kept" in (cls or "").split()) == ring)
+        want_dots = sorted((ax + bx * (p[0] % 360), ay + by * p[1]) for p in obs)
+        if len(shown) != len(want_dots):
+            bad.append("%d %s dots for %d observations" % (len(shown), what, len(want_dots)))
+        elif any(abs(a[0] - b[0]) > 0.01 + 1e-6 or abs(a[1] - b[1]) > 0.01 + 1e-6 for a, b in zip(shown, want_dots)):
+            bad.append("%s dots at %s px, observations at %s px" % (what, shown[:4], want_dots[:4]))
+    report("deviation-plot", (bool(pts) or kept_observations) and not bad,
+           "%d curve points drawn through %d vertices, at most %.3f px from them (scales %.4f px/°, %.3f px per ° of deviation), "
+           "%d dots (%d this run's, %d kept); wrong: %s"
+           % (len(pts), len(drawn_xy), worst, bx, by, len(dots), len(this_run), len(kept), bad[:4]))
 
 
 HEALTH_JS = r"""
@@ -1384,6 +1395,8 @@ def main():
             if a.expect is None:  # the test puts a swing's curve in force
                 steps.append(("deviation", lambda: check_deviation(d, a.socket)))
                 steps.append(("deviation-plot", lambda: check_deviation_plot(d, a.socket)))
+            if a.expect == "no-gps":  # the test keeps a car's deviation from driving, not in force: its observations
+                steps.append(("deviation-plot", lambda: check_deviation_plot(d, a.socket, kept_observations=True)))
             steps.append(("health", lambda: check_health(d, a.socket)))
             steps += [("night", lambda: check_night(d)),
                       ("actions", lambda: check_actions(d, url, a.socket, credential, a.expect)),
