@@ -177,7 +177,9 @@ final class OnlineCalibrationDaemonTests: XCTestCase {
     /// the fallback position's field (the rig's Sydney, 57.0 µT), is scaled at the fix to WMM's field there (gpsfake's
     /// track in the Solent, 48.8 µT), told as a change of its own: `scaled` in CALIBRATION's history, a line in the
     /// journal, the kept file rewritten, the compass quality not "poor". The same offset, the matrix scaled in
-    /// proportion (the heading the same). Before 2026-12-07 the field stayed judged by Sydney's 57.0 µT for good.
+    /// proportion (the heading the same). So is it by a second daemon started from the file the first kept, before
+    /// any fix (a board restarted before its receiver's first fix). Before 2026-12-07 the field stayed judged by
+    /// Sydney's 57.0 µT for good, in both.
     func testACalibrationLearntBeforeTheFirstFixIsScaledToTheFixsField() throws {
         let log = LogCapture()
         let rig = try DaemonRig("online-scaled", gps: true, gpsEpochs: 1200, logger: log.logger, gpsStartsLater: true)
@@ -185,45 +187,78 @@ final class OnlineCalibrationDaemonTests: XCTestCase {
         let client = try SocketClient(path: rig.socketPath)
         client.watch()
         let fallback = LocalField.fallback(DaemonRig.fallback, unixSeconds: Date().timeIntervalSince1970).reference.norm
-        func learnt(until deadline: Date, _ stop: ([String: Any]) -> Bool) -> [String: Any]? {
-            while Date() < deadline {
-                if let line = client.readLine(timeout: 1), let o = jsonObject(line), cls(o) == "CALIBRATION",
-                   let online = o["online"] as? [String: Any], online["source"] as? String == "auto", stop(online) { return online }
-            }
-            return nil
-        }
         // Before the fix: a fit scaled to the fallback's field.
-        let first = try XCTUnwrap(learnt(until: Date().addingTimeInterval(150)) { $0["changed"] != nil },
+        let first = try XCTUnwrap(learnt(client, until: Date().addingTimeInterval(150)) { $0["changed"] != nil },
                                   "no CALIBRATION with a learnt calibration in 150 s")
         XCTAssertEqual(try XCTUnwrap(first["field"] as? Double), fallback, accuracy: 0.05, "scaled to the fallback's field")
         XCTAssertEqual(try XCTUnwrap(first["field_wmm"] as? Double), fallback, accuracy: 0.05, "WMM's at the fallback position: no fix yet")
+        // The second daemon, from the file the first kept of it (written off the pipeline queue, a moment later).
+        var kept: Data?
+        for _ in 0..<50 where kept == nil {
+            if let data = FileManager.default.contents(atPath: rig.config.autoCalibrationPath),
+               let record = try? OnlineCalibrationRecord.decode(data, source: rig.config.autoCalibrationPath),
+               let offset = first["offset"] as? [Double], offset.count == 3,
+               zip(record.offset, offset).allSatisfy({ abs($0 - $1) < 1e-9 }) { kept = data }
+            usleep(100_000)
+        }
+        let keptData = try XCTUnwrap(kept, "the first fit was not kept in \(rig.config.autoCalibrationPath)")
+        let againLog = LogCapture()
+        let again = try DaemonRig("online-scaled-again", gps: true, gpsEpochs: 1200, configure: { c in
+            FileManager.default.createFile(atPath: c.autoCalibrationPath, contents: keptData)
+        }, logger: againLog.logger, gpsStartsLater: true)
+        defer { again.finish() }
+        let againClient = try SocketClient(path: again.socketPath)
+        againClient.watch()
+        _ = againClient.collect(timeout: 10) { cls($0) == "ATT" }
+        // In force from the start: what the file holds (CALIBRATION tells a calibration's numbers from its first change).
+        let record = try OnlineCalibrationRecord.decode(keptData, source: "kept")
+        XCTAssertEqual(try XCTUnwrap(record.field), fallback, accuracy: 0.05, "kept at the fallback's field")
+        let kept2: [String: Any] = ["field": try XCTUnwrap(record.field), "offset": record.offset, "matrix": record.matrix]
+        try scaledAtTheFirstFix(rig, client, log, before: first, fallback: fallback, "the daemon that learnt it")
+        try scaledAtTheFirstFix(again, againClient, againLog, before: kept2, fallback: fallback, "a daemon started from its kept file")
+    }
+
+    /// The online calibration of the latest CALIBRATION whose online calibration is learnt (`source` "auto") and `stop`
+    /// says so of, read until `deadline` (nil: none).
+    func learnt(_ client: SocketClient, until deadline: Date, _ stop: ([String: Any]) -> Bool) -> [String: Any]? {
+        while Date() < deadline {
+            if let line = client.readLine(timeout: 1), let o = jsonObject(line), cls(o) == "CALIBRATION",
+               let online = o["online"] as? [String: Any], online["source"] as? String == "auto", stop(online) { return online }
+        }
+        return nil
+    }
+
+    /// Starts the rig's gpsd and checks that its calibration in force, scaled to `fallback` (`first`, or a later one
+    /// before the fix), is scaled at the first fix to WMM's field there, as a change of its own.
+    func scaledAtTheFirstFix(_ rig: DaemonRig, _ client: SocketClient, _ log: LogCapture, before first: [String: Any],
+                             fallback: Double, _ name: String) throws {
         try rig.startGPS()
         // At the fix: scaled to WMM's there, a change of its own (the first CALIBRATION whose field is another); the
         // latest before it (a refinement may come before gpsd's first fix) is the one scaled.
         var before = first
-        let after = try XCTUnwrap(learnt(until: Date().addingTimeInterval(60)) { o in
+        let after = try XCTUnwrap(learnt(client, until: Date().addingTimeInterval(60)) { o in
             guard abs((o["field"] as? Double ?? fallback) - fallback) > 0.05 else { before = o; return false }
             return true
-        }, "no CALIBRATION with another field in the 60 s after gpsfake started")
-        print("daemon, learnt before the first fix: \(before)\ndaemon, scaled at the first fix: \(after)")
-        let wmm = try XCTUnwrap(after["field_wmm"] as? Double, "WMM's field at the fix")
-        XCTAssertGreaterThan(abs(wmm - fallback), 5, "WMM's field at a fix in the Solent, not Sydney's")
+        }, "\(name): no CALIBRATION with another field in the 60 s after gpsfake started")
+        print("daemon (\(name)), before the first fix: \(before)\ndaemon (\(name)), scaled at the first fix: \(after)")
+        let wmm = try XCTUnwrap(after["field_wmm"] as? Double, "\(name): WMM's field at the fix")
+        XCTAssertGreaterThan(abs(wmm - fallback), 5, "\(name): WMM's field at a fix in the Solent, not Sydney's")
         let field = try XCTUnwrap(after["field"] as? Double)
-        XCTAssertEqual(field, wmm, accuracy: 0.01)
-        XCTAssertNotEqual(after["quality"] as? String, "poor", "judged by WMM's field at the fix")
+        XCTAssertEqual(field, wmm, accuracy: 0.01, name)
+        XCTAssertNotEqual(after["quality"] as? String, "poor", "\(name): judged by WMM's field at the fix")
         // The same offset; the matrix × WMM's at the fix / the fallback's (the field it was scaled to).
         let ratio = field / (before["field"] as! Double)
-        XCTAssertEqual(try XCTUnwrap(after["offset"] as? [Double]), try XCTUnwrap(before["offset"] as? [Double]))
+        XCTAssertEqual(try XCTUnwrap(after["offset"] as? [Double]), try XCTUnwrap(before["offset"] as? [Double]), name)
         let rows = try XCTUnwrap(after["matrix"] as? [[Double]]), rowsBefore = try XCTUnwrap(before["matrix"] as? [[Double]])
         for (row, rowBefore) in zip(rows, rowsBefore) {
-            for (m, b) in zip(row, rowBefore) { XCTAssertEqual(m, b * ratio, accuracy: 1e-3 * abs(b) + 1e-9, "\(rows) against \(rowsBefore) × \(ratio)") }
+            for (m, b) in zip(row, rowBefore) { XCTAssertEqual(m, b * ratio, accuracy: 1e-3 * abs(b) + 1e-9, "\(name): \(rows) against \(rowsBefore) × \(ratio)") }
         }
         // Told as a change of its own: in the history, for any client, and in the journal.
         client.send(#"?CALIBRATION={"points":true};"# + "\n")
         let detail = client.collect(timeout: 5) { cls($0) == "CALIBRATION" && ($0["online"] as? [String: Any])?["history"] != nil }.last
         let history = ((detail?["online"] as? [String: Any])?["history"] as? [[String: Any]])?.compactMap { $0["event"] as? String } ?? []
-        XCTAssertEqual(history.filter { $0 == "scaled" }.count, 1, "\(history)")
-        XCTAssertEqual(log.lines.filter { $0.contains("magnetometer calibration scaled by") }.count, 1, log.lines.joined(separator: "\n"))
+        XCTAssertEqual(history.filter { $0 == "scaled" }.count, 1, "\(name): \(history)")
+        XCTAssertEqual(log.lines.filter { $0.contains("magnetometer calibration scaled by") }.count, 1, "\(name): " + log.lines.joined(separator: "\n"))
         // Kept scaled: the file is written off the pipeline queue, a moment later.
         var kept: OnlineCalibrationRecord?
         for _ in 0..<50 where kept.map({ abs(($0.field ?? 0) - field) > 0.01 }) ?? true {
@@ -232,9 +267,9 @@ final class OnlineCalibrationDaemonTests: XCTestCase {
             }
             usleep(100_000)
         }
-        let record = try XCTUnwrap(kept, "the online calibration was not kept in \(rig.config.autoCalibrationPath)")
-        XCTAssertEqual(try XCTUnwrap(record.field), field, accuracy: 0.01, "the kept file's field is WMM's at the fix")
-        XCTAssertEqual(try XCTUnwrap(record.fieldWMM), wmm, accuracy: 0.01)
+        let record = try XCTUnwrap(kept, "\(name): the online calibration was not kept in \(rig.config.autoCalibrationPath)")
+        XCTAssertEqual(try XCTUnwrap(record.field), field, accuracy: 0.01, "\(name): the kept file's field is WMM's at the fix")
+        XCTAssertEqual(try XCTUnwrap(record.fieldWMM), wmm, accuracy: 0.01, name)
     }
 
     /// Slow (most of a turn of the simulated board, 50–90 s): the daemon learns the simulator's iron, says so in
