@@ -14,11 +14,16 @@ public struct ActiveCalibration: Equatable, Sendable {
     /// WMM's magnitude where `field` held (the kept online file's `field_wmm`; a manual one's `field` where WMM's
     /// was what it scaled to); nil when not known.
     public var fieldWMM: Double?
-    public init(chip: String, correction: MagneticCalibration, origin: CalibrationOrigin = .manual, field: Double? = nil, fieldWMM: Double? = nil) {
+    /// WMM's magnitude at the fallback position where `field` held, learnt before any fix (the kept online file's
+    /// `field_fallback`); nil when not.
+    public var fieldFallback: Double?
+    public init(chip: String, correction: MagneticCalibration, origin: CalibrationOrigin = .manual, field: Double? = nil, fieldWMM: Double? = nil,
+                fieldFallback: Double? = nil) {
         self.chip = chip
         self.correction = correction
         self.origin = origin
         self.field = field
         self.fieldWMM = fieldWMM
+        self.fieldFallback = fieldFallback
     }
 }

@@ -722,7 +722,7 @@ public struct AttitudeFusion: Sendable {
     private mutating func startOnline() {
         let c = calibration
         online = OnlineMagnetometerCalibration(calibration: c?.correction, origin: c?.origin ?? .none, field: c?.field, fieldWMM: c?.fieldWMM,
-                                               settings: onlineSettings)
+                                               fieldFallback: c?.fieldFallback, settings: onlineSettings)
         expectLocalField()
         quality = online?.quality(wmm: local?.reference)
     }

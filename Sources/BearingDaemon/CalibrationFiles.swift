@@ -77,6 +77,7 @@ public final class CalibrationFiles: Sendable {
     public var activeMagnetometer: ActiveCalibration? {
         let manual = magnetometer.current
         guard let kept = online?.current, kept.baseline == manual?.time, let correction = try? kept.calibration() else { return manual?.active }
-        return ActiveCalibration(chip: kept.chip ?? manual?.chip ?? "", correction: correction, origin: .auto, field: kept.field, fieldWMM: kept.fieldWMM)
+        return ActiveCalibration(chip: kept.chip ?? manual?.chip ?? "", correction: correction, origin: .auto, field: kept.field, fieldWMM: kept.fieldWMM,
+                                 fieldFallback: kept.fieldFallback)
     }
 }

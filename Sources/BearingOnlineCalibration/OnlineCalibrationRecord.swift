@@ -19,6 +19,10 @@ public struct OnlineCalibrationRecord: Codable, Equatable, Sendable {
     /// Bearing kept it). A daemon started elsewhere scales `field` by WMM's at its first fix over this.
     public var field: Double?
     public var fieldWMM: Double?
+    /// Learnt before any fix: WMM's magnitude at the fallback position (`heading.fallback_position`) it was scaled to
+    /// (nil: it was not, or written before Bearing kept it). A daemon started from it scales it at its first fix to
+    /// WMM's there, in proportion, as the daemon that learnt it would have.
+    public var fieldFallback: Double?
     public var baseline: String?
     /// When it was learnt (UTC, ISO 8601), and its misfit then: magnitude spread (%) and dip spread (°).
     public var time: String
@@ -32,6 +36,7 @@ public struct OnlineCalibrationRecord: Codable, Equatable, Sendable {
     enum CodingKeys: String, CodingKey {
         case format, chip, offset, matrix, field, baseline, time, regions, steps, sensor
         case fieldWMM = "field_wmm"
+        case fieldFallback = "field_fallback"
         case misfitPercent = "misfit_percent"
         case dipSpread = "dip_spread"
     }
@@ -45,6 +50,7 @@ public struct OnlineCalibrationRecord: Codable, Equatable, Sendable {
         matrix = c.matrix.rows.map { [$0.x, $0.y, $0.z] }
         field = state.field
         fieldWMM = state.fieldWMM
+        fieldFallback = state.fieldFallback
         self.baseline = baseline
         self.time = time
         misfitPercent = state.misfit?.normPercent
@@ -59,7 +65,7 @@ public struct OnlineCalibrationRecord: Codable, Equatable, Sendable {
         guard format == Self.currentFormat else { throw CalibrationFitError("format \"\(format)\" is not \"\(Self.currentFormat)\"") }
         let c = MagneticCalibration(offset: try CalibrationFileDecoding.vector(offset, "offset"), matrix: try CalibrationFileDecoding.matrix(matrix, "matrix"))
         if let problem = Self.problem(c) { throw CalibrationFitError(problem) }
-        for (key, value) in [("field", field), ("field_wmm", fieldWMM)] {
+        for (key, value) in [("field", field), ("field_wmm", fieldWMM), ("field_fallback", fieldFallback)] {
             if let value, !(value.isFinite && value > 0 && value < 1000) { throw CalibrationFitError("\"\(key)\" \(value) is not a field magnitude in µT") }
         }
         return c

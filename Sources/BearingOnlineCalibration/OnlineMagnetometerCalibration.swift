@@ -242,11 +242,11 @@ public struct OnlineMagnetometerCalibration: Sendable {
     /// Whether `field` is WMM's at a position other than the fix (the daemon's fallback position) and nothing has been
     /// put in force since: WMM's at the fix replaces it (`expect(field:dip:atTheFix:)`).
     private var fieldFromElsewhere = false
-    /// WMM's magnitude at the position given in place of the fix (`expect(field:dip:atTheFix:)` with `atTheFix` false).
-    private var fallbackNorm: Double?
-    /// The calibration in force was put in force while `field` was that position's, before any fix: it is scaled to the
-    /// first fix's field.
-    private var scaledToFallback = false
+    /// WMM's magnitude at the position given in place of the fix (the daemon's fallback position), when the calibration
+    /// in force was put in force scaled to it, before any fix (nil: it was not): at the first fix it is scaled to WMM's
+    /// there (`expect(field:dip:atTheFix:)`). Kept with the calibration (`OnlineCalibrationRecord.fieldFallback`), so
+    /// that a daemon started again before a fix scales it at its own first fix.
+    public private(set) var fieldFallback: Double?
     /// Whether every sample is being learnt (no calibration yet, or since a step), rather than only those
     /// the calibration in force finds undisturbed.
     public private(set) var learning: Bool
@@ -363,15 +363,16 @@ public struct OnlineMagnetometerCalibration: Sendable {
 
     /// `calibration` is the one in force at the start (a manual one is the baseline that tracking refines);
     /// `field` the expected magnitude in the samples' units, when known, and `fieldWMM` WMM's magnitude at the fix
-    /// where it held, when known.
+    /// where it held, when known; else `fieldFallback`, WMM's at the fallback position where it held before any fix.
     public init(calibration: MagneticCalibration?, origin: CalibrationOrigin, field: Double? = nil, fieldWMM: Double? = nil,
-                settings: OnlineCalibrationSettings = OnlineCalibrationSettings()) {
+                fieldFallback: Double? = nil, settings: OnlineCalibrationSettings = OnlineCalibrationSettings()) {
         self.settings = settings
         inForce = calibration ?? .identity
         inForceInverse = inForce.matrix.inverse
         self.origin = calibration == nil ? .none : origin
         self.field = field
         self.fieldWMM = field == nil ? nil : fieldWMM.flatMap { $0.isFinite && $0 > 0 ? $0 : nil }
+        self.fieldFallback = field == nil || self.fieldWMM != nil || calibration == nil ? nil : fieldFallback.flatMap { $0.isFinite && $0 > 0 ? $0 : nil }
         learning = calibration == nil
     }
 
@@ -397,18 +398,18 @@ public struct OnlineMagnetometerCalibration: Sendable {
     public mutating func expect(field norm: Double, dip: Double, atTheFix: Bool = true) -> CalibrationChange? {
         var change: CalibrationChange?
         if norm.isFinite, norm > 0 {
-            if !atTheFix { fallbackNorm = norm }
             if field == nil || (fieldFromElsewhere && atTheFix) {
                 field = norm
                 fieldFromElsewhere = !atTheFix
                 fieldWMM = atTheFix ? norm : nil
             } else if atTheFix, let held = field {
-                if fieldWMM == nil, scaledToFallback, origin != .none, let from = fallbackNorm, abs(norm / from - 1) > Self.fallbackScaleTolerance {
+                if fieldWMM == nil, origin != .none, let from = fieldFallback, abs(norm / from - 1) > Self.fallbackScaleTolerance {
                     change = scale(by: norm / from, field: held)
                 } else if let at = fieldWMM {
                     field = held * norm / at
                 }
                 fieldWMM = norm
+                fieldFallback = nil
             }
         }
         if dip.isFinite { dipReference = dip }
@@ -428,7 +429,7 @@ public struct OnlineMagnetometerCalibration: Sendable {
         inForce = MagneticCalibration(offset: inForce.offset, matrix: inForce.matrix * factor)
         field = held * factor
         if misfit != nil { misfit = after }
-        scaledToFallback = false
+        fieldFallback = nil
         // What was followed, held or solved under the old scale is another field now.
         frameField = nil
         stepWindow.removeAll(keepingCapacity: true)
@@ -887,7 +888,9 @@ public struct OnlineMagnetometerCalibration: Sendable {
         inForce = calibration
         stepFrame = nil
         resolving = nil
-        scaledToFallback = fieldFromElsewhere || (scaledToFallback && fieldWMM == nil)
+        // Scaled to the fallback position's field (`fieldFromElsewhere`: nothing was put in force since it was taken),
+        // or to the one in force before it, which was (no fix since).
+        if fieldFromElsewhere { fieldFallback = field } else if fieldWMM != nil { fieldFallback = nil }
         fieldFromElsewhere = false
         // The field followed in the gyroscope's frame was the old calibration's: under the new one it is another
         // (a hard iron moved by x leaves a d of x fixed in the sensor's axes, which would read as a step).
@@ -1619,8 +1622,10 @@ public struct OnlineCalibrationState: Equatable, Sendable {
     /// The field it expects (input units), and WMM's at the fix (nil: no fix and no fallback position).
     public var field: Double?
     public var wmm: MagneticFieldReference?
-    /// WMM's magnitude at the fix where `field` holds (`OnlineMagnetometerCalibration.fieldWMM`).
+    /// WMM's magnitude at the fix where `field` holds (`OnlineMagnetometerCalibration.fieldWMM`), or, before any fix,
+    /// at the fallback position the calibration in force was scaled to (`OnlineMagnetometerCalibration.fieldFallback`).
     public var fieldWMM: Double?
+    public var fieldFallback: Double?
     public var interference: Interference?
     /// The episode of interference that began or ended with this state (nil: it tells of none).
     public var episode: InterferenceEpisodes.Event?
@@ -1653,6 +1658,7 @@ public struct OnlineCalibrationState: Equatable, Sendable {
         misfit = online.misfit
         field = online.field
         fieldWMM = online.fieldWMM
+        fieldFallback = online.fieldFallback
         self.wmm = wmm
         interference = online.interference
         self.time = time

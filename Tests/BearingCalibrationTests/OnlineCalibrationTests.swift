@@ -698,6 +698,37 @@ final class OnlineCalibrationRecordTests: XCTestCase {
         XCTAssertTrue(String(decoding: r.encoded(), as: UTF8.self).contains("\"format\" : \"bearing-online-calibration-1\""))
     }
 
+    /// A calibration learnt before any fix is kept with WMM's magnitude at the fallback position it was scaled to
+    /// (`field_fallback`): one started from it scales it at its first fix to WMM's there, in proportion (the offset the
+    /// same, the matrix × WMM's at the fix / at the fallback), as the one that learnt it would have. One kept without it
+    /// (written at a fix, or before Bearing kept it) is tied to the first fix's field as it is.
+    func testACalibrationKeptBeforeAnyFixIsScaledAtTheFirstFixOfTheNextStart() throws {
+        let learnt = MagneticCalibration(offset: Vector3(20, -12, 6), matrix: Matrix3([1.3, 0.02, 0], [0.02, 1.25, 0.01], [0, 0.01, 1.2]))
+        var state = OnlineCalibrationState(OnlineMagnetometerCalibration(calibration: learnt, origin: .auto, field: 57.0, fieldFallback: 57.0),
+                                           mode: .track, time: GPSTimestamp(unixTime: 1_796_000_000), wmm: nil)
+        state.misfit = CalibrationMisfit(normPercent: 1, dipDegrees: 0.5, meanDip: 61, meanNorm: 57)
+        let kept = try OnlineCalibrationRecord.decode(OnlineCalibrationRecord(state: state, chip: "qmc5883l", sensor: nil, baseline: nil, time: "2026-12-07T10:00:00.000Z").encoded(),
+                                                      source: "auto.json")
+        XCTAssertEqual(kept.fieldFallback, 57.0)
+        XCTAssertNil(kept.fieldWMM)
+        var started = OnlineMagnetometerCalibration(calibration: try kept.calibration(), origin: .auto, field: kept.field,
+                                                    fieldWMM: kept.fieldWMM, fieldFallback: kept.fieldFallback)
+        XCTAssertNil(started.expect(field: 57.0, dip: -64, atTheFix: false), "the fallback position's field again: nothing to scale")
+        let change = try XCTUnwrap(started.expect(field: 48.8, dip: 66), "scaled at the first fix")
+        XCTAssertEqual(try XCTUnwrap(change.scaled), 48.8 / 57.0, accuracy: 1e-12)
+        XCTAssertEqual(try XCTUnwrap(started.field), 48.8, accuracy: 1e-9)
+        XCTAssertEqual(started.inForce.offset, learnt.offset)
+        for (row, before) in zip(started.inForce.matrix.rows, learnt.matrix.rows) {
+            XCTAssertEqual((row - before * (48.8 / 57.0)).length, 0, accuracy: 1e-12)
+        }
+        XCTAssertNil(started.fieldFallback, "scaled once")
+        XCTAssertNil(started.expect(field: 48.7, dip: 66), "then it follows WMM's from fix to fix")
+        XCTAssertEqual(try XCTUnwrap(started.field), 48.7, accuracy: 1e-9)
+        var tied = OnlineMagnetometerCalibration(calibration: learnt, origin: .auto, field: 57.0)
+        XCTAssertNil(tied.expect(field: 48.8, dip: 66))
+        XCTAssertEqual(tied.field, 57.0, "no field_fallback: tied to the first fix's")
+    }
+
     func testNonsenseIsRefusedNamingTheKey() throws {
         func refused(_ edit: (inout [String: Any]) -> Void) -> String {
             var o = try! JSONSerialization.jsonObject(with: record().encoded()) as! [String: Any]
@@ -717,6 +748,7 @@ final class OnlineCalibrationRecordTests: XCTestCase {
         XCTAssertTrue(refused { $0["format"] = "bearing-online-calibration-9" }.contains("format"))
         XCTAssertTrue(refused { $0["field"] = -3 }.contains("\"field\""))
         XCTAssertTrue(refused { $0["field_wmm"] = 0 }.contains("\"field_wmm\" 0"))
+        XCTAssertTrue(refused { $0["field_fallback"] = 5000 }.contains("\"field_fallback\" 5000"))
         XCTAssertTrue(refused { $0.removeValue(forKey: "time") }.contains("missing \"time\""))
         XCTAssertTrue(refused { _ in }.hasPrefix("accepted"))
         let garbage = Data("{\"format\": ".utf8)
