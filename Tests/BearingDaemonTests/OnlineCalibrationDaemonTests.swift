@@ -52,6 +52,15 @@ final class OnlineCalibrationDaemonTests: XCTestCase {
         XCTAssertEqual(o["source"] as? String, "auto")
         XCTAssertNil(o["error"])
         XCTAssertEqual(objects.last { cls($0) == "ATT" }?["mag_st"] as? String, "N", "the kept calibration corrects the field")
+        // What is in force is told from the start, not from its first change: its field, offset and matrix, and no
+        // `changed` (nothing has changed since it was put in force).
+        client.send("?CALIBRATION;\n")
+        let told = try XCTUnwrap(online(client.collect(timeout: 5) { cls($0) == "CALIBRATION" }), "no CALIBRATION answered")
+        XCTAssertEqual(try XCTUnwrap(told["field"] as? Double, "\(told)"), 57.0, accuracy: 1e-9)
+        XCTAssertEqual(try XCTUnwrap(told["offset"] as? [Double], "\(told)"), [21, -9.5, 6])
+        XCTAssertEqual(try XCTUnwrap(told["matrix"] as? [[Double]], "\(told)").count, 3)
+        XCTAssertNotNil(told["quality"] as? String, "\(told)")
+        XCTAssertNil(told["changed"], "nothing changed since it was put in force: \(told)")
     }
 
     /// What was learnt on one sensor is never used on another: an online calibration kept by a run on a Pi's
