@@ -133,6 +133,8 @@ public struct AttitudeFusion: Sendable {
     public private(set) var history: [OnlineCalibrationEvent] = []
     /// The calibration in force scaled to the first fix's field (`expectLocalField`), not yet adopted.
     private var scaledAtTheFix: CalibrationChange?
+    /// The sample time of the online calibration's latest change (nil: none since it was started, `startOnline`).
+    private var lastChange: GPSTimestamp?
     public static let historyLength = 20
     /// How online calibration learns: `OnlineCalibrationSettings.forLand` in a car or rover.
     public let onlineSettings: OnlineCalibrationSettings
@@ -509,6 +511,7 @@ public struct AttitudeFusion: Sendable {
             let kind: OnlineCalibrationEvent.Kind = change.scaled != nil ? .scaled : change.recalled ? .recalled : change.afterStep ? .step
                 : change.fromCourse ? .course : .accepted
             note(OnlineCalibrationEvent(time: time, kind: kind, before: change.before.total, after: change.after.total, regions: change.regions))
+            lastChange = time
             // One that turns the heading more than a refinement would: the deviation from driving starts again.
             filter.adopt(change, field: online.field, local: local?.reference, online: online)
             if change.turnsTheHeading {
@@ -709,6 +712,7 @@ public struct AttitudeFusion: Sendable {
     public func onlineState(at time: GPSTimestamp) -> OnlineCalibrationState? {
         guard let online else { return nil }
         var state = OnlineCalibrationState(online, mode: auto, time: time, wmm: local?.reference)
+        state.changed = lastChange
         state.clockTime = sampleClock.time(ofStamp: time.unixTime)
         state.clockShift = sampleClock.shift
         // The episode's cause, not the latest sample's: a field flapping about a threshold is one episode.
@@ -721,6 +725,7 @@ public struct AttitudeFusion: Sendable {
     /// field in force.
     private mutating func startOnline() {
         let c = calibration
+        lastChange = nil
         online = OnlineMagnetometerCalibration(calibration: c?.correction, origin: c?.origin ?? .none, field: c?.field, fieldWMM: c?.fieldWMM,
                                                fieldFallback: c?.fieldFallback, settings: onlineSettings)
         expectLocalField()

@@ -606,10 +606,13 @@ public final class Agent: @unchecked Sendable {
 
     /// The online calibration's state as last told (its calibration, when it changed), with the episode of interference
     /// as it stands now, on the fusion's clock: an episode goes on between the events that tell of it, and the state
-    /// kept is the last event's (HEALTH said 0 s three seconds into one). On the pipeline queue, never from inside the
-    /// fusion's step (an online event), where the stage is being modified.
+    /// kept is the last event's (HEALTH said 0 s three seconds into one). With none told since the calibration was put
+    /// in force, as it stands now: a kept calibration's field, offset and matrix were told only from its first change
+    /// or episode (a board restarted at anchor, hours). On the pipeline queue, never from inside the fusion's step (an
+    /// online event), where the stage is being modified.
     private var onlineStateNow: OnlineCalibrationState? {
-        guard var state = onlineState, let now = fusionStage?.fusion.onlineState(at: pipelineNow) else { return onlineState }
+        guard let now = fusionStage?.fusion.onlineState(at: pipelineNow) else { return onlineState }
+        guard var state = onlineState else { return now }
         state.interference = now.interference
         state.ongoing = now.ongoing
         state.clockTime = now.clockTime

@@ -74,7 +74,7 @@ extension WireEncoding {
                     o.number("interference_norm", e.largestNorm)
                     o.number("interference_dip", e.largestDip)
                 }
-                o.time("changed", s.time)
+                if let changed = s.changed { o.time("changed", changed) }
                 if s.origin != .none {
                     o.raw("offset", numbers([s.calibration.offset.x, s.calibration.offset.y, s.calibration.offset.z]))
                     o.raw("matrix", "[" + s.calibration.matrix.rows.map { numbers([$0.x, $0.y, $0.z]) }.joined(separator: ",") + "]")

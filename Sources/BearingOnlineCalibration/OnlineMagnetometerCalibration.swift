@@ -1634,6 +1634,9 @@ public struct OnlineCalibrationState: Equatable, Sendable {
     public var ongoing: InterferenceEpisodes.Episode?
     /// When this state was taken (a change's sample time).
     public var time: GPSTimestamp
+    /// When the calibration in force last changed (a change's sample time; nil: not since it was put in force, as the
+    /// kept or manual one): an episode of interference is told at its own `time`, and changes nothing.
+    public var changed: GPSTimestamp?
     /// `time` on the fusion's own clock, which a step of the samples' clock does not move (`AttitudeFusion`'s
     /// `SampleClock`): what the episodes of interference are timed on. `time`'s own seconds where no fusion keeps one.
     public var clockTime: Double
