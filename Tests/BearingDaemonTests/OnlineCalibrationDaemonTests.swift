@@ -257,7 +257,9 @@ final class OnlineCalibrationDaemonTests: XCTestCase {
         XCTAssertNotEqual(after["quality"] as? String, "poor", "\(name): judged by WMM's field at the fix")
         // The same offset; the matrix × WMM's at the fix / the fallback's (the field it was scaled to).
         let ratio = field / (before["field"] as! Double)
-        XCTAssertEqual(try XCTUnwrap(after["offset"] as? [Double]), try XCTUnwrap(before["offset"] as? [Double]), name)
+        let offset = try XCTUnwrap(after["offset"] as? [Double]), offsetBefore = try XCTUnwrap(before["offset"] as? [Double])
+        XCTAssertEqual(offset.count, 3, name)
+        for (o, b) in zip(offset, offsetBefore) { XCTAssertEqual(o, b, accuracy: 1e-9, "\(name): \(offset) against \(offsetBefore)") }
         let rows = try XCTUnwrap(after["matrix"] as? [[Double]]), rowsBefore = try XCTUnwrap(before["matrix"] as? [[Double]])
         for (row, rowBefore) in zip(rows, rowsBefore) {
             for (m, b) in zip(row, rowBefore) { XCTAssertEqual(m, b * ratio, accuracy: 1e-3 * abs(b) + 1e-9, "\(name): \(rows) against \(rowsBefore) × \(ratio)") }

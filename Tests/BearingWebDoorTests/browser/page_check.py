@@ -28,8 +28,9 @@ Prints one JSON object per check ({"check":…,"ok":…,"detail":…}) and exits
   ?CALIBRATION={"points":true}; with its fit applied as the protocol defines it (matrix·(raw − offset));
 - 3d: the 3-D view drawn, and turned by a drag with the mouse (what it shows changes, where the same wait without a
   drag changes nothing);
-- calibration-details: mode, quality, source, misfit, field and dip against WMM's, regions and steps against
-  ?CALIBRATION; asked for just before or just after;
+- calibration-details: mode, quality, source, misfit, field and dip against WMM's, regions and steps, and when it
+  changed (or "never", or "not since the start" for the calibration the daemon started from) against ?CALIBRATION;
+  asked for just before or just after;
 - calibration-history: the history table (the last 30 events, latest first: time, event, misfit before → after,
   regions) against ?CALIBRATION={"points":true};'s online history, asked for just before or just after;
 - deviation (without --expect: the test puts a swing's curve in force): the coefficients A..E with their standard
@@ -780,13 +781,13 @@ def check_3d(d, path):
 
 
 CALIBRATION_JS = r"""
-return ['cal-mode', 'cal-quality', 'cal-source', 'cal-misfit', 'cal-field', 'cal-dip', 'cal-regions'].map(id => document.getElementById(id).textContent);
+return ['cal-mode', 'cal-quality', 'cal-source', 'cal-misfit', 'cal-field', 'cal-dip', 'cal-regions', 'cal-age'].map(id => document.getElementById(id).textContent);
 """
 
 
 def calibration_detail_errors(shown, c):
     """What the calibration view's details show wrong against a CALIBRATION object (each within the page's rounding)."""
-    mode, quality, source, misfit, field, dip, regions = shown
+    mode, quality, source, misfit, field, dip, regions, age = shown
     o = c.get("online") or {}
     bad = []
     num = lambda k: o.get(k) if isinstance(o.get(k), (int, float)) and not isinstance(o.get(k), bool) else None
@@ -812,6 +813,16 @@ def calibration_detail_errors(shown, c):
     if num("regions") is not None and (not near(regions, r"^(\d+) of 100 directions(?: · (\d+) steps?)?$", [num("regions"), num("steps")], [1e-9, 1e-9])
                                        or (num("steps") is not None and regions.endswith(" steps") != (num("steps") != 1))):
         bad.append("regions %r, online %s, steps %s" % (regions, num("regions"), num("steps")))
+    # When it changed: the latest change's time; without one this run, the calibration the daemon started from (kept, or
+    # the file's) or none.
+    if o.get("mode"):
+        changed = o.get("changed")
+        if changed:
+            ok = age.endswith(" ago (%s)" % re.sub(r"\.\d+Z$", "Z", str(changed)).replace("T", " "))
+        else:
+            ok = age == ("never" if (o.get("source") or "none") == "none" else "not since the start")
+        if not ok:
+            bad.append("changed %r, online changed %s source %s" % (age, changed, o.get("source")))
     return bad
 
 
@@ -837,7 +848,7 @@ def matches_the_socket(d, check, view, read, ask, errors_of, describe=str):
 
 def check_calibration_details(d, path):
     """The calibration view's details against ?CALIBRATION;, asked for just before and just after the view is read:
-    mode, quality, source, misfit, field and dip against WMM's, regions and steps."""
+    mode, quality, source, misfit, field and dip against WMM's, regions and steps, and when it changed."""
     matches_the_socket(d, "calibration-details", "calibration", CALIBRATION_JS, lambda: socket_request(path, "?CALIBRATION;"),
                        calibration_detail_errors)
 
