@@ -61,6 +61,7 @@ final class OnlineCalibrationDaemonTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(told["matrix"] as? [[Double]], "\(told)").count, 3)
         XCTAssertNotNil(told["quality"] as? String, "\(told)")
         XCTAssertNil(told["changed"], "nothing changed since it was put in force: \(told)")
+        XCTAssertEqual(told["kept"] as? String, "2026-11-27T00:00:00.000Z", "when the kept calibration was learnt: \(told)")
     }
 
     /// What was learnt on one sensor is never used on another: an online calibration kept by a run on a Pi's
