@@ -67,6 +67,7 @@ public final class CalibrationFiles: Sendable {
         var status = CalibrationStatus(file: m.file, record: m.record, loaded: m.loaded, error: m.error,
                                        accelerometer: accelerometer?.state, level: level?.state)
         status.onlineError = online?.state.error
+        if activeMagnetometer?.origin == .auto { status.onlineKept = online?.current?.time }
         status.deviation = deviation?.state
         status.driving = driving?.state
         return status

@@ -75,6 +75,7 @@ extension WireEncoding {
                     o.number("interference_dip", e.largestDip)
                 }
                 if let changed = s.changed { o.time("changed", changed) }
+                if let kept = c.onlineKept { o.string("kept", kept) }
                 if s.origin != .none {
                     o.raw("offset", numbers([s.calibration.offset.x, s.calibration.offset.y, s.calibration.offset.z]))
                     o.raw("matrix", "[" + s.calibration.matrix.rows.map { numbers([$0.x, $0.y, $0.z]) }.joined(separator: ",") + "]")
@@ -184,6 +185,9 @@ public struct CalibrationStatus: Equatable, Sendable {
     /// Where the calibration in force came from, before online calibration has had anything to say.
     public var onlineSource: CalibrationOrigin = .none
     public var onlineError: String?
+    /// When the kept online calibration in force was learnt (its file's `time`, as read at start or on reload; nil: no
+    /// kept one in force).
+    public var onlineKept: String?
     /// What `?CALIBRATION={"points":true};` adds (nil: the plain object).
     public var detail: CalibrationDetail?
 

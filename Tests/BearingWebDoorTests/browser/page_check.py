@@ -820,7 +820,8 @@ def calibration_detail_errors(shown, c):
         if changed:
             ok = age.endswith(" ago (%s)" % re.sub(r"\.\d+Z$", "Z", str(changed)).replace("T", " "))
         else:
-            ok = age == ("never" if (o.get("source") or "none") == "none" else "not since the start")
+            kept = (" (kept, learnt %s)" % re.sub(r"\.\d+Z$", "Z", str(o["kept"])).replace("T", " ")) if o.get("kept") else ""
+            ok = age == ("never" if (o.get("source") or "none") == "none" else "not since the start" + kept)
         if not ok:
             bad.append("changed %r, online changed %s source %s" % (age, changed, o.get("source")))
     return bad
