@@ -371,8 +371,9 @@ public struct OnlineMagnetometerCalibration: Sendable {
         inForceInverse = inForce.matrix.inverse
         self.origin = calibration == nil ? .none : origin
         self.field = field
-        self.fieldWMM = field == nil ? nil : fieldWMM.flatMap { $0.isFinite && $0 > 0 ? $0 : nil }
-        self.fieldFallback = field == nil || self.fieldWMM != nil || calibration == nil ? nil : fieldFallback.flatMap { $0.isFinite && $0 > 0 ? $0 : nil }
+        let magnitude = { (value: Double?) in value.flatMap { $0.isFinite && $0 > 0 ? $0 : nil } }
+        self.fieldWMM = field == nil ? nil : magnitude(fieldWMM)
+        self.fieldFallback = field == nil || self.fieldWMM != nil || calibration == nil ? nil : magnitude(fieldFallback)
         learning = calibration == nil
     }
 
@@ -1622,9 +1623,10 @@ public struct OnlineCalibrationState: Equatable, Sendable {
     /// The field it expects (input units), and WMM's at the fix (nil: no fix and no fallback position).
     public var field: Double?
     public var wmm: MagneticFieldReference?
-    /// WMM's magnitude at the fix where `field` holds (`OnlineMagnetometerCalibration.fieldWMM`), or, before any fix,
-    /// at the fallback position the calibration in force was scaled to (`OnlineMagnetometerCalibration.fieldFallback`).
+    /// WMM's magnitude at the fix where `field` holds (`OnlineMagnetometerCalibration.fieldWMM`; nil: no fix yet).
     public var fieldWMM: Double?
+    /// Before any fix, WMM's magnitude at the fallback position the calibration in force was scaled to
+    /// (`OnlineMagnetometerCalibration.fieldFallback`); nil once a fix holds, or where none was scaled.
     public var fieldFallback: Double?
     public var interference: Interference?
     /// The episode of interference that began or ended with this state (nil: it tells of none).

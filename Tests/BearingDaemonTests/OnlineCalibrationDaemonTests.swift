@@ -203,15 +203,9 @@ final class OnlineCalibrationDaemonTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(first["field"] as? Double), fallback, accuracy: 0.05, "scaled to the fallback's field")
         XCTAssertEqual(try XCTUnwrap(first["field_wmm"] as? Double), fallback, accuracy: 0.05, "WMM's at the fallback position: no fix yet")
         // The second daemon, from the file the first kept of it (written off the pipeline queue, a moment later).
-        var kept: Data?
-        for _ in 0..<50 where kept == nil {
-            if let data = FileManager.default.contents(atPath: rig.config.autoCalibrationPath),
-               let record = try? OnlineCalibrationRecord.decode(data, source: rig.config.autoCalibrationPath),
-               let offset = first["offset"] as? [Double], offset.count == 3,
-               zip(record.offset, offset).allSatisfy({ abs($0 - $1) < 1e-9 }) { kept = data }
-            usleep(100_000)
-        }
-        let keptData = try XCTUnwrap(kept, "the first fit was not kept in \(rig.config.autoCalibrationPath)")
+        let firstOffset = try XCTUnwrap(first["offset"] as? [Double])
+        let keptData = try XCTUnwrap(kept(rig) { zip($0.offset, firstOffset).allSatisfy { abs($0 - $1) < 1e-9 } }?.data,
+                                     "the first fit was not kept in \(rig.config.autoCalibrationPath)")
         let againLog = LogCapture()
         let again = try DaemonRig("online-scaled-again", gps: true, gpsEpochs: 1200, configure: { c in
             FileManager.default.createFile(atPath: c.autoCalibrationPath, contents: keptData)
@@ -234,6 +228,19 @@ final class OnlineCalibrationDaemonTests: XCTestCase {
         while Date() < deadline {
             if let line = client.readLine(timeout: 1), let o = jsonObject(line), cls(o) == "CALIBRATION",
                let online = o["online"] as? [String: Any], online["source"] as? String == "auto", stop(online) { return online }
+        }
+        return nil
+    }
+
+    /// The rig's kept online calibration once it is one `matches` says of, read for up to 5 s: the file is written off
+    /// the pipeline queue, a moment after the CALIBRATION that tells the change (nil: not by then).
+    func kept(_ rig: DaemonRig, _ matches: (OnlineCalibrationRecord) -> Bool) -> (record: OnlineCalibrationRecord, data: Data)? {
+        for _ in 0..<50 {
+            if let data = FileManager.default.contents(atPath: rig.config.autoCalibrationPath),
+               let record = try? OnlineCalibrationRecord.decode(data, source: rig.config.autoCalibrationPath), matches(record) {
+                return (record, data)
+            }
+            usleep(100_000)
         }
         return nil
     }
@@ -271,15 +278,9 @@ final class OnlineCalibrationDaemonTests: XCTestCase {
         let history = ((detail?["online"] as? [String: Any])?["history"] as? [[String: Any]])?.compactMap { $0["event"] as? String } ?? []
         XCTAssertEqual(history.filter { $0 == "scaled" }.count, 1, "\(name): \(history)")
         XCTAssertEqual(log.lines.filter { $0.contains("magnetometer calibration scaled by") }.count, 1, "\(name): " + log.lines.joined(separator: "\n"))
-        // Kept scaled: the file is written off the pipeline queue, a moment later.
-        var kept: OnlineCalibrationRecord?
-        for _ in 0..<50 where kept.map({ abs(($0.field ?? 0) - field) > 0.01 }) ?? true {
-            if let data = FileManager.default.contents(atPath: rig.config.autoCalibrationPath) {
-                kept = try? OnlineCalibrationRecord.decode(data, source: rig.config.autoCalibrationPath)
-            }
-            usleep(100_000)
-        }
-        let record = try XCTUnwrap(kept, "\(name): the online calibration was not kept in \(rig.config.autoCalibrationPath)")
+        // Kept scaled.
+        let record = try XCTUnwrap(kept(rig) { abs(($0.field ?? 0) - field) <= 0.01 }?.record,
+                                   "\(name): the online calibration was not kept scaled in \(rig.config.autoCalibrationPath)")
         XCTAssertEqual(try XCTUnwrap(record.field), field, accuracy: 0.01, "\(name): the kept file's field is WMM's at the fix")
         XCTAssertEqual(try XCTUnwrap(record.fieldWMM), wmm, accuracy: 0.01, name)
     }
@@ -329,15 +330,9 @@ final class OnlineCalibrationDaemonTests: XCTestCase {
         // A refinement has seen more of the turn than the first fit, which comes from part of one; on a busy machine the
         // refinement may not come within the 32 s. Measured: refined 0.30–0.65°; a first fit alone 1.15° (CI, 2026-12-01).
         XCTAssertLessThan(heading.rms, changes.count >= 2 ? 1.0 : 1.8, "\(changes.count) change(s)")
-        // Kept: the file is written off the pipeline queue, a moment later.
-        var kept: OnlineCalibrationRecord?
-        for _ in 0..<50 where kept.map({ abs($0.offset[0] - offset[0]) > 1e-9 }) ?? true {
-            if let data = FileManager.default.contents(atPath: rig.config.autoCalibrationPath) {
-                kept = try? OnlineCalibrationRecord.decode(data, source: rig.config.autoCalibrationPath)
-            }
-            usleep(100_000)
-        }
-        let record = try XCTUnwrap(kept, "the online calibration was not kept in \(rig.config.autoCalibrationPath)")
+        // Kept.
+        let record = try XCTUnwrap(kept(rig) { abs($0.offset[0] - offset[0]) <= 1e-9 }?.record,
+                                   "the online calibration was not kept in \(rig.config.autoCalibrationPath)")
         XCTAssertEqual(record.offset[0], offset[0], accuracy: 1e-9)
         XCTAssertNil(record.baseline)
         XCTAssertEqual(record.chip, "qmc5883l")

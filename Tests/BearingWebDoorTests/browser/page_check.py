@@ -77,6 +77,11 @@ SIZES = {"phone": (390, 844, True), "desktop": (1280, 900, False)}
 FAILED = []
 
 
+
+def time_text(t):
+    """A time as the page writes it (its `timeText`): ISO 8601 with a space for the 'T' and whole seconds; '—' for none."""
+    return re.sub(r"\.\d+Z$", "Z", str(t)).replace("T", " ") if t else "—"
+
 def report(check, ok, detail=""):
     print(json.dumps({"check": check, "ok": bool(ok), "detail": detail}), flush=True)
     if not ok:
@@ -818,9 +823,9 @@ def calibration_detail_errors(shown, c):
     if o.get("mode"):
         changed = o.get("changed")
         if changed:
-            ok = age.endswith(" ago (%s)" % re.sub(r"\.\d+Z$", "Z", str(changed)).replace("T", " "))
+            ok = age.endswith(" ago (%s)" % time_text(changed))
         else:
-            kept = (" (kept, learnt %s)" % re.sub(r"\.\d+Z$", "Z", str(o["kept"])).replace("T", " ")) if o.get("kept") else ""
+            kept = (" (kept, learnt %s)" % time_text(o["kept"])) if o.get("kept") else ""
             ok = age == ("never" if (o.get("source") or "none") == "none" else "not since the start" + kept)
         if not ok:
             bad.append("changed %r, online changed %s source %s" % (age, changed, o.get("source")))
@@ -872,7 +877,7 @@ def history_errors(rows, c):
     if len(rows) != len(events):
         return ["%d rows for %d events: %s" % (len(rows), len(events), rows[:3])]
     for i, (row, e) in enumerate(zip(rows, events)):
-        t = re.sub(r"\.\d+Z$", "Z", str(e.get("time") or "")).replace("T", " ") or "—"
+        t = time_text(e.get("time"))
         mb, ma = e.get("misfit_before"), e.get("misfit_after")
         if mb is None and ma is None:
             misfit_ok = row[2:3] == [""]
