@@ -163,6 +163,12 @@ public struct RoadDrive: Sendable {
         public var hardIron = 10.0...35.0
         /// The car's soft iron: its diagonal drawn in 1 ± this, across ± half of it.
         public var softIron = 0.06
+        /// A part of the car's soft iron that is not symmetric: the soft iron turned by this many degrees about the
+        /// board's z axis (its "down", the car's vertical as mounted). A steel member beside the sensor, magnetised
+        /// along its own length only, adds a field with a component across that length: a matrix of one column, whose
+        /// antisymmetric part is such a turn. No magnitude, dip or gyroscope tells it from the heading itself (the
+        /// estimator's soft iron is symmetric, as the default drives' is). 0: none, and no number drawn.
+        public var softIronTwist = 0.0
         /// The board's mounting on the car (roll, pitch, yaw, degrees); nil draws 1–2° each, of random sign.
         public var mounting: Vector3?
         /// The drive starts in an underground steel-and-concrete car park and leaves it by aisles and a ramp turning
@@ -373,8 +379,10 @@ public struct RoadDrive: Sendable {
         let hard0 = Vector3(fieldRandom.sign() * fieldRandom.uniform(hardLow, hardHigh), fieldRandom.sign() * fieldRandom.uniform(hardLow, hardHigh),
                             fieldRandom.sign() * fieldRandom.uniform(hardLow, hardHigh))
         let o = (fieldRandom.uniform(-spread / 2, spread / 2), fieldRandom.uniform(-spread / 2, spread / 2), fieldRandom.uniform(-spread / 2, spread / 2))
-        let soft = M3(1 + fieldRandom.uniform(-spread, spread), o.0, o.1, o.0, 1 + fieldRandom.uniform(-spread, spread), o.2,
-                      o.1, o.2, 1 + fieldRandom.uniform(-spread, spread))
+        let symmetric = M3(1 + fieldRandom.uniform(-spread, spread), o.0, o.1, o.0, 1 + fieldRandom.uniform(-spread, spread), o.2,
+                           o.1, o.2, 1 + fieldRandom.uniform(-spread, spread))
+        let twist = c.softIronTwist * .pi / 180
+        let soft = twist == 0 ? symmetric : M3(cos(twist), -sin(twist), 0, sin(twist), cos(twist), 0, 0, 0, 1) * symmetric
         let easy = fieldRandom.direction(1)
         let rayleigh = fieldRandom.uniform(0.02, 0.035)  // the extra induced field is rayleigh · (B·a)² / 50 µT
         let engineStart = fieldRandom.direction(fieldRandom.uniform(1.5, 3))

@@ -1351,6 +1351,42 @@ final class RoadDriveTests: XCTestCase {
         XCTAssertLessThan(n.worst, 12.6)
     }
 
+    /// A soft iron that is not symmetric (`RoadDrive.Configuration.softIronTwist`): the car's soft iron turned 3° about
+    /// the board's vertical, on seeds 1–8. The estimator's soft iron is symmetric, and no magnitude, dip or gyroscope
+    /// can tell such a turn from the heading: with GNSS the course on the straights takes it out (each drive's RMS
+    /// within 0.05° of the same drive without it), without GNSS it is a constant offset of the heading, each drive's
+    /// mean error moved by about the turn. Truth is the simulator's: the turn is applied to the field the car senses,
+    /// and the estimator is not told of it.
+    func testASoftIronThatIsNotSymmetric() {
+        var with: [Score] = [], withBase: [Score] = [], moved: [Double] = []
+        for seed in Self.seeds {
+            let base = Self.drive(seed: seed), twisted = Self.drive(seed: seed) { $0.softIronTwist = 3 }
+            with.append(Self.judge(twisted, gnss: true, after: 120))
+            withBase.append(Self.judge(base, gnss: true, after: 120))
+            let without = Self.judge(twisted, gnss: false, after: 600), withoutBase = Self.judge(base, gnss: false, after: 600)
+            moved.append(without.mean - withoutBase.mean)
+            print("RoadDrive: seed \(seed), soft iron turned 3°: with GNSS RMS \(Self.format(with.last!.rms))° "
+                  + "(\(Self.format(withBase.last!.rms))° without the turn); without GNSS mean error \(Self.format(without.mean))° "
+                  + "(\(Self.format(withoutBase.mean))°), RMS \(Self.format(without.rms))° (\(Self.format(withoutBase.rms))°)")
+        }
+        let s = Self.summary("soft iron turned 3°, with GNSS", with)
+        for (seed, (a, b)) in zip(Self.seeds, zip(with, withBase)) {
+            XCTAssertEqual(a.rms, b.rms, accuracy: 0.05, "seed \(seed): with GNSS the course takes the turn out")
+        }
+        // Measured (2026-12-07): every drive's RMS the same as without the turn to 0.01°, median 0.37°, worst 0.51°.
+        XCTAssertLessThan(s.median, 0.55)
+        let sorted = moved.sorted()
+        print("RoadDrive, soft iron turned 3°, without GNSS: each drive's mean error moved by \(moved.map { Self.format($0) }) "
+              + "(median \(Self.format(Self.median(moved)))°)")
+        // The field turned clockwise seen from above (x towards y, z down) puts north clockwise of where it is: the
+        // heading, measured clockwise from north, reads the turn less.
+        // Measured (2026-12-07): −2.85° to −3.08° on seven drives; seed 1 −1.32°, where the turn also changed which fits
+        // were taken (its RMS 3.16° → 2.28°).
+        XCTAssertEqual(Self.median(moved), -3, accuracy: 0.3)
+        XCTAssertGreaterThanOrEqual(moved.filter { abs($0 + 3) < 0.3 }.count, 6, "\(moved)")
+        XCTAssertLessThan(sorted.last!, 0, "\(moved)")
+    }
+
     /// A Pi without a real-time clock may run its system clock (the samples' times) far from GPS time (the fixes')
     /// until it syncs: the course's trim must not care. The same drives with each fix stamped an hour earlier than
     /// the samples' clock give the same heading. Before the trim took each epoch on the samples' clock (its arrival),
