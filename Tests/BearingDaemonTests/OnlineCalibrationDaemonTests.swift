@@ -186,7 +186,8 @@ final class OnlineCalibrationDaemonTests: XCTestCase {
     /// Slow (the first fit, 40–60 s in, then the first fix): a calibration the daemon learnt before its first fix, at
     /// the fallback position's field (the rig's Sydney, 57.0 µT), is scaled at the fix to WMM's field there (gpsfake's
     /// track in the Solent, 48.8 µT), told as a change of its own: `scaled` in CALIBRATION's history, a line in the
-    /// journal, the kept file rewritten, the compass quality not "poor". The same offset, the matrix scaled in
+    /// journal, the kept file rewritten, the compass quality the fit's own (the field no longer making it "poor"). The
+    /// same offset, the matrix scaled in
     /// proportion (the heading the same). So is it by a second daemon started from the file the first kept, before
     /// any fix (a board restarted before its receiver's first fix). Before 2026-12-07 the field stayed judged by
     /// Sydney's 57.0 µT for good, in both.
@@ -232,6 +233,17 @@ final class OnlineCalibrationDaemonTests: XCTestCase {
         return nil
     }
 
+    /// The compass quality CALIBRATION's online object `o` should give with the field WMM's at the fix: what the fit
+    /// gives by itself (its misfit, its dip against WMM's, interference going on: `OnlineMagnetometerCalibration.quality`),
+    /// the field adding nothing. A first fit from part of a turn may be "poor" by itself on a busy machine (CI,
+    /// 2026-12-07: its dip 7.3° off WMM's), so a test asserts this, not "not poor".
+    func fitsOwnQuality(_ o: [String: Any]) -> String {
+        guard let misfit = o["misfit_percent"] as? Double else { return "unknown" }
+        let dipOff = (o["dip"] as? Double).flatMap { d in (o["dip_wmm"] as? Double).map { abs(d - $0) } } ?? 0
+        let worst = max(misfit + (o["dip_spread"] as? Double ?? 0), dipOff, o["interference"] == nil ? 0 : 6)
+        return worst < 3 ? "good" : worst < 6 ? "fair" : "poor"
+    }
+
     /// The rig's kept online calibration once it is one `matches` says of, read for up to 5 s: the file is written off
     /// the pipeline queue, a moment after the CALIBRATION that tells the change (nil: not by then).
     func kept(_ rig: DaemonRig, _ matches: (OnlineCalibrationRecord) -> Bool) -> (record: OnlineCalibrationRecord, data: Data)? {
@@ -262,7 +274,8 @@ final class OnlineCalibrationDaemonTests: XCTestCase {
         XCTAssertGreaterThan(abs(wmm - fallback), 5, "\(name): WMM's field at a fix in the Solent, not Sydney's")
         let field = try XCTUnwrap(after["field"] as? Double)
         XCTAssertEqual(field, wmm, accuracy: 0.01, name)
-        XCTAssertNotEqual(after["quality"] as? String, "poor", "\(name): judged by WMM's field at the fix")
+        // Judged by Sydney's 57.0 µT, the field was 8.4 % off WMM's at the fix and the quality "poor" for good.
+        XCTAssertEqual(after["quality"] as? String, fitsOwnQuality(after), "\(name): judged by WMM's field at the fix")
         // The same offset; the matrix × WMM's at the fix / the fallback's (the field it was scaled to).
         let ratio = field / (before["field"] as! Double)
         let offset = try XCTUnwrap(after["offset"] as? [Double]), offsetBefore = try XCTUnwrap(before["offset"] as? [Double])
@@ -317,7 +330,7 @@ final class OnlineCalibrationDaemonTests: XCTestCase {
         let fallback = LocalField.fallback(DaemonRig.fallback, unixSeconds: Date().timeIntervalSince1970).reference.norm
         XCTAssertGreaterThan(abs(try XCTUnwrap(o["field_wmm"] as? Double) - fallback), 5, "WMM's field at a fix")
         XCTAssertEqual(try XCTUnwrap(o["field_wmm"] as? Double), try XCTUnwrap(o["field"] as? Double), accuracy: 0.01)
-        XCTAssertNotEqual(o["quality"] as? String, "poor", "the field is WMM's at the fix: nothing else makes a fit of the simulator's field poor")
+        XCTAssertEqual(o["quality"] as? String, fitsOwnQuality(o), "the field is WMM's at the fix: it makes the quality no worse")
         let offset = try XCTUnwrap(o["offset"] as? [Double])
         XCTAssertEqual(offset[0], Self.hardIron.x, accuracy: 2)
         XCTAssertEqual(offset[1], Self.hardIron.y, accuracy: 2)
