@@ -77,10 +77,10 @@ SIZES = {"phone": (390, 844, True), "desktop": (1280, 900, False)}
 FAILED = []
 
 
-
 def time_text(t):
     """A time as the page writes it (its `timeText`): ISO 8601 with a space for the 'T' and whole seconds; '—' for none."""
     return re.sub(r"\.\d+Z$", "Z", str(t)).replace("T", " ") if t else "—"
+
 
 def report(check, ok, detail=""):
     print(json.dumps({"check": check, "ok": bool(ok), "detail": detail}), flush=True)
